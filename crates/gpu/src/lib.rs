@@ -1,0 +1,1 @@
+//! GPU runtime of twophase: cudarc context and stream, NVRTC program cache, kernel launches.

@@ -1,0 +1,299 @@
+//! Phase 1 of the two-phase strategy: exact partitions of a merge by co-rank and merge path.
+//!
+//! Every function here answers one question: *given a position on the output of a merge, how many
+//! of the outputs before it come from each input?* The answer splits any merge-shaped problem
+//! (merge, a mergesort pass, sorted search, load-balanced search) into pieces of exactly equal
+//! output size, which phase 2 then processes with simple serial code.
+//!
+//! Comparators are "is less" predicates `Fn(&T, &T) -> bool` that must be a strict weak order.
+//! The tie rule is the stable one: with [`Lower`] bounds, equal keys are taken from A before B.
+#![no_std]
+#![forbid(unsafe_code)]
+
+/// Tie policy of a merge path search, as a type so that the policy is chosen at compile time.
+pub trait Bounds {
+    /// `true` for [`Upper`]: on ties the B element comes first.
+    const UPPER: bool;
+}
+
+/// On ties take from A first: the stable merge rule (A's equal keys precede B's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Lower;
+
+/// On ties take from B first: used where B holds boundaries that equal items must follow
+/// (load-balancing search, upper-bound sorted search).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Upper;
+
+impl Bounds for Lower {
+    const UPPER: bool = false;
+}
+
+impl Bounds for Upper {
+    const UPPER: bool = true;
+}
+
+/// Whether the merge under policy `B` emits `a_key` before `b_key`.
+#[inline(always)]
+pub fn takes_a<B: Bounds, T, F: Fn(&T, &T) -> bool>(a_key: &T, b_key: &T, is_less: &F) -> bool {
+    if B::UPPER {
+        is_less(a_key, b_key)
+    } else {
+        !is_less(b_key, a_key)
+    }
+}
+
+/// Siebert–Träff co-rank: for output rank `k` of the stable merge of `a` and `b`, the unique
+/// `(i, j)` with `i + j = k` such that the first `k` outputs are exactly `a[..i]` and `b[..j]`.
+///
+/// The lemma it satisfies (stable rule, A first on ties):
+/// `i == 0 || j == b.len() || !(b[j] < a[i-1])` and `j == 0 || i == a.len() || b[j-1] < a[i]`.
+/// The search moves `i` and `j` along the cross-diagonal `i + j = k`, halving the remaining
+/// interval at each step, so it takes O(log min(k, m, n)) comparisons.
+///
+/// # Panics
+/// If `k > a.len() + b.len()`.
+pub fn co_rank<T, F: Fn(&T, &T) -> bool>(k: usize, a: &[T], b: &[T], is_less: F) -> (usize, usize) {
+    let (m, n) = (a.len(), b.len());
+    assert!(k <= m + n, "co_rank: rank {k} past the merge of {m} + {n}");
+    let mut i = k.min(m);
+    let mut j = k - i;
+    let mut i_low = k.saturating_sub(n);
+    let mut j_low = k.saturating_sub(m);
+    loop {
+        if i > 0 && j < n && is_less(&b[j], &a[i - 1]) {
+            // a[i-1] belongs after b[j]: too many from A. Step back half of what is left.
+            let delta = (i - i_low).div_ceil(2);
+            j_low = j;
+            i -= delta;
+            j += delta;
+        } else if j > 0 && i < m && !is_less(&b[j - 1], &a[i]) {
+            // b[j-1] is not strictly before a[i]: too many from B (ties go to A).
+            let delta = (j - j_low).div_ceil(2);
+            i_low = i;
+            i += delta;
+            j -= delta;
+        } else {
+            return (i, j);
+        }
+    }
+}
+
+/// Merge path: binary search on the cross-diagonal `diag` of the merge of `a` and `b` for the
+/// number of A elements among the first `diag` outputs, with ties broken by policy `B`.
+///
+/// With [`Lower`] this equals the first component of [`co_rank`].
+///
+/// # Panics
+/// If `diag > a.len() + b.len()`.
+pub fn merge_path<B: Bounds, T, F: Fn(&T, &T) -> bool>(
+    a: &[T],
+    b: &[T],
+    diag: usize,
+    is_less: F,
+) -> usize {
+    assert!(diag <= a.len() + b.len(), "merge_path: diagonal past the end of the merge");
+    let mut begin = diag.saturating_sub(b.len());
+    let mut end = diag.min(a.len());
+    while begin < end {
+        let mid = begin + (end - begin) / 2;
+        if takes_a::<B, T, F>(&a[mid], &b[diag - 1 - mid], &is_less) {
+            begin = mid + 1;
+        } else {
+            end = mid;
+        }
+    }
+    begin
+}
+
+/// The slices of A and B that produce one contiguous piece of a merge's output.
+///
+/// Indices are positions in A and B respectively (or, inside a tile, in the tile's shared copy
+/// where B follows A).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct MergeRange {
+    pub a_begin: usize,
+    pub a_end: usize,
+    pub b_begin: usize,
+    pub b_end: usize,
+}
+
+impl MergeRange {
+    /// Elements this range takes from A.
+    pub fn a_count(&self) -> usize {
+        self.a_end - self.a_begin
+    }
+
+    /// Elements this range takes from B.
+    pub fn b_count(&self) -> usize {
+        self.b_end - self.b_begin
+    }
+
+    /// Outputs this range produces.
+    pub fn total(&self) -> usize {
+        self.a_count() + self.b_count()
+    }
+
+    /// True when the range produces nothing.
+    pub fn is_empty(&self) -> bool {
+        self.total() == 0
+    }
+
+    /// The output diagonal at which this range starts.
+    pub fn diag(&self) -> usize {
+        self.a_begin + self.b_begin
+    }
+
+    /// The range of one tile: between the merge paths `mp0` and `mp1` found at output diagonals
+    /// `diag0 <= diag1` of the whole merge (`mp` = number of A elements before the diagonal).
+    pub fn between(mp0: usize, diag0: usize, mp1: usize, diag1: usize) -> Self {
+        MergeRange {
+            a_begin: mp0,
+            a_end: mp1,
+            b_begin: diag0 - mp0,
+            b_end: diag1 - mp1,
+        }
+    }
+
+    /// The same range with B re-indexed to follow A's slice, the layout of a tile loaded into one
+    /// buffer (`[a_begin, a_end)` then `[b_begin, b_end)`): A starts at 0 and B at `a_count`.
+    pub fn to_local(&self) -> Self {
+        MergeRange {
+            a_begin: 0,
+            a_end: self.a_count(),
+            b_begin: self.a_count(),
+            b_end: self.total(),
+        }
+    }
+
+    /// Split this range at local output diagonal `diag` (0 ≤ diag ≤ total), given the merge path
+    /// `mp` (A elements taken before it, counted from `a_begin`): the part before and after.
+    pub fn split(&self, diag: usize, mp: usize) -> (Self, Self) {
+        let a_mid = self.a_begin + mp;
+        let b_mid = self.b_begin + (diag - mp);
+        (
+            MergeRange { a_end: a_mid, b_end: b_mid, ..*self },
+            MergeRange { a_begin: a_mid, b_begin: b_mid, ..*self },
+        )
+    }
+}
+
+/// Number of partition boundaries for `count` outputs cut every `spacing`: one per tile plus the
+/// end, i.e. `ceil(count / spacing) + 1`.
+pub fn partition_count(count: usize, spacing: usize) -> usize {
+    assert!(spacing > 0, "partition spacing must be positive");
+    count.div_ceil(spacing) + 1
+}
+
+/// The merge path at every `spacing`-th output diagonal of the merge of `a` and `b` (and at the
+/// end), written to `out`, which must hold [`partition_count`] entries. Tile `t` then produces
+/// outputs `[t * spacing, min((t+1) * spacing, a.len() + b.len()))` from the range
+/// [`merge_path_tile`] gives.
+pub fn merge_path_partitions<B: Bounds, T, F: Fn(&T, &T) -> bool>(
+    a: &[T],
+    b: &[T],
+    spacing: usize,
+    is_less: F,
+    out: &mut [usize],
+) {
+    let count = a.len() + b.len();
+    assert_eq!(out.len(), partition_count(count, spacing), "partition buffer size");
+    for (p, mp) in out.iter_mut().enumerate() {
+        *mp = merge_path::<B, T, &F>(a, b, (p * spacing).min(count), &is_less);
+    }
+}
+
+/// The input range of tile `tile` of a merge of `a_count + b_count` outputs cut every `spacing`,
+/// from that merge's partitions.
+pub fn merge_path_tile(partitions: &[usize], tile: usize, spacing: usize, count: usize) -> MergeRange {
+    let diag0 = (tile * spacing).min(count);
+    let diag1 = ((tile + 1) * spacing).min(count);
+    MergeRange::between(partitions[tile], diag0, partitions[tile + 1], diag1)
+}
+
+/// The two sorted runs merged by one pair of a mergesort pass, in which runs of `run` elements
+/// (the last may be short) are merged pairwise into runs of `2 * run`.
+///
+/// `pos` is any index inside the pair's output; the range is in global indices of the pass input.
+pub fn mergesort_pair(count: usize, run: usize, pos: usize) -> MergeRange {
+    assert!(run > 0, "mergesort run length must be positive");
+    let width = run.saturating_mul(2);
+    let a_begin = pos / width * width;
+    let a_end = a_begin.saturating_add(run).min(count);
+    let b_end = a_begin.saturating_add(width).min(count);
+    MergeRange { a_begin, a_end, b_begin: a_end, b_end }
+}
+
+/// The merge path (in global index of A's element) at output position `pos` of a mergesort pass
+/// merging runs of `run` elements: a tile boundary that lies inside a pair of runs is placed on
+/// that pair's merge path.
+pub fn mergesort_path<T, F: Fn(&T, &T) -> bool>(keys: &[T], run: usize, pos: usize, is_less: F) -> usize {
+    let pair = mergesort_pair(keys.len(), run, pos);
+    let a = &keys[pair.a_begin..pair.a_end];
+    let b = &keys[pair.b_begin..pair.b_end];
+    pair.a_begin + merge_path::<Lower, T, F>(a, b, pos - pair.a_begin, is_less)
+}
+
+/// The partitions of one mergesort pass: [`mergesort_path`] at every `spacing`-th output (and at
+/// the end), written to `out` ([`partition_count`] entries).
+pub fn mergesort_partitions<T, F: Fn(&T, &T) -> bool>(
+    keys: &[T],
+    run: usize,
+    spacing: usize,
+    is_less: F,
+    out: &mut [usize],
+) {
+    assert_eq!(out.len(), partition_count(keys.len(), spacing), "partition buffer size");
+    for (p, mp) in out.iter_mut().enumerate() {
+        *mp = mergesort_path(keys, run, (p * spacing).min(keys.len()), &is_less);
+    }
+}
+
+/// The input range (global indices) of tile `tile` of a mergesort pass over `count` keys with run
+/// length `run`, cut every `spacing` outputs, from that pass's partitions.
+///
+/// A tile must not straddle two pairs of runs: `2 * run` must be a multiple of `spacing`.
+pub fn mergesort_tile(partitions: &[usize], tile: usize, spacing: usize, run: usize, count: usize) -> MergeRange {
+    debug_assert_eq!(run.saturating_mul(2) % spacing, 0, "tiles must not straddle run pairs");
+    let diag0 = (tile * spacing).min(count);
+    let diag1 = ((tile + 1) * spacing).min(count);
+    let pair = mergesort_pair(count, run, diag0);
+    let a_begin = partitions[tile];
+    let a_end = partitions[tile + 1];
+    // Within the pair, outputs before `diag` are (A taken) + (B taken).
+    let b_begin = pair.b_begin + (diag0 - pair.a_begin) - (a_begin - pair.a_begin);
+    let b_end = pair.b_begin + (diag1 - pair.a_begin) - (a_end - pair.a_begin);
+    MergeRange { a_begin, a_end, b_begin, b_end }
+}
+
+/// Load-balancing merge path: at output diagonal `diag` of the merge of the work items
+/// `0..total` (A) with the segment offsets `scan` (B, the exclusive scan of segment sizes), how
+/// many work items precede it. Upper bound: an offset equal to an item index comes first, so that
+/// the item lands in the segment that starts there.
+pub fn load_balance_path(total: usize, scan: &[usize], diag: usize) -> usize {
+    assert!(diag <= total + scan.len(), "load_balance_path: diagonal past the end");
+    let mut begin = diag.saturating_sub(scan.len());
+    let mut end = diag.min(total);
+    while begin < end {
+        let mid = begin + (end - begin) / 2;
+        // Item `mid` against offset scan[diag-1-mid], upper bound: take the item only if it is
+        // strictly before the offset.
+        if mid < scan[diag - 1 - mid] {
+            begin = mid + 1;
+        } else {
+            end = mid;
+        }
+    }
+    begin
+}
+
+/// The load-balancing partitions: [`load_balance_path`] at every `spacing`-th diagonal of the
+/// merge of `total` items with `scan.len()` segment offsets, written to `out`
+/// ([`partition_count`] of `total + scan.len()` entries).
+pub fn load_balance_partitions(total: usize, scan: &[usize], spacing: usize, out: &mut [usize]) {
+    let count = total + scan.len();
+    assert_eq!(out.len(), partition_count(count, spacing), "partition buffer size");
+    for (p, mp) in out.iter_mut().enumerate() {
+        *mp = load_balance_path(total, scan, (p * spacing).min(count));
+    }
+}

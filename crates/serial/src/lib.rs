@@ -1,0 +1,182 @@
+//! Phase 2 of the two-phase strategy: the serial work of one thread on VT items, fully unrolled.
+//!
+//! Each function takes the [`MergeRange`] that phase 1 ([`twophase_partition`]) assigned to one
+//! thread and does the simplest sequential thing on it, VT outputs at a time, into `[T; VT]`
+//! arrays (registers, on a GPU). The CUDA twins in `kernels/serial.cuh` have the same names and
+//! the same tie rules.
+#![no_std]
+#![forbid(unsafe_code)]
+
+pub use twophase_partition::{Bounds, Lower, MergeRange, Upper};
+use twophase_partition::takes_a;
+
+/// Whether the next output of the merge of `range` (over one buffer `keys`, A at
+/// `[a_begin, a_end)` and B at `[b_begin, b_end)`) comes from A. An exhausted side never wins.
+#[inline(always)]
+pub fn merge_predicate<B: Bounds, T, F: Fn(&T, &T) -> bool>(
+    keys: &[T],
+    range: &MergeRange,
+    is_less: &F,
+) -> bool {
+    if range.a_begin >= range.a_end {
+        false
+    } else if range.b_begin >= range.b_end {
+        true
+    } else {
+        takes_a::<B, T, F>(&keys[range.a_begin], &keys[range.b_begin], is_less)
+    }
+}
+
+/// Merge the first `min(VT, range.total())` outputs of `range` into `keys_out` / `indices_out`
+/// (the position in `keys` each output came from, so payloads can be gathered after), advancing
+/// `range` past what was consumed. Returns the number of outputs written; entries past it are
+/// left as they were. This is the range-checked form, for the last, partial piece of a tile.
+#[inline(always)]
+pub fn serial_merge_checked<B: Bounds, const VT: usize, T: Copy, F: Fn(&T, &T) -> bool>(
+    keys: &[T],
+    range: &mut MergeRange,
+    is_less: &F,
+    keys_out: &mut [T; VT],
+    indices_out: &mut [usize; VT],
+) -> usize {
+    let count = VT.min(range.total());
+    for i in 0..VT {
+        if i >= count {
+            break;
+        }
+        let source = if merge_predicate::<B, T, F>(keys, range, is_less) {
+            range.a_begin += 1;
+            range.a_begin - 1
+        } else {
+            range.b_begin += 1;
+            range.b_begin - 1
+        };
+        keys_out[i] = keys[source];
+        indices_out[i] = source;
+    }
+    count
+}
+
+/// Merge exactly VT outputs of `range`, which must hold at least VT, into registers: the keys and
+/// the position in `keys` each came from. Advances `range` past what was consumed.
+///
+/// # Panics
+/// If `range.total() < VT` (use [`serial_merge_checked`] for partial pieces).
+#[inline(always)]
+pub fn serial_merge<B: Bounds, const VT: usize, T: Copy, F: Fn(&T, &T) -> bool>(
+    keys: &[T],
+    range: &mut MergeRange,
+    is_less: &F,
+) -> ([T; VT], [usize; VT]) {
+    assert!(range.total() >= VT, "serial_merge: a full piece needs VT outputs");
+    let first = if range.a_begin < range.a_end { range.a_begin } else { range.b_begin };
+    let mut keys_out = [keys[first]; VT];
+    let mut indices_out = [0; VT];
+    serial_merge_checked::<B, VT, T, F>(keys, range, is_less, &mut keys_out, &mut indices_out);
+    (keys_out, indices_out)
+}
+
+/// The needles one thread of a sorted search resolves: `needles[i]` (a position in the needles
+/// array) has its bound at haystack position `bounds[i]`, for `i < found`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SearchResults<const VT: usize> {
+    pub found: usize,
+    pub needles: [usize; VT],
+    pub bounds: [usize; VT],
+}
+
+/// Sorted search: walk `min(VT, range.total())` steps of the merge of needles (A, in `needles`)
+/// with the haystack (B, in `haystack`), advancing `range`. Each step that takes a needle records
+/// its bound, the haystack position reached. With [`Lower`] that is the lower bound (first
+/// haystack key not less than the needle), with [`Upper`] the upper bound.
+#[inline(always)]
+pub fn serial_search<B: Bounds, const VT: usize, T, F: Fn(&T, &T) -> bool>(
+    needles: &[T],
+    haystack: &[T],
+    range: &mut MergeRange,
+    is_less: &F,
+) -> SearchResults<VT> {
+    let mut out = SearchResults { found: 0, needles: [0; VT], bounds: [0; VT] };
+    let steps = VT.min(range.total());
+    for _ in 0..steps {
+        let take_needle = range.b_begin >= range.b_end
+            || (range.a_begin < range.a_end
+                && takes_a::<B, T, F>(&needles[range.a_begin], &haystack[range.b_begin], is_less));
+        if take_needle {
+            out.needles[out.found] = range.a_begin;
+            out.bounds[out.found] = range.b_begin;
+            out.found += 1;
+            range.a_begin += 1;
+        } else {
+            range.b_begin += 1;
+        }
+    }
+    out
+}
+
+/// The work items one thread of a load-balancing search assigns: items `first_item ..
+/// first_item + count` belong to segments `segments[..count]` at ranks `ranks[..count]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoadBalanced<const VT: usize> {
+    pub first_item: usize,
+    pub count: usize,
+    pub segments: [usize; VT],
+    pub ranks: [usize; VT],
+}
+
+/// Load-balancing search: walk `min(VT, range.total())` steps of the merge of the work items
+/// `range.a_begin..range.a_end` (A, the counting sequence) with segment offsets
+/// `scan[range.b_begin..range.b_end]` (B, the exclusive scan of segment sizes), upper bound. A
+/// step that takes an offset enters the next segment; a step that takes an item assigns it to the
+/// current segment (the last offset taken) with its rank inside it.
+///
+/// `range.b_begin` must be past at least one offset whenever items remain (an exclusive scan
+/// starts at 0, so the merge takes `scan[0]` before item 0).
+#[inline(always)]
+pub fn serial_load_balance<const VT: usize>(scan: &[usize], range: &mut MergeRange) -> LoadBalanced<VT> {
+    let mut out = LoadBalanced { first_item: range.a_begin, count: 0, segments: [0; VT], ranks: [0; VT] };
+    let steps = VT.min(range.total());
+    for _ in 0..steps {
+        let take_item =
+            range.b_begin >= range.b_end || (range.a_begin < range.a_end && range.a_begin < scan[range.b_begin]);
+        if take_item {
+            let segment = range.b_begin - 1;
+            out.segments[out.count] = segment;
+            out.ranks[out.count] = range.a_begin - scan[segment];
+            out.count += 1;
+            range.a_begin += 1;
+        } else {
+            range.b_begin += 1;
+        }
+    }
+    out
+}
+
+/// Stable odd-even transposition sort of the first `count` of VT register keys, carrying a payload
+/// (`()` for keys only). VT rounds of compare-and-swap on neighbours; a swap only when the right
+/// key is strictly less, so equal keys never pass each other. Entries past `count` are left in
+/// place, as if they were +infinity.
+#[inline(always)]
+pub fn serial_sort_pairs<const VT: usize, T: Copy, V: Copy, F: Fn(&T, &T) -> bool>(
+    keys: &mut [T; VT],
+    values: &mut [V; VT],
+    count: usize,
+    is_less: &F,
+) {
+    for round in 0..VT {
+        let mut i = round & 1;
+        while i + 1 < VT {
+            if i + 1 < count && is_less(&keys[i + 1], &keys[i]) {
+                keys.swap(i, i + 1);
+                values.swap(i, i + 1);
+            }
+            i += 2;
+        }
+    }
+}
+
+/// Stable odd-even transposition sort of the first `count` of VT register keys.
+#[inline(always)]
+pub fn serial_sort<const VT: usize, T: Copy, F: Fn(&T, &T) -> bool>(keys: &mut [T; VT], count: usize, is_less: &F) {
+    serial_sort_pairs::<VT, T, (), F>(keys, &mut [(); VT], count, is_less);
+}

@@ -1,0 +1,3 @@
+//! twophase: merge, mergesort, load-balanced search and sorted search built the two-phase way.
+pub mod cpu;
+pub mod order;
