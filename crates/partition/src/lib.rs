@@ -185,6 +185,12 @@ pub fn partition_count(count: usize, spacing: usize) -> usize {
     count.div_ceil(spacing) + 1
 }
 
+/// The output diagonal of partition boundary `p` when `count` outputs are cut every `spacing`:
+/// `p * spacing`, clamped to the end.
+pub fn partition_diag(p: usize, spacing: usize, count: usize) -> usize {
+    p.saturating_mul(spacing).min(count)
+}
+
 /// The merge path at every `spacing`-th output diagonal of the merge of `a` and `b` (and at the
 /// end), written to `out`, which must hold [`partition_count`] entries. Tile `t` then produces
 /// outputs `[t * spacing, min((t+1) * spacing, a.len() + b.len()))` from the range
@@ -199,15 +205,15 @@ pub fn merge_path_partitions<B: Bounds, T, F: Fn(&T, &T) -> bool>(
     let count = a.len() + b.len();
     assert_eq!(out.len(), partition_count(count, spacing), "partition buffer size");
     for (p, mp) in out.iter_mut().enumerate() {
-        *mp = merge_path::<B, T, &F>(a, b, (p * spacing).min(count), &is_less);
+        *mp = merge_path::<B, T, &F>(a, b, partition_diag(p, spacing, count), &is_less);
     }
 }
 
 /// The input range of tile `tile` of a merge of `a_count + b_count` outputs cut every `spacing`,
 /// from that merge's partitions.
 pub fn merge_path_tile(partitions: &[usize], tile: usize, spacing: usize, count: usize) -> MergeRange {
-    let diag0 = (tile * spacing).min(count);
-    let diag1 = ((tile + 1) * spacing).min(count);
+    let diag0 = partition_diag(tile, spacing, count);
+    let diag1 = partition_diag(tile + 1, spacing, count);
     MergeRange::between(partitions[tile], diag0, partitions[tile + 1], diag1)
 }
 
@@ -245,7 +251,7 @@ pub fn mergesort_partitions<T, F: Fn(&T, &T) -> bool>(
 ) {
     assert_eq!(out.len(), partition_count(keys.len(), spacing), "partition buffer size");
     for (p, mp) in out.iter_mut().enumerate() {
-        *mp = mergesort_path(keys, run, (p * spacing).min(keys.len()), &is_less);
+        *mp = mergesort_path(keys, run, partition_diag(p, spacing, keys.len()), &is_less);
     }
 }
 
@@ -255,11 +261,13 @@ pub fn mergesort_partitions<T, F: Fn(&T, &T) -> bool>(
 /// A tile must not straddle two pairs of runs: `2 * run` must be a multiple of `spacing`.
 pub fn mergesort_tile(partitions: &[usize], tile: usize, spacing: usize, run: usize, count: usize) -> MergeRange {
     debug_assert_eq!(run.saturating_mul(2) % spacing, 0, "tiles must not straddle run pairs");
-    let diag0 = (tile * spacing).min(count);
-    let diag1 = ((tile + 1) * spacing).min(count);
+    let diag0 = partition_diag(tile, spacing, count);
+    let diag1 = partition_diag(tile + 1, spacing, count);
     let pair = mergesort_pair(count, run, diag0);
     let a_begin = partitions[tile];
-    let a_end = partitions[tile + 1];
+    // A boundary at the end of a pair is stored as the next pair's start (its own first path);
+    // for the tile that ends there, the path is the end of this pair's A run.
+    let a_end = if diag1 == pair.b_end { pair.a_end } else { partitions[tile + 1] };
     // Within the pair, outputs before `diag` are (A taken) + (B taken).
     let b_begin = pair.b_begin + (diag0 - pair.a_begin) - (a_begin - pair.a_begin);
     let b_end = pair.b_begin + (diag1 - pair.a_begin) - (a_end - pair.a_begin);
@@ -294,6 +302,6 @@ pub fn load_balance_partitions(total: usize, scan: &[usize], spacing: usize, out
     let count = total + scan.len();
     assert_eq!(out.len(), partition_count(count, spacing), "partition buffer size");
     for (p, mp) in out.iter_mut().enumerate() {
-        *mp = load_balance_path(total, scan, (p * spacing).min(count));
+        *mp = load_balance_path(total, scan, partition_diag(p, spacing, count));
     }
 }

@@ -1,0 +1,169 @@
+//! Property tests of co-rank, merge path and the partitions against a brute-force merge.
+
+use proptest::prelude::*;
+use twophase_partition::*;
+
+/// Keys drawn from few values so that ties are common; the second field tags the origin.
+fn sorted_keys(max_len: usize, distinct: u32) -> impl Strategy<Value = Vec<u32>> {
+    prop::collection::vec(0..distinct, 0..max_len).prop_map(|mut v| {
+        v.sort();
+        v
+    })
+}
+
+fn less(a: &u32, b: &u32) -> bool {
+    a < b
+}
+
+/// Brute-force stable merge recording, for each output, whether it came from A.
+fn brute_merge_from_a(a: &[u32], b: &[u32], upper: bool) -> Vec<bool> {
+    let (mut i, mut j) = (0, 0);
+    let mut from_a = Vec::new();
+    while i < a.len() || j < b.len() {
+        let take_a = j == b.len() || (i < a.len() && if upper { a[i] < b[j] } else { a[i] <= b[j] });
+        from_a.push(take_a);
+        if take_a {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    from_a
+}
+
+fn a_taken_before(from_a: &[bool], k: usize) -> usize {
+    from_a[..k].iter().filter(|&&x| x).count()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn co_rank_satisfies_the_lemma_at_every_k(a in sorted_keys(60, 8), b in sorted_keys(60, 8)) {
+        let from_a = brute_merge_from_a(&a, &b, false);
+        for k in 0..=a.len() + b.len() {
+            let (i, j) = co_rank(k, &a, &b, less);
+            prop_assert_eq!(i + j, k);
+            prop_assert!(i == 0 || j == b.len() || a[i - 1] <= b[j]);
+            prop_assert!(j == 0 || i == a.len() || b[j - 1] < a[i]);
+            prop_assert_eq!(i, a_taken_before(&from_a, k));
+        }
+    }
+
+    #[test]
+    fn merge_path_agrees_with_brute_force_under_both_policies(
+        a in sorted_keys(60, 5), b in sorted_keys(60, 5)
+    ) {
+        let lower = brute_merge_from_a(&a, &b, false);
+        let upper = brute_merge_from_a(&a, &b, true);
+        for diag in 0..=a.len() + b.len() {
+            prop_assert_eq!(merge_path::<Lower, _, _>(&a, &b, diag, less), a_taken_before(&lower, diag));
+            prop_assert_eq!(merge_path::<Upper, _, _>(&a, &b, diag, less), a_taken_before(&upper, diag));
+            prop_assert_eq!(merge_path::<Lower, _, _>(&a, &b, diag, less), co_rank(diag, &a, &b, less).0);
+        }
+    }
+
+    #[test]
+    fn each_partition_holds_exactly_spacing_outputs(
+        a in sorted_keys(300, 4), b in sorted_keys(300, 4), spacing in 1usize..40
+    ) {
+        let count = a.len() + b.len();
+        let mut parts = vec![0; partition_count(count, spacing)];
+        merge_path_partitions::<Lower, _, _>(&a, &b, spacing, less, &mut parts);
+        let mut merged = Vec::new();
+        for t in 0..parts.len() - 1 {
+            let r = merge_path_tile(&parts, t, spacing, count);
+            let expected = spacing.min(count - t * spacing);
+            prop_assert_eq!(r.total(), expected);
+            // Merging the tile's pieces on their own reproduces its slice of the whole merge.
+            let mut piece: Vec<u32> = a[r.a_begin..r.a_end].iter().chain(&b[r.b_begin..r.b_end]).copied().collect();
+            piece.sort();
+            merged.extend(piece);
+        }
+        let mut all: Vec<u32> = a.iter().chain(&b).copied().collect();
+        all.sort();
+        prop_assert_eq!(merged, all);
+    }
+
+    #[test]
+    fn mergesort_tiles_cover_each_pass(
+        keys in prop::collection::vec(0u32..6, 0..400), run_tiles in 1usize..4, spacing in 1usize..20
+    ) {
+        // Make runs of `run` keys sorted, as a mergesort pass expects.
+        let run = run_tiles * spacing;
+        let mut keys = keys;
+        for chunk in keys.chunks_mut(run) {
+            chunk.sort();
+        }
+        let n = keys.len();
+        let mut parts = vec![0; partition_count(n, spacing)];
+        mergesort_partitions(&keys, run, spacing, less, &mut parts);
+        let mut out = Vec::new();
+        for t in 0..parts.len() - 1 {
+            let r = mergesort_tile(&parts, t, spacing, run, n);
+            prop_assert_eq!(r.total(), spacing.min(n - t * spacing));
+            let pair = mergesort_pair(n, run, t * spacing);
+            prop_assert!(pair.a_begin <= r.a_begin && r.a_end <= pair.a_end);
+            prop_assert!(pair.b_begin <= r.b_begin && r.b_end <= pair.b_end);
+            // Stable tile merge equals the tile's slice of a stable sort of the pair.
+            let (mut i, mut j) = (r.a_begin, r.b_begin);
+            while i < r.a_end || j < r.b_end {
+                if j == r.b_end || (i < r.a_end && keys[i] <= keys[j]) { out.push(keys[i]); i += 1; } else { out.push(keys[j]); j += 1; }
+            }
+        }
+        // Each pair of runs is sorted in the output.
+        for pair in out.chunks(2 * run) {
+            prop_assert!(pair.windows(2).all(|w| w[0] <= w[1]));
+        }
+        let mut sorted_in = keys.clone();
+        sorted_in.sort();
+        let mut sorted_out = out.clone();
+        sorted_out.sort();
+        prop_assert_eq!(sorted_in, sorted_out);
+    }
+
+    #[test]
+    fn load_balance_path_counts_items_before_each_diagonal(
+        sizes in prop::collection::vec(0usize..6, 1..50), spacing in 1usize..30
+    ) {
+        let mut scan = Vec::with_capacity(sizes.len());
+        let mut total = 0;
+        for s in &sizes { scan.push(total); total += s; }
+        // Brute force: the merge takes offset scan[s] before item x when scan[s] <= x.
+        let mut from_item = Vec::new();
+        let (mut x, mut s) = (0, 0);
+        while x < total || s < scan.len() {
+            let take_item = s == scan.len() || (x < total && x < scan[s]);
+            from_item.push(take_item);
+            if take_item { x += 1 } else { s += 1 }
+        }
+        let count = total + scan.len();
+        for diag in 0..=count {
+            prop_assert_eq!(load_balance_path(total, &scan, diag), a_taken_before(&from_item, diag));
+        }
+        let mut parts = vec![0; partition_count(count, spacing)];
+        load_balance_partitions(total, &scan, spacing, &mut parts);
+        prop_assert_eq!(parts[0], 0);
+        prop_assert_eq!(*parts.last().unwrap(), total);
+    }
+}
+
+#[test]
+fn co_rank_of_the_textbook_example() {
+    // A = [1, 3, 5, 7], B = [2, 5, 6, 8, 9]: first 4 outputs are 1, 2, 3, 5(A) → i = 3, j = 1.
+    let a = [1u32, 3, 5, 7];
+    let b = [2u32, 5, 6, 8, 9];
+    assert_eq!(co_rank(4, &a, &b, less), (3, 1));
+    assert_eq!(co_rank(0, &a, &b, less), (0, 0));
+    assert_eq!(co_rank(9, &a, &b, less), (4, 5));
+}
+
+#[test]
+fn merge_range_split_and_local_layout() {
+    let r = MergeRange { a_begin: 10, a_end: 14, b_begin: 20, b_end: 23 };
+    assert_eq!(r.total(), 7);
+    assert_eq!(r.to_local(), MergeRange { a_begin: 0, a_end: 4, b_begin: 4, b_end: 7 });
+    let (lo, hi) = r.split(3, 2);
+    assert_eq!(lo, MergeRange { a_begin: 10, a_end: 12, b_begin: 20, b_end: 21 });
+    assert_eq!(hi, MergeRange { a_begin: 12, a_end: 14, b_begin: 21, b_end: 23 });
+}

@@ -1,0 +1,106 @@
+//! CPU backend: the two phases on rayon threads — merge-path partitions, then serial tile work.
+//!
+//! Every primitive here is built from exactly the two lower crates: phase 1 finds tile
+//! boundaries with [`twophase_partition`] (one binary search per tile, in parallel), phase 2 runs
+//! the register-unrolled serial functions of [`twophase_serial`] over each tile, one rayon task a
+//! tile. Sizes are `usize` throughout. Comparators are "is less" closures (see [`crate::order`]).
+
+mod merge;
+mod search;
+mod sort;
+
+pub use merge::{merge, merge_by, merge_into_by, merge_pairs, merge_pairs_by};
+pub use search::{
+    interval_expand, load_balance_search, load_balance_search_with_ranks, sorted_search, sorted_search_by,
+    SearchBound,
+};
+pub use sort::{mergesort, mergesort_by, mergesort_pairs, mergesort_pairs_by};
+
+use twophase_partition::{Lower, MergeRange};
+use twophase_serial::{serial_merge, serial_merge_checked};
+
+/// Tuning of the CPU merge.
+pub struct MergeTuning;
+
+impl MergeTuning {
+    /// Outputs per serial step. 16 keeps the unrolled step's arrays (16 keys + 16 indices) in
+    /// registers/L1 and amortises the per-step bookkeeping; larger values measured no faster.
+    pub const VT: usize = 16;
+    /// Outputs per rayon task. 16 Ki outputs (64 KiB of u32) make one binary search per task
+    /// negligible and give hundreds of tasks at 1M keys for load balance across cores, while the
+    /// tile copy of A and B stays inside L2.
+    pub const TILE: usize = 16 * 1024;
+}
+
+/// Tuning of the CPU mergesort.
+pub struct MergesortTuning;
+
+impl MergesortTuning {
+    /// Keys sorted by one odd-even transposition sort. The network costs VT/2 compare-swaps per
+    /// key, so 8 keeps it cheaper than the merge levels it replaces (log2 8 = 3 levels).
+    pub const VT: usize = 8;
+    /// Keys per block-sort tile and per merge-pass task. 8 Ki keys (32 KiB of u32, 64 KiB of
+    /// u64) keep the whole block sort, input and scratch, inside L2; 2 * run stays a multiple of
+    /// the tile at every pass since runs start at one tile and double.
+    pub const TILE: usize = 8 * 1024;
+}
+
+/// Tuning of sorted search and load-balancing search.
+pub struct SearchTuning;
+
+impl SearchTuning {
+    /// Merge steps per serial call (needles + haystack keys, or items + segment offsets).
+    pub const VT: usize = 16;
+    /// Merge steps per rayon task: as for [`MergeTuning::TILE`].
+    pub const TILE: usize = 16 * 1024;
+}
+
+/// Phase 2 on one range of one buffer: merge `range` of `keys` (A then B, stable) into `out`, VT
+/// outputs at a time, calling `gather(k, source)` with each output position and the index in
+/// `keys` it came from. `out.len()` must equal `range.total()`.
+#[inline]
+pub(crate) fn merge_range<const VT: usize, T, F, G>(
+    keys: &[T],
+    mut range: MergeRange,
+    is_less: &F,
+    out: &mut [T],
+    mut gather: G,
+) where
+    T: Copy,
+    F: Fn(&T, &T) -> bool,
+    G: FnMut(usize, usize),
+{
+    debug_assert_eq!(out.len(), range.total());
+    let mut pos = 0;
+    while range.total() >= VT {
+        let (merged, sources) = serial_merge::<Lower, VT, T, F>(keys, &mut range, is_less);
+        out[pos..pos + VT].copy_from_slice(&merged);
+        for (i, &source) in sources.iter().enumerate() {
+            gather(pos + i, source);
+        }
+        pos += VT;
+    }
+    if !range.is_empty() {
+        let mut merged = [out[pos]; VT];
+        let mut sources = [0; VT];
+        let count = serial_merge_checked::<Lower, VT, T, F>(keys, &mut range, is_less, &mut merged, &mut sources);
+        out[pos..pos + count].copy_from_slice(&merged[..count]);
+        for (i, &source) in sources[..count].iter().enumerate() {
+            gather(pos + i, source);
+        }
+    }
+}
+
+/// Split `out` into the consecutive pieces whose ends are given by `bounds` (non-decreasing, last
+/// equal to `out.len()`), so that tiles with variable output counts can be written in parallel.
+pub(crate) fn split_by_bounds<'a, T>(mut out: &'a mut [T], bounds: &[usize]) -> Vec<&'a mut [T]> {
+    let mut pieces = Vec::with_capacity(bounds.len());
+    let mut start = 0;
+    for &end in bounds {
+        let (piece, rest) = out.split_at_mut(end - start);
+        pieces.push(piece);
+        out = rest;
+        start = end;
+    }
+    pieces
+}
