@@ -1,1 +1,111 @@
-fn main() {}
+//! CPU benchmarks: two-phase mergesort vs `slice::sort` and rayon `par_sort`, merge vs sequential.
+
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use rayon::slice::ParallelSliceMut;
+use std::time::Duration;
+use twophase::cpu;
+
+/// Sizes the issue asks for: 1M and 16M keys.
+const SIZES: [usize; 2] = [1 << 20, 1 << 24];
+/// Fixed seed so that every run sorts the same keys.
+const SEED: u64 = 0x7e0_9a5e;
+/// Samples per benchmark: a 16M sort takes around a second on two cores, so criterion's default
+/// of 100 would take minutes per line.
+const SAMPLES: usize = 10;
+
+fn random<T>(n: usize) -> Vec<T>
+where
+    rand::distributions::Standard: rand::distributions::Distribution<T>,
+{
+    let mut rng = StdRng::seed_from_u64(SEED);
+    (0..n).map(|_| rng.gen()).collect()
+}
+
+/// The textbook sequential merge, the baseline the parallel merge is compared with.
+fn sequential_merge<T: Copy + Ord>(a: &[T], b: &[T], out: &mut [T]) {
+    let (mut i, mut j) = (0, 0);
+    for o in out.iter_mut() {
+        if j >= b.len() || (i < a.len() && a[i] <= b[j]) {
+            *o = a[i];
+            i += 1;
+        } else {
+            *o = b[j];
+            j += 1;
+        }
+    }
+}
+
+fn sort_group<T>(c: &mut Criterion, name: &str)
+where
+    T: Copy + Ord + Send + Sync,
+    rand::distributions::Standard: rand::distributions::Distribution<T>,
+{
+    let mut group = c.benchmark_group(format!("sort_{name}"));
+    group
+        .sample_size(SAMPLES)
+        .warm_up_time(Duration::from_secs(1));
+    for n in SIZES {
+        let input = random::<T>(n);
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_with_input(
+            BenchmarkId::new("twophase_mergesort", n),
+            &input,
+            |bench, input| {
+                bench.iter_batched_ref(
+                    || input.clone(),
+                    |v| cpu::mergesort(v),
+                    BatchSize::LargeInput,
+                )
+            },
+        );
+        group.bench_with_input(
+            BenchmarkId::new("rayon_par_sort", n),
+            &input,
+            |bench, input| {
+                bench.iter_batched_ref(|| input.clone(), |v| v.par_sort(), BatchSize::LargeInput)
+            },
+        );
+        group.bench_with_input(BenchmarkId::new("std_sort", n), &input, |bench, input| {
+            bench.iter_batched_ref(|| input.clone(), |v| v.sort(), BatchSize::LargeInput)
+        });
+    }
+    group.finish();
+}
+
+fn merge_group<T>(c: &mut Criterion, name: &str)
+where
+    T: Copy + Ord + Send + Sync,
+    rand::distributions::Standard: rand::distributions::Distribution<T>,
+{
+    let mut group = c.benchmark_group(format!("merge_{name}"));
+    group
+        .sample_size(SAMPLES)
+        .warm_up_time(Duration::from_secs(1));
+    for n in SIZES {
+        let mut keys = random::<T>(n);
+        let (a, b) = keys.split_at_mut(n / 2);
+        a.sort_unstable();
+        b.sort_unstable();
+        let (a, b) = (a.to_vec(), b.to_vec());
+        let mut out = keys.clone();
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_function(BenchmarkId::new("twophase_merge", n), |bench| {
+            bench.iter(|| cpu::merge_into_by(&a, &b, &mut out, |x: &T, y: &T| x < y))
+        });
+        group.bench_function(BenchmarkId::new("sequential_merge", n), |bench| {
+            bench.iter(|| sequential_merge(&a, &b, &mut out))
+        });
+    }
+    group.finish();
+}
+
+fn benches(c: &mut Criterion) {
+    sort_group::<u32>(c, "u32");
+    sort_group::<u64>(c, "u64");
+    merge_group::<u32>(c, "u32");
+    merge_group::<u64>(c, "u64");
+}
+
+criterion_group!(cpu_benches, benches);
+criterion_main!(cpu_benches);

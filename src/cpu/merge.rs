@@ -1,16 +1,23 @@
 //! CPU merge of two sorted slices, keys or key-value pairs, stable (A's equal keys first).
 
 use rayon::prelude::*;
-use twophase_partition::{merge_path, merge_path_tile, partition_count, partition_diag, Lower, MergeRange};
+use twophase_partition::{
+    merge_path, merge_path_tile, partition_count, partition_diag, Lower, MergeRange,
+};
 
 use super::{merge_range, MergeTuning};
 
 /// Phase 1: the merge path at every tile boundary, computed in parallel.
-fn tile_partitions<T: Sync, F: Fn(&T, &T) -> bool + Sync>(a: &[T], b: &[T], is_less: &F) -> Vec<usize> {
+fn tile_partitions<T: Sync, F: Fn(&T, &T) -> bool + Sync>(
+    a: &[T],
+    b: &[T],
+    is_less: &F,
+) -> Vec<usize> {
     let count = a.len() + b.len();
     let mut partitions = vec![0; partition_count(count, MergeTuning::TILE)];
     partitions.par_iter_mut().enumerate().for_each(|(p, mp)| {
-        *mp = merge_path::<Lower, T, &F>(a, b, partition_diag(p, MergeTuning::TILE, count), is_less);
+        *mp =
+            merge_path::<Lower, T, &F>(a, b, partition_diag(p, MergeTuning::TILE, count), is_less);
     });
     partitions
 }
@@ -34,16 +41,28 @@ where
     F: Fn(&T, &T) -> bool + Sync,
 {
     let count = a.len() + b.len();
-    assert_eq!(out.len(), count, "merge output must hold a.len() + b.len() keys");
-    let partitions = tile_partitions(a, b, &is_less);
-    out.par_chunks_mut(MergeTuning::TILE).enumerate().for_each_init(
-        || Vec::with_capacity(MergeTuning::TILE),
-        |tile, (t, chunk)| {
-            let range = merge_path_tile(&partitions, t, MergeTuning::TILE, count);
-            let local = load_tile(a, b, &range, tile);
-            merge_range::<{ MergeTuning::VT }, T, F, _>(tile, local, &is_less, chunk, |_, _| {});
-        },
+    assert_eq!(
+        out.len(),
+        count,
+        "merge output must hold a.len() + b.len() keys"
     );
+    let partitions = tile_partitions(a, b, &is_less);
+    out.par_chunks_mut(MergeTuning::TILE)
+        .enumerate()
+        .for_each_init(
+            || Vec::with_capacity(MergeTuning::TILE),
+            |tile, (t, chunk)| {
+                let range = merge_path_tile(&partitions, t, MergeTuning::TILE, count);
+                let local = load_tile(a, b, &range, tile);
+                merge_range::<{ MergeTuning::VT }, T, F, _>(
+                    tile,
+                    local,
+                    &is_less,
+                    chunk,
+                    |_, _| {},
+                );
+            },
+        );
 }
 
 /// Stable merge of sorted `a` and `b` under `is_less`.
@@ -70,17 +89,33 @@ pub fn merge<T: Copy + Ord + Send + Sync>(a: &[T], b: &[T]) -> Vec<T> {
 ///
 /// # Panics
 /// If a key slice and its value slice differ in length.
-pub fn merge_pairs_by<K, V, F>(a_keys: &[K], a_values: &[V], b_keys: &[K], b_values: &[V], is_less: F) -> (Vec<K>, Vec<V>)
+pub fn merge_pairs_by<K, V, F>(
+    a_keys: &[K],
+    a_values: &[V],
+    b_keys: &[K],
+    b_values: &[V],
+    is_less: F,
+) -> (Vec<K>, Vec<V>)
 where
     K: Copy + Send + Sync,
     V: Copy + Send + Sync,
     F: Fn(&K, &K) -> bool + Sync,
 {
-    assert_eq!(a_keys.len(), a_values.len(), "A keys and values differ in length");
-    assert_eq!(b_keys.len(), b_values.len(), "B keys and values differ in length");
+    assert_eq!(
+        a_keys.len(),
+        a_values.len(),
+        "A keys and values differ in length"
+    );
+    assert_eq!(
+        b_keys.len(),
+        b_values.len(),
+        "B keys and values differ in length"
+    );
     let count = a_keys.len() + b_keys.len();
-    let (Some(&key_fill), Some(&value_fill)) = (a_keys.first().or(b_keys.first()), a_values.first().or(b_values.first()))
-    else {
+    let (Some(&key_fill), Some(&value_fill)) = (
+        a_keys.first().or(b_keys.first()),
+        a_values.first().or(b_values.first()),
+    ) else {
         return (Vec::new(), Vec::new());
     };
     let partitions = tile_partitions(a_keys, b_keys, &is_less);
@@ -95,20 +130,31 @@ where
                 let range = merge_path_tile(&partitions, t, MergeTuning::TILE, count);
                 let local = load_tile(a_keys, b_keys, &range, tile);
                 let a_count = range.a_count();
-                merge_range::<{ MergeTuning::VT }, K, F, _>(tile, local, &is_less, key_chunk, |k, source| {
-                    value_chunk[k] = if source < a_count {
-                        a_values[range.a_begin + source]
-                    } else {
-                        b_values[range.b_begin + source - a_count]
-                    };
-                });
+                merge_range::<{ MergeTuning::VT }, K, F, _>(
+                    tile,
+                    local,
+                    &is_less,
+                    key_chunk,
+                    |k, source| {
+                        value_chunk[k] = if source < a_count {
+                            a_values[range.a_begin + source]
+                        } else {
+                            b_values[range.b_begin + source - a_count]
+                        };
+                    },
+                );
             },
         );
     (keys, values)
 }
 
 /// Stable merge of key-value pairs sorted by key in the keys' natural order.
-pub fn merge_pairs<K, V>(a_keys: &[K], a_values: &[V], b_keys: &[K], b_values: &[V]) -> (Vec<K>, Vec<V>)
+pub fn merge_pairs<K, V>(
+    a_keys: &[K],
+    a_values: &[V],
+    b_keys: &[K],
+    b_values: &[V],
+) -> (Vec<K>, Vec<V>)
 where
     K: Copy + Ord + Send + Sync,
     V: Copy + Send + Sync,

@@ -11,8 +11,8 @@ mod sort;
 
 pub use merge::{merge, merge_by, merge_into_by, merge_pairs, merge_pairs_by};
 pub use search::{
-    interval_expand, load_balance_search, load_balance_search_with_ranks, sorted_search, sorted_search_by,
-    SearchBound,
+    interval_expand, load_balance_search, load_balance_search_with_ranks, sorted_search,
+    sorted_search_by, SearchBound,
 };
 pub use sort::{mergesort, mergesort_by, mergesort_pairs, mergesort_pairs_by};
 
@@ -83,7 +83,13 @@ pub(crate) fn merge_range<const VT: usize, T, F, G>(
     if !range.is_empty() {
         let mut merged = [out[pos]; VT];
         let mut sources = [0; VT];
-        let count = serial_merge_checked::<Lower, VT, T, F>(keys, &mut range, is_less, &mut merged, &mut sources);
+        let count = serial_merge_checked::<Lower, VT, T, F>(
+            keys,
+            &mut range,
+            is_less,
+            &mut merged,
+            &mut sources,
+        );
         out[pos..pos + count].copy_from_slice(&merged[..count]);
         for (i, &source) in sources[..count].iter().enumerate() {
             gather(pos + i, source);

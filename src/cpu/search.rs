@@ -21,7 +21,10 @@ pub enum SearchBound {
 }
 
 /// Tile ranges of a merge of `a_count` items against `b_count` items, from partitions.
-fn tile_ranges(partitions: &[usize], count: usize) -> impl IndexedParallelIterator<Item = MergeRange> + '_ {
+fn tile_ranges(
+    partitions: &[usize],
+    count: usize,
+) -> impl IndexedParallelIterator<Item = MergeRange> + '_ {
     (0..partitions.len() - 1).into_par_iter().map(move |t| {
         MergeRange::between(
             partitions[t],
@@ -35,7 +38,12 @@ fn tile_ranges(partitions: &[usize], count: usize) -> impl IndexedParallelIterat
 /// For each needle of the sorted `needles`, its lower or upper bound in the sorted `haystack`
 /// under `is_less`: one merge of the two arrays, split by merge path — no binary search per
 /// needle.
-pub fn sorted_search_by<T, F>(needles: &[T], haystack: &[T], bound: SearchBound, is_less: F) -> Vec<usize>
+pub fn sorted_search_by<T, F>(
+    needles: &[T],
+    haystack: &[T],
+    bound: SearchBound,
+    is_less: F,
+) -> Vec<usize>
 where
     T: Sync,
     F: Fn(&T, &T) -> bool + Sync,
@@ -51,23 +59,33 @@ where
     });
     let mut out = vec![0; needles.len()];
     let pieces = split_by_bounds(&mut out, &partitions[1..]);
-    tile_ranges(&partitions, count).zip(pieces).for_each(|(mut range, piece)| {
-        let first = range.a_begin;
-        while !range.is_empty() {
-            let found = match bound {
-                SearchBound::Lower => serial_search::<Lower, VT, T, F>(needles, haystack, &mut range, &is_less),
-                SearchBound::Upper => serial_search::<Upper, VT, T, F>(needles, haystack, &mut range, &is_less),
-            };
-            for i in 0..found.found {
-                piece[found.needles[i] - first] = found.bounds[i];
+    tile_ranges(&partitions, count)
+        .zip(pieces)
+        .for_each(|(mut range, piece)| {
+            let first = range.a_begin;
+            while !range.is_empty() {
+                let found = match bound {
+                    SearchBound::Lower => {
+                        serial_search::<Lower, VT, T, F>(needles, haystack, &mut range, &is_less)
+                    }
+                    SearchBound::Upper => {
+                        serial_search::<Upper, VT, T, F>(needles, haystack, &mut range, &is_less)
+                    }
+                };
+                for i in 0..found.found {
+                    piece[found.needles[i] - first] = found.bounds[i];
+                }
             }
-        }
-    });
+        });
     out
 }
 
 /// [`sorted_search_by`] in the keys' natural order.
-pub fn sorted_search<T: Ord + Sync>(needles: &[T], haystack: &[T], bound: SearchBound) -> Vec<usize> {
+pub fn sorted_search<T: Ord + Sync>(
+    needles: &[T],
+    haystack: &[T],
+    bound: SearchBound,
+) -> Vec<usize> {
     sorted_search_by(needles, haystack, bound, |a: &T, b: &T| a < b)
 }
 
@@ -77,9 +95,18 @@ where
     U: Copy + Send + Default,
     M: Fn(usize, usize) -> U + Sync,
 {
-    assert!(scan.first().is_none_or(|&s| s == 0), "an exclusive scan starts at 0");
-    assert!(!scan.is_empty() || total == 0, "work items need at least one segment");
-    assert!(scan.last().is_none_or(|&s| s <= total), "segment offsets past the total");
+    assert!(
+        scan.first().is_none_or(|&s| s == 0),
+        "an exclusive scan starts at 0"
+    );
+    assert!(
+        !scan.is_empty() || total == 0,
+        "work items need at least one segment"
+    );
+    assert!(
+        scan.last().is_none_or(|&s| s <= total),
+        "segment offsets past the total"
+    );
     let count = total + scan.len();
     let mut partitions = vec![0; partition_count(count, TILE)];
     partitions.par_iter_mut().enumerate().for_each(|(p, mp)| {
@@ -87,15 +114,17 @@ where
     });
     let mut out = vec![U::default(); total];
     let pieces = split_by_bounds(&mut out, &partitions[1..]);
-    tile_ranges(&partitions, count).zip(pieces).for_each(|(mut range, piece)| {
-        let first = range.a_begin;
-        while !range.is_empty() {
-            let items = serial_load_balance::<VT>(scan, &mut range);
-            for i in 0..items.count {
-                piece[items.first_item - first + i] = map(items.segments[i], items.ranks[i]);
+    tile_ranges(&partitions, count)
+        .zip(pieces)
+        .for_each(|(mut range, piece)| {
+            let first = range.a_begin;
+            while !range.is_empty() {
+                let items = serial_load_balance::<VT>(scan, &mut range);
+                for i in 0..items.count {
+                    piece[items.first_item - first + i] = map(items.segments[i], items.ranks[i]);
+                }
             }
-        }
-    });
+        });
     out
 }
 
@@ -119,7 +148,11 @@ pub fn load_balance_search_with_ranks(scan: &[usize], total: usize) -> Vec<(usiz
 ///
 /// # Panics
 /// As [`load_balance_search`], and if `values` is shorter than `scan`.
-pub fn interval_expand<V: Copy + Send + Sync + Default>(scan: &[usize], values: &[V], total: usize) -> Vec<V> {
+pub fn interval_expand<V: Copy + Send + Sync + Default>(
+    scan: &[usize],
+    values: &[V],
+    total: usize,
+) -> Vec<V> {
     assert!(values.len() >= scan.len(), "one value per segment");
     load_balance_map(scan, total, |segment, _| values[segment])
 }

@@ -1,7 +1,9 @@
 //! CPU stable mergesort: block sort of each tile, then merge passes partitioned by merge path.
 
 use rayon::prelude::*;
-use twophase_partition::{mergesort_pair, mergesort_path, mergesort_tile, partition_count, partition_diag};
+use twophase_partition::{
+    mergesort_pair, mergesort_path, mergesort_tile, partition_count, partition_diag,
+};
 use twophase_serial::serial_sort;
 
 use super::{merge_range, MergesortTuning};
@@ -27,7 +29,11 @@ fn block_sort<T: Copy, F: Fn(&T, &T) -> bool>(tile: &mut [T], scratch: &mut Vec<
     let mut in_tile = true;
     let mut run = VT;
     while run < n {
-        let (src, dst): (&[T], &mut [T]) = if in_tile { (tile, scratch) } else { (scratch, tile) };
+        let (src, dst): (&[T], &mut [T]) = if in_tile {
+            (tile, scratch)
+        } else {
+            (scratch, tile)
+        };
         merge_level(src, dst, run, is_less);
         in_tile = !in_tile;
         run *= 2;
@@ -42,7 +48,13 @@ fn merge_level<T: Copy, F: Fn(&T, &T) -> bool>(src: &[T], dst: &mut [T], run: us
     let mut pos = 0;
     while pos < src.len() {
         let pair = mergesort_pair(src.len(), run, pos);
-        merge_range::<VT, T, F, _>(src, pair, is_less, &mut dst[pair.a_begin..pair.b_end], |_, _| {});
+        merge_range::<VT, T, F, _>(
+            src,
+            pair,
+            is_less,
+            &mut dst[pair.a_begin..pair.b_end],
+            |_, _| {},
+        );
         pos = pair.b_end;
     }
 }
@@ -67,7 +79,11 @@ where
     let mut in_keys = true;
     let mut run = TILE;
     while run < n {
-        let (src, dst): (&[T], &mut [T]) = if in_keys { (keys, &mut buffer) } else { (&buffer, keys) };
+        let (src, dst): (&[T], &mut [T]) = if in_keys {
+            (keys, &mut buffer)
+        } else {
+            (&buffer, keys)
+        };
         partitions.par_iter_mut().enumerate().for_each(|(p, mp)| {
             *mp = mergesort_path(src, run, partition_diag(p, TILE, n), &is_less);
         });
@@ -100,7 +116,11 @@ where
     F: Fn(&K, &K) -> bool + Sync,
 {
     assert_eq!(keys.len(), values.len(), "keys and values differ in length");
-    let mut pairs: Vec<(K, V)> = keys.par_iter().copied().zip(values.par_iter().copied()).collect();
+    let mut pairs: Vec<(K, V)> = keys
+        .par_iter()
+        .copied()
+        .zip(values.par_iter().copied())
+        .collect();
     mergesort_by(&mut pairs, |x: &(K, V), y: &(K, V)| is_less(&x.0, &y.0));
     keys.par_iter_mut()
         .zip(values.par_iter_mut())
@@ -112,6 +132,9 @@ where
 }
 
 /// Stable sort of key-value pairs by key in the keys' natural order.
-pub fn mergesort_pairs<K: Copy + Ord + Send + Sync, V: Copy + Send + Sync>(keys: &mut [K], values: &mut [V]) {
+pub fn mergesort_pairs<K: Copy + Ord + Send + Sync, V: Copy + Send + Sync>(
+    keys: &mut [K],
+    values: &mut [V],
+) {
     mergesort_pairs_by(keys, values, |a: &K, b: &K| a < b);
 }

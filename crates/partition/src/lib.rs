@@ -92,7 +92,10 @@ pub fn merge_path<B: Bounds, T, F: Fn(&T, &T) -> bool>(
     diag: usize,
     is_less: F,
 ) -> usize {
-    assert!(diag <= a.len() + b.len(), "merge_path: diagonal past the end of the merge");
+    assert!(
+        diag <= a.len() + b.len(),
+        "merge_path: diagonal past the end of the merge"
+    );
     let mut begin = diag.saturating_sub(b.len());
     let mut end = diag.min(a.len());
     while begin < end {
@@ -172,8 +175,16 @@ impl MergeRange {
         let a_mid = self.a_begin + mp;
         let b_mid = self.b_begin + (diag - mp);
         (
-            MergeRange { a_end: a_mid, b_end: b_mid, ..*self },
-            MergeRange { a_begin: a_mid, b_begin: b_mid, ..*self },
+            MergeRange {
+                a_end: a_mid,
+                b_end: b_mid,
+                ..*self
+            },
+            MergeRange {
+                a_begin: a_mid,
+                b_begin: b_mid,
+                ..*self
+            },
         )
     }
 }
@@ -203,7 +214,11 @@ pub fn merge_path_partitions<B: Bounds, T, F: Fn(&T, &T) -> bool>(
     out: &mut [usize],
 ) {
     let count = a.len() + b.len();
-    assert_eq!(out.len(), partition_count(count, spacing), "partition buffer size");
+    assert_eq!(
+        out.len(),
+        partition_count(count, spacing),
+        "partition buffer size"
+    );
     for (p, mp) in out.iter_mut().enumerate() {
         *mp = merge_path::<B, T, &F>(a, b, partition_diag(p, spacing, count), &is_less);
     }
@@ -211,7 +226,12 @@ pub fn merge_path_partitions<B: Bounds, T, F: Fn(&T, &T) -> bool>(
 
 /// The input range of tile `tile` of a merge of `a_count + b_count` outputs cut every `spacing`,
 /// from that merge's partitions.
-pub fn merge_path_tile(partitions: &[usize], tile: usize, spacing: usize, count: usize) -> MergeRange {
+pub fn merge_path_tile(
+    partitions: &[usize],
+    tile: usize,
+    spacing: usize,
+    count: usize,
+) -> MergeRange {
     let diag0 = partition_diag(tile, spacing, count);
     let diag1 = partition_diag(tile + 1, spacing, count);
     MergeRange::between(partitions[tile], diag0, partitions[tile + 1], diag1)
@@ -227,13 +247,23 @@ pub fn mergesort_pair(count: usize, run: usize, pos: usize) -> MergeRange {
     let a_begin = pos / width * width;
     let a_end = a_begin.saturating_add(run).min(count);
     let b_end = a_begin.saturating_add(width).min(count);
-    MergeRange { a_begin, a_end, b_begin: a_end, b_end }
+    MergeRange {
+        a_begin,
+        a_end,
+        b_begin: a_end,
+        b_end,
+    }
 }
 
 /// The merge path (in global index of A's element) at output position `pos` of a mergesort pass
 /// merging runs of `run` elements: a tile boundary that lies inside a pair of runs is placed on
 /// that pair's merge path.
-pub fn mergesort_path<T, F: Fn(&T, &T) -> bool>(keys: &[T], run: usize, pos: usize, is_less: F) -> usize {
+pub fn mergesort_path<T, F: Fn(&T, &T) -> bool>(
+    keys: &[T],
+    run: usize,
+    pos: usize,
+    is_less: F,
+) -> usize {
     let pair = mergesort_pair(keys.len(), run, pos);
     let a = &keys[pair.a_begin..pair.a_end];
     let b = &keys[pair.b_begin..pair.b_end];
@@ -249,7 +279,11 @@ pub fn mergesort_partitions<T, F: Fn(&T, &T) -> bool>(
     is_less: F,
     out: &mut [usize],
 ) {
-    assert_eq!(out.len(), partition_count(keys.len(), spacing), "partition buffer size");
+    assert_eq!(
+        out.len(),
+        partition_count(keys.len(), spacing),
+        "partition buffer size"
+    );
     for (p, mp) in out.iter_mut().enumerate() {
         *mp = mergesort_path(keys, run, partition_diag(p, spacing, keys.len()), &is_less);
     }
@@ -259,19 +293,38 @@ pub fn mergesort_partitions<T, F: Fn(&T, &T) -> bool>(
 /// length `run`, cut every `spacing` outputs, from that pass's partitions.
 ///
 /// A tile must not straddle two pairs of runs: `2 * run` must be a multiple of `spacing`.
-pub fn mergesort_tile(partitions: &[usize], tile: usize, spacing: usize, run: usize, count: usize) -> MergeRange {
-    debug_assert_eq!(run.saturating_mul(2) % spacing, 0, "tiles must not straddle run pairs");
+pub fn mergesort_tile(
+    partitions: &[usize],
+    tile: usize,
+    spacing: usize,
+    run: usize,
+    count: usize,
+) -> MergeRange {
+    debug_assert_eq!(
+        run.saturating_mul(2) % spacing,
+        0,
+        "tiles must not straddle run pairs"
+    );
     let diag0 = partition_diag(tile, spacing, count);
     let diag1 = partition_diag(tile + 1, spacing, count);
     let pair = mergesort_pair(count, run, diag0);
     let a_begin = partitions[tile];
     // A boundary at the end of a pair is stored as the next pair's start (its own first path);
     // for the tile that ends there, the path is the end of this pair's A run.
-    let a_end = if diag1 == pair.b_end { pair.a_end } else { partitions[tile + 1] };
+    let a_end = if diag1 == pair.b_end {
+        pair.a_end
+    } else {
+        partitions[tile + 1]
+    };
     // Within the pair, outputs before `diag` are (A taken) + (B taken).
     let b_begin = pair.b_begin + (diag0 - pair.a_begin) - (a_begin - pair.a_begin);
     let b_end = pair.b_begin + (diag1 - pair.a_begin) - (a_end - pair.a_begin);
-    MergeRange { a_begin, a_end, b_begin, b_end }
+    MergeRange {
+        a_begin,
+        a_end,
+        b_begin,
+        b_end,
+    }
 }
 
 /// Load-balancing merge path: at output diagonal `diag` of the merge of the work items
@@ -279,7 +332,10 @@ pub fn mergesort_tile(partitions: &[usize], tile: usize, spacing: usize, run: us
 /// many work items precede it. Upper bound: an offset equal to an item index comes first, so that
 /// the item lands in the segment that starts there.
 pub fn load_balance_path(total: usize, scan: &[usize], diag: usize) -> usize {
-    assert!(diag <= total + scan.len(), "load_balance_path: diagonal past the end");
+    assert!(
+        diag <= total + scan.len(),
+        "load_balance_path: diagonal past the end"
+    );
     let mut begin = diag.saturating_sub(scan.len());
     let mut end = diag.min(total);
     while begin < end {
@@ -300,7 +356,11 @@ pub fn load_balance_path(total: usize, scan: &[usize], diag: usize) -> usize {
 /// ([`partition_count`] of `total + scan.len()` entries).
 pub fn load_balance_partitions(total: usize, scan: &[usize], spacing: usize, out: &mut [usize]) {
     let count = total + scan.len();
-    assert_eq!(out.len(), partition_count(count, spacing), "partition buffer size");
+    assert_eq!(
+        out.len(),
+        partition_count(count, spacing),
+        "partition buffer size"
+    );
     for (p, mp) in out.iter_mut().enumerate() {
         *mp = load_balance_path(total, scan, partition_diag(p, spacing, count));
     }

@@ -20,7 +20,8 @@ fn brute_merge_from_a(a: &[u32], b: &[u32], upper: bool) -> Vec<bool> {
     let (mut i, mut j) = (0, 0);
     let mut from_a = Vec::new();
     while i < a.len() || j < b.len() {
-        let take_a = j == b.len() || (i < a.len() && if upper { a[i] < b[j] } else { a[i] <= b[j] });
+        let take_a =
+            j == b.len() || (i < a.len() && if upper { a[i] < b[j] } else { a[i] <= b[j] });
         from_a.push(take_a);
         if take_a {
             i += 1;
@@ -160,10 +161,39 @@ fn co_rank_of_the_textbook_example() {
 
 #[test]
 fn merge_range_split_and_local_layout() {
-    let r = MergeRange { a_begin: 10, a_end: 14, b_begin: 20, b_end: 23 };
+    let r = MergeRange {
+        a_begin: 10,
+        a_end: 14,
+        b_begin: 20,
+        b_end: 23,
+    };
     assert_eq!(r.total(), 7);
-    assert_eq!(r.to_local(), MergeRange { a_begin: 0, a_end: 4, b_begin: 4, b_end: 7 });
+    assert_eq!(
+        r.to_local(),
+        MergeRange {
+            a_begin: 0,
+            a_end: 4,
+            b_begin: 4,
+            b_end: 7
+        }
+    );
     let (lo, hi) = r.split(3, 2);
-    assert_eq!(lo, MergeRange { a_begin: 10, a_end: 12, b_begin: 20, b_end: 21 });
-    assert_eq!(hi, MergeRange { a_begin: 12, a_end: 14, b_begin: 21, b_end: 23 });
+    assert_eq!(
+        lo,
+        MergeRange {
+            a_begin: 10,
+            a_end: 12,
+            b_begin: 20,
+            b_end: 21
+        }
+    );
+    assert_eq!(
+        hi,
+        MergeRange {
+            a_begin: 12,
+            a_end: 14,
+            b_begin: 21,
+            b_end: 23
+        }
+    );
 }

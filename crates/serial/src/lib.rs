@@ -7,8 +7,8 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
-pub use twophase_partition::{Bounds, Lower, MergeRange, Upper};
 use twophase_partition::takes_a;
+pub use twophase_partition::{Bounds, Lower, MergeRange, Upper};
 
 /// Whether the next output of the merge of `range` (over one buffer `keys`, A at
 /// `[a_begin, a_end)` and B at `[b_begin, b_end)`) comes from A. An exhausted side never wins.
@@ -68,8 +68,15 @@ pub fn serial_merge<B: Bounds, const VT: usize, T: Copy, F: Fn(&T, &T) -> bool>(
     range: &mut MergeRange,
     is_less: &F,
 ) -> ([T; VT], [usize; VT]) {
-    assert!(range.total() >= VT, "serial_merge: a full piece needs VT outputs");
-    let first = if range.a_begin < range.a_end { range.a_begin } else { range.b_begin };
+    assert!(
+        range.total() >= VT,
+        "serial_merge: a full piece needs VT outputs"
+    );
+    let first = if range.a_begin < range.a_end {
+        range.a_begin
+    } else {
+        range.b_begin
+    };
     let mut keys_out = [keys[first]; VT];
     let mut indices_out = [0; VT];
     serial_merge_checked::<B, VT, T, F>(keys, range, is_less, &mut keys_out, &mut indices_out);
@@ -96,7 +103,11 @@ pub fn serial_search<B: Bounds, const VT: usize, T, F: Fn(&T, &T) -> bool>(
     range: &mut MergeRange,
     is_less: &F,
 ) -> SearchResults<VT> {
-    let mut out = SearchResults { found: 0, needles: [0; VT], bounds: [0; VT] };
+    let mut out = SearchResults {
+        found: 0,
+        needles: [0; VT],
+        bounds: [0; VT],
+    };
     let steps = VT.min(range.total());
     for _ in 0..steps {
         let take_needle = range.b_begin >= range.b_end
@@ -133,12 +144,20 @@ pub struct LoadBalanced<const VT: usize> {
 /// `range.b_begin` must be past at least one offset whenever items remain (an exclusive scan
 /// starts at 0, so the merge takes `scan[0]` before item 0).
 #[inline(always)]
-pub fn serial_load_balance<const VT: usize>(scan: &[usize], range: &mut MergeRange) -> LoadBalanced<VT> {
-    let mut out = LoadBalanced { first_item: range.a_begin, count: 0, segments: [0; VT], ranks: [0; VT] };
+pub fn serial_load_balance<const VT: usize>(
+    scan: &[usize],
+    range: &mut MergeRange,
+) -> LoadBalanced<VT> {
+    let mut out = LoadBalanced {
+        first_item: range.a_begin,
+        count: 0,
+        segments: [0; VT],
+        ranks: [0; VT],
+    };
     let steps = VT.min(range.total());
     for _ in 0..steps {
-        let take_item =
-            range.b_begin >= range.b_end || (range.a_begin < range.a_end && range.a_begin < scan[range.b_begin]);
+        let take_item = range.b_begin >= range.b_end
+            || (range.a_begin < range.a_end && range.a_begin < scan[range.b_begin]);
         if take_item {
             let segment = range.b_begin - 1;
             out.segments[out.count] = segment;
@@ -177,6 +196,10 @@ pub fn serial_sort_pairs<const VT: usize, T: Copy, V: Copy, F: Fn(&T, &T) -> boo
 
 /// Stable odd-even transposition sort of the first `count` of VT register keys.
 #[inline(always)]
-pub fn serial_sort<const VT: usize, T: Copy, F: Fn(&T, &T) -> bool>(keys: &mut [T; VT], count: usize, is_less: &F) {
+pub fn serial_sort<const VT: usize, T: Copy, F: Fn(&T, &T) -> bool>(
+    keys: &mut [T; VT],
+    count: usize,
+    is_less: &F,
+) {
     serial_sort_pairs::<VT, T, (), F>(keys, &mut [(); VT], count, is_less);
 }
