@@ -1,1 +1,24 @@
 //! GPU runtime of twophase: cudarc context and stream, NVRTC program cache, kernel launches.
+//!
+//! Device code lives in `kernels/` (CUDA C++), is embedded with `include_str!`, instantiated for a
+//! key type, value type, comparator and tuning, and compiled at run time by NVRTC for the device's
+//! own architecture (see [`program`]). This is the only crate of the workspace with `unsafe`.
+
+pub mod compare;
+pub mod context;
+pub mod error;
+pub mod key;
+pub mod merge;
+pub mod program;
+
+pub use compare::{CudaComparator, DeviceComparator, Greater, Less, TotalOrder, TotalOrderDesc};
+pub use context::Gpu;
+pub use error::GpuError;
+pub use key::{DeviceKey, DeviceValue, FloatKey, PrimitiveKey};
+pub use merge::{MergeScratch, MergeTuning};
+
+/// The cudarc version this crate is built on, re-exported so that users pass matching types.
+pub use cudarc;
+
+/// The result type of every fallible call of this crate.
+pub type Result<T, E = GpuError> = std::result::Result<T, E>;

@@ -1,0 +1,143 @@
+//! Comparators as a CUDA snippet plus the equivalent Rust predicate, built-ins and user-given.
+
+use std::borrow::Cow;
+use std::marker::PhantomData;
+
+use crate::key::{DeviceKey, FloatKey, PrimitiveKey};
+
+/// A strict weak order usable on the device and on the host: `cuda_body` is the body of
+/// `bool operator()(const key_type& a, const key_type& b) const` and must compute the same
+/// predicate as [`is_less`](Self::is_less), which the CPU backend uses to check GPU results.
+pub trait DeviceComparator<K: DeviceKey>: Send + Sync {
+    /// A short identifier (letters, digits, `_`) naming the comparator in generated sources.
+    fn name(&self) -> Cow<'_, str>;
+    /// CUDA source of the comparison; `a` and `b` are `const key_type&`.
+    fn cuda_body(&self) -> Cow<'_, str>;
+    /// CUDA source of helper definitions the body uses (may be empty).
+    fn cuda_helpers(&self) -> Cow<'_, str> {
+        Cow::Borrowed("")
+    }
+    /// The same predicate in Rust.
+    fn is_less(&self, a: &K, b: &K) -> bool;
+}
+
+/// Ascending order by `<`, for the primitive keys.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Less;
+
+/// Descending order by `>`, for the primitive keys.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Greater;
+
+/// Ascending IEEE total order for floats (`f32::total_cmp`: -NaN first, NaN last, -0.0 < +0.0).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TotalOrder;
+
+/// Descending IEEE total order for floats (the reverse of [`TotalOrder`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TotalOrderDesc;
+
+impl<K: PrimitiveKey> DeviceComparator<K> for Less {
+    fn name(&self) -> Cow<'_, str> {
+        Cow::Borrowed("less")
+    }
+    fn cuda_body(&self) -> Cow<'_, str> {
+        Cow::Borrowed("return a < b;")
+    }
+    fn is_less(&self, a: &K, b: &K) -> bool {
+        a < b
+    }
+}
+
+impl<K: PrimitiveKey> DeviceComparator<K> for Greater {
+    fn name(&self) -> Cow<'_, str> {
+        Cow::Borrowed("greater")
+    }
+    fn cuda_body(&self) -> Cow<'_, str> {
+        Cow::Borrowed("return b < a;")
+    }
+    fn is_less(&self, a: &K, b: &K) -> bool {
+        b < a
+    }
+}
+
+fn total_helper<K: FloatKey>() -> Cow<'static, str> {
+    Cow::Owned(format!(
+        "__device__ __forceinline__ auto twophase_total_key(key_type x) {{ {} }}\n",
+        K::CUDA_TOTAL_KEY
+    ))
+}
+
+impl<K: FloatKey> DeviceComparator<K> for TotalOrder {
+    fn name(&self) -> Cow<'_, str> {
+        Cow::Borrowed("total")
+    }
+    fn cuda_body(&self) -> Cow<'_, str> {
+        Cow::Borrowed("return twophase_total_key(a) < twophase_total_key(b);")
+    }
+    fn cuda_helpers(&self) -> Cow<'_, str> {
+        total_helper::<K>()
+    }
+    fn is_less(&self, a: &K, b: &K) -> bool {
+        K::total_cmp(a, b).is_lt()
+    }
+}
+
+impl<K: FloatKey> DeviceComparator<K> for TotalOrderDesc {
+    fn name(&self) -> Cow<'_, str> {
+        Cow::Borrowed("total_desc")
+    }
+    fn cuda_body(&self) -> Cow<'_, str> {
+        Cow::Borrowed("return twophase_total_key(b) < twophase_total_key(a);")
+    }
+    fn cuda_helpers(&self) -> Cow<'_, str> {
+        total_helper::<K>()
+    }
+    fn is_less(&self, a: &K, b: &K) -> bool {
+        K::total_cmp(b, a).is_lt()
+    }
+}
+
+/// A user comparator: a CUDA body (over `const key_type& a, const key_type& b`) and the equivalent
+/// Rust closure.
+pub struct CudaComparator<K, F> {
+    name: String,
+    body: String,
+    is_less: F,
+    marker: PhantomData<fn(&K, &K) -> bool>,
+}
+
+impl<K: DeviceKey, F: Fn(&K, &K) -> bool + Send + Sync> CudaComparator<K, F> {
+    /// A comparator named `name` (letters, digits and `_`; other characters are replaced by `_`).
+    pub fn new(name: &str, cuda_body: &str, is_less: F) -> Self {
+        let name = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+        CudaComparator { name, body: cuda_body.to_owned(), is_less, marker: PhantomData }
+    }
+}
+
+impl<K: DeviceKey, F: Fn(&K, &K) -> bool + Send + Sync> DeviceComparator<K> for CudaComparator<K, F> {
+    fn name(&self) -> Cow<'_, str> {
+        Cow::Borrowed(&self.name)
+    }
+    fn cuda_body(&self) -> Cow<'_, str> {
+        Cow::Borrowed(&self.body)
+    }
+    fn is_less(&self, a: &K, b: &K) -> bool {
+        (self.is_less)(a, b)
+    }
+}
+
+impl<K: DeviceKey, C: DeviceComparator<K> + ?Sized> DeviceComparator<K> for &C {
+    fn name(&self) -> Cow<'_, str> {
+        (**self).name()
+    }
+    fn cuda_body(&self) -> Cow<'_, str> {
+        (**self).cuda_body()
+    }
+    fn cuda_helpers(&self) -> Cow<'_, str> {
+        (**self).cuda_helpers()
+    }
+    fn is_less(&self, a: &K, b: &K) -> bool {
+        (**self).is_less(a, b)
+    }
+}

@@ -1,0 +1,124 @@
+//! The GPU handle: a cudarc context and stream, the compiled-kernel cache and host staging buffers.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::{sys as driver_sys, CudaContext, CudaFunction, CudaSlice, CudaStream};
+use cudarc::nvrtc::Ptx;
+
+use crate::error::GpuError;
+use crate::program;
+
+/// The kernels of one compiled program, by name.
+pub(crate) struct Kernels {
+    pub(crate) functions: HashMap<&'static str, CudaFunction>,
+}
+
+/// A handle over a cudarc context and stream. Calls run on that stream; the handle also keeps the
+/// compiled kernels (per instantiation) and reusable device buffers for the host-slice calls.
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    arch: u32,
+    kernels: Mutex<HashMap<String, Arc<Kernels>>>,
+    /// Device buffers reused by the host-slice calls (`&[T]` in, `Vec<T>` out), grown on demand.
+    pub(crate) staging: Mutex<Vec<CudaSlice<u8>>>,
+    /// Merge scratch reused by the host-slice calls.
+    pub(crate) merge_scratch: Mutex<crate::merge::MergeScratch>,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu").field("ordinal", &self.ctx.ordinal()).field("arch", &self.arch).finish()
+    }
+}
+
+/// Whether the CUDA driver library can be loaded on this machine.
+pub fn driver_available() -> bool {
+    // SAFETY: only tries to dlopen the candidate library names; no symbol is called.
+    unsafe { driver_sys::is_culib_present() }
+}
+
+impl Gpu {
+    /// A handle on device `ordinal`, with a new stream of its own. Fails (without panicking) when
+    /// no driver or no such device is present.
+    pub fn new(ordinal: usize) -> Result<Self, GpuError> {
+        if !driver_available() {
+            return Err(GpuError::NoDriver);
+        }
+        let ctx = CudaContext::new(ordinal)?;
+        let stream = ctx.new_stream()?;
+        Self::from_stream(stream)
+    }
+
+    /// A handle running on the user's own cudarc stream, so that twophase drops into existing
+    /// cudarc code: buffers of that stream's context can be passed to the device calls directly.
+    pub fn from_stream(stream: Arc<CudaStream>) -> Result<Self, GpuError> {
+        let ctx = stream.context().clone();
+        let (major, minor) = ctx.compute_capability()?;
+        let arch = u32::try_from(major * 10 + minor)
+            .map_err(|_| GpuError::TooLarge(format!("compute capability {major}.{minor}")))?;
+        Ok(Gpu { ctx, stream, arch, kernels: Mutex::new(HashMap::new()), staging: Mutex::new(Vec::new()),
+            merge_scratch: Mutex::new(crate::merge::MergeScratch::new()),
+        })
+    }
+
+    /// The first GPU, if this machine has a working one.
+    pub fn first() -> Option<Self> {
+        let count = if driver_available() { CudaContext::device_count().ok()? } else { 0 };
+        if count > 0 {
+            Gpu::new(0).ok()
+        } else {
+            None
+        }
+    }
+
+    /// The cudarc context.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// The stream every call of this handle runs on.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// The device architecture as NVRTC names it (90 for sm_90).
+    pub fn arch(&self) -> u32 {
+        self.arch
+    }
+
+    /// The device's name.
+    pub fn name(&self) -> Result<String, GpuError> {
+        Ok(self.ctx.name()?)
+    }
+
+    /// Wait for all work queued on this handle's stream.
+    pub fn synchronize(&self) -> Result<(), GpuError> {
+        Ok(self.stream.synchronize()?)
+    }
+
+    /// The kernels of the program `key` identifies, compiled from `source()` on first use (memory
+    /// cache, then disk cache, then NVRTC) and loaded into this context.
+    pub(crate) fn kernels(
+        &self,
+        key: &str,
+        name: &str,
+        source: impl FnOnce() -> String,
+        entry_points: &[&'static str],
+    ) -> Result<Arc<Kernels>, GpuError> {
+        let mut cache = self.kernels.lock().map_err(|_| GpuError::Poisoned("kernel cache"))?;
+        if let Some(kernels) = cache.get(key) {
+            return Ok(kernels.clone());
+        }
+        let cubin = program::compile_cached(&source(), name, self.arch)?;
+        let module = self.ctx.load_module(Ptx::from_binary(cubin))?;
+        let mut functions = HashMap::new();
+        for &entry in entry_points {
+            functions.insert(entry, module.load_function(entry)?);
+        }
+        let kernels = Arc::new(Kernels { functions });
+        cache.insert(key.to_owned(), kernels.clone());
+        Ok(kernels)
+    }
+}

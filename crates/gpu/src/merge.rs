@@ -1,0 +1,555 @@
+//! The two-phase GPU merge: tuning, scratch, program instantiation and the launches.
+
+use std::mem::{align_of, size_of};
+
+use cudarc::driver::{sys as driver_sys, CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
+
+use crate::compare::DeviceComparator;
+use crate::context::Gpu;
+use crate::error::GpuError;
+use crate::key::{cuda_value_type, DeviceKey, DeviceValue};
+use crate::program::{CTA_MERGE_CU_SOURCES, MERGE_ENTRY_PARTITION, MERGE_ENTRY_TILE};
+
+/// Threads per block of the partition kernel. Each thread runs one independent binary search
+/// (latency bound, no shared memory), so the block size only needs to be a few warps; 128 keeps
+/// many blocks resident for latency hiding.
+pub const PARTITION_THREADS: u32 = 128;
+
+/// Largest grid the tile kernel may use: CUDA's limit on gridDim.x (2^31 - 1).
+pub const MAX_GRID_X: u64 = (1 << 31) - 1;
+
+/// Largest static shared memory of one block (48 KiB without opt-in).
+pub const MAX_STATIC_SHARED_BYTES: usize = 48 * 1024;
+
+/// Launch shape of the merge's tile kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MergeTuning {
+    /// Threads per block (NT).
+    pub threads: u32,
+    /// Items per thread (VT): outputs each thread merges serially in registers.
+    pub vt: u32,
+}
+
+impl MergeTuning {
+    /// Outputs per tile (NV = NT * VT).
+    pub const fn tile(&self) -> usize {
+        self.threads as usize * self.vt as usize
+    }
+
+    /// The tuning shipped for keys of `key_bytes` bytes, with values of `value_bytes` bytes (0 for
+    /// keys only). Reasons:
+    /// - VT is odd so that the thread-order <-> strided transposes through shared memory
+    ///   (`VT * tid + i`) hit 32 distinct banks for 4-byte words: conflict-free.
+    /// - 4-byte keys: NT = 128, VT = 15 (1920-item tiles, 7.7 KB shared). Enough bytes in flight per
+    ///   SM (several resident blocks, 15 independent loads per thread) to run near the copy rate,
+    ///   while the in-tile merge path search stays short (log2 1920 = 11 steps).
+    /// - 8-byte keys (and pairs): NT = 128, VT = 11: the register arrays double in size, so fewer
+    ///   items per thread keep occupancy; the tile (1408 items, 11 KB) still amortizes the tile's
+    ///   partition search.
+    /// - Wider keys (user structs): NT = 128, VT = 7, to bound registers and shared memory.
+    pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
+        let bytes = key_bytes + value_bytes;
+        if bytes <= 4 {
+            MergeTuning { threads: 128, vt: 15 }
+        } else if bytes <= 8 && key_bytes <= 8 {
+            MergeTuning { threads: 128, vt: 11 }
+        } else if key_bytes <= 8 {
+            MergeTuning { threads: 128, vt: 11 }
+        } else {
+            MergeTuning { threads: 128, vt: 7 }
+        }
+    }
+
+    /// Check the tuning against what the kernels support for keys of `key_bytes` bytes.
+    pub fn validate(&self, key_bytes: usize) -> Result<(), GpuError> {
+        let shared = (self.tile() + 1) * key_bytes.max(size_of::<i32>());
+        if self.threads == 0 || self.threads > 1024 || self.threads % 32 != 0 {
+            return Err(GpuError::InvalidTuning(format!("threads = {} (a multiple of 32, at most 1024)", self.threads)));
+        }
+        if self.vt == 0 || self.vt > 64 {
+            return Err(GpuError::InvalidTuning(format!("vt = {} (1 to 64)", self.vt)));
+        }
+        if shared > MAX_STATIC_SHARED_BYTES {
+            return Err(GpuError::InvalidTuning(format!("tile needs {shared} bytes of shared memory")));
+        }
+        Ok(())
+    }
+}
+
+/// Device scratch of the merge (the partitions), reusable across calls: it only grows, so a loop
+/// of calls of the same or smaller size allocates nothing.
+#[derive(Debug, Default)]
+pub struct MergeScratch {
+    partitions: Option<CudaSlice<u64>>,
+}
+
+impl MergeScratch {
+    /// An empty scratch; device memory is taken on first use.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn partitions(&mut self, gpu: &Gpu, count: usize) -> Result<&mut CudaSlice<u64>, GpuError> {
+        let big_enough = self.partitions.as_ref().is_some_and(|p| p.len() >= count);
+        if !big_enough {
+            self.partitions = None;
+            // SAFETY: the partition kernel writes every entry the tile kernel reads before it
+            // reads it (same stream, launched first).
+            self.partitions = Some(unsafe { gpu.stream().alloc::<u64>(count.max(1)) }?);
+        }
+        self.partitions.as_mut().ok_or(GpuError::Poisoned("merge scratch"))
+    }
+}
+
+/// Byte layout of a merge's values: `None` for keys only.
+pub type ValueLayout = Option<(usize, usize)>;
+
+/// One instantiation of the merge program: its cache key, its source name and its source.
+pub struct MergeProgram {
+    pub key: String,
+    pub name: String,
+    pub source: String,
+}
+
+fn sanitize(text: &str) -> String {
+    text.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
+}
+
+/// The merge program for key `K`, comparator `comp`, value layout and tuning.
+pub fn merge_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+    comp: &C,
+    values: ValueLayout,
+    tuning: MergeTuning,
+) -> MergeProgram {
+    let value_type = match values {
+        Some((size, align)) => cuda_value_type(size, align),
+        None => "unsigned char".to_owned(),
+    };
+    let value_tag = values.map_or("keys".to_owned(), |(size, align)| format!("v{size}a{align}"));
+    let name = format!(
+        "twophase_merge_{}_{}_{}_nt{}_vt{}.cu",
+        sanitize(K::CUDA_TYPE),
+        value_tag,
+        sanitize(&comp.name()),
+        tuning.threads,
+        tuning.vt
+    );
+    let key = format!(
+        "{name}|{}|{}|{}|{}",
+        K::CUDA_DEFINITION,
+        value_type,
+        comp.cuda_helpers(),
+        comp.cuda_body()
+    );
+    let mut source = format!(
+        "// {name}: generated by twophase-gpu.\n\
+         #define TP_NT {nt}\n#define TP_VT {vt}\n#define TP_HAS_VALUES {has_values}\n\
+         #define TP_PARTITION_NT {pnt}\n\
+         template <int N, int A> struct alignas(A) twophase_value_bytes {{ unsigned char bytes[N]; }};\n\
+         {definition}\ntypedef {key_type} key_type;\ntypedef {value_type} value_type;\n{helpers}\n\
+         struct key_compare {{\n  __device__ __forceinline__ bool operator()(const key_type& a, const key_type& b) const {{\n    {body}\n  }}\n}};\n",
+        nt = tuning.threads,
+        vt = tuning.vt,
+        has_values = values.is_some(),
+        pnt = PARTITION_THREADS,
+        definition = K::CUDA_DEFINITION,
+        key_type = K::CUDA_TYPE,
+        helpers = comp.cuda_helpers(),
+        body = comp.cuda_body(),
+    );
+    for part in CTA_MERGE_CU_SOURCES {
+        source.push_str(part);
+        source.push('\n');
+    }
+    MergeProgram { key, name, source }
+}
+
+/// Raw device addresses of one merge call.
+struct MergeArgs {
+    a: u64,
+    a_count: usize,
+    b: u64,
+    b_count: usize,
+    out: u64,
+    /// (a_vals, b_vals, out_vals), or zeros for keys only.
+    values: (u64, u64, u64),
+}
+
+impl Gpu {
+    /// Compile (or fetch from the caches) the merge kernels for these types, comparator and tuning
+    /// ahead of the first call.
+    pub fn prepare_merge<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+        &self,
+        comp: &C,
+        values: ValueLayout,
+        tuning: MergeTuning,
+    ) -> Result<(), GpuError> {
+        let program = merge_program::<K, C>(comp, values, tuning);
+        self.kernels(&program.key, &program.name, || program.source.clone(), &[MERGE_ENTRY_PARTITION, MERGE_ENTRY_TILE])
+            .map(|_| ())
+    }
+
+    fn launch_merge<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+        &self,
+        args: MergeArgs,
+        comp: &C,
+        values: ValueLayout,
+        tuning: MergeTuning,
+        scratch: &mut MergeScratch,
+    ) -> Result<(), GpuError> {
+        tuning.validate(size_of::<K>())?;
+        let total = args.a_count + args.b_count;
+        if total == 0 {
+            return Ok(());
+        }
+        let program = merge_program::<K, C>(comp, values, tuning);
+        let kernels = self.kernels(
+            &program.key,
+            &program.name,
+            || program.source.clone(),
+            &[MERGE_ENTRY_PARTITION, MERGE_ENTRY_TILE],
+        )?;
+        let missing = |entry: &str| GpuError::Nvrtc { call: "cuModuleGetFunction", message: format!("{entry} missing") };
+        let partition = kernels.functions.get(MERGE_ENTRY_PARTITION).ok_or_else(|| missing(MERGE_ENTRY_PARTITION))?;
+        let tile_kernel = kernels.functions.get(MERGE_ENTRY_TILE).ok_or_else(|| missing(MERGE_ENTRY_TILE))?;
+
+        let tile = tuning.tile();
+        let num_tiles = total.div_ceil(tile);
+        let num_partitions = num_tiles + 1;
+        if num_tiles as u64 > MAX_GRID_X {
+            return Err(GpuError::TooLarge(format!("{total} outputs need {num_tiles} tiles")));
+        }
+        let partition_blocks = num_partitions.div_ceil(PARTITION_THREADS as usize);
+        let stream = self.stream().clone();
+        let partitions = scratch.partitions(self, num_partitions)?;
+        let (partitions_ptr, _partitions_guard) = partitions.device_ptr_mut(&stream);
+
+        let (a_count, b_count) = (args.a_count as u64, args.b_count as u64);
+        let (spacing, partition_count) = (tile as u64, num_partitions as u64);
+        let mut launch = stream.launch_builder(partition);
+        launch
+            .arg(&args.a)
+            .arg(&a_count)
+            .arg(&args.b)
+            .arg(&b_count)
+            .arg(&spacing)
+            .arg(&partition_count)
+            .arg(&partitions_ptr);
+        let config = LaunchConfig {
+            grid_dim: (partition_blocks as u32, 1, 1),
+            block_dim: (PARTITION_THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the arguments match twophase_merge_partition's parameters in kernels/merge.cu
+        // (pointers as 64-bit device addresses, sizes as unsigned long long); `partitions` holds
+        // `num_partitions` entries, the inputs `a_count` and `b_count` keys, all valid on this
+        // stream until the guards drop after the launches.
+        unsafe { launch.launch(config) }?;
+
+        let mut launch = stream.launch_builder(tile_kernel);
+        launch
+            .arg(&args.a)
+            .arg(&a_count)
+            .arg(&args.b)
+            .arg(&b_count)
+            .arg(&partitions_ptr)
+            .arg(&args.out)
+            .arg(&args.values.0)
+            .arg(&args.values.1)
+            .arg(&args.values.2);
+        let config = LaunchConfig {
+            grid_dim: (num_tiles as u32, 1, 1),
+            block_dim: (tuning.threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the arguments match twophase_merge_tile's parameters; `out` (and `out_vals`)
+        // hold a_count + b_count elements (checked by the callers), the value pointers are read
+        // only when the program was instantiated with values; the grid has one block per tile.
+        unsafe { launch.launch(config) }?;
+        Ok(())
+    }
+
+    /// Merge the sorted device sequences `a` and `b` into `out` (length `a.len() + b.len()`),
+    /// stably (ties: A first), with the shipped tuning. Asynchronous on this handle's stream.
+    pub fn merge_device<K, C, A, B, O>(
+        &self,
+        a: &A,
+        b: &B,
+        out: &mut O,
+        comp: &C,
+        scratch: &mut MergeScratch,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey,
+        C: DeviceComparator<K> + ?Sized,
+        A: DevicePtr<K>,
+        B: DevicePtr<K>,
+        O: DevicePtrMut<K>,
+    {
+        self.merge_device_tuned(a, b, out, comp, MergeTuning::for_types(size_of::<K>(), 0), scratch)
+    }
+
+    /// [`merge_device`](Self::merge_device) with an explicit tuning.
+    pub fn merge_device_tuned<K, C, A, B, O>(
+        &self,
+        a: &A,
+        b: &B,
+        out: &mut O,
+        comp: &C,
+        tuning: MergeTuning,
+        scratch: &mut MergeScratch,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey,
+        C: DeviceComparator<K> + ?Sized,
+        A: DevicePtr<K>,
+        B: DevicePtr<K>,
+        O: DevicePtrMut<K>,
+    {
+        let total = a.len() + b.len();
+        if out.len() != total {
+            return Err(GpuError::SizeMismatch { what: "merge output", expected: total, got: out.len() });
+        }
+        let stream = self.stream().clone();
+        let (a_ptr, _a) = a.device_ptr(&stream);
+        let (b_ptr, _b) = b.device_ptr(&stream);
+        let (out_ptr, _out) = out.device_ptr_mut(&stream);
+        let args = MergeArgs { a: a_ptr, a_count: a.len(), b: b_ptr, b_count: b.len(), out: out_ptr, values: (0, 0, 0) };
+        self.launch_merge::<K, C>(args, comp, None, tuning, scratch)
+    }
+
+    /// Merge sorted key-value sequences on the device: keys as [`merge_device`](Self::merge_device),
+    /// each value moved with its key (stable). Asynchronous on this handle's stream.
+    #[allow(clippy::too_many_arguments)] // Six buffers are the operation's inputs and outputs.
+    pub fn merge_pairs_device<K, V, C, AK, AV, BK, BV, OK, OV>(
+        &self,
+        a_keys: &AK,
+        a_vals: &AV,
+        b_keys: &BK,
+        b_vals: &BV,
+        out_keys: &mut OK,
+        out_vals: &mut OV,
+        comp: &C,
+        scratch: &mut MergeScratch,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey,
+        V: DeviceValue,
+        C: DeviceComparator<K> + ?Sized,
+        AK: DevicePtr<K>,
+        AV: DevicePtr<V>,
+        BK: DevicePtr<K>,
+        BV: DevicePtr<V>,
+        OK: DevicePtrMut<K>,
+        OV: DevicePtrMut<V>,
+    {
+        let tuning = MergeTuning::for_types(size_of::<K>(), size_of::<V>());
+        let total = a_keys.len() + b_keys.len();
+        let checks = [
+            ("A values", a_keys.len(), a_vals.len()),
+            ("B values", b_keys.len(), b_vals.len()),
+            ("merge output keys", total, out_keys.len()),
+            ("merge output values", total, out_vals.len()),
+        ];
+        for (what, expected, got) in checks {
+            if expected != got {
+                return Err(GpuError::SizeMismatch { what, expected, got });
+            }
+        }
+        let stream = self.stream().clone();
+        let (a_ptr, _a) = a_keys.device_ptr(&stream);
+        let (b_ptr, _b) = b_keys.device_ptr(&stream);
+        let (av_ptr, _av) = a_vals.device_ptr(&stream);
+        let (bv_ptr, _bv) = b_vals.device_ptr(&stream);
+        let (out_ptr, _out) = out_keys.device_ptr_mut(&stream);
+        let (ov_ptr, _ov) = out_vals.device_ptr_mut(&stream);
+        let args = MergeArgs {
+            a: a_ptr,
+            a_count: a_keys.len(),
+            b: b_ptr,
+            b_count: b_keys.len(),
+            out: out_ptr,
+            values: (av_ptr, bv_ptr, ov_ptr),
+        };
+        self.launch_merge::<K, C>(args, comp, Some((size_of::<V>(), align_of::<V>())), tuning, scratch)
+    }
+
+    /// Host convenience: merge two sorted host slices on the GPU and return the result. Device
+    /// buffers and scratch are kept in the handle and reused across calls.
+    pub fn merge<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+        &self,
+        a: &[K],
+        b: &[K],
+        comp: &C,
+    ) -> Result<Vec<K>, GpuError> {
+        let total = a.len() + b.len();
+        let mut out = bytemuck::zeroed_vec::<K>(total);
+        if total == 0 {
+            return Ok(out);
+        }
+        let mut staging = self.staging.lock().map_err(|_| GpuError::Poisoned("staging buffers"))?;
+        let mut scratch = self.take_scratch()?;
+        let sizes = [size_of_val(a), size_of_val(b), size_of_val(out.as_slice())];
+        let bufs = self.staging_buffers(&mut staging, &sizes)?;
+        let stream = self.stream().clone();
+        let [a_buf, b_buf, out_buf] = bufs else {
+            return Err(GpuError::Poisoned("staging buffers"));
+        };
+        stream.memcpy_htod(bytemuck::cast_slice::<K, u8>(a), &mut a_buf.slice_mut(..sizes[0]))?;
+        stream.memcpy_htod(bytemuck::cast_slice::<K, u8>(b), &mut b_buf.slice_mut(..sizes[1]))?;
+        {
+            let (a_ptr, _a) = a_buf.device_ptr(&stream);
+            let (b_ptr, _b) = b_buf.device_ptr(&stream);
+            let (out_ptr, _out) = out_buf.device_ptr_mut(&stream);
+            let args =
+                MergeArgs { a: a_ptr, a_count: a.len(), b: b_ptr, b_count: b.len(), out: out_ptr, values: (0, 0, 0) };
+            self.launch_merge::<K, C>(args, comp, None, MergeTuning::for_types(size_of::<K>(), 0), &mut scratch)?;
+        }
+        stream.memcpy_dtoh(&out_buf.slice(..sizes[2]), bytemuck::cast_slice_mut::<K, u8>(&mut out))?;
+        stream.synchronize()?;
+        self.put_scratch(scratch)?;
+        Ok(out)
+    }
+
+    /// Host convenience: merge two sorted key-value host sequences on the GPU (stable).
+    pub fn merge_pairs<K: DeviceKey, V: DeviceValue, C: DeviceComparator<K> + ?Sized>(
+        &self,
+        a_keys: &[K],
+        a_vals: &[V],
+        b_keys: &[K],
+        b_vals: &[V],
+        comp: &C,
+    ) -> Result<(Vec<K>, Vec<V>), GpuError> {
+        let total = a_keys.len() + b_keys.len();
+        if a_keys.len() != a_vals.len() {
+            return Err(GpuError::SizeMismatch { what: "A values", expected: a_keys.len(), got: a_vals.len() });
+        }
+        if b_keys.len() != b_vals.len() {
+            return Err(GpuError::SizeMismatch { what: "B values", expected: b_keys.len(), got: b_vals.len() });
+        }
+        let mut out_keys = bytemuck::zeroed_vec::<K>(total);
+        let mut out_vals = bytemuck::zeroed_vec::<V>(total);
+        if total == 0 {
+            return Ok((out_keys, out_vals));
+        }
+        let mut staging = self.staging.lock().map_err(|_| GpuError::Poisoned("staging buffers"))?;
+        let mut scratch = self.take_scratch()?;
+        let sizes = [
+            size_of_val(a_keys),
+            size_of_val(b_keys),
+            size_of_val(out_keys.as_slice()),
+            size_of_val(a_vals),
+            size_of_val(b_vals),
+            size_of_val(out_vals.as_slice()),
+        ];
+        let bufs = self.staging_buffers(&mut staging, &sizes)?;
+        let stream = self.stream().clone();
+        let [ak, bk, ok, av, bv, ov] = bufs else {
+            return Err(GpuError::Poisoned("staging buffers"));
+        };
+        stream.memcpy_htod(bytemuck::cast_slice::<K, u8>(a_keys), &mut ak.slice_mut(..sizes[0]))?;
+        stream.memcpy_htod(bytemuck::cast_slice::<K, u8>(b_keys), &mut bk.slice_mut(..sizes[1]))?;
+        stream.memcpy_htod(bytemuck::cast_slice::<V, u8>(a_vals), &mut av.slice_mut(..sizes[3]))?;
+        stream.memcpy_htod(bytemuck::cast_slice::<V, u8>(b_vals), &mut bv.slice_mut(..sizes[4]))?;
+        {
+            let (a_ptr, _a) = ak.device_ptr(&stream);
+            let (b_ptr, _b) = bk.device_ptr(&stream);
+            let (out_ptr, _out) = ok.device_ptr_mut(&stream);
+            let (av_ptr, _av) = av.device_ptr(&stream);
+            let (bv_ptr, _bv) = bv.device_ptr(&stream);
+            let (ov_ptr, _ov) = ov.device_ptr_mut(&stream);
+            let args = MergeArgs {
+                a: a_ptr,
+                a_count: a_keys.len(),
+                b: b_ptr,
+                b_count: b_keys.len(),
+                out: out_ptr,
+                values: (av_ptr, bv_ptr, ov_ptr),
+            };
+            let tuning = MergeTuning::for_types(size_of::<K>(), size_of::<V>());
+            self.launch_merge::<K, C>(args, comp, Some((size_of::<V>(), align_of::<V>())), tuning, &mut scratch)?;
+        }
+        stream.memcpy_dtoh(&ok.slice(..sizes[2]), bytemuck::cast_slice_mut::<K, u8>(&mut out_keys))?;
+        stream.memcpy_dtoh(&ov.slice(..sizes[5]), bytemuck::cast_slice_mut::<V, u8>(&mut out_vals))?;
+        stream.synchronize()?;
+        self.put_scratch(scratch)?;
+        Ok((out_keys, out_vals))
+    }
+
+    /// The first `sizes.len()` staging buffers, each grown to at least its size in bytes.
+    fn staging_buffers<'s>(
+        &self,
+        staging: &'s mut Vec<CudaSlice<u8>>,
+        sizes: &[usize],
+    ) -> Result<&'s mut [CudaSlice<u8>], GpuError> {
+        for (slot, &bytes) in sizes.iter().enumerate() {
+            let fits = staging.get(slot).is_some_and(|buf| buf.len() >= bytes);
+            if fits {
+                continue;
+            }
+            // SAFETY: staging buffers are written (host-to-device copy or kernel output) before
+            // they are read.
+            let buf = unsafe { self.stream().alloc::<u8>(bytes.max(1)) }?;
+            if slot < staging.len() {
+                staging[slot] = buf;
+            } else {
+                staging.push(buf);
+            }
+        }
+        Ok(&mut staging[..sizes.len()])
+    }
+
+    fn take_scratch(&self) -> Result<MergeScratch, GpuError> {
+        let mut held = self.merge_scratch.lock().map_err(|_| GpuError::Poisoned("merge scratch"))?;
+        Ok(std::mem::take(&mut *held))
+    }
+
+    fn put_scratch(&self, scratch: MergeScratch) -> Result<(), GpuError> {
+        let mut held = self.merge_scratch.lock().map_err(|_| GpuError::Poisoned("merge scratch"))?;
+        *held = scratch;
+        Ok(())
+    }
+}
+
+/// Whether `cudarc`'s driver symbol table is usable (kept for diagnostics).
+pub fn driver_version() -> Option<i32> {
+    if !crate::context::driver_available() {
+        return None;
+    }
+    let mut version = 0;
+    // SAFETY: the driver library is present (checked above); `version` is valid for writes.
+    let status = unsafe { driver_sys::cuDriverGetVersion(&mut version) };
+    status.result().ok().map(|()| version)
+}
+
+/// Value layouts the library ships kernels for ahead of use: keys only, 4-byte and 8-byte values
+/// (other layouts compile on first use).
+pub const SHIPPED_VALUE_LAYOUTS: [ValueLayout; 3] = [None, Some((4, 4)), Some((8, 8))];
+
+fn push_programs<K: DeviceKey>(out: &mut Vec<MergeProgram>, comps: &[&dyn DeviceComparator<K>]) {
+    for &comp in comps {
+        for values in SHIPPED_VALUE_LAYOUTS {
+            let value_bytes = values.map_or(0, |(size, _)| size);
+            let tuning = MergeTuning::for_types(size_of::<K>(), value_bytes);
+            out.push(merge_program::<K, dyn DeviceComparator<K>>(comp, values, tuning));
+        }
+    }
+}
+
+/// Every merge program instantiation the library ships: each primitive key type × built-in
+/// comparator × shipped value layout, at its shipped tuning. CI compiles all of them with NVRTC.
+pub fn shipped_merge_programs() -> Vec<MergeProgram> {
+    use crate::compare::{Greater, Less, TotalOrder, TotalOrderDesc};
+    let mut out = Vec::new();
+    push_programs::<u8>(&mut out, &[&Less, &Greater]);
+    push_programs::<i8>(&mut out, &[&Less, &Greater]);
+    push_programs::<u16>(&mut out, &[&Less, &Greater]);
+    push_programs::<i16>(&mut out, &[&Less, &Greater]);
+    push_programs::<u32>(&mut out, &[&Less, &Greater]);
+    push_programs::<i32>(&mut out, &[&Less, &Greater]);
+    push_programs::<u64>(&mut out, &[&Less, &Greater]);
+    push_programs::<i64>(&mut out, &[&Less, &Greater]);
+    push_programs::<f32>(&mut out, &[&Less, &Greater, &TotalOrder, &TotalOrderDesc]);
+    push_programs::<f64>(&mut out, &[&Less, &Greater, &TotalOrder, &TotalOrderDesc]);
+    out
+}

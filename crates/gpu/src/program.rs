@@ -1,0 +1,174 @@
+//! Kernel programs: CUDA sources from `kernels/` assembled per instantiation, compiled by NVRTC to a
+//! cubin for one architecture, cached on disk (keyed by a hash of source, options, NVRTC version
+//! and architecture) so that a second process does not recompile.
+
+use std::ffi::CString;
+use std::path::PathBuf;
+
+use cudarc::nvrtc::{result as nvrtc_result, sys as nvrtc_sys};
+
+use crate::error::GpuError;
+
+/// `kernels/partition.cuh`: phase 1 (merge path), twin of crates/partition.
+pub const PARTITION_CUH: &str = include_str!("../../../kernels/partition.cuh");
+/// `kernels/serial.cuh`: phase 2 (serial merge), twin of crates/serial.
+pub const SERIAL_CUH: &str = include_str!("../../../kernels/serial.cuh");
+/// `kernels/cta_merge.cuh`: one tile of a merge per CTA.
+pub const CTA_MERGE_CUH: &str = include_str!("../../../kernels/cta_merge.cuh");
+/// `kernels/merge.cu`: the partition and tile kernels of the merge.
+pub const MERGE_CU: &str = include_str!("../../../kernels/merge.cu");
+
+/// The merge program's kernel sources, in the order they are concatenated after the prelude.
+pub const CTA_MERGE_CU_SOURCES: [&str; 4] = [PARTITION_CUH, SERIAL_CUH, CTA_MERGE_CUH, MERGE_CU];
+/// Entry point of the merge's partition kernel.
+pub const MERGE_ENTRY_PARTITION: &str = "twophase_merge_partition";
+/// Entry point of the merge's tile kernel.
+pub const MERGE_ENTRY_TILE: &str = "twophase_merge_tile";
+
+/// Options given to NVRTC besides the architecture. C++17 for `constexpr`/`auto` in the kernels;
+/// no fast-math: comparisons of floats must be exact.
+pub const NVRTC_OPTIONS: &[&str] = &["-std=c++17", "--device-as-default-execution-space"];
+
+/// Environment variable overriding the on-disk cache folder; set it to an empty string to disable
+/// the disk cache.
+pub const CACHE_DIR_ENV: &str = "TWOPHASE_CACHE_DIR";
+
+/// Whether the NVRTC library can be loaded on this machine (no GPU needed).
+pub fn nvrtc_available() -> bool {
+    // SAFETY: only tries to dlopen the candidate library names; no symbol is called.
+    unsafe { nvrtc_sys::is_culib_present() }
+}
+
+/// The NVRTC version as (major, minor).
+pub fn nvrtc_version() -> Result<(i32, i32), GpuError> {
+    if !nvrtc_available() {
+        return Err(GpuError::NoNvrtc);
+    }
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: the library is present (checked above); both pointers are valid for writes.
+    let status = unsafe { nvrtc_sys::nvrtcVersion(&mut major, &mut minor) };
+    status.result().map_err(|e| GpuError::Nvrtc { call: "nvrtcVersion", message: format!("{e:?}") })?;
+    Ok((major, minor))
+}
+
+/// A 128-bit FNV-1a hash (two 64-bit lanes with different offset bases): stable across processes
+/// and Rust versions, unlike `DefaultHasher`, so it can name files of the disk cache.
+pub fn stable_hash(parts: &[&[u8]]) -> u128 {
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    const BASIS_LO: u64 = 0xcbf2_9ce4_8422_2325;
+    const BASIS_HI: u64 = 0x6c62_272e_07bb_0142;
+    let (mut lo, mut hi) = (BASIS_LO, BASIS_HI);
+    for part in parts {
+        for &byte in part.iter().chain((part.len() as u64).to_le_bytes().iter()) {
+            lo = (lo ^ u64::from(byte)).wrapping_mul(PRIME);
+            hi = (hi ^ u64::from(byte.rotate_left(3))).wrapping_mul(PRIME);
+        }
+    }
+    (u128::from(hi) << 64) | u128::from(lo)
+}
+
+/// The on-disk cache folder: `$TWOPHASE_CACHE_DIR`, else `$XDG_CACHE_HOME/twophase`, else
+/// `$HOME/.cache/twophase`; `None` when disabled or no home is known.
+pub fn cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os(CACHE_DIR_ENV) {
+        return if dir.is_empty() { None } else { Some(PathBuf::from(dir)) };
+    }
+    if let Some(xdg) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(xdg).join("twophase"));
+    }
+    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache").join("twophase"))
+}
+
+/// The options NVRTC gets for `arch` (e.g. 90 for sm_90): a real architecture, so that NVRTC
+/// emits a cubin the driver loads without a JIT step.
+pub fn nvrtc_options(arch: u32) -> Vec<String> {
+    let mut options = vec![format!("--gpu-architecture=sm_{arch}")];
+    options.extend(NVRTC_OPTIONS.iter().map(|s| s.to_string()));
+    options
+}
+
+fn nvrtc_err(call: &'static str) -> impl FnOnce(nvrtc_result::NvrtcError) -> GpuError {
+    move |e| GpuError::Nvrtc { call, message: format!("{e:?}") }
+}
+
+/// Compile `source` (named `name` in NVRTC's messages) to a cubin for `sm_{arch}`. Needs NVRTC but
+/// no GPU. A compilation error returns [`GpuError::Compile`] with NVRTC's log.
+pub fn compile_cubin(source: &str, name: &str, arch: u32) -> Result<Vec<u8>, GpuError> {
+    if !nvrtc_available() {
+        return Err(GpuError::NoNvrtc);
+    }
+    let c_source = CString::new(source).map_err(|_| GpuError::Nvrtc {
+        call: "nvrtcCreateProgram",
+        message: format!("{name} contains a NUL byte"),
+    })?;
+    let c_name = CString::new(name).map_err(|_| GpuError::Nvrtc {
+        call: "nvrtcCreateProgram",
+        message: "program name contains a NUL byte".into(),
+    })?;
+    let program = nvrtc_result::create_program(&c_source, Some(&c_name)).map_err(nvrtc_err("nvrtcCreateProgram"))?;
+    let options = nvrtc_options(arch);
+    // SAFETY: `program` was just created and is destroyed once, below; `c_source` and `c_name`
+    // outlive it.
+    let compiled = unsafe { nvrtc_result::compile_program(program, &options) };
+    let outcome = match compiled {
+        Ok(()) => read_cubin(program),
+        Err(_) => {
+            // SAFETY: `program` is live; the log is read before it is destroyed.
+            let log = unsafe { nvrtc_result::get_program_log(program) }
+                .map(|chars| {
+                    let bytes: Vec<u8> = chars.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+                    String::from_utf8_lossy(&bytes).into_owned()
+                })
+                .unwrap_or_else(|e| format!("(no log: {e:?})"));
+            Err(GpuError::Compile { name: name.to_owned(), arch, log })
+        }
+    };
+    // SAFETY: `program` is live and not used after this.
+    unsafe { nvrtc_result::destroy_program(program) }.map_err(nvrtc_err("nvrtcDestroyProgram"))?;
+    outcome
+}
+
+fn read_cubin(program: nvrtc_sys::nvrtcProgram) -> Result<Vec<u8>, GpuError> {
+    let mut size = 0usize;
+    // SAFETY: `program` was compiled successfully; `size` is valid for writes.
+    unsafe { nvrtc_sys::nvrtcGetCUBINSize(program, &mut size) }
+        .result()
+        .map_err(nvrtc_err("nvrtcGetCUBINSize"))?;
+    let mut cubin = vec![0u8; size];
+    // SAFETY: `cubin` holds exactly the `size` bytes NVRTC reported.
+    unsafe { nvrtc_sys::nvrtcGetCUBIN(program, cubin.as_mut_ptr().cast()) }
+        .result()
+        .map_err(nvrtc_err("nvrtcGetCUBIN"))?;
+    Ok(cubin)
+}
+
+/// Compile through the disk cache: a cubin compiled before (same source, options, NVRTC version
+/// and architecture) is read back instead of recompiled. Cache write failures are ignored (the
+/// cache is an optimization); the file is written to a temporary name and renamed, so that
+/// concurrent processes never read a partial file.
+pub fn compile_cached(source: &str, name: &str, arch: u32) -> Result<Vec<u8>, GpuError> {
+    let (major, minor) = nvrtc_version()?;
+    let options = nvrtc_options(arch).join(" ");
+    let version = format!("nvrtc {major}.{minor}");
+    let arch_text = arch.to_string();
+    let hash = stable_hash(&[source.as_bytes(), options.as_bytes(), version.as_bytes(), arch_text.as_bytes()]);
+    let file = cache_dir().map(|dir| (dir.join(format!("{name}-{hash:032x}.cubin")), dir));
+    if let Some((path, _)) = &file {
+        if let Ok(bytes) = std::fs::read(path) {
+            if !bytes.is_empty() {
+                return Ok(bytes);
+            }
+        }
+    }
+    let cubin = compile_cubin(source, name, arch)?;
+    if let Some((path, dir)) = &file {
+        let temp = dir.join(format!(".{name}-{hash:032x}.{}.tmp", std::process::id()));
+        let written = std::fs::create_dir_all(dir)
+            .and_then(|()| std::fs::write(&temp, &cubin))
+            .and_then(|()| std::fs::rename(&temp, path));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&temp);
+        }
+    }
+    Ok(cubin)
+}

@@ -1,0 +1,51 @@
+//! The two-phase merge kernels: merge path partitions at every tile's diagonal, then one tile per CTA.
+// The host prepends a prelude defining key_type, key_compare, value_type, TP_NT, TP_VT,
+// TP_HAS_VALUES and TP_PARTITION_NT, then partition.cuh, serial.cuh and cta_merge.cuh.
+
+using twophase::size_type;
+
+// Phase 1: partitions[p] = merge path (A elements before) at output diagonal min(p * spacing, total).
+extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
+    twophase_merge_partition(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
+                             size_type b_count, size_type spacing, size_type num_partitions,
+                             size_type* __restrict__ partitions) {
+  const size_type p = (size_type)blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= num_partitions) return;
+  const size_type total = a_count + b_count;
+  size_type diag = p * spacing;
+  if (diag > total) diag = total;
+  partitions[p] = twophase::merge_path<twophase::bounds_lower, size_type>(a, a_count, b, b_count, diag, key_compare());
+}
+
+// Phase 2: tile t produces outputs [t * NV, min((t + 1) * NV, total)).
+extern "C" __global__ void __launch_bounds__(TP_NT)
+    twophase_merge_tile(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
+                        size_type b_count, const size_type* __restrict__ partitions, key_type* __restrict__ out,
+                        const value_type* __restrict__ a_vals, const value_type* __restrict__ b_vals,
+                        value_type* __restrict__ out_vals) {
+  constexpr int NT = TP_NT;
+  constexpr int VT = TP_VT;
+  constexpr int NV = NT * VT;
+  constexpr int KEY_BYTES = (NV + 1) * (int)sizeof(key_type);
+  constexpr int INDEX_BYTES = NV * (int)sizeof(int);
+  constexpr int SMEM_BYTES = KEY_BYTES > INDEX_BYTES ? KEY_BYTES : INDEX_BYTES;
+  static_assert(SMEM_BYTES <= 48 * 1024, "tile too large for static shared memory");
+  __shared__ __align__(16) unsigned char smem[SMEM_BYTES];
+
+  const size_type tile = blockIdx.x;
+  const size_type total = a_count + b_count;
+  const size_type diag0 = tile * NV;
+  const size_type diag1 = diag0 + NV < total ? diag0 + NV : total;
+  const size_type a0 = partitions[tile];
+  const size_type a1 = partitions[tile + 1];
+  const size_type b0 = diag0 - a0;
+  const int a_cnt = (int)(a1 - a0);
+  const int tile_cnt = (int)(diag1 - diag0);
+  if (tile_cnt == NV) {
+    twophase::cta_merge<NT, VT, false, TP_HAS_VALUES>(a, b, out, a_vals, b_vals, out_vals, a0, b0, diag0, a_cnt,
+                                                      tile_cnt, smem, key_compare());
+  } else {
+    twophase::cta_merge<NT, VT, true, TP_HAS_VALUES>(a, b, out, a_vals, b_vals, out_vals, a0, b0, diag0, a_cnt,
+                                                     tile_cnt, smem, key_compare());
+  }
+}

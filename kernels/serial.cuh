@@ -1,0 +1,49 @@
+//! Phase 2 on the GPU: the register-unrolled serial merge of VT items, twin of crates/serial.
+#pragma once
+
+namespace twophase {
+
+// Whether the next output of `range` comes from A, given the current heads a_key / b_key
+// (twophase_serial::merge_predicate). An exhausted side never wins.
+template <bounds_t bounds, typename key_t, typename comp_t>
+__device__ __forceinline__ bool merge_predicate(const key_t& a_key, const key_t& b_key, const merge_range& range,
+                                                comp_t comp) {
+  if (!range.a_valid()) return false;
+  if (!range.b_valid()) return true;
+  return takes_a<bounds>(a_key, b_key, comp);
+}
+
+// Merge VT outputs of `range` (over one shared buffer `keys_shared`, A then B) into registers:
+// the keys and the tile-local position each came from, advancing `range`
+// (twophase_serial::serial_merge / serial_merge_checked). With `checked`, only the first
+// min(VT, range.total()) outputs are produced: the range-checked form for a partial tile.
+// The unchecked form needs range.total() >= VT and keys_shared readable at range.b_end.
+template <bounds_t bounds, int VT, bool checked, typename key_t, typename comp_t>
+__device__ __forceinline__ void serial_merge(const key_t* keys_shared, merge_range& range, comp_t comp,
+                                             key_t (&keys)[VT], int (&indices)[VT]) {
+  const int count = checked ? min(VT, range.total()) : VT;
+  key_t a_key = keys_shared[range.a_begin];
+  key_t b_key = keys_shared[range.b_begin];
+#pragma unroll
+  for (int i = 0; i < VT; ++i) {
+    if (checked && i >= count) break;
+    const bool p = merge_predicate<bounds>(a_key, b_key, range, comp);
+    int index = p ? range.a_begin : range.b_begin;
+    keys[i] = p ? a_key : b_key;
+    indices[i] = index;
+    ++index;
+    // The next head of the side just consumed. Reading one past the last consumed element stays
+    // inside the tile buffer (it holds tile + 1 slots), and in the checked form only happens
+    // while outputs remain.
+    const key_t next = keys_shared[index];
+    if (p) {
+      a_key = next;
+      range.a_begin = index;
+    } else {
+      b_key = next;
+      range.b_begin = index;
+    }
+  }
+}
+
+}  // namespace twophase
