@@ -31,6 +31,10 @@ pub fn merge_predicate<B: Bounds, T, F: Fn(&T, &T) -> bool>(
 /// (the position in `keys` each output came from, so payloads can be gathered after), advancing
 /// `range` past what was consumed. Returns the number of outputs written; entries past it are
 /// left as they were. This is the range-checked form, for the last, partial piece of a tile.
+///
+/// Each step is branch-free: both candidate keys are read (an exhausted side's index is clamped
+/// to a valid position and its key ignored), compared once, and the winner selected, so random
+/// inputs cost no branch mispredictions. The result is [`merge_predicate`]'s, step by step.
 #[inline(always)]
 pub fn serial_merge_checked<B: Bounds, const VT: usize, T: Copy, F: Fn(&T, &T) -> bool>(
     keys: &[T],
@@ -40,20 +44,24 @@ pub fn serial_merge_checked<B: Bounds, const VT: usize, T: Copy, F: Fn(&T, &T) -
     indices_out: &mut [usize; VT],
 ) -> usize {
     let count = VT.min(range.total());
+    let Some(last) = keys.len().checked_sub(1) else {
+        return 0;
+    };
+    let (mut a, mut b) = (range.a_begin, range.b_begin);
     for i in 0..VT {
-        if i >= count {
-            break;
+        if i < count {
+            let a_key = keys[a.min(last)];
+            let b_key = keys[b.min(last)];
+            let take_a = (b >= range.b_end)
+                | ((a < range.a_end) & takes_a::<B, T, F>(&a_key, &b_key, is_less));
+            keys_out[i] = if take_a { a_key } else { b_key };
+            indices_out[i] = if take_a { a } else { b };
+            a += usize::from(take_a);
+            b += usize::from(!take_a);
         }
-        let source = if merge_predicate::<B, T, F>(keys, range, is_less) {
-            range.a_begin += 1;
-            range.a_begin - 1
-        } else {
-            range.b_begin += 1;
-            range.b_begin - 1
-        };
-        keys_out[i] = keys[source];
-        indices_out[i] = source;
     }
+    range.a_begin = a;
+    range.b_begin = b;
     count
 }
 
