@@ -1,3 +1,4 @@
 //! twophase: merge, mergesort, load-balanced search and sorted search built the two-phase way.
 pub mod cpu;
+pub mod gpu;
 pub mod order;

@@ -110,12 +110,28 @@ pub struct CudaComparator<K, F> {
 impl<K: DeviceKey, F: Fn(&K, &K) -> bool + Send + Sync> CudaComparator<K, F> {
     /// A comparator named `name` (letters, digits and `_`; other characters are replaced by `_`).
     pub fn new(name: &str, cuda_body: &str, is_less: F) -> Self {
-        let name = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
-        CudaComparator { name, body: cuda_body.to_owned(), is_less, marker: PhantomData }
+        let name = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        CudaComparator {
+            name,
+            body: cuda_body.to_owned(),
+            is_less,
+            marker: PhantomData,
+        }
     }
 }
 
-impl<K: DeviceKey, F: Fn(&K, &K) -> bool + Send + Sync> DeviceComparator<K> for CudaComparator<K, F> {
+impl<K: DeviceKey, F: Fn(&K, &K) -> bool + Send + Sync> DeviceComparator<K>
+    for CudaComparator<K, F>
+{
     fn name(&self) -> Cow<'_, str> {
         Cow::Borrowed(&self.name)
     }

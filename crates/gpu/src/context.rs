@@ -29,7 +29,10 @@ pub struct Gpu {
 
 impl std::fmt::Debug for Gpu {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Gpu").field("ordinal", &self.ctx.ordinal()).field("arch", &self.arch).finish()
+        f.debug_struct("Gpu")
+            .field("ordinal", &self.ctx.ordinal())
+            .field("arch", &self.arch)
+            .finish()
     }
 }
 
@@ -58,14 +61,23 @@ impl Gpu {
         let (major, minor) = ctx.compute_capability()?;
         let arch = u32::try_from(major * 10 + minor)
             .map_err(|_| GpuError::TooLarge(format!("compute capability {major}.{minor}")))?;
-        Ok(Gpu { ctx, stream, arch, kernels: Mutex::new(HashMap::new()), staging: Mutex::new(Vec::new()),
+        Ok(Gpu {
+            ctx,
+            stream,
+            arch,
+            kernels: Mutex::new(HashMap::new()),
+            staging: Mutex::new(Vec::new()),
             merge_scratch: Mutex::new(crate::merge::MergeScratch::new()),
         })
     }
 
     /// The first GPU, if this machine has a working one.
     pub fn first() -> Option<Self> {
-        let count = if driver_available() { CudaContext::device_count().ok()? } else { 0 };
+        let count = if driver_available() {
+            CudaContext::device_count().ok()?
+        } else {
+            0
+        };
         if count > 0 {
             Gpu::new(0).ok()
         } else {
@@ -107,7 +119,10 @@ impl Gpu {
         source: impl FnOnce() -> String,
         entry_points: &[&'static str],
     ) -> Result<Arc<Kernels>, GpuError> {
-        let mut cache = self.kernels.lock().map_err(|_| GpuError::Poisoned("kernel cache"))?;
+        let mut cache = self
+            .kernels
+            .lock()
+            .map_err(|_| GpuError::Poisoned("kernel cache"))?;
         if let Some(kernels) = cache.get(key) {
             return Ok(kernels.clone());
         }

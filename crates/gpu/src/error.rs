@@ -16,13 +16,21 @@ pub enum GpuError {
     Driver(#[from] DriverError),
     /// NVRTC rejected a generated program; `log` is NVRTC's full log.
     #[error("NVRTC failed to compile {name} for sm_{arch}:\n{log}")]
-    Compile { name: String, arch: u32, log: String },
+    Compile {
+        name: String,
+        arch: u32,
+        log: String,
+    },
     /// An NVRTC call other than the compilation itself failed.
     #[error("NVRTC error in {call}: {message}")]
     Nvrtc { call: &'static str, message: String },
     /// Two buffers of one call disagree in length.
     #[error("buffer size mismatch: {what} holds {got} elements, {expected} needed")]
-    SizeMismatch { what: &'static str, expected: usize, got: usize },
+    SizeMismatch {
+        what: &'static str,
+        expected: usize,
+        got: usize,
+    },
     /// The problem needs a grid larger than the device can launch.
     #[error("problem too large: {0}")]
     TooLarge(String),

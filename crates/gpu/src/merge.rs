@@ -2,7 +2,9 @@
 
 use std::mem::{align_of, size_of};
 
-use cudarc::driver::{sys as driver_sys, CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    sys as driver_sys, CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
+};
 
 use crate::compare::DeviceComparator;
 use crate::context::Gpu;
@@ -48,29 +50,43 @@ impl MergeTuning {
     ///   partition search.
     /// - Wider keys (user structs): NT = 128, VT = 7, to bound registers and shared memory.
     pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
-        let bytes = key_bytes + value_bytes;
-        if bytes <= 4 {
-            MergeTuning { threads: 128, vt: 15 }
-        } else if bytes <= 8 && key_bytes <= 8 {
-            MergeTuning { threads: 128, vt: 11 }
+        if key_bytes + value_bytes <= 4 {
+            MergeTuning {
+                threads: 128,
+                vt: 15,
+            }
         } else if key_bytes <= 8 {
-            MergeTuning { threads: 128, vt: 11 }
+            MergeTuning {
+                threads: 128,
+                vt: 11,
+            }
         } else {
-            MergeTuning { threads: 128, vt: 7 }
+            MergeTuning {
+                threads: 128,
+                vt: 7,
+            }
         }
     }
 
     /// Check the tuning against what the kernels support for keys of `key_bytes` bytes.
     pub fn validate(&self, key_bytes: usize) -> Result<(), GpuError> {
         let shared = (self.tile() + 1) * key_bytes.max(size_of::<i32>());
-        if self.threads == 0 || self.threads > 1024 || self.threads % 32 != 0 {
-            return Err(GpuError::InvalidTuning(format!("threads = {} (a multiple of 32, at most 1024)", self.threads)));
+        if self.threads == 0 || self.threads > 1024 || !self.threads.is_multiple_of(32) {
+            return Err(GpuError::InvalidTuning(format!(
+                "threads = {} (a multiple of 32, at most 1024)",
+                self.threads
+            )));
         }
         if self.vt == 0 || self.vt > 64 {
-            return Err(GpuError::InvalidTuning(format!("vt = {} (1 to 64)", self.vt)));
+            return Err(GpuError::InvalidTuning(format!(
+                "vt = {} (1 to 64)",
+                self.vt
+            )));
         }
         if shared > MAX_STATIC_SHARED_BYTES {
-            return Err(GpuError::InvalidTuning(format!("tile needs {shared} bytes of shared memory")));
+            return Err(GpuError::InvalidTuning(format!(
+                "tile needs {shared} bytes of shared memory"
+            )));
         }
         Ok(())
     }
@@ -97,7 +113,9 @@ impl MergeScratch {
             // reads it (same stream, launched first).
             self.partitions = Some(unsafe { gpu.stream().alloc::<u64>(count.max(1)) }?);
         }
-        self.partitions.as_mut().ok_or(GpuError::Poisoned("merge scratch"))
+        self.partitions
+            .as_mut()
+            .ok_or(GpuError::Poisoned("merge scratch"))
     }
 }
 
@@ -112,7 +130,9 @@ pub struct MergeProgram {
 }
 
 fn sanitize(text: &str) -> String {
-    text.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
+    text.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
 }
 
 /// The merge program for key `K`, comparator `comp`, value layout and tuning.
@@ -125,7 +145,9 @@ pub fn merge_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
         Some((size, align)) => cuda_value_type(size, align),
         None => "unsigned char".to_owned(),
     };
-    let value_tag = values.map_or("keys".to_owned(), |(size, align)| format!("v{size}a{align}"));
+    let value_tag = values.map_or("keys".to_owned(), |(size, align)| {
+        format!("v{size}a{align}")
+    });
     let name = format!(
         "twophase_merge_{}_{}_{}_nt{}_vt{}.cu",
         sanitize(K::CUDA_TYPE),
@@ -185,8 +207,13 @@ impl Gpu {
         tuning: MergeTuning,
     ) -> Result<(), GpuError> {
         let program = merge_program::<K, C>(comp, values, tuning);
-        self.kernels(&program.key, &program.name, || program.source.clone(), &[MERGE_ENTRY_PARTITION, MERGE_ENTRY_TILE])
-            .map(|_| ())
+        self.kernels(
+            &program.key,
+            &program.name,
+            || program.source.clone(),
+            &[MERGE_ENTRY_PARTITION, MERGE_ENTRY_TILE],
+        )
+        .map(|_| ())
     }
 
     fn launch_merge<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
@@ -209,15 +236,26 @@ impl Gpu {
             || program.source.clone(),
             &[MERGE_ENTRY_PARTITION, MERGE_ENTRY_TILE],
         )?;
-        let missing = |entry: &str| GpuError::Nvrtc { call: "cuModuleGetFunction", message: format!("{entry} missing") };
-        let partition = kernels.functions.get(MERGE_ENTRY_PARTITION).ok_or_else(|| missing(MERGE_ENTRY_PARTITION))?;
-        let tile_kernel = kernels.functions.get(MERGE_ENTRY_TILE).ok_or_else(|| missing(MERGE_ENTRY_TILE))?;
+        let missing = |entry: &str| GpuError::Nvrtc {
+            call: "cuModuleGetFunction",
+            message: format!("{entry} missing"),
+        };
+        let partition = kernels
+            .functions
+            .get(MERGE_ENTRY_PARTITION)
+            .ok_or_else(|| missing(MERGE_ENTRY_PARTITION))?;
+        let tile_kernel = kernels
+            .functions
+            .get(MERGE_ENTRY_TILE)
+            .ok_or_else(|| missing(MERGE_ENTRY_TILE))?;
 
         let tile = tuning.tile();
         let num_tiles = total.div_ceil(tile);
         let num_partitions = num_tiles + 1;
         if num_tiles as u64 > MAX_GRID_X {
-            return Err(GpuError::TooLarge(format!("{total} outputs need {num_tiles} tiles")));
+            return Err(GpuError::TooLarge(format!(
+                "{total} outputs need {num_tiles} tiles"
+            )));
         }
         let partition_blocks = num_partitions.div_ceil(PARTITION_THREADS as usize);
         let stream = self.stream().clone();
@@ -286,7 +324,14 @@ impl Gpu {
         B: DevicePtr<K>,
         O: DevicePtrMut<K>,
     {
-        self.merge_device_tuned(a, b, out, comp, MergeTuning::for_types(size_of::<K>(), 0), scratch)
+        self.merge_device_tuned(
+            a,
+            b,
+            out,
+            comp,
+            MergeTuning::for_types(size_of::<K>(), 0),
+            scratch,
+        )
     }
 
     /// [`merge_device`](Self::merge_device) with an explicit tuning.
@@ -308,13 +353,24 @@ impl Gpu {
     {
         let total = a.len() + b.len();
         if out.len() != total {
-            return Err(GpuError::SizeMismatch { what: "merge output", expected: total, got: out.len() });
+            return Err(GpuError::SizeMismatch {
+                what: "merge output",
+                expected: total,
+                got: out.len(),
+            });
         }
         let stream = self.stream().clone();
         let (a_ptr, _a) = a.device_ptr(&stream);
         let (b_ptr, _b) = b.device_ptr(&stream);
         let (out_ptr, _out) = out.device_ptr_mut(&stream);
-        let args = MergeArgs { a: a_ptr, a_count: a.len(), b: b_ptr, b_count: b.len(), out: out_ptr, values: (0, 0, 0) };
+        let args = MergeArgs {
+            a: a_ptr,
+            a_count: a.len(),
+            b: b_ptr,
+            b_count: b.len(),
+            out: out_ptr,
+            values: (0, 0, 0),
+        };
         self.launch_merge::<K, C>(args, comp, None, tuning, scratch)
     }
 
@@ -353,7 +409,11 @@ impl Gpu {
         ];
         for (what, expected, got) in checks {
             if expected != got {
-                return Err(GpuError::SizeMismatch { what, expected, got });
+                return Err(GpuError::SizeMismatch {
+                    what,
+                    expected,
+                    got,
+                });
             }
         }
         let stream = self.stream().clone();
@@ -371,7 +431,13 @@ impl Gpu {
             out: out_ptr,
             values: (av_ptr, bv_ptr, ov_ptr),
         };
-        self.launch_merge::<K, C>(args, comp, Some((size_of::<V>(), align_of::<V>())), tuning, scratch)
+        self.launch_merge::<K, C>(
+            args,
+            comp,
+            Some((size_of::<V>(), align_of::<V>())),
+            tuning,
+            scratch,
+        )
     }
 
     /// Host convenience: merge two sorted host slices on the GPU and return the result. Device
@@ -387,7 +453,10 @@ impl Gpu {
         if total == 0 {
             return Ok(out);
         }
-        let mut staging = self.staging.lock().map_err(|_| GpuError::Poisoned("staging buffers"))?;
+        let mut staging = self
+            .staging
+            .lock()
+            .map_err(|_| GpuError::Poisoned("staging buffers"))?;
         let mut scratch = self.take_scratch()?;
         let sizes = [size_of_val(a), size_of_val(b), size_of_val(out.as_slice())];
         let bufs = self.staging_buffers(&mut staging, &sizes)?;
@@ -395,17 +464,38 @@ impl Gpu {
         let [a_buf, b_buf, out_buf] = bufs else {
             return Err(GpuError::Poisoned("staging buffers"));
         };
-        stream.memcpy_htod(bytemuck::cast_slice::<K, u8>(a), &mut a_buf.slice_mut(..sizes[0]))?;
-        stream.memcpy_htod(bytemuck::cast_slice::<K, u8>(b), &mut b_buf.slice_mut(..sizes[1]))?;
+        stream.memcpy_htod(
+            bytemuck::cast_slice::<K, u8>(a),
+            &mut a_buf.slice_mut(..sizes[0]),
+        )?;
+        stream.memcpy_htod(
+            bytemuck::cast_slice::<K, u8>(b),
+            &mut b_buf.slice_mut(..sizes[1]),
+        )?;
         {
             let (a_ptr, _a) = a_buf.device_ptr(&stream);
             let (b_ptr, _b) = b_buf.device_ptr(&stream);
             let (out_ptr, _out) = out_buf.device_ptr_mut(&stream);
-            let args =
-                MergeArgs { a: a_ptr, a_count: a.len(), b: b_ptr, b_count: b.len(), out: out_ptr, values: (0, 0, 0) };
-            self.launch_merge::<K, C>(args, comp, None, MergeTuning::for_types(size_of::<K>(), 0), &mut scratch)?;
+            let args = MergeArgs {
+                a: a_ptr,
+                a_count: a.len(),
+                b: b_ptr,
+                b_count: b.len(),
+                out: out_ptr,
+                values: (0, 0, 0),
+            };
+            self.launch_merge::<K, C>(
+                args,
+                comp,
+                None,
+                MergeTuning::for_types(size_of::<K>(), 0),
+                &mut scratch,
+            )?;
         }
-        stream.memcpy_dtoh(&out_buf.slice(..sizes[2]), bytemuck::cast_slice_mut::<K, u8>(&mut out))?;
+        stream.memcpy_dtoh(
+            &out_buf.slice(..sizes[2]),
+            bytemuck::cast_slice_mut::<K, u8>(&mut out),
+        )?;
         stream.synchronize()?;
         self.put_scratch(scratch)?;
         Ok(out)
@@ -422,17 +512,28 @@ impl Gpu {
     ) -> Result<(Vec<K>, Vec<V>), GpuError> {
         let total = a_keys.len() + b_keys.len();
         if a_keys.len() != a_vals.len() {
-            return Err(GpuError::SizeMismatch { what: "A values", expected: a_keys.len(), got: a_vals.len() });
+            return Err(GpuError::SizeMismatch {
+                what: "A values",
+                expected: a_keys.len(),
+                got: a_vals.len(),
+            });
         }
         if b_keys.len() != b_vals.len() {
-            return Err(GpuError::SizeMismatch { what: "B values", expected: b_keys.len(), got: b_vals.len() });
+            return Err(GpuError::SizeMismatch {
+                what: "B values",
+                expected: b_keys.len(),
+                got: b_vals.len(),
+            });
         }
         let mut out_keys = bytemuck::zeroed_vec::<K>(total);
         let mut out_vals = bytemuck::zeroed_vec::<V>(total);
         if total == 0 {
             return Ok((out_keys, out_vals));
         }
-        let mut staging = self.staging.lock().map_err(|_| GpuError::Poisoned("staging buffers"))?;
+        let mut staging = self
+            .staging
+            .lock()
+            .map_err(|_| GpuError::Poisoned("staging buffers"))?;
         let mut scratch = self.take_scratch()?;
         let sizes = [
             size_of_val(a_keys),
@@ -447,10 +548,22 @@ impl Gpu {
         let [ak, bk, ok, av, bv, ov] = bufs else {
             return Err(GpuError::Poisoned("staging buffers"));
         };
-        stream.memcpy_htod(bytemuck::cast_slice::<K, u8>(a_keys), &mut ak.slice_mut(..sizes[0]))?;
-        stream.memcpy_htod(bytemuck::cast_slice::<K, u8>(b_keys), &mut bk.slice_mut(..sizes[1]))?;
-        stream.memcpy_htod(bytemuck::cast_slice::<V, u8>(a_vals), &mut av.slice_mut(..sizes[3]))?;
-        stream.memcpy_htod(bytemuck::cast_slice::<V, u8>(b_vals), &mut bv.slice_mut(..sizes[4]))?;
+        stream.memcpy_htod(
+            bytemuck::cast_slice::<K, u8>(a_keys),
+            &mut ak.slice_mut(..sizes[0]),
+        )?;
+        stream.memcpy_htod(
+            bytemuck::cast_slice::<K, u8>(b_keys),
+            &mut bk.slice_mut(..sizes[1]),
+        )?;
+        stream.memcpy_htod(
+            bytemuck::cast_slice::<V, u8>(a_vals),
+            &mut av.slice_mut(..sizes[3]),
+        )?;
+        stream.memcpy_htod(
+            bytemuck::cast_slice::<V, u8>(b_vals),
+            &mut bv.slice_mut(..sizes[4]),
+        )?;
         {
             let (a_ptr, _a) = ak.device_ptr(&stream);
             let (b_ptr, _b) = bk.device_ptr(&stream);
@@ -467,10 +580,22 @@ impl Gpu {
                 values: (av_ptr, bv_ptr, ov_ptr),
             };
             let tuning = MergeTuning::for_types(size_of::<K>(), size_of::<V>());
-            self.launch_merge::<K, C>(args, comp, Some((size_of::<V>(), align_of::<V>())), tuning, &mut scratch)?;
+            self.launch_merge::<K, C>(
+                args,
+                comp,
+                Some((size_of::<V>(), align_of::<V>())),
+                tuning,
+                &mut scratch,
+            )?;
         }
-        stream.memcpy_dtoh(&ok.slice(..sizes[2]), bytemuck::cast_slice_mut::<K, u8>(&mut out_keys))?;
-        stream.memcpy_dtoh(&ov.slice(..sizes[5]), bytemuck::cast_slice_mut::<V, u8>(&mut out_vals))?;
+        stream.memcpy_dtoh(
+            &ok.slice(..sizes[2]),
+            bytemuck::cast_slice_mut::<K, u8>(&mut out_keys),
+        )?;
+        stream.memcpy_dtoh(
+            &ov.slice(..sizes[5]),
+            bytemuck::cast_slice_mut::<V, u8>(&mut out_vals),
+        )?;
         stream.synchronize()?;
         self.put_scratch(scratch)?;
         Ok((out_keys, out_vals))
@@ -500,12 +625,18 @@ impl Gpu {
     }
 
     fn take_scratch(&self) -> Result<MergeScratch, GpuError> {
-        let mut held = self.merge_scratch.lock().map_err(|_| GpuError::Poisoned("merge scratch"))?;
+        let mut held = self
+            .merge_scratch
+            .lock()
+            .map_err(|_| GpuError::Poisoned("merge scratch"))?;
         Ok(std::mem::take(&mut *held))
     }
 
     fn put_scratch(&self, scratch: MergeScratch) -> Result<(), GpuError> {
-        let mut held = self.merge_scratch.lock().map_err(|_| GpuError::Poisoned("merge scratch"))?;
+        let mut held = self
+            .merge_scratch
+            .lock()
+            .map_err(|_| GpuError::Poisoned("merge scratch"))?;
         *held = scratch;
         Ok(())
     }
@@ -531,7 +662,9 @@ fn push_programs<K: DeviceKey>(out: &mut Vec<MergeProgram>, comps: &[&dyn Device
         for values in SHIPPED_VALUE_LAYOUTS {
             let value_bytes = values.map_or(0, |(size, _)| size);
             let tuning = MergeTuning::for_types(size_of::<K>(), value_bytes);
-            out.push(merge_program::<K, dyn DeviceComparator<K>>(comp, values, tuning));
+            out.push(merge_program::<K, dyn DeviceComparator<K>>(
+                comp, values, tuning,
+            ));
         }
     }
 }

@@ -47,7 +47,10 @@ pub fn nvrtc_version() -> Result<(i32, i32), GpuError> {
     let (mut major, mut minor) = (0, 0);
     // SAFETY: the library is present (checked above); both pointers are valid for writes.
     let status = unsafe { nvrtc_sys::nvrtcVersion(&mut major, &mut minor) };
-    status.result().map_err(|e| GpuError::Nvrtc { call: "nvrtcVersion", message: format!("{e:?}") })?;
+    status.result().map_err(|e| GpuError::Nvrtc {
+        call: "nvrtcVersion",
+        message: format!("{e:?}"),
+    })?;
     Ok((major, minor))
 }
 
@@ -71,7 +74,11 @@ pub fn stable_hash(parts: &[&[u8]]) -> u128 {
 /// `$HOME/.cache/twophase`; `None` when disabled or no home is known.
 pub fn cache_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os(CACHE_DIR_ENV) {
-        return if dir.is_empty() { None } else { Some(PathBuf::from(dir)) };
+        return if dir.is_empty() {
+            None
+        } else {
+            Some(PathBuf::from(dir))
+        };
     }
     if let Some(xdg) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
         return Some(PathBuf::from(xdg).join("twophase"));
@@ -88,7 +95,10 @@ pub fn nvrtc_options(arch: u32) -> Vec<String> {
 }
 
 fn nvrtc_err(call: &'static str) -> impl FnOnce(nvrtc_result::NvrtcError) -> GpuError {
-    move |e| GpuError::Nvrtc { call, message: format!("{e:?}") }
+    move |e| GpuError::Nvrtc {
+        call,
+        message: format!("{e:?}"),
+    }
 }
 
 /// Compile `source` (named `name` in NVRTC's messages) to a cubin for `sm_{arch}`. Needs NVRTC but
@@ -105,7 +115,8 @@ pub fn compile_cubin(source: &str, name: &str, arch: u32) -> Result<Vec<u8>, Gpu
         call: "nvrtcCreateProgram",
         message: "program name contains a NUL byte".into(),
     })?;
-    let program = nvrtc_result::create_program(&c_source, Some(&c_name)).map_err(nvrtc_err("nvrtcCreateProgram"))?;
+    let program = nvrtc_result::create_program(&c_source, Some(&c_name))
+        .map_err(nvrtc_err("nvrtcCreateProgram"))?;
     let options = nvrtc_options(arch);
     // SAFETY: `program` was just created and is destroyed once, below; `c_source` and `c_name`
     // outlive it.
@@ -116,11 +127,19 @@ pub fn compile_cubin(source: &str, name: &str, arch: u32) -> Result<Vec<u8>, Gpu
             // SAFETY: `program` is live; the log is read before it is destroyed.
             let log = unsafe { nvrtc_result::get_program_log(program) }
                 .map(|chars| {
-                    let bytes: Vec<u8> = chars.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+                    let bytes: Vec<u8> = chars
+                        .iter()
+                        .take_while(|&&c| c != 0)
+                        .map(|&c| c as u8)
+                        .collect();
                     String::from_utf8_lossy(&bytes).into_owned()
                 })
                 .unwrap_or_else(|e| format!("(no log: {e:?})"));
-            Err(GpuError::Compile { name: name.to_owned(), arch, log })
+            Err(GpuError::Compile {
+                name: name.to_owned(),
+                arch,
+                log,
+            })
         }
     };
     // SAFETY: `program` is live and not used after this.
@@ -151,7 +170,12 @@ pub fn compile_cached(source: &str, name: &str, arch: u32) -> Result<Vec<u8>, Gp
     let options = nvrtc_options(arch).join(" ");
     let version = format!("nvrtc {major}.{minor}");
     let arch_text = arch.to_string();
-    let hash = stable_hash(&[source.as_bytes(), options.as_bytes(), version.as_bytes(), arch_text.as_bytes()]);
+    let hash = stable_hash(&[
+        source.as_bytes(),
+        options.as_bytes(),
+        version.as_bytes(),
+        arch_text.as_bytes(),
+    ]);
     let file = cache_dir().map(|dir| (dir.join(format!("{name}-{hash:032x}.cubin")), dir));
     if let Some((path, _)) = &file {
         if let Ok(bytes) = std::fs::read(path) {

@@ -19,24 +19,41 @@ fn every_shipped_kernel_compiles_for_sm80_and_sm90() {
     }
     let version = nvrtc_version().expect("NVRTC version");
     let programs = shipped_merge_programs();
-    let jobs: Vec<_> = programs.iter().flat_map(|p| CI_ARCHS.iter().map(move |&arch| (p, arch))).collect();
+    let jobs: Vec<_> = programs
+        .iter()
+        .flat_map(|p| CI_ARCHS.iter().map(move |&arch| (p, arch)))
+        .collect();
     let failures = std::sync::Mutex::new(Vec::new());
     let next = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|scope| {
         for _ in 0..COMPILE_THREADS {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&(program, arch)) = jobs.get(i) else { break };
+                let Some(&(program, arch)) = jobs.get(i) else {
+                    break;
+                };
                 match compile_cubin(&program.source, &program.name, arch) {
-                    Ok(cubin) => assert!(!cubin.is_empty(), "{} sm_{arch}: empty cubin", program.name),
+                    Ok(cubin) => {
+                        assert!(!cubin.is_empty(), "{} sm_{arch}: empty cubin", program.name)
+                    }
                     Err(e) => failures.lock().expect("lock").push(format!("{e}")),
                 }
             });
         }
     });
     let failures = failures.into_inner().expect("lock");
-    assert!(failures.is_empty(), "{} of {} compiles failed:\n{}", failures.len(), jobs.len(), failures.join("\n"));
-    eprintln!("compiled {} programs x {:?} with NVRTC {version:?}", programs.len(), CI_ARCHS);
+    assert!(
+        failures.is_empty(),
+        "{} of {} compiles failed:\n{}",
+        failures.len(),
+        jobs.len(),
+        failures.join("\n")
+    );
+    eprintln!(
+        "compiled {} programs x {:?} with NVRTC {version:?}",
+        programs.len(),
+        CI_ARCHS
+    );
 }
 
 #[test]
@@ -47,8 +64,12 @@ fn a_compile_error_keeps_the_log_and_the_name() {
         eprintln!("SKIPPED: libnvrtc not found (CI unset)");
         return;
     }
-    let err = compile_cubin("__global__ void k() { this_is_not_cuda; }", "broken_probe.cu", 90)
-        .expect_err("must not compile");
+    let err = compile_cubin(
+        "__global__ void k() { this_is_not_cuda; }",
+        "broken_probe.cu",
+        90,
+    )
+    .expect_err("must not compile");
     let text = err.to_string();
     assert!(text.contains("broken_probe.cu"), "{text}");
     assert!(text.contains("this_is_not_cuda"), "{text}");

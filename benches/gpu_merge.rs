@@ -1,0 +1,386 @@
+//! GPU merge benchmark: two-phase merge vs the device copy rate and cub::DeviceMerge, on the device.
+//!
+//! Run on a GPU machine (see scripts/device.sh). Set TWOPHASE_CUB_RESULTS to the file written by
+//! benches/peers/cub_merge.cu to print the ratio to CUB. Prints markdown table rows.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
+use twophase::cpu;
+use twophase::gpu::{Gpu, Less, MergeScratch, MergeTuning, PrimitiveKey};
+use twophase_gpu::cudarc::driver::{sys, CudaSlice, DeviceRepr};
+
+/// Untimed runs before timing: module load, first-touch and clock ramp stay out of the numbers.
+const WARMUP: usize = 10;
+/// Timed runs per measurement; the median is reported.
+const REPS: usize = 100;
+/// Inputs are rotated among enough sets to exceed this many times the L2 size, so that repeated
+/// runs do not measure the cache.
+const L2_MULTIPLE: usize = 4;
+/// At most this many rotated input sets.
+const MAX_SETS: usize = 16;
+/// Bytes of each buffer of the device-to-device copy that measures the copy rate (1 GiB).
+const COPY_BYTES: usize = 1 << 30;
+/// Sizes (log2 of total outputs) measured.
+const SIZES: [u32; 3] = [20, 24, 27];
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Median of REPS event-timed runs of `f(rep)` in ms, after WARMUP runs.
+fn time_events(gpu: &Gpu, mut f: impl FnMut(usize)) -> f64 {
+    let stream = gpu.stream();
+    for i in 0..WARMUP {
+        f(i);
+    }
+    let mut times = Vec::with_capacity(REPS);
+    for i in 0..REPS {
+        let start = stream
+            .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .expect("event");
+        f(i);
+        let end = stream
+            .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .expect("event");
+        end.synchronize().expect("sync");
+        times.push(f64::from(start.elapsed_ms(&end).expect("elapsed")));
+    }
+    median(times)
+}
+
+fn copy_rate_gbs(gpu: &Gpu) -> f64 {
+    let stream = gpu.stream();
+    let src: CudaSlice<u8> = stream.clone_htod(&vec![0x5Au8; COPY_BYTES]).expect("alloc");
+    let mut dst: CudaSlice<u8> = stream.clone_htod(&vec![0xA5u8; COPY_BYTES]).expect("alloc");
+    let ms = time_events(gpu, |_| stream.memcpy_dtod(&src, &mut dst).expect("copy"));
+    (2 * COPY_BYTES) as f64 / (ms * 1e-3) / 1e9
+}
+
+fn sorted_halves<K: Copy + Send + Ord>(
+    n: usize,
+    seed: u64,
+    draw: fn(&mut rand::rngs::StdRng) -> K,
+) -> (Vec<K>, Vec<K>) {
+    let half = n / 2;
+    let chunks: Vec<Vec<K>> = (0..2u64)
+        .into_par_iter()
+        .map(|side| {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed * 2 + side);
+            let len = if side == 0 { half } else { n - half };
+            let mut v: Vec<K> = (0..len).map(|_| draw(&mut rng)).collect();
+            v.par_sort_unstable();
+            v
+        })
+        .collect();
+    let mut it = chunks.into_iter();
+    (it.next().unwrap_or_default(), it.next().unwrap_or_default())
+}
+
+struct Row {
+    kind: String,
+    log2n: u32,
+    ms: f64,
+    bytes: f64,
+}
+
+fn load_cub() -> HashMap<(String, u32), f64> {
+    let mut map = HashMap::new();
+    let Ok(path) = std::env::var("TWOPHASE_CUB_RESULTS") else {
+        return map;
+    };
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        eprintln!("no CUB results at {path}");
+        return map;
+    };
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if let [kind, log2n, ms] = f[..] {
+            if let (Ok(l), Ok(m)) = (log2n.parse(), ms.parse()) {
+                map.insert((kind.to_owned(), l), m);
+            }
+        }
+    }
+    map
+}
+
+fn print_row(row: &Row, copy_gbs: f64, cub: &HashMap<(String, u32), f64>) {
+    let n = (1u64 << row.log2n) as f64;
+    let gbs = row.bytes / (row.ms * 1e-3) / 1e9;
+    let vs = cub
+        .get(&(row.kind.clone(), row.log2n))
+        .map_or("n/a".to_owned(), |c| {
+            format!("{:.3} ms = {:.2}x", c, c / row.ms)
+        });
+    println!(
+        "| twophase | {} | 2^{} | {:.4} | {:.1} | {:.1}% | {} |",
+        row.kind,
+        row.log2n,
+        row.ms,
+        n / (row.ms * 1e-3) / 1e9,
+        100.0 * gbs / copy_gbs,
+        vs
+    );
+}
+
+/// Correctness first, then time the shipped tuning (and, at the largest size, a tuning sweep).
+fn bench_keys<K: PrimitiveKey + DeviceRepr + Ord + Send + std::fmt::Debug>(
+    gpu: &Gpu,
+    kind: &str,
+    draw: fn(&mut rand::rngs::StdRng) -> K,
+    poison: K,
+    sweep: &[(u32, u32)],
+    rows: &mut Vec<Row>,
+    l2: usize,
+) {
+    let stream = gpu.stream();
+    let mut scratch = MergeScratch::new();
+    let key_bytes = std::mem::size_of::<K>();
+    for log2n in SIZES {
+        let n = 1usize << log2n;
+        let set_bytes = 2 * n * key_bytes;
+        let sets = (L2_MULTIPLE * l2).div_ceil(set_bytes).clamp(1, MAX_SETS);
+        let mut inputs = Vec::new();
+        let mut expected = Vec::new();
+        for s in 0..sets {
+            let (a, b) = sorted_halves(
+                n,
+                u64::from(log2n) * 100 + s as u64 + rand::random::<u32>() as u64,
+                draw,
+            );
+            if s == 0 {
+                expected = cpu::merge(&a, &b);
+            }
+            let da = stream.clone_htod(&a).expect("upload");
+            let db = stream.clone_htod(&b).expect("upload");
+            inputs.push((da, db));
+        }
+        let mut outs: Vec<CudaSlice<K>> = (0..sets)
+            .map(|_| stream.clone_htod(&vec![poison; n]).expect("alloc"))
+            .collect();
+        // Correctness first: fresh random inputs, poisoned output.
+        gpu.merge_device(
+            &inputs[0].0,
+            &inputs[0].1,
+            &mut outs[0],
+            &Less,
+            &mut scratch,
+        )
+        .expect("merge");
+        let got = stream.clone_dtoh(&outs[0]).expect("download");
+        assert!(
+            got == expected,
+            "{kind} 2^{log2n}: GPU merge differs from the CPU merge"
+        );
+        let ms = time_events(gpu, |i| {
+            let (a, b) = &inputs[i % sets];
+            gpu.merge_device(a, b, &mut outs[i % sets], &Less, &mut scratch)
+                .expect("merge");
+        });
+        rows.push(Row {
+            kind: kind.to_owned(),
+            log2n,
+            ms,
+            bytes: (2 * n * key_bytes) as f64,
+        });
+        if log2n == SIZES[SIZES.len() - 1] {
+            for &(threads, vt) in sweep {
+                let tuning = MergeTuning { threads, vt };
+                stream
+                    .memcpy_htod(&vec![poison; n], &mut outs[0])
+                    .expect("poison");
+                gpu.merge_device_tuned(
+                    &inputs[0].0,
+                    &inputs[0].1,
+                    &mut outs[0],
+                    &Less,
+                    tuning,
+                    &mut scratch,
+                )
+                .expect("merge");
+                let ok = stream.clone_dtoh(&outs[0]).expect("download") == expected;
+                let ms = time_events(gpu, |i| {
+                    let (a, b) = &inputs[i % sets];
+                    gpu.merge_device_tuned(a, b, &mut outs[i % sets], &Less, tuning, &mut scratch)
+                        .expect("merge");
+                });
+                println!("sweep {kind} 2^{log2n} nt={threads} vt={vt}: {ms:.4} ms (correct: {ok})");
+            }
+        }
+    }
+}
+
+fn bench_pairs(gpu: &Gpu, rows: &mut Vec<Row>, l2: usize) {
+    let stream = gpu.stream();
+    let mut scratch = MergeScratch::new();
+    for log2n in SIZES {
+        let n = 1usize << log2n;
+        let set_bytes = 4 * n * 4;
+        let sets = (L2_MULTIPLE * l2).div_ceil(set_bytes).clamp(1, MAX_SETS);
+        let mut inputs = Vec::new();
+        let mut expected = (Vec::new(), Vec::new());
+        for s in 0..sets {
+            let (a, b) = sorted_halves(n, 7 + s as u64 + rand::random::<u32>() as u64, |r| {
+                r.gen_range(0u32..1 << 20)
+            });
+            let av: Vec<u32> = (0..a.len() as u32).collect();
+            let bv: Vec<u32> = (0..b.len() as u32).map(|i| i | 1 << 31).collect();
+            if s == 0 {
+                expected = cpu::merge_pairs_by(&a, &av, &b, &bv, |x: &u32, y: &u32| x < y);
+            }
+            let up = |v: &Vec<u32>| stream.clone_htod(v).expect("upload");
+            inputs.push((up(&a), up(&av), up(&b), up(&bv)));
+        }
+        let mut outs: Vec<(CudaSlice<u32>, CudaSlice<u32>)> = (0..sets)
+            .map(|_| {
+                let p = vec![0xDEAD_BEEFu32; n];
+                (
+                    stream.clone_htod(&p).expect("alloc"),
+                    stream.clone_htod(&p).expect("alloc"),
+                )
+            })
+            .collect();
+        {
+            let (a, av, b, bv) = &inputs[0];
+            let (ok, ov) = &mut outs[0];
+            gpu.merge_pairs_device(a, av, b, bv, ok, ov, &Less, &mut scratch)
+                .expect("merge pairs");
+            let got = (
+                stream.clone_dtoh(ok).expect("dl"),
+                stream.clone_dtoh(ov).expect("dl"),
+            );
+            assert!(
+                got == expected,
+                "u32 pairs 2^{log2n}: GPU merge differs from the CPU merge"
+            );
+        }
+        let ms = time_events(gpu, |i| {
+            let (a, av, b, bv) = &inputs[i % sets];
+            let (ok, ov) = &mut outs[i % sets];
+            gpu.merge_pairs_device(a, av, b, bv, ok, ov, &Less, &mut scratch)
+                .expect("merge pairs");
+        });
+        rows.push(Row {
+            kind: "u32-pairs".into(),
+            log2n,
+            ms,
+            bytes: (4 * n * 4) as f64,
+        });
+    }
+}
+
+/// One full call at 2^20 with the host side included (kernels already compiled): the device-buffer
+/// call with its launches and a synchronize, and the host-slice call with its copies.
+fn bench_calls(gpu: &Gpu, cub: &HashMap<(String, u32), f64>) {
+    let n = 1usize << 20;
+    let stream = gpu.stream();
+    let (a, b) = sorted_halves(n, 99, |r| r.gen::<u32>());
+    let expected = cpu::merge(&a, &b);
+    let da = stream.clone_htod(&a).expect("upload");
+    let db = stream.clone_htod(&b).expect("upload");
+    let mut out = stream.clone_htod(&vec![0xDEAD_BEEFu32; n]).expect("alloc");
+    let mut scratch = MergeScratch::new();
+    let mut device_call = || {
+        let t = Instant::now();
+        gpu.merge_device(&da, &db, &mut out, &Less, &mut scratch)
+            .expect("merge");
+        stream.synchronize().expect("sync");
+        t.elapsed().as_secs_f64() * 1e3
+    };
+    for _ in 0..WARMUP {
+        device_call();
+    }
+    let device_ms = median((0..REPS).map(|_| device_call()).collect());
+    assert!(
+        stream.clone_dtoh(&out).expect("dl") == expected,
+        "call: wrong result"
+    );
+    let host_call = || {
+        let t = Instant::now();
+        let out = gpu.merge(&a, &b, &Less).expect("merge");
+        (t.elapsed().as_secs_f64() * 1e3, out)
+    };
+    for _ in 0..WARMUP {
+        assert!(host_call().1 == expected, "host call: wrong result");
+    }
+    let host_ms = median((0..REPS).map(|_| host_call().0).collect());
+    for (kind, ms) in [("u32-call-device", device_ms), ("u32-call-host", host_ms)] {
+        let vs = cub
+            .get(&(kind.to_owned(), 20))
+            .map_or("n/a".to_owned(), |c| format!("{c:.3} ms = {:.2}x", c / ms));
+        println!(
+            "| twophase | {kind} | 2^20 | {ms:.4} | {:.1} | - | {vs} |",
+            n as f64 / (ms * 1e-3) / 1e9
+        );
+    }
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let gpu = match Gpu::new(0) {
+        Ok(gpu) => gpu,
+        Err(e) => panic!("the GPU benchmark needs a CUDA GPU: {e}"),
+    };
+    let l2 = gpu
+        .context()
+        .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
+        .expect("L2 size") as usize;
+    let cub = load_cub();
+    let copy = copy_rate_gbs(&gpu);
+    println!(
+        "device: {} (sm_{}), L2 {} MB",
+        gpu.name().unwrap_or_default(),
+        gpu.arch(),
+        l2 >> 20
+    );
+    println!("device-to-device copy rate: {copy:.0} GB/s (bytes read + written)");
+    let mut rows = Vec::new();
+    let u32_sweep = [
+        (128, 15),
+        (256, 15),
+        (128, 23),
+        (256, 11),
+        (512, 7),
+        (128, 11),
+        (256, 19),
+    ];
+    let u64_sweep = [
+        (128, 11),
+        (256, 11),
+        (128, 7),
+        (256, 7),
+        (128, 15),
+        (256, 15),
+    ];
+    bench_keys::<u32>(
+        &gpu,
+        "u32",
+        |r| r.gen(),
+        0xDEAD_BEEF,
+        &u32_sweep,
+        &mut rows,
+        l2,
+    );
+    bench_keys::<u64>(
+        &gpu,
+        "u64",
+        |r| r.gen(),
+        0xDEAD_BEEF_DEAD_BEEF,
+        &u64_sweep,
+        &mut rows,
+        l2,
+    );
+    bench_pairs(&gpu, &mut rows, l2);
+    println!();
+    println!("| impl | kind | n | ms | Gkeys/s | % of copy rate | CUB ms = CUB/ours |");
+    println!("|---|---|---|---|---|---|---|");
+    for row in &rows {
+        print_row(row, copy, &cub);
+    }
+    bench_calls(&gpu, &cub);
+}

@@ -1,0 +1,547 @@
+//! GPU merge tests (need a CUDA GPU; run with --include-ignored): differential against the CPU backend.
+
+use std::fmt::Debug;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use twophase::cpu;
+use twophase::gpu::{
+    CudaComparator, DeviceComparator, DeviceKey, Gpu, Greater, Less, MergeScratch, MergeTuning,
+    TotalOrder, TotalOrderDesc,
+};
+use twophase_gpu::cudarc::driver::DeviceRepr;
+
+/// The GPU under test. A missing GPU is a failure, never a silent pass.
+fn gpu() -> Gpu {
+    match Gpu::new(0) {
+        Ok(gpu) => gpu,
+        Err(e) => panic!("these tests need a CUDA GPU and found none: {e}"),
+    }
+}
+
+fn rng() -> StdRng {
+    let seed: u64 = rand::random();
+    eprintln!("seed {seed}");
+    StdRng::seed_from_u64(seed)
+}
+
+/// Input shapes of the differential tests.
+#[derive(Clone, Copy, Debug)]
+enum Shape {
+    Random,
+    DuplicateHeavy,
+    AllEqual,
+    DisjointALow,
+    DisjointAHigh,
+    AEmpty,
+    BEmpty,
+}
+
+const SHAPES: [Shape; 7] = [
+    Shape::Random,
+    Shape::DuplicateHeavy,
+    Shape::AllEqual,
+    Shape::DisjointALow,
+    Shape::DisjointAHigh,
+    Shape::AEmpty,
+    Shape::BEmpty,
+];
+
+/// Sizes around the tile of `tuning`: 0, 1, tile - 1, tile, tile + 1, many tiles.
+fn sizes(tuning: MergeTuning) -> Vec<usize> {
+    let tile = tuning.tile();
+    vec![
+        0,
+        1,
+        2,
+        tile - 1,
+        tile,
+        tile + 1,
+        2 * tile + 1,
+        37 * tile + 5,
+        (1 << 20) + 3,
+    ]
+}
+
+/// Two sorted inputs of `n` keys in total drawn by `draw(rng, class)` (class 0 = low, 1 = high, 2 = any).
+fn inputs<K, C: DeviceComparator<K>>(
+    rng: &mut StdRng,
+    n: usize,
+    shape: Shape,
+    comp: &C,
+    draw: &dyn Fn(&mut StdRng, u32) -> K,
+    equal: K,
+    dup: &dyn Fn(&mut StdRng) -> K,
+) -> (Vec<K>, Vec<K>)
+where
+    K: DeviceKey + Copy,
+{
+    let split = match shape {
+        Shape::AEmpty => 0,
+        Shape::BEmpty => n,
+        _ => rng.gen_range(0..=n),
+    };
+    let gen = |rng: &mut StdRng, count: usize, side: u32| -> Vec<K> {
+        (0..count)
+            .map(|_| match shape {
+                Shape::Random | Shape::AEmpty | Shape::BEmpty => draw(rng, 2),
+                Shape::DuplicateHeavy => dup(rng),
+                Shape::AllEqual => equal,
+                Shape::DisjointALow => draw(rng, side),
+                Shape::DisjointAHigh => draw(rng, 1 - side),
+            })
+            .collect()
+    };
+    let mut a = gen(rng, split, 0);
+    let mut b = gen(rng, n - split, 1);
+    let order = |x: &K, y: &K| {
+        if comp.is_less(x, y) {
+            std::cmp::Ordering::Less
+        } else if comp.is_less(y, x) {
+            std::cmp::Ordering::Greater
+        } else {
+            std::cmp::Ordering::Equal
+        }
+    };
+    a.sort_by(order);
+    b.sort_by(order);
+    (a, b)
+}
+
+/// Upload at least one element (so that empty inputs still get a valid buffer).
+fn upload<K: DeviceKey + DeviceRepr>(
+    gpu: &Gpu,
+    host: &[K],
+    filler: K,
+) -> twophase_gpu::cudarc::driver::CudaSlice<K> {
+    let data: Vec<K> = if host.is_empty() {
+        vec![filler]
+    } else {
+        host.to_vec()
+    };
+    gpu.stream().clone_htod(&data).expect("upload")
+}
+
+/// Merge on the device through the cudarc-buffer API, output poisoned first.
+fn device_merge<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
+    gpu: &Gpu,
+    scratch: &mut MergeScratch,
+    a: &[K],
+    b: &[K],
+    comp: &C,
+    poison: K,
+) -> Vec<K> {
+    let n = a.len() + b.len();
+    let da = upload(gpu, a, poison);
+    let db = upload(gpu, b, poison);
+    let mut out = upload(gpu, &vec![poison; n], poison);
+    gpu.merge_device(
+        &da.slice(..a.len()),
+        &db.slice(..b.len()),
+        &mut out.slice_mut(..n),
+        comp,
+        scratch,
+    )
+    .expect("merge_device");
+    let mut host = gpu.stream().clone_dtoh(&out).expect("download");
+    host.truncate(n);
+    host
+}
+
+fn same_bits<K: DeviceKey>(x: &[K], y: &[K]) -> bool {
+    bytemuck::cast_slice::<K, u8>(x) == bytemuck::cast_slice::<K, u8>(y)
+}
+
+#[allow(clippy::too_many_arguments)] // A test driver: each argument is one knob of the case.
+fn differential<K, C>(
+    label: &str,
+    comp: &C,
+    poison: K,
+    draw: &dyn Fn(&mut StdRng, u32) -> K,
+    equal: K,
+    dup: &dyn Fn(&mut StdRng) -> K,
+) where
+    K: DeviceKey + DeviceRepr + Debug,
+    C: DeviceComparator<K>,
+{
+    let gpu = gpu();
+    let mut scratch = MergeScratch::new();
+    let mut rng = rng();
+    let tuning = MergeTuning::for_types(std::mem::size_of::<K>(), 0);
+    let mut cases = 0;
+    for n in sizes(tuning) {
+        for shape in SHAPES {
+            let (a, b) = inputs(&mut rng, n, shape, comp, draw, equal, dup);
+            let expected = cpu::merge_by(&a, &b, |x: &K, y: &K| comp.is_less(x, y));
+            let got = device_merge(&gpu, &mut scratch, &a, &b, comp, poison);
+            assert!(
+                same_bits(&got, &expected),
+                "{label}: device merge differs, n = {n}, {shape:?}, |a| = {}",
+                a.len()
+            );
+            let host = gpu.merge(&a, &b, comp).expect("merge");
+            assert!(
+                same_bits(&host, &expected),
+                "{label}: host merge differs, n = {n}, {shape:?}"
+            );
+            cases += 1;
+        }
+    }
+    eprintln!("{label}: {cases} cases agree with the CPU backend");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn merge_u32_less() {
+    differential::<u32, _>(
+        "u32 less",
+        &Less,
+        0xDEAD_BEEF,
+        &|r, c| match c {
+            0 => r.gen_range(0..1 << 30),
+            1 => r.gen_range(1 << 30..u32::MAX),
+            _ => r.gen(),
+        },
+        7,
+        &|r| r.gen_range(0..16),
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn merge_u64_less() {
+    differential::<u64, _>(
+        "u64 less",
+        &Less,
+        0xDEAD_BEEF_DEAD_BEEF,
+        &|r, c| match c {
+            0 => r.gen_range(0..1 << 62),
+            1 => r.gen_range(1 << 62..u64::MAX),
+            _ => r.gen(),
+        },
+        7,
+        &|r| r.gen_range(0..16),
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn merge_i32_greater() {
+    differential::<i32, _>(
+        "i32 greater",
+        &Greater,
+        0x7EAD_BEEF,
+        &|r, c| match c {
+            0 => r.gen_range(0..i32::MAX),
+            1 => r.gen_range(i32::MIN..0),
+            _ => r.gen(),
+        },
+        -7,
+        &|r| r.gen_range(-8..8),
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn merge_f32_total_order() {
+    let specials = [
+        f32::NAN,
+        -f32::NAN,
+        0.0,
+        -0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        1.5,
+        -1.5,
+    ];
+    differential::<f32, _>(
+        "f32 total order",
+        &TotalOrder,
+        f32::from_bits(0x7fc0_dead),
+        &|r, c| match c {
+            0 => -r.gen_range(1.0f32..1e30),
+            1 => r.gen_range(1.0f32..1e30),
+            _ => {
+                if r.gen_ratio(1, 8) {
+                    specials[r.gen_range(0..specials.len())]
+                } else {
+                    r.gen_range(-1e6f32..1e6)
+                }
+            }
+        },
+        2.5,
+        &|r| specials[r.gen_range(0..specials.len())],
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn merge_f32_less_no_nan() {
+    differential::<f32, _>(
+        "f32 less",
+        &Less,
+        f32::from_bits(0x7fc0_dead),
+        &|r, c| match c {
+            0 => r.gen_range(-1e9f32..0.0),
+            1 => r.gen_range(1.0f32..1e9),
+            _ => r.gen_range(-1e9f32..1e9),
+        },
+        2.5,
+        &|r| r.gen_range(0..8) as f32,
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn merge_f64_total_order_desc() {
+    let specials = [
+        f64::NAN,
+        -f64::NAN,
+        0.0,
+        -0.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        1.5,
+        -1.5,
+    ];
+    differential::<f64, _>(
+        "f64 total order desc",
+        &TotalOrderDesc,
+        f64::from_bits(0x7ff8_dead_dead_dead),
+        &|r, c| match c {
+            0 => r.gen_range(1.0f64..1e300),
+            1 => -r.gen_range(1.0f64..1e300),
+            _ => {
+                if r.gen_ratio(1, 8) {
+                    specials[r.gen_range(0..specials.len())]
+                } else {
+                    r.gen_range(-1e6f64..1e6)
+                }
+            }
+        },
+        2.5,
+        &|r| specials[r.gen_range(0..specials.len())],
+    );
+}
+
+/// A user key: compared by `key` only (descending), `tag` rides along and proves stability.
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+struct Rec {
+    key: u32,
+    tag: u32,
+}
+
+impl DeviceKey for Rec {
+    const CUDA_TYPE: &'static str = "rec";
+    const CUDA_DEFINITION: &'static str = "struct rec { unsigned int key; unsigned int tag; };";
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn merge_user_struct_custom_comparator_is_stable() {
+    let gpu = gpu();
+    let comp = CudaComparator::new(
+        "rec_key_desc",
+        "return a.key > b.key;",
+        |a: &Rec, b: &Rec| a.key > b.key,
+    );
+    let mut rng = rng();
+    let tile = MergeTuning::for_types(std::mem::size_of::<Rec>(), 0).tile();
+    let poison = Rec {
+        key: 0xDEAD_BEEF,
+        tag: 0xDEAD_BEEF,
+    };
+    for n in [0, 1, tile - 1, tile, tile + 1, 53 * tile + 7, (1 << 20) + 1] {
+        for distinct in [1u32, 13, u32::MAX] {
+            let split = rng.gen_range(0..=n);
+            let mut a: Vec<Rec> = (0..split)
+                .map(|_| Rec {
+                    key: rng.gen_range(0..=distinct.saturating_sub(1)),
+                    tag: 0,
+                })
+                .collect();
+            let mut b: Vec<Rec> = (0..n - split)
+                .map(|_| Rec {
+                    key: rng.gen_range(0..=distinct.saturating_sub(1)),
+                    tag: 0,
+                })
+                .collect();
+            a.sort_by_key(|r| std::cmp::Reverse(r.key));
+            b.sort_by_key(|r| std::cmp::Reverse(r.key));
+            for (i, r) in a.iter_mut().enumerate() {
+                r.tag = i as u32;
+            }
+            for (i, r) in b.iter_mut().enumerate() {
+                r.tag = (1 << 31) | i as u32;
+            }
+            // Poison the handle's reused output buffer: merge all-poison inputs of the same size.
+            let poisoned = gpu
+                .merge(&vec![poison; split], &vec![poison; n - split], &comp)
+                .expect("poison run");
+            assert!(poisoned.iter().all(|r| *r == poison));
+            let got = gpu.merge(&a, &b, &comp).expect("merge");
+            let expected = cpu::merge_by(&a, &b, |x: &Rec, y: &Rec| comp.is_less(x, y));
+            assert_eq!(
+                got, expected,
+                "user struct merge differs, n = {n}, distinct = {distinct}"
+            );
+            // Stability: within equal keys, all of A (in order) then all of B (in order).
+            for w in got.windows(2) {
+                if w[0].key == w[1].key {
+                    assert!(w[0].tag < w[1].tag, "unstable at {w:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn merge_pairs_u32_are_stable() {
+    let gpu = gpu();
+    let mut scratch = MergeScratch::new();
+    let mut rng = rng();
+    let tile = MergeTuning::for_types(4, 4).tile();
+    for n in [0, 1, tile - 1, tile, tile + 1, 41 * tile + 3, (1 << 22) + 5] {
+        for distinct in [1u32, 5, 1000, u32::MAX] {
+            let split = rng.gen_range(0..=n);
+            let draw = |rng: &mut StdRng, count: usize| {
+                let mut v: Vec<u32> = (0..count)
+                    .map(|_| rng.gen_range(0..=distinct - 1))
+                    .collect();
+                v.sort_unstable();
+                v
+            };
+            let a = draw(&mut rng, split);
+            let b = draw(&mut rng, n - split);
+            let a_vals: Vec<u32> = (0..a.len() as u32).collect();
+            let b_vals: Vec<u32> = (0..b.len() as u32).map(|i| (1 << 31) | i).collect();
+            let (ek, ev) = cpu::merge_pairs_by(&a, &a_vals, &b, &b_vals, |x: &u32, y: &u32| x < y);
+            // Device API with poisoned outputs.
+            let s = gpu.stream();
+            let (da, dav) = (upload(&gpu, &a, 1), upload(&gpu, &a_vals, 1));
+            let (db, dbv) = (upload(&gpu, &b, 1), upload(&gpu, &b_vals, 1));
+            let mut ok = upload(&gpu, &vec![0xDEAD_BEEFu32; n], 1);
+            let mut ov = upload(&gpu, &vec![0xDEAD_BEEFu32; n], 1);
+            gpu.merge_pairs_device(
+                &da.slice(..a.len()),
+                &dav.slice(..a.len()),
+                &db.slice(..b.len()),
+                &dbv.slice(..b.len()),
+                &mut ok.slice_mut(..n),
+                &mut ov.slice_mut(..n),
+                &Less,
+                &mut scratch,
+            )
+            .expect("merge_pairs_device");
+            let mut gk = s.clone_dtoh(&ok).expect("download");
+            let mut gv = s.clone_dtoh(&ov).expect("download");
+            gk.truncate(n);
+            gv.truncate(n);
+            assert_eq!(gk, ek, "pair keys differ, n = {n}, distinct = {distinct}");
+            assert_eq!(
+                gv, ev,
+                "pair values differ (stability), n = {n}, distinct = {distinct}"
+            );
+            for i in 1..n {
+                if gk[i - 1] == gk[i] {
+                    assert!(gv[i - 1] < gv[i], "unstable at {i}");
+                }
+            }
+            let (hk, hv) = gpu
+                .merge_pairs(&a, &a_vals, &b, &b_vals, &Less)
+                .expect("merge_pairs");
+            assert_eq!((hk, hv), (ek, ev), "host pairs differ, n = {n}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn merge_pairs_u64_keys_f64_values() {
+    let gpu = gpu();
+    let mut rng = rng();
+    for n in [1usize, 1409, 100_003, 1 << 21] {
+        let split = rng.gen_range(0..=n);
+        let mut a: Vec<u64> = (0..split).map(|_| rng.gen_range(0..64)).collect();
+        let mut b: Vec<u64> = (0..n - split).map(|_| rng.gen_range(0..64)).collect();
+        a.sort_unstable();
+        b.sort_unstable();
+        let a_vals: Vec<f64> = (0..a.len()).map(|i| i as f64).collect();
+        let b_vals: Vec<f64> = (0..b.len()).map(|i| -(i as f64) - 1.0).collect();
+        let expected = cpu::merge_pairs_by(&a, &a_vals, &b, &b_vals, |x: &u64, y: &u64| x < y);
+        let got = gpu
+            .merge_pairs(&a, &a_vals, &b, &b_vals, &Less)
+            .expect("merge_pairs");
+        assert_eq!(got, expected, "n = {n}");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn merge_u32_2_pow_27() {
+    let gpu = gpu();
+    let mut scratch = MergeScratch::new();
+    let mut rng = rng();
+    let n = 1usize << 27;
+    for shape in [Shape::Random, Shape::DuplicateHeavy] {
+        let (a, b) = inputs(
+            &mut rng,
+            n,
+            shape,
+            &Less,
+            &|r, _| r.gen::<u32>(),
+            7u32,
+            &|r| r.gen_range(0..16),
+        );
+        let expected = cpu::merge(&a, &b);
+        let got = device_merge(&gpu, &mut scratch, &a, &b, &Less, 0xDEAD_BEEF);
+        assert!(got == expected, "2^27 merge differs ({shape:?})");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn root_api_and_backend_neutral_call() {
+    assert!(
+        twophase::gpu::default_gpu().is_some(),
+        "a CUDA GPU is required"
+    );
+    let a: Vec<u32> = (0..10_000).map(|i| i * 2).collect();
+    let b: Vec<u32> = (0..7_000).map(|i| i * 3).collect();
+    let expected = cpu::merge(&a, &b);
+    assert_eq!(twophase::gpu::merge(&a, &b).expect("merge"), expected);
+    assert_eq!(
+        twophase::gpu::merge_by(&a, &b, &Less).expect("merge_by"),
+        expected
+    );
+    assert_eq!(twophase::gpu::merge_any(&a, &b, &Less), expected);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn second_handle_hits_the_disk_cache() {
+    let dir = std::env::temp_dir().join(format!("twophase-cache-test-{}", std::process::id()));
+    let program =
+        twophase_gpu::merge::merge_program::<u32, Less>(&Less, None, MergeTuning::for_types(4, 0));
+    let arch = gpu().arch();
+    std::env::set_var(twophase_gpu::program::CACHE_DIR_ENV, &dir);
+    let first = twophase_gpu::program::compile_cached(&program.source, &program.name, arch)
+        .expect("compile");
+    let cached = std::fs::read_dir(&dir)
+        .expect("cache dir")
+        .filter_map(Result::ok)
+        .any(|f| f.file_name().to_string_lossy().starts_with(&program.name));
+    assert!(cached, "the cubin is in the disk cache");
+    let t = std::time::Instant::now();
+    let second = twophase_gpu::program::compile_cached(&program.source, &program.name, arch)
+        .expect("cached");
+    assert_eq!(first, second);
+    assert!(
+        t.elapsed().as_millis() < 50,
+        "cache read took {:?}",
+        t.elapsed()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
