@@ -213,7 +213,7 @@ fn bench_keys<K: PrimitiveKey + DeviceRepr + Ord + Send + std::fmt::Debug>(
     }
 }
 
-fn bench_pairs(gpu: &Gpu, rows: &mut Vec<Row>, l2: usize) {
+fn bench_pairs(gpu: &Gpu, sweep: &[(u32, u32)], rows: &mut Vec<Row>, l2: usize) {
     let stream = gpu.stream();
     let mut scratch = MergeScratch::new();
     for log2n in SIZES {
@@ -269,6 +269,33 @@ fn bench_pairs(gpu: &Gpu, rows: &mut Vec<Row>, l2: usize) {
             ms,
             bytes: (4 * n * 4) as f64,
         });
+        if log2n == SIZES[SIZES.len() - 1] {
+            for &(threads, vt) in sweep {
+                let tuning = MergeTuning { threads, vt };
+                let (a, av, b, bv) = &inputs[0];
+                let (ok, ov) = &mut outs[0];
+                stream
+                    .memcpy_htod(&vec![0xDEAD_BEEFu32; n], ok)
+                    .expect("poison");
+                stream
+                    .memcpy_htod(&vec![0xDEAD_BEEFu32; n], ov)
+                    .expect("poison");
+                gpu.merge_pairs_device_tuned(a, av, b, bv, ok, ov, &Less, tuning, &mut scratch)
+                    .expect("merge");
+                let got = (
+                    stream.clone_dtoh(ok).expect("dl"),
+                    stream.clone_dtoh(ov).expect("dl"),
+                );
+                let correct = got == expected;
+                let ms = time_events(gpu, |i| {
+                    let (a, av, b, bv) = &inputs[i % sets];
+                    let (ok, ov) = &mut outs[i % sets];
+                    gpu.merge_pairs_device_tuned(a, av, b, bv, ok, ov, &Less, tuning, &mut scratch)
+                        .expect("merge");
+                });
+                println!("sweep u32-pairs 2^{log2n} nt={threads} vt={vt}: {ms:.4} ms (correct: {correct})");
+            }
+        }
     }
 }
 
@@ -341,21 +368,31 @@ fn main() {
     println!("device-to-device copy rate: {copy:.0} GB/s (bytes read + written)");
     let mut rows = Vec::new();
     let u32_sweep = [
-        (128, 15),
-        (256, 15),
-        (128, 23),
-        (256, 11),
-        (512, 7),
-        (128, 11),
         (256, 19),
+        (256, 23),
+        (256, 27),
+        (256, 31),
+        (512, 15),
+        (512, 19),
+        (384, 19),
+        (128, 31),
     ];
     let u64_sweep = [
+        (256, 15),
+        (256, 19),
+        (256, 23),
+        (512, 11),
+        (384, 15),
+        (128, 23),
+    ];
+    let pairs_sweep = [
         (128, 11),
         (256, 11),
-        (128, 7),
-        (256, 7),
-        (128, 15),
         (256, 15),
+        (256, 19),
+        (256, 23),
+        (512, 11),
+        (512, 15),
     ];
     bench_keys::<u32>(
         &gpu,
@@ -375,7 +412,7 @@ fn main() {
         &mut rows,
         l2,
     );
-    bench_pairs(&gpu, &mut rows, l2);
+    bench_pairs(&gpu, &pairs_sweep, &mut rows, l2);
     println!();
     println!("| impl | kind | n | ms | Gkeys/s | % of copy rate | CUB ms = CUB/ours |");
     println!("|---|---|---|---|---|---|---|");

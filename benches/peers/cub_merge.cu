@@ -231,8 +231,7 @@ int main(int argc, char** argv) {
   copy_gbs = 2.0 * COPY_BYTES / (copy_ms * 1e-3) / 1e9;
   CHECK(cudaFree(src));
   CHECK(cudaFree(dst));
-  std::printf("CUB %d.%d.%d on %s: copy rate %.0f GB/s\n", CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_PATCH_VERSION,
-              prop.name, copy_gbs);
+  std::printf("CUB %d (CUB_VERSION) on %s: copy rate %.0f GB/s\n", CUB_VERSION, prop.name, copy_gbs);
   std::printf("| impl | kind | n | ms | Gkeys/s | %% of copy rate | vs CUB |\n|---|---|---|---|---|---|---|\n");
   bench_keys<uint32_t>("u32", 0xffffffffull);
   bench_keys<uint64_t>("u64", ~0ull);

@@ -43,13 +43,19 @@ pub fn driver_available() -> bool {
 }
 
 impl Gpu {
-    /// A handle on device `ordinal`, with a new stream of its own. Fails (without panicking) when
-    /// no driver or no such device is present.
+    /// A handle on device `ordinal`, with a new stream of its own (and cudarc's per-buffer event
+    /// tracking off: one stream orders everything). Fails (without panicking) when no driver or no
+    /// such device is present.
     pub fn new(ordinal: usize) -> Result<Self, GpuError> {
         if !driver_available() {
             return Err(GpuError::NoDriver);
         }
         let ctx = CudaContext::new(ordinal)?;
+        // SAFETY: called before any buffer of this context object exists. Everything this handle
+        // allocates and launches runs on its one stream, so stream order already serializes every
+        // use; per-buffer event tracking would only add a cuEventRecord per buffer per call.
+        // Users who fork more streams from `Gpu::context()` synchronize them themselves.
+        unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream()?;
         Self::from_stream(stream)
     }

@@ -39,26 +39,26 @@ impl MergeTuning {
     }
 
     /// The tuning shipped for keys of `key_bytes` bytes, with values of `value_bytes` bytes (0 for
-    /// keys only). Reasons:
+    /// keys only). Chosen from the sweep of benches/gpu_merge.rs on an H100 at 2^27 outputs
+    /// (docs/gpu.md). Reasons:
     /// - VT is odd so that the thread-order <-> strided transposes through shared memory
     ///   (`VT * tid + i`) hit 32 distinct banks for 4-byte words: conflict-free.
-    /// - 4-byte keys: NT = 128, VT = 15 (1920-item tiles, 7.7 KB shared). Enough bytes in flight per
-    ///   SM (several resident blocks, 15 independent loads per thread) to run near the copy rate,
-    ///   while the in-tile merge path search stays short (log2 1920 = 11 steps).
-    /// - 8-byte keys (and pairs): NT = 128, VT = 11: the register arrays double in size, so fewer
-    ///   items per thread keep occupancy; the tile (1408 items, 11 KB) still amortizes the tile's
-    ///   partition search.
+    /// - Large tiles: fewer tiles mean fewer partition searches (each a chain of ~log2(n)
+    ///   dependent global loads) and more independent loads in flight per thread.
+    /// - 4-byte keys: NT = 256, VT = 19 (4864-item tiles, 19 KB of shared memory).
+    /// - 8-byte keys or 4-byte keys with values: NT = 256, VT = 15 (3840-item tiles; 30 KB for
+    ///   8-byte keys): the register arrays are twice as wide, so fewer items per thread.
     /// - Wider keys (user structs): NT = 128, VT = 7, to bound registers and shared memory.
     pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
         if key_bytes + value_bytes <= 4 {
             MergeTuning {
-                threads: 128,
-                vt: 15,
+                threads: 256,
+                vt: 19,
             }
         } else if key_bytes <= 8 {
             MergeTuning {
-                threads: 128,
-                vt: 11,
+                threads: 256,
+                vt: 15,
             }
         } else {
             MergeTuning {
@@ -133,6 +133,38 @@ fn sanitize(text: &str) -> String {
     text.chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect()
+}
+
+/// The cache key and source name of a merge program, without building its source (the per-call
+/// path: the source is only assembled on a cache miss).
+pub fn merge_program_id<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+    comp: &C,
+    values: ValueLayout,
+    tuning: MergeTuning,
+) -> (String, String) {
+    let value_type = match values {
+        Some((size, align)) => cuda_value_type(size, align),
+        None => "unsigned char".to_owned(),
+    };
+    let value_tag = values.map_or("keys".to_owned(), |(size, align)| {
+        format!("v{size}a{align}")
+    });
+    let name = format!(
+        "twophase_merge_{}_{}_{}_nt{}_vt{}.cu",
+        sanitize(K::CUDA_TYPE),
+        value_tag,
+        sanitize(&comp.name()),
+        tuning.threads,
+        tuning.vt
+    );
+    let key = format!(
+        "{name}|{}|{}|{}|{}",
+        K::CUDA_DEFINITION,
+        value_type,
+        comp.cuda_helpers(),
+        comp.cuda_body()
+    );
+    (key, name)
 }
 
 /// The merge program for key `K`, comparator `comp`, value layout and tuning.
@@ -229,11 +261,11 @@ impl Gpu {
         if total == 0 {
             return Ok(());
         }
-        let program = merge_program::<K, C>(comp, values, tuning);
+        let (key, name) = merge_program_id::<K, C>(comp, values, tuning);
         let kernels = self.kernels(
-            &program.key,
-            &program.name,
-            || program.source.clone(),
+            &key,
+            &name,
+            || merge_program::<K, C>(comp, values, tuning).source,
             &[MERGE_ENTRY_PARTITION, MERGE_ENTRY_TILE],
         )?;
         let missing = |entry: &str| GpuError::Nvrtc {
@@ -400,6 +432,36 @@ impl Gpu {
         OV: DevicePtrMut<V>,
     {
         let tuning = MergeTuning::for_types(size_of::<K>(), size_of::<V>());
+        self.merge_pairs_device_tuned(
+            a_keys, a_vals, b_keys, b_vals, out_keys, out_vals, comp, tuning, scratch,
+        )
+    }
+
+    /// [`merge_pairs_device`](Self::merge_pairs_device) with an explicit tuning.
+    #[allow(clippy::too_many_arguments)] // Six buffers are the operation's inputs and outputs.
+    pub fn merge_pairs_device_tuned<K, V, C, AK, AV, BK, BV, OK, OV>(
+        &self,
+        a_keys: &AK,
+        a_vals: &AV,
+        b_keys: &BK,
+        b_vals: &BV,
+        out_keys: &mut OK,
+        out_vals: &mut OV,
+        comp: &C,
+        tuning: MergeTuning,
+        scratch: &mut MergeScratch,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey,
+        V: DeviceValue,
+        C: DeviceComparator<K> + ?Sized,
+        AK: DevicePtr<K>,
+        AV: DevicePtr<V>,
+        BK: DevicePtr<K>,
+        BV: DevicePtr<V>,
+        OK: DevicePtrMut<K>,
+        OV: DevicePtrMut<V>,
+    {
         let total = a_keys.len() + b_keys.len();
         let checks = [
             ("A values", a_keys.len(), a_vals.len()),
