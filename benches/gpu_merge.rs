@@ -127,19 +127,21 @@ fn print_row(row: &Row, copy_gbs: f64, cub: &HashMap<(String, u32), f64>) {
 }
 
 /// Correctness first, then time the shipped tuning (and, at the largest size, a tuning sweep).
+#[allow(clippy::too_many_arguments)] // A bench driver: each argument is one knob of the run.
 fn bench_keys<K: PrimitiveKey + DeviceRepr + Ord + Send + std::fmt::Debug>(
     gpu: &Gpu,
     kind: &str,
     draw: fn(&mut rand::rngs::StdRng) -> K,
     poison: K,
     sweep: &[(u32, u32)],
+    sizes: &[u32],
     rows: &mut Vec<Row>,
     l2: usize,
 ) {
     let stream = gpu.stream();
     let mut scratch = MergeScratch::new();
     let key_bytes = std::mem::size_of::<K>();
-    for log2n in SIZES {
+    for &log2n in sizes {
         let n = 1usize << log2n;
         let set_bytes = 2 * n * key_bytes;
         let sets = (L2_MULTIPLE * l2).div_ceil(set_bytes).clamp(1, MAX_SETS);
@@ -367,39 +369,16 @@ fn main() {
     );
     println!("device-to-device copy rate: {copy:.0} GB/s (bytes read + written)");
     let mut rows = Vec::new();
-    let u32_sweep = [
-        (256, 19),
-        (256, 23),
-        (256, 27),
-        (256, 31),
-        (512, 15),
-        (512, 19),
-        (384, 19),
-        (128, 31),
-    ];
-    let u64_sweep = [
-        (256, 15),
-        (256, 19),
-        (256, 23),
-        (512, 11),
-        (384, 15),
-        (128, 23),
-    ];
-    let pairs_sweep = [
-        (128, 11),
-        (256, 11),
-        (256, 15),
-        (256, 19),
-        (256, 23),
-        (512, 11),
-        (512, 15),
-    ];
+    let u32_sweep = [(256, 21), (256, 25), (384, 17), (384, 23)];
+    let u64_sweep = [(256, 15), (256, 17), (384, 13), (384, 15)];
+    let pairs_sweep = [(256, 19), (512, 13), (512, 17), (384, 17)];
     bench_keys::<u32>(
         &gpu,
         "u32",
         |r| r.gen(),
         0xDEAD_BEEF,
         &u32_sweep,
+        &SIZES,
         &mut rows,
         l2,
     );
@@ -409,10 +388,39 @@ fn main() {
         |r| r.gen(),
         0xDEAD_BEEF_DEAD_BEEF,
         &u64_sweep,
+        &SIZES,
         &mut rows,
         l2,
     );
     bench_pairs(&gpu, &pairs_sweep, &mut rows, l2);
+    // The same shipped tunings without programmatic dependent launch, for comparison.
+    gpu.set_programmatic_launch(false);
+    let largest = [SIZES[SIZES.len() - 1]];
+    bench_keys::<u32>(
+        &gpu,
+        "u32-no-pdl",
+        |r| r.gen(),
+        0xDEAD_BEEF,
+        &[],
+        &largest,
+        &mut rows,
+        l2,
+    );
+    bench_keys::<u64>(
+        &gpu,
+        "u64-no-pdl",
+        |r| r.gen(),
+        0xDEAD_BEEF_DEAD_BEEF,
+        &[],
+        &largest,
+        &mut rows,
+        l2,
+    );
+    gpu.set_programmatic_launch(true);
+    println!(
+        "programmatic dependent launch: {}",
+        gpu.programmatic_launch()
+    );
     println!();
     println!("| impl | kind | n | ms | Gkeys/s | % of copy rate | CUB ms = CUB/ours |");
     println!("|---|---|---|---|---|---|---|");

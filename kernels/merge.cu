@@ -9,6 +9,11 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_merge_partition(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
                              size_type b_count, size_type spacing, size_type num_partitions,
                              size_type* __restrict__ partitions) {
+#if __CUDA_ARCH__ >= 900
+  // Programmatic dependent launch: let the tile kernel's blocks be scheduled now; they wait in
+  // griddepcontrol.wait until this grid has completed and its writes are visible.
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
   const size_type p = (size_type)blockIdx.x * blockDim.x + threadIdx.x;
   if (p >= num_partitions) return;
   const size_type total = a_count + b_count;
@@ -32,6 +37,11 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
   static_assert(SMEM_BYTES <= 48 * 1024, "tile too large for static shared memory");
   __shared__ __align__(16) unsigned char smem[SMEM_BYTES];
 
+#if __CUDA_ARCH__ >= 900
+  // Launched as a programmatic dependent of the partition kernel: wait for its partitions. A
+  // no-op when launched normally.
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
   const size_type tile = blockIdx.x;
   const size_type total = a_count + b_count;
   const size_type diag0 = tile * NV;

@@ -9,6 +9,9 @@ use cudarc::nvrtc::Ptx;
 use crate::error::GpuError;
 use crate::program;
 
+/// First architecture with programmatic dependent launch (griddepcontrol): Hopper, sm_90.
+pub const PDL_MIN_ARCH: u32 = 90;
+
 /// The kernels of one compiled program, by name.
 pub(crate) struct Kernels {
     pub(crate) functions: HashMap<&'static str, CudaFunction>,
@@ -23,6 +26,9 @@ pub struct Gpu {
     kernels: Mutex<HashMap<String, Arc<Kernels>>>,
     /// Device buffers reused by the host-slice calls (`&[T]` in, `Vec<T>` out), grown on demand.
     pub(crate) staging: Mutex<Vec<CudaSlice<u8>>>,
+    /// Whether the second kernel of a two-kernel primitive is launched as a programmatic dependent
+    /// of the first (sm_90+), so that its launch overlaps the first kernel's tail.
+    pub(crate) programmatic_launch: std::sync::atomic::AtomicBool,
     /// Merge scratch reused by the host-slice calls.
     pub(crate) merge_scratch: Mutex<crate::merge::MergeScratch>,
 }
@@ -74,6 +80,7 @@ impl Gpu {
             kernels: Mutex::new(HashMap::new()),
             staging: Mutex::new(Vec::new()),
             merge_scratch: Mutex::new(crate::merge::MergeScratch::new()),
+            programmatic_launch: std::sync::atomic::AtomicBool::new(arch >= PDL_MIN_ARCH),
         })
     }
 
@@ -99,6 +106,21 @@ impl Gpu {
     /// The stream every call of this handle runs on.
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
+    }
+
+    /// Turn programmatic dependent launch on or off (on by default where the device has it,
+    /// sm_90+; ignored on older devices). The results are the same either way.
+    pub fn set_programmatic_launch(&self, on: bool) {
+        self.programmatic_launch.store(
+            on && self.arch >= PDL_MIN_ARCH,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
+
+    /// Whether programmatic dependent launch is in use.
+    pub fn programmatic_launch(&self) -> bool {
+        self.programmatic_launch
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The device architecture as NVRTC names it (90 for sm_90).

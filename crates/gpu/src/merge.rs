@@ -45,26 +45,22 @@ impl MergeTuning {
     ///   (`VT * tid + i`) hit 32 distinct banks for 4-byte words: conflict-free.
     /// - Large tiles: fewer tiles mean fewer partition searches (each a chain of ~log2(n)
     ///   dependent global loads) and more independent loads in flight per thread.
-    /// - 4-byte keys: NT = 256, VT = 19 (4864-item tiles, 19 KB of shared memory).
-    /// - 8-byte keys or 4-byte keys with values: NT = 256, VT = 15 (3840-item tiles; 30 KB for
-    ///   8-byte keys): the register arrays are twice as wide, so fewer items per thread.
-    /// - Wider keys (user structs): NT = 128, VT = 7, to bound registers and shared memory.
+    /// - 4-byte keys: NT = 256, VT = 23 (5888-item tiles, 23 KB of shared memory).
+    /// - 4-byte keys with values up to 8 bytes: NT = 512, VT = 15 (7680-item tiles): the values
+    ///   are gathered in a second pass, so bigger blocks keep more of those loads in flight.
+    /// - 8-byte keys (values up to 8 bytes): NT = 256, VT = 19 (4864-item tiles, 39 KB): the
+    ///   register arrays are twice as wide, so fewer items per thread than for 4-byte keys.
+    /// - Anything wider (user structs, big values): NT = 128, VT = 7, to bound registers and
+    ///   shared memory.
     pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
         if key_bytes + value_bytes <= 4 {
-            MergeTuning {
-                threads: 256,
-                vt: 19,
-            }
-        } else if key_bytes <= 8 {
-            MergeTuning {
-                threads: 256,
-                vt: 15,
-            }
+            MergeTuning { threads: 256, vt: 23 }
+        } else if key_bytes <= 4 && value_bytes <= 8 {
+            MergeTuning { threads: 512, vt: 15 }
+        } else if key_bytes <= 8 && value_bytes <= 8 {
+            MergeTuning { threads: 256, vt: 19 }
         } else {
-            MergeTuning {
-                threads: 128,
-                vt: 7,
-            }
+            MergeTuning { threads: 128, vt: 7 }
         }
     }
 
@@ -316,26 +312,78 @@ impl Gpu {
         // stream until the guards drop after the launches.
         unsafe { launch.launch(config) }?;
 
-        let mut launch = stream.launch_builder(tile_kernel);
-        launch
-            .arg(&args.a)
-            .arg(&a_count)
-            .arg(&args.b)
-            .arg(&b_count)
-            .arg(&partitions_ptr)
-            .arg(&args.out)
-            .arg(&args.values.0)
-            .arg(&args.values.1)
-            .arg(&args.values.2);
-        let config = LaunchConfig {
-            grid_dim: (num_tiles as u32, 1, 1),
-            block_dim: (tuning.threads, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: the arguments match twophase_merge_tile's parameters; `out` (and `out_vals`)
-        // hold a_count + b_count elements (checked by the callers), the value pointers are read
-        // only when the program was instantiated with values; the grid has one block per tile.
-        unsafe { launch.launch(config) }?;
+        let grid = num_tiles as u32;
+        if self.programmatic_launch() {
+            let mut params: [*mut std::ffi::c_void; 9] = [
+                (&args.a as *const u64).cast_mut().cast(),
+                (&a_count as *const u64).cast_mut().cast(),
+                (&args.b as *const u64).cast_mut().cast(),
+                (&b_count as *const u64).cast_mut().cast(),
+                (&partitions_ptr as *const u64).cast_mut().cast(),
+                (&args.out as *const u64).cast_mut().cast(),
+                (&args.values.0 as *const u64).cast_mut().cast(),
+                (&args.values.1 as *const u64).cast_mut().cast(),
+                (&args.values.2 as *const u64).cast_mut().cast(),
+            ];
+            // SAFETY: an all-zero launch attribute value is valid plain data (a union of
+            // integers and plain structs); only the field selected by `id` is then set.
+            let mut value: driver_sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
+            value.programmaticStreamSerializationAllowed = 1;
+            let mut attribute = driver_sys::CUlaunchAttribute {
+                id: driver_sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+                pad: [0; 4],
+                value,
+            };
+            let config = driver_sys::CUlaunchConfig {
+                gridDimX: grid,
+                gridDimY: 1,
+                gridDimZ: 1,
+                blockDimX: tuning.threads,
+                blockDimY: 1,
+                blockDimZ: 1,
+                sharedMemBytes: 0,
+                hStream: stream.cu_stream(),
+                attrs: &mut attribute,
+                numAttrs: 1,
+            };
+            self.context().bind_to_thread()?;
+            // SAFETY: `params` points at nine 64-bit values matching twophase_merge_tile's
+            // parameters (as for the launch below), all alive until this call returns (the driver
+            // copies them); `config` and `attribute` outlive the call; the function belongs to this
+            // context, and the stream to this handle. The tile kernel waits (griddepcontrol.wait)
+            // for the partition kernel before reading the partitions.
+            unsafe {
+                driver_sys::cuLaunchKernelEx(
+                    &config,
+                    tile_kernel.cu_function(),
+                    params.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            }
+            .result()?;
+        } else {
+            let mut launch = stream.launch_builder(tile_kernel);
+            launch
+                .arg(&args.a)
+                .arg(&a_count)
+                .arg(&args.b)
+                .arg(&b_count)
+                .arg(&partitions_ptr)
+                .arg(&args.out)
+                .arg(&args.values.0)
+                .arg(&args.values.1)
+                .arg(&args.values.2);
+            let config = LaunchConfig {
+                grid_dim: (grid, 1, 1),
+                block_dim: (tuning.threads, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: the arguments match twophase_merge_tile's parameters; `out` (and
+            // `out_vals`) hold a_count + b_count elements (checked by the callers), the value
+            // pointers are read only when the program was instantiated with values; the grid has
+            // one block per tile.
+            unsafe { launch.launch(config) }?;
+        }
         Ok(())
     }
 
