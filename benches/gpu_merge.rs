@@ -369,9 +369,9 @@ fn main() {
     );
     println!("device-to-device copy rate: {copy:.0} GB/s (bytes read + written)");
     let mut rows = Vec::new();
-    let u32_sweep = [(256, 21), (256, 25), (384, 17), (384, 23)];
-    let u64_sweep = [(256, 15), (256, 17), (384, 13), (384, 15)];
-    let pairs_sweep = [(256, 19), (512, 13), (512, 17), (384, 17)];
+    let u32_sweep = [(256, 23), (384, 21), (384, 25), (512, 23)];
+    let u64_sweep = [(256, 17), (384, 13)];
+    let pairs_sweep = [(512, 17)];
     bench_keys::<u32>(
         &gpu,
         "u32",

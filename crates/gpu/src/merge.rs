@@ -45,7 +45,7 @@ impl MergeTuning {
     ///   (`VT * tid + i`) hit 32 distinct banks for 4-byte words: conflict-free.
     /// - Large tiles: fewer tiles mean fewer partition searches (each a chain of ~log2(n)
     ///   dependent global loads) and more independent loads in flight per thread.
-    /// - 4-byte keys: NT = 256, VT = 23 (5888-item tiles, 23 KB of shared memory).
+    /// - 4-byte keys: NT = 384, VT = 23 (8832-item tiles, 35 KB of shared memory).
     /// - 4-byte keys with values up to 8 bytes: NT = 512, VT = 15 (7680-item tiles): the values
     ///   are gathered in a second pass, so bigger blocks keep more of those loads in flight.
     /// - 8-byte keys (values up to 8 bytes): NT = 256, VT = 19 (4864-item tiles, 39 KB): the
@@ -54,13 +54,25 @@ impl MergeTuning {
     ///   shared memory.
     pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
         if key_bytes + value_bytes <= 4 {
-            MergeTuning { threads: 256, vt: 23 }
+            MergeTuning {
+                threads: 384,
+                vt: 23,
+            }
         } else if key_bytes <= 4 && value_bytes <= 8 {
-            MergeTuning { threads: 512, vt: 15 }
+            MergeTuning {
+                threads: 512,
+                vt: 15,
+            }
         } else if key_bytes <= 8 && value_bytes <= 8 {
-            MergeTuning { threads: 256, vt: 19 }
+            MergeTuning {
+                threads: 256,
+                vt: 19,
+            }
         } else {
-            MergeTuning { threads: 128, vt: 7 }
+            MergeTuning {
+                threads: 128,
+                vt: 7,
+            }
         }
     }
 
