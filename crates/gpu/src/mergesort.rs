@@ -1,0 +1,512 @@
+//! The two-phase GPU mergesort: block sort of each tile, then merge passes split by merge path.
+
+use std::mem::{align_of, size_of};
+
+use cudarc::driver::{CudaSlice, DevicePtrMut, LaunchConfig, PushKernelArg};
+
+use crate::compare::DeviceComparator;
+use crate::context::Gpu;
+use crate::error::GpuError;
+use crate::key::{DeviceKey, DeviceValue};
+use crate::merge::{MAX_GRID_X, MAX_STATIC_SHARED_BYTES};
+use crate::program::{
+    program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout, CTA_MERGESORT_CUH,
+    CTA_MERGE_CUH, MERGESORT_CU, MERGESORT_ENTRY_BLOCKSORT, MERGESORT_ENTRY_PARTITION,
+    MERGESORT_ENTRY_TILE, PARTITION_CUH, PARTITION_THREADS, SERIAL_CUH,
+};
+
+/// The mergesort's kernel sources, in the order they follow the prelude.
+pub const MERGESORT_SOURCES: [&str; 5] = [
+    PARTITION_CUH,
+    SERIAL_CUH,
+    CTA_MERGE_CUH,
+    CTA_MERGESORT_CUH,
+    MERGESORT_CU,
+];
+
+/// Name of the mergesort in program names and cache keys.
+const PRIMITIVE: &str = "mergesort";
+
+/// The mergesort program for key `K`, comparator `comp`, value layout and tuning.
+pub fn mergesort_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+    comp: &C,
+    values: ValueLayout,
+    tuning: MergesortTuning,
+) -> Program {
+    program::<K, C>(
+        PRIMITIVE,
+        &MERGESORT_SOURCES,
+        comp,
+        values,
+        tuning.threads,
+        tuning.vt,
+    )
+}
+
+/// Launch shape of the mergesort's block-sort and merge-pass kernels (one tile size for both, so
+/// that the runs the block sort leaves are whole tiles of the first pass).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MergesortTuning {
+    /// Threads per block (NT), a power of two: the block sort merges runs pairwise up to NT.
+    pub threads: u32,
+    /// Keys per thread (VT).
+    pub vt: u32,
+}
+
+impl MergesortTuning {
+    /// Keys per tile (NV = NT * VT).
+    pub const fn tile(&self) -> usize {
+        self.threads as usize * self.vt as usize
+    }
+
+    /// The tuning shipped for keys of `key_bytes` and values of `value_bytes` (0 for keys only).
+    /// - VT odd (15, 11, 7) keeps the thread-order transposes through shared memory free of bank
+    ///   conflicts, as in the merge.
+    /// - 4-byte keys: NT = 256, VT = 15 (3840-key tiles): every doubling of the tile saves one
+    ///   global merge pass (one read and write of every key); 256 × 15 fits the block sort's
+    ///   keys and tile positions (31 KB) in static shared memory.
+    /// - 8-byte keys or pairs: NT = 256, VT = 11 (2816 keys, 34 KB): registers of the serial sort
+    ///   (keys + positions) double, so fewer keys per thread keep occupancy.
+    /// - Wider keys: NT = 128, VT = 7.
+    pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
+        if key_bytes <= 4 && value_bytes <= 4 {
+            MergesortTuning {
+                threads: 256,
+                vt: 15,
+            }
+        } else if key_bytes <= 8 {
+            MergesortTuning {
+                threads: 256,
+                vt: 11,
+            }
+        } else {
+            MergesortTuning {
+                threads: 128,
+                vt: 7,
+            }
+        }
+    }
+
+    /// Check the tuning against what the kernels support for keys of `key_bytes` bytes.
+    pub fn validate(&self, key_bytes: usize) -> Result<(), GpuError> {
+        const SHARED_ALIGN: usize = 16;
+        let key_bytes_shared =
+            ((self.tile() + 1) * key_bytes).div_ceil(SHARED_ALIGN) * SHARED_ALIGN;
+        let shared = key_bytes_shared + self.tile() * size_of::<i32>();
+        if !self.threads.is_power_of_two() || !(32..=1024).contains(&self.threads) {
+            return Err(GpuError::InvalidTuning(format!(
+                "threads = {} (a power of two from 32 to 1024)",
+                self.threads
+            )));
+        }
+        if self.vt == 0 || self.vt > 64 {
+            return Err(GpuError::InvalidTuning(format!(
+                "vt = {} (1 to 64)",
+                self.vt
+            )));
+        }
+        if shared > MAX_STATIC_SHARED_BYTES {
+            return Err(GpuError::InvalidTuning(format!(
+                "tile needs {shared} bytes of shared memory"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Device scratch of the mergesort: the pass partitions and the ping-pong key and value buffers.
+/// They only grow, so repeated sorts of the same or smaller size allocate nothing.
+#[derive(Debug, Default)]
+pub struct MergesortScratch {
+    partitions: Option<CudaSlice<u64>>,
+    keys: Option<CudaSlice<u8>>,
+    values: Option<CudaSlice<u8>>,
+}
+
+/// Grow `slot` to at least `len` elements.
+fn grow<T: cudarc::driver::DeviceRepr>(
+    gpu: &Gpu,
+    slot: &mut Option<CudaSlice<T>>,
+    len: usize,
+) -> Result<u64, GpuError> {
+    if slot.as_ref().is_none_or(|s| s.len() < len) {
+        *slot = None;
+        // SAFETY: scratch is always written by a kernel before it is read.
+        *slot = Some(unsafe { gpu.stream().alloc::<T>(len.max(1)) }?);
+    }
+    let stream = gpu.stream().clone();
+    let buf = slot
+        .as_mut()
+        .ok_or(GpuError::Poisoned("mergesort scratch"))?;
+    let (ptr, _guard) = buf.device_ptr_mut(&stream);
+    Ok(ptr)
+}
+
+impl MergesortScratch {
+    /// An empty scratch; device memory is taken on first use.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+/// Number of merge passes after the block sort: ceil(log2(tiles)).
+pub fn merge_passes(count: usize, tile: usize) -> u32 {
+    let tiles = count.div_ceil(tile);
+    if tiles <= 1 {
+        0
+    } else {
+        usize::BITS - (tiles - 1).leading_zeros()
+    }
+}
+
+impl Gpu {
+    /// Sort `count` keys at device address `keys` (and values at `values` if `value_layout`),
+    /// stably, in place from the caller's view.
+    fn launch_mergesort<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+        &self,
+        keys: u64,
+        values: u64,
+        count: usize,
+        comp: &C,
+        value_layout: ValueLayout,
+        tuning: MergesortTuning,
+        scratch: &mut MergesortScratch,
+    ) -> Result<(), GpuError> {
+        tuning.validate(size_of::<K>())?;
+        if count <= 1 {
+            return Ok(());
+        }
+        let (key, name) =
+            program_id::<K, C>(PRIMITIVE, comp, value_layout, tuning.threads, tuning.vt);
+        let kernels = self.kernels(
+            &key,
+            &name,
+            || mergesort_program::<K, C>(comp, value_layout, tuning).source,
+            &[
+                MERGESORT_ENTRY_BLOCKSORT,
+                MERGESORT_ENTRY_PARTITION,
+                MERGESORT_ENTRY_TILE,
+            ],
+        )?;
+        let function = |entry: &'static str| {
+            kernels.functions.get(entry).ok_or_else(|| GpuError::Nvrtc {
+                call: "cuModuleGetFunction",
+                message: format!("{entry} missing"),
+            })
+        };
+        let (blocksort, partition, tile_kernel) = (
+            function(MERGESORT_ENTRY_BLOCKSORT)?,
+            function(MERGESORT_ENTRY_PARTITION)?,
+            function(MERGESORT_ENTRY_TILE)?,
+        );
+        let tile = tuning.tile();
+        let num_tiles = count.div_ceil(tile);
+        if num_tiles as u64 > MAX_GRID_X {
+            return Err(GpuError::TooLarge(format!(
+                "{count} keys need {num_tiles} tiles"
+            )));
+        }
+        let passes = merge_passes(count, tile);
+        let value_bytes = value_layout.map_or(0, |(size, _)| size);
+        let scratch_keys = grow(self, &mut scratch.keys, count * size_of::<K>())?;
+        let scratch_values = if value_layout.is_some() {
+            grow(self, &mut scratch.values, count * value_bytes)?
+        } else {
+            0
+        };
+        let partitions = grow(self, &mut scratch.partitions, num_tiles + 1)?;
+        let stream = self.stream().clone();
+
+        // An odd number of passes starts in scratch so that the last pass lands in `keys`.
+        let (mut src, mut dst) = ((keys, values), (scratch_keys, scratch_values));
+        let first = if passes % 2 == 1 { dst } else { src };
+        let count_arg = count as u64;
+        let mut launch = stream.launch_builder(blocksort);
+        launch
+            .arg(&src.0)
+            .arg(&src.1)
+            .arg(&count_arg)
+            .arg(&first.0)
+            .arg(&first.1);
+        let tile_config = LaunchConfig {
+            grid_dim: (num_tiles as u32, 1, 1),
+            block_dim: (tuning.threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the arguments match twophase_blocksort in kernels/mergesort.cu; `keys`/`values`
+        // hold `count` elements and the scratch buffers at least as many (grown above); one block
+        // per tile; the value pointers are read only when the program has values.
+        unsafe { launch.launch(tile_config) }?;
+        if passes % 2 == 1 {
+            std::mem::swap(&mut src, &mut dst);
+        }
+
+        let num_partitions = num_tiles + 1;
+        let partition_config = LaunchConfig {
+            grid_dim: (
+                num_partitions.div_ceil(PARTITION_THREADS as usize) as u32,
+                1,
+                1,
+            ),
+            block_dim: (PARTITION_THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let (spacing, partition_count) = (tile as u64, num_partitions as u64);
+        for pass in 0..passes {
+            let run = (tile as u64) << pass;
+            let mut launch = stream.launch_builder(partition);
+            launch
+                .arg(&src.0)
+                .arg(&count_arg)
+                .arg(&run)
+                .arg(&spacing)
+                .arg(&partition_count)
+                .arg(&partitions);
+            // SAFETY: matches twophase_mergesort_partition; `partitions` holds num_partitions
+            // entries; `src` holds `count` keys.
+            unsafe { launch.launch(partition_config) }?;
+            let mut launch = stream.launch_builder(tile_kernel);
+            launch
+                .arg(&src.0)
+                .arg(&count_arg)
+                .arg(&run)
+                .arg(&partitions)
+                .arg(&dst.0)
+                .arg(&src.1)
+                .arg(&dst.1);
+            // SAFETY: matches twophase_mergesort_tile; `src` and `dst` are distinct buffers of
+            // `count` keys (and values); the partitions were written by the launch before on
+            // this stream.
+            unsafe { launch.launch(tile_config) }?;
+            std::mem::swap(&mut src, &mut dst);
+        }
+        Ok(())
+    }
+
+    /// Compile (or fetch from the caches) the mergesort kernels for these types, comparator and
+    /// tuning ahead of the first call.
+    pub fn prepare_mergesort<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+        &self,
+        comp: &C,
+        values: ValueLayout,
+        tuning: MergesortTuning,
+    ) -> Result<(), GpuError> {
+        let program = mergesort_program::<K, C>(comp, values, tuning);
+        self.kernels(
+            &program.key,
+            &program.name,
+            || program.source.clone(),
+            &[
+                MERGESORT_ENTRY_BLOCKSORT,
+                MERGESORT_ENTRY_PARTITION,
+                MERGESORT_ENTRY_TILE,
+            ],
+        )
+        .map(|_| ())
+    }
+
+    /// Stable sort of the device keys `keys` under `comp`, in place (the scratch holds the
+    /// ping-pong buffer), with the shipped tuning. Asynchronous on this handle's stream.
+    pub fn mergesort_device<K, C, S>(
+        &self,
+        keys: &mut S,
+        comp: &C,
+        scratch: &mut MergesortScratch,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey,
+        C: DeviceComparator<K> + ?Sized,
+        S: DevicePtrMut<K>,
+    {
+        self.mergesort_device_tuned(
+            keys,
+            comp,
+            MergesortTuning::for_types(size_of::<K>(), 0),
+            scratch,
+        )
+    }
+
+    /// [`mergesort_device`](Self::mergesort_device) with an explicit tuning.
+    pub fn mergesort_device_tuned<K, C, S>(
+        &self,
+        keys: &mut S,
+        comp: &C,
+        tuning: MergesortTuning,
+        scratch: &mut MergesortScratch,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey,
+        C: DeviceComparator<K> + ?Sized,
+        S: DevicePtrMut<K>,
+    {
+        let stream = self.stream().clone();
+        let count = keys.len();
+        let (ptr, _guard) = keys.device_ptr_mut(&stream);
+        self.launch_mergesort::<K, C>(ptr, 0, count, comp, None, tuning, scratch)
+    }
+
+    /// Stable sort of device key-value pairs by key under `comp`, in place: each value moves with
+    /// its key and equal keys keep their order. Asynchronous on this handle's stream.
+    pub fn mergesort_pairs_device<K, V, C, SK, SV>(
+        &self,
+        keys: &mut SK,
+        values: &mut SV,
+        comp: &C,
+        scratch: &mut MergesortScratch,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey,
+        V: DeviceValue,
+        C: DeviceComparator<K> + ?Sized,
+        SK: DevicePtrMut<K>,
+        SV: DevicePtrMut<V>,
+    {
+        let tuning = MergesortTuning::for_types(size_of::<K>(), size_of::<V>());
+        self.mergesort_pairs_device_tuned(keys, values, comp, tuning, scratch)
+    }
+
+    /// [`mergesort_pairs_device`](Self::mergesort_pairs_device) with an explicit tuning.
+    pub fn mergesort_pairs_device_tuned<K, V, C, SK, SV>(
+        &self,
+        keys: &mut SK,
+        values: &mut SV,
+        comp: &C,
+        tuning: MergesortTuning,
+        scratch: &mut MergesortScratch,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey,
+        V: DeviceValue,
+        C: DeviceComparator<K> + ?Sized,
+        SK: DevicePtrMut<K>,
+        SV: DevicePtrMut<V>,
+    {
+        if keys.len() != values.len() {
+            return Err(GpuError::SizeMismatch {
+                what: "mergesort values",
+                expected: keys.len(),
+                got: values.len(),
+            });
+        }
+        let stream = self.stream().clone();
+        let count = keys.len();
+        let (key_ptr, _keys) = keys.device_ptr_mut(&stream);
+        let (value_ptr, _values) = values.device_ptr_mut(&stream);
+        let layout = Some((size_of::<V>(), align_of::<V>()));
+        self.launch_mergesort::<K, C>(key_ptr, value_ptr, count, comp, layout, tuning, scratch)
+    }
+
+    /// Host convenience: sort `keys` in place on the GPU, stably under `comp`. Device buffers and
+    /// scratch are kept in the handle and reused across calls.
+    pub fn mergesort<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+        &self,
+        keys: &mut [K],
+        comp: &C,
+    ) -> Result<(), GpuError> {
+        self.mergesort_host::<K, u8, C>(keys, None, comp)
+    }
+
+    /// Host convenience: sort key-value pairs in place on the GPU, stably by key under `comp`.
+    pub fn mergesort_pairs<K: DeviceKey, V: DeviceValue, C: DeviceComparator<K> + ?Sized>(
+        &self,
+        keys: &mut [K],
+        values: &mut [V],
+        comp: &C,
+    ) -> Result<(), GpuError> {
+        if keys.len() != values.len() {
+            return Err(GpuError::SizeMismatch {
+                what: "mergesort values",
+                expected: keys.len(),
+                got: values.len(),
+            });
+        }
+        self.mergesort_host::<K, V, C>(keys, Some(values), comp)
+    }
+
+    fn mergesort_host<K: DeviceKey, V: DeviceValue, C: DeviceComparator<K> + ?Sized>(
+        &self,
+        keys: &mut [K],
+        values: Option<&mut [V]>,
+        comp: &C,
+    ) -> Result<(), GpuError> {
+        if keys.len() <= 1 {
+            return Ok(());
+        }
+        let mut staging = self
+            .staging
+            .lock()
+            .map_err(|_| GpuError::Poisoned("staging buffers"))?;
+        let mut scratch = self
+            .mergesort_scratch
+            .lock()
+            .map_err(|_| GpuError::Poisoned("mergesort scratch"))?;
+        let value_bytes = values.as_ref().map_or(0, |v| size_of_val(*v));
+        let bufs = self.staging_buffers(&mut staging, &[size_of_val(keys), value_bytes])?;
+        let stream = self.stream().clone();
+        let [key_buf, value_buf] = bufs else {
+            return Err(GpuError::Poisoned("staging buffers"));
+        };
+        stream.memcpy_htod(
+            bytemuck::cast_slice::<K, u8>(keys),
+            &mut key_buf.slice_mut(..size_of_val(keys)),
+        )?;
+        if let Some(values) = values.as_deref() {
+            stream.memcpy_htod(
+                bytemuck::cast_slice::<V, u8>(values),
+                &mut value_buf.slice_mut(..value_bytes),
+            )?;
+        }
+        {
+            let (key_ptr, _k) = key_buf.device_ptr_mut(&stream);
+            let (value_ptr, _v) = value_buf.device_ptr_mut(&stream);
+            let (layout, value_ptr) = if values.is_some() {
+                (Some((size_of::<V>(), align_of::<V>())), value_ptr)
+            } else {
+                (None, 0)
+            };
+            let tuning =
+                MergesortTuning::for_types(size_of::<K>(), layout.map_or(0, |(size, _)| size));
+            self.launch_mergesort::<K, C>(
+                key_ptr,
+                value_ptr,
+                keys.len(),
+                comp,
+                layout,
+                tuning,
+                &mut scratch,
+            )?;
+        }
+        stream.memcpy_dtoh(
+            &key_buf.slice(..size_of_val(keys)),
+            bytemuck::cast_slice_mut::<K, u8>(keys),
+        )?;
+        if let Some(values) = values {
+            stream.memcpy_dtoh(
+                &value_buf.slice(..value_bytes),
+                bytemuck::cast_slice_mut::<V, u8>(values),
+            )?;
+        }
+        stream.synchronize()?;
+        Ok(())
+    }
+}
+
+/// Builds mergesort programs at the shipped tuning, for [`shipped_programs`].
+struct MergesortPrograms;
+
+impl ProgramFactory for MergesortPrograms {
+    fn program<K: DeviceKey>(
+        &self,
+        comp: &dyn DeviceComparator<K>,
+        values: ValueLayout,
+    ) -> Program {
+        let tuning = MergesortTuning::for_types(size_of::<K>(), values.map_or(0, |(size, _)| size));
+        mergesort_program::<K, dyn DeviceComparator<K>>(comp, values, tuning)
+    }
+}
+
+/// Every mergesort program instantiation the library ships: each primitive key type × built-in
+/// comparator × shipped value layout, at its shipped tuning. CI compiles all of them with NVRTC.
+pub fn shipped_mergesort_programs() -> Vec<Program> {
+    shipped_programs(&MergesortPrograms)
+}

@@ -1,0 +1,57 @@
+//! Block sort for the mergesort: VT-register sorts, then in-tile merge levels through shared memory.
+#pragma once
+
+namespace twophase {
+
+// Sort one tile of `count` keys (count <= NT * VT) held in registers in thread order (thread t
+// holds tile positions VT*t .. VT*t + VT - 1), carrying each key's tile position in `ids`:
+// an odd-even transposition sort of each thread's VT keys, then log2(NT) merge levels, each
+// doubling the sorted runs by merging pairs of runs in `keys_shared` (NT * VT + 1 keys) and
+// permuting `ids` through `ids_shared` (NT * VT ints; unused when !TRACK_IDS).
+// Positions past `count` act as +infinity: they never move before a real key.
+template <int NT, int VT, bool checked, bool TRACK_IDS, typename key_t, typename comp_t>
+__device__ __forceinline__ void cta_sort(key_t (&keys)[VT], int (&ids)[VT], int count, key_t* keys_shared,
+                                         int* ids_shared, comp_t comp) {
+  const int tid = threadIdx.x;
+  const int first = VT * tid;
+  const int valid = checked ? max(0, min(VT, count - first)) : VT;
+  serial_sort<VT>(keys, ids, valid, comp);
+
+#pragma unroll 1
+  for (int coop = 2; coop <= NT; coop *= 2) {
+    // Runs of VT * coop / 2 keys are sorted; merge each pair of them.
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < VT; ++i) {
+      keys_shared[first + i] = keys[i];
+      if (TRACK_IDS) ids_shared[first + i] = ids[i];
+    }
+    __syncthreads();
+    const int run = VT * coop / 2;
+    const int a_begin = first & ~(2 * run - 1);
+    const int a_end = checked ? min(a_begin + run, count) : a_begin + run;
+    const int b_end = checked ? min(a_begin + 2 * run, count) : a_begin + 2 * run;
+    const int pair_count = b_end - a_begin;
+    const int diag = min(first - a_begin, max(pair_count, 0));
+    const int a_cnt = max(a_end - a_begin, 0);
+    const int b_cnt = max(b_end - a_end, 0);
+    const int mp = merge_path<bounds_lower, int>(keys_shared + a_begin, a_cnt, keys_shared + a_begin + a_cnt, b_cnt,
+                                                 diag, comp);
+    merge_range range = {a_begin + mp, a_begin + a_cnt, a_begin + a_cnt + diag - mp, a_begin + a_cnt + b_cnt};
+    int sources[VT];
+    if (checked) {
+      // Threads past the end keep their (+infinity) registers as they are.
+      if (range.total() > 0) serial_merge<bounds_lower, VT, true>(keys_shared, range, comp, keys, sources);
+    } else {
+      serial_merge<bounds_lower, VT, false>(keys_shared, range, comp, keys, sources);
+    }
+    if (TRACK_IDS) {
+#pragma unroll
+      for (int i = 0; i < VT; ++i) {
+        if (!checked || first + i < count) ids[i] = ids_shared[sources[i]];
+      }
+    }
+  }
+}
+
+}  // namespace twophase

@@ -1,0 +1,360 @@
+//! GPU mergesort tests (need a CUDA GPU; run with --include-ignored): against std's stable sort.
+
+use std::cmp::Ordering;
+use std::fmt::Debug;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
+use twophase::gpu::{
+    CudaComparator, DeviceComparator, DeviceKey, Gpu, Greater, Less, MergesortScratch,
+    MergesortTuning, TotalOrder,
+};
+use twophase_gpu::cudarc::driver::DeviceRepr;
+
+/// The GPU under test. A missing GPU is a failure, never a silent pass.
+fn gpu() -> Gpu {
+    match Gpu::new(0) {
+        Ok(gpu) => gpu,
+        Err(e) => panic!("these tests need a CUDA GPU and found none: {e}"),
+    }
+}
+
+fn rng() -> StdRng {
+    let seed: u64 = rand::random();
+    eprintln!("seed {seed}");
+    StdRng::seed_from_u64(seed)
+}
+
+/// Input patterns of the sort tests.
+#[derive(Clone, Copy, Debug)]
+enum Pattern {
+    Random,
+    Sorted,
+    Reversed,
+    AllEqual,
+    FewDistinct,
+    OrganPipe,
+}
+
+const PATTERNS: [Pattern; 6] = [
+    Pattern::Random,
+    Pattern::Sorted,
+    Pattern::Reversed,
+    Pattern::AllEqual,
+    Pattern::FewDistinct,
+    Pattern::OrganPipe,
+];
+
+/// Sizes 0, 1, around one tile, powers of two ± 1 and many tiles.
+fn sizes(tuning: MergesortTuning) -> Vec<usize> {
+    let tile = tuning.tile();
+    let mut v = vec![0, 1, 2, tile - 1, tile, tile + 1, 3 * tile + 7];
+    for p in [10, 16, 20] {
+        v.extend([(1 << p) - 1, 1 << p, (1 << p) + 1]);
+    }
+    v
+}
+
+fn order<K: DeviceKey, C: DeviceComparator<K>>(comp: &C) -> impl Fn(&K, &K) -> Ordering + '_ {
+    |x, y| {
+        if comp.is_less(x, y) {
+            Ordering::Less
+        } else if comp.is_less(y, x) {
+            Ordering::Greater
+        } else {
+            Ordering::Equal
+        }
+    }
+}
+
+/// `n` keys in `pattern`, from `draw` (random keys) and `few` (one of a few distinct keys).
+fn keys<K: DeviceKey, C: DeviceComparator<K>>(
+    rng: &mut StdRng,
+    n: usize,
+    pattern: Pattern,
+    comp: &C,
+    draw: &dyn Fn(&mut StdRng) -> K,
+    few: &dyn Fn(&mut StdRng) -> K,
+) -> Vec<K> {
+    let mut v: Vec<K> = match pattern {
+        Pattern::FewDistinct => (0..n).map(|_| few(rng)).collect(),
+        Pattern::AllEqual => {
+            let k = draw(rng);
+            vec![k; n]
+        }
+        _ => (0..n).map(|_| draw(rng)).collect(),
+    };
+    match pattern {
+        Pattern::Sorted => v.sort_by(order(comp)),
+        Pattern::Reversed => {
+            v.sort_by(order(comp));
+            v.reverse();
+        }
+        Pattern::OrganPipe => {
+            v.sort_by(order(comp));
+            let tail: Vec<K> = v[n / 2..].iter().rev().copied().collect();
+            v.truncate(n / 2);
+            v.extend(tail);
+        }
+        _ => {}
+    }
+    v
+}
+
+fn same_bits<K: DeviceKey>(x: &[K], y: &[K]) -> bool {
+    bytemuck::cast_slice::<K, u8>(x) == bytemuck::cast_slice::<K, u8>(y)
+}
+
+/// Sort on the device through the cudarc-buffer API. The scratch is poisoned first by sorting
+/// `n` poison keys with it, so an output the sort forgot to write shows up as poison.
+fn device_sort<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
+    gpu: &Gpu,
+    scratch: &mut MergesortScratch,
+    host: &[K],
+    comp: &C,
+    poison: K,
+) -> Vec<K> {
+    if host.is_empty() {
+        let mut empty = gpu.stream().clone_htod(&[poison]).expect("upload");
+        gpu.mergesort_device(&mut empty.slice_mut(..0), comp, scratch)
+            .expect("empty sort");
+        return Vec::new();
+    }
+    let mut poisoned = gpu
+        .stream()
+        .clone_htod(&vec![poison; host.len()])
+        .expect("upload poison");
+    gpu.mergesort_device(&mut poisoned, comp, scratch)
+        .expect("poison sort");
+    let mut keys = gpu.stream().clone_htod(host).expect("upload");
+    gpu.mergesort_device(&mut keys, comp, scratch)
+        .expect("mergesort_device");
+    gpu.stream().clone_dtoh(&keys).expect("download")
+}
+
+fn differential<K, C>(
+    label: &str,
+    comp: &C,
+    poison: K,
+    draw: &dyn Fn(&mut StdRng) -> K,
+    few: &dyn Fn(&mut StdRng) -> K,
+) where
+    K: DeviceKey + DeviceRepr + Debug,
+    C: DeviceComparator<K>,
+{
+    let gpu = gpu();
+    let mut scratch = MergesortScratch::new();
+    let mut rng = rng();
+    let tuning = MergesortTuning::for_types(std::mem::size_of::<K>(), 0);
+    for n in sizes(tuning) {
+        for pattern in PATTERNS {
+            let input = keys(&mut rng, n, pattern, comp, draw, few);
+            let mut expected = input.clone();
+            expected.sort_by(order(comp));
+            let mut cpu = input.clone();
+            twophase::cpu::mergesort_by(&mut cpu, |x: &K, y: &K| comp.is_less(x, y));
+            assert!(
+                same_bits(&cpu, &expected),
+                "{label}: CPU backend differs, n = {n}, {pattern:?}"
+            );
+            let got = device_sort(&gpu, &mut scratch, &input, comp, poison);
+            assert!(
+                same_bits(&got, &expected),
+                "{label}: GPU differs from std, n = {n}, {pattern:?}"
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn mergesort_u32() {
+    differential("u32", &Less, 0xDEAD_BEEFu32, &|r| r.gen(), &|r| {
+        r.gen_range(0..4)
+    });
+    differential("u32 desc", &Greater, 0xDEAD_BEEFu32, &|r| r.gen(), &|r| {
+        r.gen_range(0..4)
+    });
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn mergesort_u64() {
+    differential("u64", &Less, u64::MAX - 3, &|r| r.gen(), &|r| {
+        r.gen_range(0..4)
+    });
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn mergesort_i32() {
+    differential("i32", &Less, i32::MIN + 5, &|r| r.gen(), &|r| {
+        r.gen_range(-2..2)
+    });
+}
+
+/// Floats in the total order, with NaN, -0.0, +0.0 and infinities among the keys.
+fn special_f32(r: &mut StdRng) -> f32 {
+    match r.gen_range(0..10) {
+        0 => f32::NAN,
+        1 => -0.0,
+        2 => 0.0,
+        3 => f32::INFINITY,
+        4 => f32::NEG_INFINITY,
+        _ => r.gen_range(-1e6..1e6),
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn mergesort_f32_total_order_with_nan_and_signed_zero() {
+    differential("f32", &TotalOrder, 1.2345e-7f32, &special_f32, &|r| {
+        [f32::NAN, -0.0, 0.0, 1.0][r.gen_range(0..4)]
+    });
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn mergesort_f64() {
+    differential(
+        "f64",
+        &TotalOrder,
+        -7.5e300f64,
+        &|r| {
+            if r.gen_range(0..20) == 0 {
+                f64::NAN
+            } else {
+                r.gen()
+            }
+        },
+        &|r| [-0.0, 0.0, 2.5][r.gen_range(0..3)],
+    );
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+struct Rec {
+    key: u32,
+    tag: u32,
+}
+
+impl DeviceKey for Rec {
+    const CUDA_TYPE: &'static str = "rec";
+    const CUDA_DEFINITION: &'static str = "struct rec { unsigned int key; unsigned int tag; };";
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn mergesort_user_struct_custom_comparator_is_stable() {
+    let gpu = gpu();
+    let comp = CudaComparator::new(
+        "rec_key_desc",
+        "return a.key > b.key;",
+        |a: &Rec, b: &Rec| a.key > b.key,
+    );
+    let mut rng = rng();
+    let tuning = MergesortTuning::for_types(std::mem::size_of::<Rec>(), 0);
+    for n in sizes(tuning) {
+        for distinct in [1u32, 5, u32::MAX] {
+            let input: Vec<Rec> = (0..n as u32)
+                .map(|tag| Rec {
+                    key: rng.gen_range(0..=distinct.saturating_sub(1)),
+                    tag,
+                })
+                .collect();
+            let mut expected = input.clone();
+            expected.sort_by(|a, b| b.key.cmp(&a.key)); // std's sort is stable
+            let poison = Rec {
+                key: 0xABCD,
+                tag: u32::MAX,
+            };
+            // Through the host-slice call: poison its reused device buffers with a sort of
+            // poison keys first.
+            gpu.mergesort(&mut vec![poison; n], &comp)
+                .expect("poison sort");
+            let mut got = input.clone();
+            gpu.mergesort(&mut got, &comp).expect("user struct sort");
+            assert_eq!(got, expected, "n = {n}, distinct = {distinct}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn mergesort_pairs_prove_stability() {
+    let gpu = gpu();
+    let mut rng = rng();
+    for (key_bytes, value_bytes) in [(4usize, 4usize), (8, 8)] {
+        let tile = MergesortTuning::for_types(key_bytes, value_bytes).tile();
+        for n in [0, 1, tile - 1, tile, tile + 1, (1 << 20) + 5] {
+            for pattern in PATTERNS {
+                let keys32: Vec<u32> = keys(&mut rng, n, pattern, &Less, &|r| r.gen(), &|r| {
+                    r.gen_range(0..8)
+                });
+                if key_bytes == 4 {
+                    let mut k = keys32.clone();
+                    let mut v: Vec<u32> = (0..n as u32).collect();
+                    gpu.mergesort_pairs(&mut k, &mut v, &Less)
+                        .expect("pairs u32");
+                    let mut expected: Vec<(u32, u32)> =
+                        keys32.iter().copied().zip(0..n as u32).collect();
+                    expected.sort_by_key(|p| p.0);
+                    let got: Vec<(u32, u32)> = k.into_iter().zip(v).collect();
+                    assert!(got == expected, "u32 pairs differ, n = {n}, {pattern:?}");
+                } else {
+                    let keys64: Vec<u64> = keys32.iter().map(|&k| u64::from(k) << 20).collect();
+                    let mut k = keys64.clone();
+                    let mut v: Vec<u64> = (0..n as u64).map(|i| i ^ 0x5555_0000_0000).collect();
+                    let values = v.clone();
+                    gpu.mergesort_pairs(&mut k, &mut v, &Less)
+                        .expect("pairs u64");
+                    let mut expected: Vec<(u64, u64)> =
+                        keys64.iter().copied().zip(values).collect();
+                    expected.sort_by_key(|p| p.0);
+                    let got: Vec<(u64, u64)> = k.into_iter().zip(v).collect();
+                    assert!(got == expected, "u64 pairs differ, n = {n}, {pattern:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn mergesort_u32_2_pow_27_and_backend_neutral_call() {
+    let mut rng = rng();
+    let n = 1usize << 27;
+    let input: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
+    let mut expected = input.clone();
+    expected.par_sort_unstable();
+    let mut got = input.clone();
+    twophase::gpu::mergesort(&mut got).expect("mergesort");
+    assert!(got == expected, "2^27 sort differs");
+    let mut any = input;
+    twophase::gpu::mergesort_any(&mut any, &Less).expect("mergesort_any");
+    assert!(any == expected, "2^27 backend-neutral sort differs");
+}
+
+/// Sizes past i32::MAX: 2^31 + 1000 keys (8 GiB on the device, twice with the scratch).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn mergesort_past_i32_max() {
+    const N: usize = (1 << 31) + 1000;
+    let seed: u64 = rand::random();
+    eprintln!("seed {seed}");
+    // SplitMix64 per index, in parallel: fresh random keys without a serial generator.
+    let key = |i: usize| {
+        let mut z = seed.wrapping_add((i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        (z ^ (z >> 31)) as u32
+    };
+    let mut got: Vec<u32> = (0..N).into_par_iter().map(key).collect();
+    let mut expected = got.clone();
+    gpu()
+        .mergesort(&mut got, &Less)
+        .expect("mergesort of 2^31 + 1000 keys");
+    expected.par_sort_unstable();
+    assert!(got == expected, "2^31 + 1000 sort differs");
+}
