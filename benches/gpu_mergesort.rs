@@ -106,9 +106,9 @@ fn print_row(
 
 /// Checks a sorted (keys, values = input positions) result in O(n): sorted, each value names its
 /// key's input position exactly once, equal keys in input order.
-fn check_stable<K: PartialOrd + Copy>(input: &[K], keys: &[K], values: &[u32]) -> bool {
+fn check_stable<K: Ord + Copy>(input: &[K], keys: &[K], values: &[u32]) -> bool {
     let mut seen = vec![false; input.len()];
-    keys.windows(2).all(|w| !(w[1] < w[0]))
+    keys.windows(2).all(|w| w[0] <= w[1])
         && keys.iter().zip(values).all(|(k, &v)| {
             let v = v as usize;
             let fresh = v < input.len() && !seen[v] && input[v] == *k;
@@ -120,7 +120,7 @@ fn check_stable<K: PartialOrd + Copy>(input: &[K], keys: &[K], values: &[u32]) -
         && keys
             .windows(2)
             .zip(values.windows(2))
-            .all(|(k, v)| !(k[0] == k[1]) || v[0] < v[1])
+            .all(|(k, v)| k[0] != k[1] || v[0] < v[1])
 }
 
 fn bench<K>(gpu: &Gpu, kind: &str, pairs: bool, copy_gbs: f64, cub: &HashMap<(String, u32), f64>)

@@ -28,7 +28,9 @@ __device__ __forceinline__ void cta_sort(key_t (&keys)[VT], int (&ids)[VT], int 
     }
     __syncthreads();
     const int run = VT * coop / 2;
-    const int a_begin = first & ~(2 * run - 1);
+    // The pair's first thread is this thread rounded down to a multiple of coop (a power of
+    // two); the run length VT * coop / 2 itself need not be one.
+    const int a_begin = VT * (tid & ~(coop - 1));
     const int a_end = checked ? min(a_begin + run, count) : a_begin + run;
     const int b_end = checked ? min(a_begin + 2 * run, count) : a_begin + 2 * run;
     const int pair_count = b_end - a_begin;

@@ -264,7 +264,7 @@ fn mergesort_user_struct_custom_comparator_is_stable() {
                 })
                 .collect();
             let mut expected = input.clone();
-            expected.sort_by(|a, b| b.key.cmp(&a.key)); // std's sort is stable
+            expected.sort_by_key(|r| std::cmp::Reverse(r.key)); // std's sort is stable
             let poison = Rec {
                 key: 0xABCD,
                 tag: u32::MAX,

@@ -159,19 +159,31 @@ pub fn merge_passes(count: usize, tile: usize) -> u32 {
     }
 }
 
+/// Raw device addresses of one sort: `count` keys at `keys`, and values at `values` when
+/// `layout` is `Some` (0 otherwise).
+struct SortBuffers {
+    keys: u64,
+    values: u64,
+    count: usize,
+    layout: ValueLayout,
+}
+
 impl Gpu {
     /// Sort `count` keys at device address `keys` (and values at `values` if `value_layout`),
     /// stably, in place from the caller's view.
     fn launch_mergesort<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
         &self,
-        keys: u64,
-        values: u64,
-        count: usize,
+        buffers: SortBuffers,
         comp: &C,
-        value_layout: ValueLayout,
         tuning: MergesortTuning,
         scratch: &mut MergesortScratch,
     ) -> Result<(), GpuError> {
+        let SortBuffers {
+            keys,
+            values,
+            count,
+            layout: value_layout,
+        } = buffers;
         tuning.validate(size_of::<K>())?;
         if count <= 1 {
             return Ok(());
@@ -342,7 +354,13 @@ impl Gpu {
         let stream = self.stream().clone();
         let count = keys.len();
         let (ptr, _guard) = keys.device_ptr_mut(&stream);
-        self.launch_mergesort::<K, C>(ptr, 0, count, comp, None, tuning, scratch)
+        let buffers = SortBuffers {
+            keys: ptr,
+            values: 0,
+            count,
+            layout: None,
+        };
+        self.launch_mergesort::<K, C>(buffers, comp, tuning, scratch)
     }
 
     /// Stable sort of device key-value pairs by key under `comp`, in place: each value moves with
@@ -393,7 +411,13 @@ impl Gpu {
         let (key_ptr, _keys) = keys.device_ptr_mut(&stream);
         let (value_ptr, _values) = values.device_ptr_mut(&stream);
         let layout = Some((size_of::<V>(), align_of::<V>()));
-        self.launch_mergesort::<K, C>(key_ptr, value_ptr, count, comp, layout, tuning, scratch)
+        let buffers = SortBuffers {
+            keys: key_ptr,
+            values: value_ptr,
+            count,
+            layout,
+        };
+        self.launch_mergesort::<K, C>(buffers, comp, tuning, scratch)
     }
 
     /// Host convenience: sort `keys` in place on the GPU, stably under `comp`. Device buffers and
@@ -466,15 +490,13 @@ impl Gpu {
             };
             let tuning =
                 MergesortTuning::for_types(size_of::<K>(), layout.map_or(0, |(size, _)| size));
-            self.launch_mergesort::<K, C>(
-                key_ptr,
-                value_ptr,
-                keys.len(),
-                comp,
+            let buffers = SortBuffers {
+                keys: key_ptr,
+                values: value_ptr,
+                count: keys.len(),
                 layout,
-                tuning,
-                &mut scratch,
-            )?;
+            };
+            self.launch_mergesort::<K, C>(buffers, comp, tuning, &mut scratch)?;
         }
         stream.memcpy_dtoh(
             &key_buf.slice(..size_of_val(keys)),
