@@ -123,8 +123,14 @@ fn check_stable<K: Ord + Copy>(input: &[K], keys: &[K], values: &[u32]) -> bool 
             .all(|(k, v)| k[0] != k[1] || v[0] < v[1])
 }
 
-fn bench<K>(gpu: &Gpu, kind: &str, pairs: bool, copy_gbs: f64, cub: &HashMap<(String, u32), f64>)
-where
+fn bench<K>(
+    gpu: &Gpu,
+    kind: &str,
+    pairs: bool,
+    sweep: &[(u32, u32)],
+    copy_gbs: f64,
+    cub: &HashMap<(String, u32), f64>,
+) where
     K: PrimitiveKey + DeviceRepr + ValidAsZeroBits + Ord + Send + Sync + std::fmt::Debug,
     rand::distributions::Standard: rand::distributions::Distribution<K>,
 {
@@ -144,6 +150,8 @@ where
                 chunk.iter_mut().for_each(|k| *k = rng.gen());
             });
         let positions: Vec<u32> = (0..n as u32).collect();
+        let mut sorted_input = input.clone();
+        sorted_input.par_sort_unstable();
         let pristine = stream.clone_htod(&input).expect("upload");
         let pristine_values = stream.clone_htod(&positions).expect("upload");
         let mut keys: CudaSlice<K> = stream.alloc_zeros(n).expect("alloc");
@@ -169,17 +177,18 @@ where
                     .expect("restore");
             }
         };
-        let mut sort = |keys: &mut CudaSlice<K>, values: &mut CudaSlice<u32>| {
-            if pairs {
-                gpu.mergesort_pairs_device(keys, values, &Less, &mut scratch)
-                    .expect("mergesort pairs");
-            } else {
-                gpu.mergesort_device(keys, &Less, &mut scratch)
-                    .expect("mergesort");
-            }
-        };
+        let mut sort_tuned =
+            |keys: &mut CudaSlice<K>, values: &mut CudaSlice<u32>, tuning: MergesortTuning| {
+                if pairs {
+                    gpu.mergesort_pairs_device_tuned(keys, values, &Less, tuning, &mut scratch)
+                        .expect("mergesort pairs");
+                } else {
+                    gpu.mergesort_device_tuned(keys, &Less, tuning, &mut scratch)
+                        .expect("mergesort");
+                }
+            };
         restore(&mut keys, &mut values);
-        sort(&mut keys, &mut values);
+        sort_tuned(&mut keys, &mut values, tuning);
         let got = stream.clone_dtoh(&keys).expect("download");
         if pairs {
             let got_values = stream.clone_dtoh(&values).expect("download");
@@ -198,7 +207,7 @@ where
         let copy_ms = time_events(gpu, || restore(&mut keys, &mut values));
         let ms = time_events(gpu, || {
             restore(&mut keys, &mut values);
-            sort(&mut keys, &mut values);
+            sort_tuned(&mut keys, &mut values, tuning);
         }) - copy_ms;
         let bytes_per_pass = (2 * n * (std::mem::size_of::<K>() + value_bytes)) as f64;
         print_row(
@@ -210,13 +219,29 @@ where
             copy_gbs,
             cub,
         );
+        if log2n == SIZES[SIZES.len() - 1] {
+            for &(threads, vt) in sweep {
+                let tuned = MergesortTuning { threads, vt };
+                restore(&mut keys, &mut values);
+                sort_tuned(&mut keys, &mut values, tuned);
+                let correct = stream.clone_dtoh(&keys).expect("download") == sorted_input;
+                let sweep_ms = time_events(gpu, || {
+                    restore(&mut keys, &mut values);
+                    sort_tuned(&mut keys, &mut values, tuned);
+                }) - copy_ms;
+                println!(
+                    "sweep {kind} 2^{log2n} nt={threads} vt={vt}: {sweep_ms:.4} ms, {} passes (keys correct: {correct})",
+                    merge_passes(n, tuned.tile()) + 1
+                );
+            }
+        }
         if log2n == SIZES[0] {
             // One call, host clock: launches + synchronize (restore untimed).
             let mut call = || {
                 restore(&mut keys, &mut values);
                 stream.synchronize().expect("sync");
                 let t = Instant::now();
-                sort(&mut keys, &mut values);
+                sort_tuned(&mut keys, &mut values, tuning);
                 stream.synchronize().expect("sync");
                 t.elapsed().as_secs_f64() * 1e3
             };
@@ -255,7 +280,7 @@ fn main() {
     );
     println!("| impl | kind | n | ms | Gkeys/s | passes (block sort + merge) | time in copies of the data | CUB merge sort = CUB/ours | CUB radix sort = CUB/ours |");
     println!("|---|---|---|---|---|---|---|---|---|");
-    bench::<u32>(&gpu, "u32", false, copy, &cub);
-    bench::<u64>(&gpu, "u64", false, copy, &cub);
-    bench::<u32>(&gpu, "u32-pairs", true, copy, &cub);
+    bench::<u32>(&gpu, "u32", false, &[(256, 15), (256, 19), (512, 11), (128, 23)], copy, &cub);
+    bench::<u64>(&gpu, "u64", false, &[(256, 11), (256, 13), (128, 23)], copy, &cub);
+    bench::<u32>(&gpu, "u32-pairs", true, &[(256, 15), (256, 19)], copy, &cub);
 }

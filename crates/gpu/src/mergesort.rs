@@ -60,24 +60,24 @@ impl MergesortTuning {
     }
 
     /// The tuning shipped for keys of `key_bytes` and values of `value_bytes` (0 for keys only).
-    /// - VT odd (15, 11, 7) keeps the thread-order transposes through shared memory free of bank
-    ///   conflicts, as in the merge.
-    /// - 4-byte keys: NT = 256, VT = 15 (3840-key tiles): every doubling of the tile saves one
-    ///   global merge pass (one read and write of every key); 256 × 15 fits the block sort's
-    ///   keys and tile positions (31 KB) in static shared memory.
-    /// - 8-byte keys or pairs: NT = 256, VT = 11 (2816 keys, 34 KB): registers of the serial sort
-    ///   (keys + positions) double, so fewer keys per thread keep occupancy.
+    /// The time is about (1 + number of merge passes) reads and writes of the data, and each
+    /// doubling of the tile saves one pass, so tiles are as large as the block sort's static
+    /// shared memory (NV + 1 keys and NV tile positions, under 48 KB) allows:
+    /// - VT odd keeps the thread-order transposes through shared memory free of bank conflicts.
+    /// - keys and values of at most 4 bytes: NT = 256, VT = 23 (5888-key tiles, 47 KB); 256 x 23
+    ///   was also within 2% of the best merge tile in the merge's H100 sweep (docs/gpu.md).
+    /// - 8-byte keys or values: NT = 256, VT = 15 (3840 keys, 46 KB with 8-byte keys).
     /// - Wider keys: NT = 128, VT = 7.
     pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
         if key_bytes <= 4 && value_bytes <= 4 {
             MergesortTuning {
                 threads: 256,
-                vt: 15,
+                vt: 23,
             }
-        } else if key_bytes <= 8 {
+        } else if key_bytes <= 8 && value_bytes <= 8 {
             MergesortTuning {
                 threads: 256,
-                vt: 11,
+                vt: 15,
             }
         } else {
             MergesortTuning {
