@@ -280,7 +280,21 @@ fn main() {
     );
     println!("| impl | kind | n | ms | Gkeys/s | passes (block sort + merge) | time in copies of the data | CUB merge sort = CUB/ours | CUB radix sort = CUB/ours |");
     println!("|---|---|---|---|---|---|---|---|---|");
-    bench::<u32>(&gpu, "u32", false, &[(256, 15), (256, 19), (512, 11), (128, 23)], copy, &cub);
-    bench::<u64>(&gpu, "u64", false, &[(256, 11), (256, 13), (128, 23)], copy, &cub);
-    bench::<u32>(&gpu, "u32-pairs", true, &[(256, 15), (256, 19)], copy, &cub);
+    bench::<u32>(
+        &gpu,
+        "u32",
+        false,
+        &[(256, 15), (512, 15), (512, 23), (1024, 11)],
+        copy,
+        &cub,
+    );
+    bench::<u64>(
+        &gpu,
+        "u64",
+        false,
+        &[(256, 23), (512, 11), (128, 23)],
+        copy,
+        &cub,
+    );
+    bench::<u32>(&gpu, "u32-pairs", true, &[(256, 23), (512, 11)], copy, &cub);
 }

@@ -5,13 +5,21 @@
 
 using twophase::size_type;
 
-// Shared memory of one tile: NV + 1 keys (the serial merge reads one slot past a run's end) and
-// the NV tile positions that follow the keys through the block sort, or the NV source indices of
-// the merge's value gather.
+// Shared memory of one block-sort tile: NV + 1 keys (the serial merge reads one slot past a
+// run's end), then, with values, the NV tile positions that follow the keys through the sort.
 template <int NV>
-struct mergesort_smem {
+struct blocksort_smem {
   static constexpr int KEY_BYTES = ((NV + 1) * (int)sizeof(key_type) + 15) / 16 * 16;
-  static constexpr int BYTES = KEY_BYTES + NV * (int)sizeof(int);
+  static constexpr int BYTES = KEY_BYTES + (TP_HAS_VALUES ? NV * (int)sizeof(int) : 0);
+};
+
+// Shared memory of one merge-pass tile: the NV + 1 keys, later reused for the NV source indices
+// of the value gather. Kept as small as the merge's so that as many blocks fit on an SM.
+template <int NV>
+struct pass_smem {
+  static constexpr int KEY_BYTES = (NV + 1) * (int)sizeof(key_type);
+  static constexpr int INDEX_BYTES = NV * (int)sizeof(int);
+  static constexpr int BYTES = KEY_BYTES > INDEX_BYTES ? KEY_BYTES : INDEX_BYTES;
 };
 
 // Phase 2 of the block sort: tile t sorts keys [t * NV, min((t + 1) * NV, count)) of `keys_in`
@@ -23,7 +31,7 @@ __device__ __forceinline__ void blocksort_tile(const key_type* keys_in, const va
   constexpr int VT = TP_VT;
   constexpr int NV = NT * VT;
   key_type* keys_shared = reinterpret_cast<key_type*>(smem);
-  int* ids_shared = reinterpret_cast<int*>(smem + mergesort_smem<NV>::KEY_BYTES);
+  int* ids_shared = reinterpret_cast<int*>(smem + blocksort_smem<NV>::KEY_BYTES);
   const int tid = threadIdx.x;
   const size_type tile_start = (size_type)blockIdx.x * NV;
   const int tile_cnt = (int)min((size_type)NV, count - tile_start);
@@ -64,8 +72,8 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
     twophase_blocksort(const key_type* keys_in, const value_type* vals_in, size_type count, key_type* keys_out,
                        value_type* vals_out) {
   constexpr int NV = TP_NT * TP_VT;
-  __shared__ __align__(16) unsigned char smem[mergesort_smem<NV>::BYTES];
-  static_assert(mergesort_smem<NV>::BYTES <= 48 * 1024, "tile too large for static shared memory");
+  __shared__ __align__(16) unsigned char smem[blocksort_smem<NV>::BYTES];
+  static_assert(blocksort_smem<NV>::BYTES <= 48 * 1024, "tile too large for static shared memory");
   if ((size_type)(blockIdx.x + 1) * NV <= count) {
     blocksort_tile<false>(keys_in, vals_in, count, keys_out, vals_out, smem);
   } else {
@@ -108,7 +116,8 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
   constexpr int NT = TP_NT;
   constexpr int VT = TP_VT;
   constexpr int NV = NT * VT;
-  __shared__ __align__(16) unsigned char smem[mergesort_smem<NV>::BYTES];
+  __shared__ __align__(16) unsigned char smem[pass_smem<NV>::BYTES];
+  static_assert(pass_smem<NV>::BYTES <= 48 * 1024, "tile too large for static shared memory");
   const size_type tile = blockIdx.x;
   const size_type diag0 = tile * NV;
   const size_type diag1 = min(diag0 + NV, count);

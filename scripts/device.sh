@@ -27,7 +27,10 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and "bench" in t["kind"] and t["name"].startswith("gpu_"):
         print(t["name"], m["executable"])' \
   | while read -r name exe; do cp "$exe" ".gpu/bench_$name"; done
-strip --strip-debug .gpu/test_* .gpu/bench_* 2>/dev/null || true
+# The main job (README's first command), run on the GPU there.
+cargo build --release --bin twophase >&2
+cp target/release/twophase .gpu/main_twophase
+strip --strip-debug .gpu/test_* .gpu/bench_* .gpu/main_* 2>/dev/null || true
 cp benches/peers/*.cu .gpu/
 cp scripts/device-run.sh .gpu/run.sh
 ls -la .gpu >&2

@@ -1,9 +1,12 @@
 //! twophase CLI: sort and merge random keys on the GPU if one is present, else the CPU; verify.
+//!
+//! Times are host-clock times of whole calls: on the GPU they include the copies of the keys to
+//! and from the device (the benchmarks in `benches/` time the kernels alone).
 
 use std::process::ExitCode;
 use std::time::Instant;
 
-use twophase::cpu;
+use twophase::gpu::{self, Backend, Less};
 
 /// Keys per job unless `--n` says otherwise: large enough to fill a GPU, small enough for a laptop.
 const DEFAULT_KEYS: usize = 10_000_000;
@@ -63,16 +66,45 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if n < 2 {
+        eprintln!("twophase: --n must be at least 2");
+        return ExitCode::FAILURE;
+    }
     let keys = random_keys(n, SEED);
     let mut expected = keys.clone();
     expected.sort_unstable();
 
     let mut all_ok = true;
-    let backend = "cpu";
+    let backend = match gpu::backend() {
+        Backend::Gpu => "gpu",
+        Backend::Cpu => "cpu",
+    };
+    if let Some(device) = gpu::default_gpu() {
+        // Compile (or load from the disk cache) the kernels first, so the timings below are the
+        // primitives' own: one small call of each.
+        let start = Instant::now();
+        let warm = gpu::mergesort_any(&mut keys[..2].to_vec(), &Less)
+            .and_then(|()| gpu::merge_any(&keys[..1], &keys[1..2], &Less));
+        if let Err(e) = warm {
+            eprintln!("twophase: GPU present but unusable: {e}");
+            return ExitCode::FAILURE;
+        }
+        println!(
+            "gpu: {} (sm_{}), kernels ready in {:.0} ms",
+            device.name().unwrap_or_default(),
+            device.arch(),
+            start.elapsed().as_secs_f64() * 1e3
+        );
+    } else {
+        println!("no CUDA GPU found: running on the CPU backend");
+    }
 
     let mut sorted = keys.clone();
     let start = Instant::now();
-    cpu::mergesort(&mut sorted);
+    if let Err(e) = gpu::mergesort_any(&mut sorted, &Less) {
+        eprintln!("twophase: mergesort failed: {e}");
+        return ExitCode::FAILURE;
+    }
     let ok = sorted == expected;
     report("mergesort", backend, n, start.elapsed().as_secs_f64(), ok);
     all_ok &= ok;
@@ -83,7 +115,13 @@ fn main() -> ExitCode {
     a.sort_unstable();
     b.sort_unstable();
     let start = Instant::now();
-    let merged = cpu::merge(&a, &b);
+    let merged = match gpu::merge_any(&a, &b, &Less) {
+        Ok(merged) => merged,
+        Err(e) => {
+            eprintln!("twophase: merge failed: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let ok = merged == expected;
     report("merge", backend, n, start.elapsed().as_secs_f64(), ok);
     all_ok &= ok;

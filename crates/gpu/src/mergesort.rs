@@ -59,40 +59,42 @@ impl MergesortTuning {
         self.threads as usize * self.vt as usize
     }
 
-    /// The tuning shipped for keys of `key_bytes` and values of `value_bytes` (0 for keys only).
-    /// The time is about (1 + number of merge passes) reads and writes of the data, and each
-    /// doubling of the tile saves one pass, so tiles are as large as the block sort's static
-    /// shared memory (NV + 1 keys and NV tile positions, under 48 KB) allows:
-    /// - VT odd keeps the thread-order transposes through shared memory free of bank conflicts.
-    /// - keys and values of at most 4 bytes: NT = 256, VT = 23 (5888-key tiles, 47 KB); 256 x 23
-    ///   was also within 2% of the best merge tile in the merge's H100 sweep (docs/gpu.md).
-    /// - 8-byte keys or values: NT = 256, VT = 15 (3840 keys, 46 KB with 8-byte keys).
+    /// The tuning shipped for keys of `key_bytes` and values of `value_bytes` (0 for keys only),
+    /// from the H100 sweep in docs/mergesort.md. The time is about (1 + merge passes) reads and
+    /// writes of the data, and each doubling of the tile saves one pass, so tiles are as large
+    /// as the block sort's static shared memory (48 KB: NV + 1 keys, plus NV tile positions with
+    /// values) allows, with VT odd so that the thread-order transposes through shared memory
+    /// are free of bank conflicts:
+    /// - 4-byte keys: NT = 512, VT = 23 (11776 keys, 47 KB): 7.70 ms at 2^27 against 7.91 for
+    ///   256 x 23, 8.02 for 256 x 15 and 8.24 for 1024 x 11 (register-starved).
+    /// - 8-byte keys: NT = 256, VT = 23 (5888 keys, 47 KB): 14.02 ms against 14.41 for 256 x 15.
+    /// - 4-byte keys with 4-byte values: NT = 512, VT = 11 (5632 keys, 45 KB with the positions):
+    ///   14.74 ms against 15.28 for 256 x 23 and 15.29 for 256 x 15.
+    /// - 8-byte keys or values: NT = 256, VT = 15 (3840 keys, 46 KB).
     /// - Wider keys: NT = 128, VT = 7.
     pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
-        if key_bytes <= 4 && value_bytes <= 4 {
-            MergesortTuning {
-                threads: 256,
-                vt: 23,
-            }
-        } else if key_bytes <= 8 && value_bytes <= 8 {
-            MergesortTuning {
-                threads: 256,
-                vt: 15,
-            }
-        } else {
-            MergesortTuning {
-                threads: 128,
-                vt: 7,
-            }
-        }
+        let (threads, vt) = match (key_bytes, value_bytes) {
+            (0..=4, 0) => (512, 23),
+            (0..=8, 0) => (256, 23),
+            (0..=4, 1..=4) => (512, 11),
+            (0..=8, 0..=8) => (256, 15),
+            _ => (128, 7),
+        };
+        MergesortTuning { threads, vt }
     }
 
-    /// Check the tuning against what the kernels support for keys of `key_bytes` bytes.
-    pub fn validate(&self, key_bytes: usize) -> Result<(), GpuError> {
+    /// Check the tuning against what the kernels support for keys of `key_bytes` bytes, with or
+    /// without values (the block sort then also keeps NV tile positions in shared memory).
+    pub fn validate(&self, key_bytes: usize, has_values: bool) -> Result<(), GpuError> {
         const SHARED_ALIGN: usize = 16;
         let key_bytes_shared =
             ((self.tile() + 1) * key_bytes).div_ceil(SHARED_ALIGN) * SHARED_ALIGN;
-        let shared = key_bytes_shared + self.tile() * size_of::<i32>();
+        let ids = if has_values {
+            self.tile() * size_of::<i32>()
+        } else {
+            0
+        };
+        let shared = key_bytes_shared + ids;
         if !self.threads.is_power_of_two() || !(32..=1024).contains(&self.threads) {
             return Err(GpuError::InvalidTuning(format!(
                 "threads = {} (a power of two from 32 to 1024)",
@@ -184,7 +186,7 @@ impl Gpu {
             count,
             layout: value_layout,
         } = buffers;
-        tuning.validate(size_of::<K>())?;
+        tuning.validate(size_of::<K>(), value_layout.is_some())?;
         if count <= 1 {
             return Ok(());
         }
