@@ -1,4 +1,6 @@
 //! twophase: merge, mergesort, load-balanced search and sorted search built the two-phase way.
+//!
+#![doc = include_str!("../README.md")]
 pub mod cpu;
 pub mod gpu;
 pub mod order;
