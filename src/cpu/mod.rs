@@ -62,7 +62,7 @@ pub const LANES: usize = 4;
 
 /// Outputs under which a range is merged by one lane: below it, the lanes' merge path searches
 /// cost more than the overlap saves (seen in the block sort's first levels, runs of 8 to 64).
-const LANE_MIN_OUTPUTS: usize = 1024;
+pub(crate) const LANE_MIN_OUTPUTS: usize = 1024;
 
 /// Phase 2 on one range of one buffer: merge `range` of `keys` (A then B, stable) into `out`,
 /// calling `gather(k, source)` with each output position and the index in `keys` it came from.
@@ -76,7 +76,7 @@ pub(crate) fn merge_range<const VT: usize, T, F, G>(
     range: MergeRange,
     is_less: &F,
     out: &mut [T],
-    mut gather: G,
+    gather: G,
 ) where
     T: Copy,
     F: Fn(&T, &T) -> bool,
@@ -112,7 +112,27 @@ pub(crate) fn merge_range<const VT: usize, T, F, G>(
         };
         positions[l] = diag0;
     }
-    while lanes[0].total() >= VT {
+    merge_lanes::<VT, T, F, G>(keys, lanes, positions, is_less, out, gather);
+}
+
+/// Phase 2 on [`LANES`] independent ranges of one buffer at once: lane `l` merges `lanes[l]`
+/// into `out` from `positions[l]` on, VT outputs per turn, the lanes taking turns so that their
+/// dependency chains overlap in the core. `gather(k, source)` sees each output position and the
+/// index in `keys` it came from.
+#[inline]
+pub(crate) fn merge_lanes<const VT: usize, T, F, G>(
+    keys: &[T],
+    mut lanes: [MergeRange; LANES],
+    mut positions: [usize; LANES],
+    is_less: &F,
+    out: &mut [T],
+    mut gather: G,
+) where
+    T: Copy,
+    F: Fn(&T, &T) -> bool,
+    G: FnMut(usize, usize),
+{
+    while lanes.iter().any(|lane| lane.total() >= VT) {
         for l in 0..LANES {
             if lanes[l].total() >= VT {
                 let (merged, sources) =

@@ -6,7 +6,9 @@ use twophase_partition::{
 };
 use twophase_serial::serial_sort;
 
-use super::{merge_range, MergesortTuning};
+use twophase_partition::MergeRange;
+
+use super::{merge_lanes, merge_range, MergesortTuning, LANES, LANE_MIN_OUTPUTS};
 
 const VT: usize = MergesortTuning::VT;
 const TILE: usize = MergesortTuning::TILE;
@@ -43,19 +45,53 @@ fn block_sort<T: Copy, F: Fn(&T, &T) -> bool>(tile: &mut [T], scratch: &mut Vec<
     }
 }
 
-/// One serial merge level: every pair of runs of `run` keys in `src` merged into `dst`.
+/// One serial merge level: every pair of runs of `run` keys in `src` merged into `dst`. Long
+/// pairs are cut into lanes by [`merge_range`]; short ones are merged [`LANES`] pairs at a time,
+/// one pair a lane, for the same overlap of dependency chains.
 fn merge_level<T: Copy, F: Fn(&T, &T) -> bool>(src: &[T], dst: &mut [T], run: usize, is_less: &F) {
-    let mut pos = 0;
-    while pos < src.len() {
-        let pair = mergesort_pair(src.len(), run, pos);
-        merge_range::<VT, T, F, _>(
+    let n = src.len();
+    let width = 2 * run;
+    if width >= LANE_MIN_OUTPUTS {
+        let mut pos = 0;
+        while pos < n {
+            let pair = mergesort_pair(n, run, pos);
+            merge_range::<VT, T, F, _>(
+                src,
+                pair,
+                is_less,
+                &mut dst[pair.a_begin..pair.b_end],
+                |_, _| {},
+            );
+            pos = pair.b_end;
+        }
+        return;
+    }
+    let mut group = 0;
+    while group < n {
+        let group_end = (group + LANES * width).min(n);
+        let mut lanes = [MergeRange {
+            a_begin: group_end,
+            a_end: group_end,
+            b_begin: group_end,
+            b_end: group_end,
+        }; LANES];
+        let mut positions = [group_end - group; LANES];
+        for (l, (lane, position)) in lanes.iter_mut().zip(&mut positions).enumerate() {
+            let start = group + l * width;
+            if start < group_end {
+                *lane = mergesort_pair(n, run, start);
+                *position = start - group;
+            }
+        }
+        merge_lanes::<VT, T, F, _>(
             src,
-            pair,
+            lanes,
+            positions,
             is_less,
-            &mut dst[pair.a_begin..pair.b_end],
+            &mut dst[group..group_end],
             |_, _| {},
         );
-        pos = pair.b_end;
+        group = group_end;
     }
 }
 

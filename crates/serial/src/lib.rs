@@ -7,6 +7,7 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
+use core::hint::select_unpredictable;
 use twophase_partition::takes_a;
 pub use twophase_partition::{Bounds, Lower, MergeRange, Upper};
 
@@ -27,14 +28,49 @@ pub fn merge_predicate<B: Bounds, T, F: Fn(&T, &T) -> bool>(
     }
 }
 
+/// The one serial merge loop behind [`serial_merge`] and [`serial_merge_checked`]: up to VT
+/// merge steps of `range` into `keys_out` / `indices_out`, advancing `range`. With `CHECKED` it
+/// stops after `min(VT, range.total())` outputs; without, the caller guarantees VT outputs and the
+/// loop has no output check at all.
+///
+/// Each step is branch-free: both candidate keys are read (an exhausted side's index is clamped
+/// to a valid position and its key ignored), compared once, and the winner selected with
+/// [`select_unpredictable`], so random inputs cost no branch mispredictions. The result is
+/// [`merge_predicate`]'s, step by step.
+#[inline(always)]
+fn merge_steps<B: Bounds, const VT: usize, const CHECKED: bool, T: Copy, F: Fn(&T, &T) -> bool>(
+    keys: &[T],
+    range: &mut MergeRange,
+    is_less: &F,
+    keys_out: &mut [T; VT],
+    indices_out: &mut [usize; VT],
+) -> usize {
+    let count = if CHECKED { VT.min(range.total()) } else { VT };
+    let Some(last) = keys.len().checked_sub(1) else {
+        return 0;
+    };
+    let (mut a, mut b) = (range.a_begin, range.b_begin);
+    for i in 0..VT {
+        if !CHECKED || i < count {
+            let a_key = keys[a.min(last)];
+            let b_key = keys[b.min(last)];
+            let take_a = (b >= range.b_end)
+                | ((a < range.a_end) & takes_a::<B, T, F>(&a_key, &b_key, is_less));
+            keys_out[i] = select_unpredictable(take_a, a_key, b_key);
+            indices_out[i] = select_unpredictable(take_a, a, b);
+            a += usize::from(take_a);
+            b += usize::from(!take_a);
+        }
+    }
+    range.a_begin = a;
+    range.b_begin = b;
+    count
+}
+
 /// Merge the first `min(VT, range.total())` outputs of `range` into `keys_out` / `indices_out`
 /// (the position in `keys` each output came from, so payloads can be gathered after), advancing
 /// `range` past what was consumed. Returns the number of outputs written; entries past it are
 /// left as they were. This is the range-checked form, for the last, partial piece of a tile.
-///
-/// Each step is branch-free: both candidate keys are read (an exhausted side's index is clamped
-/// to a valid position and its key ignored), compared once, and the winner selected, so random
-/// inputs cost no branch mispredictions. The result is [`merge_predicate`]'s, step by step.
 #[inline(always)]
 pub fn serial_merge_checked<B: Bounds, const VT: usize, T: Copy, F: Fn(&T, &T) -> bool>(
     keys: &[T],
@@ -43,26 +79,7 @@ pub fn serial_merge_checked<B: Bounds, const VT: usize, T: Copy, F: Fn(&T, &T) -
     keys_out: &mut [T; VT],
     indices_out: &mut [usize; VT],
 ) -> usize {
-    let count = VT.min(range.total());
-    let Some(last) = keys.len().checked_sub(1) else {
-        return 0;
-    };
-    let (mut a, mut b) = (range.a_begin, range.b_begin);
-    for i in 0..VT {
-        if i < count {
-            let a_key = keys[a.min(last)];
-            let b_key = keys[b.min(last)];
-            let take_a = (b >= range.b_end)
-                | ((a < range.a_end) & takes_a::<B, T, F>(&a_key, &b_key, is_less));
-            keys_out[i] = if take_a { a_key } else { b_key };
-            indices_out[i] = if take_a { a } else { b };
-            a += usize::from(take_a);
-            b += usize::from(!take_a);
-        }
-    }
-    range.a_begin = a;
-    range.b_begin = b;
-    count
+    merge_steps::<B, VT, true, T, F>(keys, range, is_less, keys_out, indices_out)
 }
 
 /// Merge exactly VT outputs of `range`, which must hold at least VT, into registers: the keys and
@@ -87,7 +104,7 @@ pub fn serial_merge<B: Bounds, const VT: usize, T: Copy, F: Fn(&T, &T) -> bool>(
     };
     let mut keys_out = [keys[first]; VT];
     let mut indices_out = [0; VT];
-    serial_merge_checked::<B, VT, T, F>(keys, range, is_less, &mut keys_out, &mut indices_out);
+    merge_steps::<B, VT, false, T, F>(keys, range, is_less, &mut keys_out, &mut indices_out);
     (keys_out, indices_out)
 }
 
@@ -193,10 +210,14 @@ pub fn serial_sort_pairs<const VT: usize, T: Copy, V: Copy, F: Fn(&T, &T) -> boo
     for round in 0..VT {
         let mut i = round & 1;
         while i + 1 < VT {
-            if i + 1 < count && is_less(&keys[i + 1], &keys[i]) {
-                keys.swap(i, i + 1);
-                values.swap(i, i + 1);
-            }
+            // Branch-free compare-exchange: random keys would mispredict a branch half the time.
+            let swap = (i + 1 < count) & is_less(&keys[i + 1], &keys[i]);
+            let (k0, k1) = (keys[i], keys[i + 1]);
+            keys[i] = select_unpredictable(swap, k1, k0);
+            keys[i + 1] = select_unpredictable(swap, k0, k1);
+            let (v0, v1) = (values[i], values[i + 1]);
+            values[i] = select_unpredictable(swap, v1, v0);
+            values[i + 1] = select_unpredictable(swap, v0, v1);
             i += 2;
         }
     }
