@@ -167,4 +167,20 @@ impl Gpu {
         cache.insert(key.to_owned(), kernels.clone());
         Ok(kernels)
     }
+
+    /// Grow the device scratch buffer in `slot` to at least `len` elements (a buffer only grows,
+    /// so repeated calls of the same or smaller size allocate nothing) and return it.
+    pub(crate) fn grow_scratch<'s, T: cudarc::driver::DeviceRepr>(
+        &self,
+        slot: &'s mut Option<CudaSlice<T>>,
+        len: usize,
+    ) -> Result<&'s mut CudaSlice<T>, GpuError> {
+        if slot.as_ref().is_none_or(|buf| buf.len() < len) {
+            *slot = None;
+            // SAFETY: scratch is never read before a kernel of the same call has written the
+            // part it reads (same stream, launched first); its old contents are never used.
+            *slot = Some(unsafe { self.stream.alloc::<T>(len.max(1)) }?);
+        }
+        slot.as_mut().ok_or(GpuError::Poisoned("scratch"))
+    }
 }

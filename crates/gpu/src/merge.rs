@@ -10,17 +10,14 @@ use crate::compare::DeviceComparator;
 use crate::context::Gpu;
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
-pub use crate::program::PARTITION_THREADS;
 use crate::program::{
-    program, program_id, shipped_programs, Program, ProgramFactory, CTA_MERGE_CUH, MERGE_CU,
-    MERGE_ENTRY_PARTITION, MERGE_ENTRY_TILE, PARTITION_CUH, SERIAL_CUH,
+    check_launch_shape, program, program_id, shipped_programs, Program, ProgramFactory,
+    CTA_MERGE_CUH, MERGE_CU, MERGE_ENTRY_PARTITION, MERGE_ENTRY_TILE, PARTITION_CUH, SERIAL_CUH,
 };
+pub use crate::program::{MAX_STATIC_SHARED_BYTES, PARTITION_THREADS};
 
 /// Largest grid the tile kernel may use: CUDA's limit on gridDim.x (2^31 - 1).
 pub const MAX_GRID_X: u64 = (1 << 31) - 1;
-
-/// Largest static shared memory of one block (48 KiB without opt-in).
-pub const MAX_STATIC_SHARED_BYTES: usize = 48 * 1024;
 
 /// Launch shape of the merge's tile kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -78,24 +75,7 @@ impl MergeTuning {
     /// Check the tuning against what the kernels support for keys of `key_bytes` bytes.
     pub fn validate(&self, key_bytes: usize) -> Result<(), GpuError> {
         let shared = (self.tile() + 1) * key_bytes.max(size_of::<i32>());
-        if self.threads == 0 || self.threads > 1024 || !self.threads.is_multiple_of(32) {
-            return Err(GpuError::InvalidTuning(format!(
-                "threads = {} (a multiple of 32, at most 1024)",
-                self.threads
-            )));
-        }
-        if self.vt == 0 || self.vt > 64 {
-            return Err(GpuError::InvalidTuning(format!(
-                "vt = {} (1 to 64)",
-                self.vt
-            )));
-        }
-        if shared > MAX_STATIC_SHARED_BYTES {
-            return Err(GpuError::InvalidTuning(format!(
-                "tile needs {shared} bytes of shared memory"
-            )));
-        }
-        Ok(())
+        check_launch_shape(self.threads, self.vt, false, shared)
     }
 }
 
@@ -113,16 +93,7 @@ impl MergeScratch {
     }
 
     fn partitions(&mut self, gpu: &Gpu, count: usize) -> Result<&mut CudaSlice<u64>, GpuError> {
-        let big_enough = self.partitions.as_ref().is_some_and(|p| p.len() >= count);
-        if !big_enough {
-            self.partitions = None;
-            // SAFETY: the partition kernel writes every entry the tile kernel reads before it
-            // reads it (same stream, launched first).
-            self.partitions = Some(unsafe { gpu.stream().alloc::<u64>(count.max(1)) }?);
-        }
-        self.partitions
-            .as_mut()
-            .ok_or(GpuError::Poisoned("merge scratch"))
+        gpu.grow_scratch(&mut self.partitions, count)
     }
 }
 

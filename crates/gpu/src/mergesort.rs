@@ -2,17 +2,19 @@
 
 use std::mem::{align_of, size_of};
 
-use cudarc::driver::{CudaSlice, DevicePtrMut, LaunchConfig, PushKernelArg};
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg};
 
 use crate::compare::DeviceComparator;
 use crate::context::Gpu;
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
-use crate::merge::{MAX_GRID_X, MAX_STATIC_SHARED_BYTES};
+use crate::merge::MAX_GRID_X;
 use crate::program::{
-    program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout, CTA_MERGESORT_CUH,
-    CTA_MERGE_CUH, MERGESORT_CU, MERGESORT_ENTRY_BLOCKSORT, MERGESORT_ENTRY_PARTITION,
-    MERGESORT_ENTRY_TILE, PARTITION_CUH, PARTITION_THREADS, SERIAL_CUH,
+    check_launch_shape, program, program_id, shipped_programs, Program, ProgramFactory,
+    ValueLayout, CTA_MERGESORT_CUH, CTA_MERGE_CUH, MERGESORT_CU, MERGESORT_ENTRY_BLOCKSORT,
+    MERGESORT_ENTRY_PARTITION, MERGESORT_ENTRY_TILE, PARTITION_CUH, PARTITION_THREADS, SERIAL_CUH,
 };
 
 /// The mergesort's kernel sources, in the order they follow the prelude.
@@ -94,25 +96,7 @@ impl MergesortTuning {
         } else {
             0
         };
-        let shared = key_bytes_shared + ids;
-        if !self.threads.is_power_of_two() || !(32..=1024).contains(&self.threads) {
-            return Err(GpuError::InvalidTuning(format!(
-                "threads = {} (a power of two from 32 to 1024)",
-                self.threads
-            )));
-        }
-        if self.vt == 0 || self.vt > 64 {
-            return Err(GpuError::InvalidTuning(format!(
-                "vt = {} (1 to 64)",
-                self.vt
-            )));
-        }
-        if shared > MAX_STATIC_SHARED_BYTES {
-            return Err(GpuError::InvalidTuning(format!(
-                "tile needs {shared} bytes of shared memory"
-            )));
-        }
-        Ok(())
+        check_launch_shape(self.threads, self.vt, true, key_bytes_shared + ids)
     }
 }
 
@@ -123,25 +107,6 @@ pub struct MergesortScratch {
     partitions: Option<CudaSlice<u64>>,
     keys: Option<CudaSlice<u8>>,
     values: Option<CudaSlice<u8>>,
-}
-
-/// Grow `slot` to at least `len` elements.
-fn grow<T: cudarc::driver::DeviceRepr>(
-    gpu: &Gpu,
-    slot: &mut Option<CudaSlice<T>>,
-    len: usize,
-) -> Result<u64, GpuError> {
-    if slot.as_ref().is_none_or(|s| s.len() < len) {
-        *slot = None;
-        // SAFETY: scratch is always written by a kernel before it is read.
-        *slot = Some(unsafe { gpu.stream().alloc::<T>(len.max(1)) }?);
-    }
-    let stream = gpu.stream().clone();
-    let buf = slot
-        .as_mut()
-        .ok_or(GpuError::Poisoned("mergesort scratch"))?;
-    let (ptr, _guard) = buf.device_ptr_mut(&stream);
-    Ok(ptr)
 }
 
 impl MergesortScratch {
@@ -222,14 +187,28 @@ impl Gpu {
         }
         let passes = merge_passes(count, tile);
         let value_bytes = value_layout.map_or(0, |(size, _)| size);
-        let scratch_keys = grow(self, &mut scratch.keys, count * size_of::<K>())?;
+        let stream = self.stream().clone();
+        // Raw addresses: the scratch lives in `scratch` for the whole call, and this handle's
+        // one stream orders every use (no per-buffer events to keep).
+        fn address<T>(stream: &Arc<CudaStream>, buf: &mut CudaSlice<T>) -> u64 {
+            buf.device_ptr_mut(stream).0
+        }
+        let scratch_keys = address(
+            &stream,
+            self.grow_scratch(&mut scratch.keys, count * size_of::<K>())?,
+        );
         let scratch_values = if value_layout.is_some() {
-            grow(self, &mut scratch.values, count * value_bytes)?
+            address(
+                &stream,
+                self.grow_scratch(&mut scratch.values, count * value_bytes)?,
+            )
         } else {
             0
         };
-        let partitions = grow(self, &mut scratch.partitions, num_tiles + 1)?;
-        let stream = self.stream().clone();
+        let partitions = address(
+            &stream,
+            self.grow_scratch(&mut scratch.partitions, num_tiles + 1)?,
+        );
 
         // An odd number of passes starts in scratch so that the last pass lands in `keys`.
         let (mut src, mut dst) = ((keys, values), (scratch_keys, scratch_values));

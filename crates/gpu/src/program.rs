@@ -40,6 +40,51 @@ pub const MERGESORT_ENTRY_TILE: &str = "twophase_mergesort_tile";
 /// many blocks resident for latency hiding.
 pub const PARTITION_THREADS: u32 = 128;
 
+/// Largest static shared memory of one block (48 KiB without opt-in).
+pub const MAX_STATIC_SHARED_BYTES: usize = 48 * 1024;
+
+/// Most threads of one block (CUDA's limit).
+const MAX_THREADS: u32 = 1024;
+
+/// Threads of a warp: blocks are whole warps.
+const WARP: u32 = 32;
+
+/// Most items per thread: the VT register arrays of keys and indices must stay in registers.
+const MAX_VT: u32 = 64;
+
+/// Check a kernel's launch shape: `threads` whole warps up to 1024 (a power of two when
+/// `power_of_two`, for kernels that merge runs pairwise up to the block), VT from 1 to 64, and
+/// `shared_bytes` of static shared memory within the 48 KiB limit.
+pub fn check_launch_shape(
+    threads: u32,
+    vt: u32,
+    power_of_two: bool,
+    shared_bytes: usize,
+) -> Result<(), GpuError> {
+    let whole_warps = threads > 0 && threads <= MAX_THREADS && threads.is_multiple_of(WARP);
+    if !whole_warps || (power_of_two && !threads.is_power_of_two()) {
+        let shape = if power_of_two {
+            "a power of two"
+        } else {
+            "a multiple of 32"
+        };
+        return Err(GpuError::InvalidTuning(format!(
+            "threads = {threads} ({shape} from 32 to {MAX_THREADS})"
+        )));
+    }
+    if vt == 0 || vt > MAX_VT {
+        return Err(GpuError::InvalidTuning(format!(
+            "vt = {vt} (1 to {MAX_VT})"
+        )));
+    }
+    if shared_bytes > MAX_STATIC_SHARED_BYTES {
+        return Err(GpuError::InvalidTuning(format!(
+            "tile needs {shared_bytes} bytes of shared memory (at most {MAX_STATIC_SHARED_BYTES})"
+        )));
+    }
+    Ok(())
+}
+
 /// Byte layout `(size, align)` of a primitive's values: `None` for keys only.
 pub type ValueLayout = Option<(usize, usize)>;
 
