@@ -3,6 +3,9 @@
 //! Run on a GPU machine (see scripts/device.sh). Set TWOPHASE_CUB_RESULTS to the file written by
 //! benches/peers/cub_merge.cu to print the ratio to CUB. Prints markdown table rows.
 
+mod common;
+use common::{copy_rate_gbs, median, time_events};
+
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -21,44 +24,8 @@ const REPS: usize = 100;
 const L2_MULTIPLE: usize = 4;
 /// At most this many rotated input sets.
 const MAX_SETS: usize = 16;
-/// Bytes of each buffer of the device-to-device copy that measures the copy rate (1 GiB).
-const COPY_BYTES: usize = 1 << 30;
 /// Sizes (log2 of total outputs) measured.
 const SIZES: [u32; 3] = [20, 24, 27];
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-/// Median of REPS event-timed runs of `f(rep)` in ms, after WARMUP runs.
-fn time_events(gpu: &Gpu, mut f: impl FnMut(usize)) -> f64 {
-    let stream = gpu.stream();
-    for i in 0..WARMUP {
-        f(i);
-    }
-    let mut times = Vec::with_capacity(REPS);
-    for i in 0..REPS {
-        let start = stream
-            .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
-            .expect("event");
-        f(i);
-        let end = stream
-            .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
-            .expect("event");
-        end.synchronize().expect("sync");
-        times.push(f64::from(start.elapsed_ms(&end).expect("elapsed")));
-    }
-    median(times)
-}
-
-fn copy_rate_gbs(gpu: &Gpu) -> f64 {
-    let stream = gpu.stream();
-    let src: CudaSlice<u8> = stream.clone_htod(&vec![0x5Au8; COPY_BYTES]).expect("alloc");
-    let mut dst: CudaSlice<u8> = stream.clone_htod(&vec![0xA5u8; COPY_BYTES]).expect("alloc");
-    let ms = time_events(gpu, |_| stream.memcpy_dtod(&src, &mut dst).expect("copy"));
-    (2 * COPY_BYTES) as f64 / (ms * 1e-3) / 1e9
-}
 
 fn sorted_halves<K: Copy + Send + Ord>(
     n: usize,
@@ -177,7 +144,7 @@ fn bench_keys<K: PrimitiveKey + DeviceRepr + Ord + Send + std::fmt::Debug>(
             got == expected,
             "{kind} 2^{log2n}: GPU merge differs from the CPU merge"
         );
-        let ms = time_events(gpu, |i| {
+        let ms = time_events(gpu, WARMUP, REPS, |i| {
             let (a, b) = &inputs[i % sets];
             gpu.merge_device(a, b, &mut outs[i % sets], &Less, &mut scratch)
                 .expect("merge");
@@ -204,7 +171,7 @@ fn bench_keys<K: PrimitiveKey + DeviceRepr + Ord + Send + std::fmt::Debug>(
                 )
                 .expect("merge");
                 let ok = stream.clone_dtoh(&outs[0]).expect("download") == expected;
-                let ms = time_events(gpu, |i| {
+                let ms = time_events(gpu, WARMUP, REPS, |i| {
                     let (a, b) = &inputs[i % sets];
                     gpu.merge_device_tuned(a, b, &mut outs[i % sets], &Less, tuning, &mut scratch)
                         .expect("merge");
@@ -259,7 +226,7 @@ fn bench_pairs(gpu: &Gpu, sweep: &[(u32, u32)], rows: &mut Vec<Row>, l2: usize) 
                 "u32 pairs 2^{log2n}: GPU merge differs from the CPU merge"
             );
         }
-        let ms = time_events(gpu, |i| {
+        let ms = time_events(gpu, WARMUP, REPS, |i| {
             let (a, av, b, bv) = &inputs[i % sets];
             let (ok, ov) = &mut outs[i % sets];
             gpu.merge_pairs_device(a, av, b, bv, ok, ov, &Less, &mut scratch)
@@ -289,7 +256,7 @@ fn bench_pairs(gpu: &Gpu, sweep: &[(u32, u32)], rows: &mut Vec<Row>, l2: usize) 
                     stream.clone_dtoh(ov).expect("dl"),
                 );
                 let correct = got == expected;
-                let ms = time_events(gpu, |i| {
+                let ms = time_events(gpu, WARMUP, REPS, |i| {
                     let (a, av, b, bv) = &inputs[i % sets];
                     let (ok, ov) = &mut outs[i % sets];
                     gpu.merge_pairs_device_tuned(a, av, b, bv, ok, ov, &Less, tuning, &mut scratch)
@@ -360,7 +327,7 @@ fn main() {
         .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
         .expect("L2 size") as usize;
     let cub = load_cub();
-    let copy = copy_rate_gbs(&gpu);
+    let copy = copy_rate_gbs(&gpu, WARMUP, REPS);
     println!(
         "device: {} (sm_{}), L2 {} MB",
         gpu.name().unwrap_or_default(),

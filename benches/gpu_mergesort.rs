@@ -6,57 +6,24 @@
 //! The sort is in place, so every timed run first restores the unsorted keys with a
 //! device-to-device copy, and the copy's own median is subtracted (the CUB peer does the same).
 
+mod common;
+use common::{copy_rate_gbs, median, time_events};
+
 use std::collections::HashMap;
 use std::time::Instant;
 
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 use twophase::gpu::{Gpu, Less, MergesortScratch, MergesortTuning, PrimitiveKey};
-use twophase_gpu::cudarc::driver::{sys, CudaSlice, DeviceRepr, ValidAsZeroBits};
+use twophase_gpu::cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
 use twophase_gpu::mergesort::merge_passes;
 
 /// Untimed runs before timing (module load, first touch, clock ramp).
 const WARMUP: usize = 5;
 /// Timed runs per measurement; the median is reported.
 const REPS: usize = 41;
-/// Bytes of each buffer of the device-to-device copy that measures the copy rate (1 GiB).
-const COPY_BYTES: usize = 1 << 30;
 /// Sizes (log2 of keys) measured.
 const SIZES: [u32; 3] = [20, 24, 27];
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-/// Median of REPS event-timed runs of `f` in ms, after WARMUP runs.
-fn time_events(gpu: &Gpu, mut f: impl FnMut()) -> f64 {
-    let stream = gpu.stream();
-    for _ in 0..WARMUP {
-        f();
-    }
-    let mut times = Vec::with_capacity(REPS);
-    for _ in 0..REPS {
-        let start = stream
-            .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
-            .expect("event");
-        f();
-        let end = stream
-            .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
-            .expect("event");
-        end.synchronize().expect("sync");
-        times.push(f64::from(start.elapsed_ms(&end).expect("elapsed")));
-    }
-    median(times)
-}
-
-fn copy_rate_gbs(gpu: &Gpu) -> f64 {
-    let stream = gpu.stream();
-    let src: CudaSlice<u8> = stream.clone_htod(&vec![0x5Au8; COPY_BYTES]).expect("alloc");
-    let mut dst: CudaSlice<u8> = stream.clone_htod(&vec![0xA5u8; COPY_BYTES]).expect("alloc");
-    let ms = time_events(gpu, || stream.memcpy_dtod(&src, &mut dst).expect("copy"));
-    (2 * COPY_BYTES) as f64 / (ms * 1e-3) / 1e9
-}
 
 fn load_cub() -> HashMap<(String, u32), f64> {
     let mut map = HashMap::new();
@@ -204,8 +171,8 @@ fn bench<K>(
                 "{kind} 2^{log2n}: GPU sort differs from std"
             );
         }
-        let copy_ms = time_events(gpu, || restore(&mut keys, &mut values));
-        let ms = time_events(gpu, || {
+        let copy_ms = time_events(gpu, WARMUP, REPS, |_| restore(&mut keys, &mut values));
+        let ms = time_events(gpu, WARMUP, REPS, |_| {
             restore(&mut keys, &mut values);
             sort_tuned(&mut keys, &mut values, tuning);
         }) - copy_ms;
@@ -225,7 +192,7 @@ fn bench<K>(
                 restore(&mut keys, &mut values);
                 sort_tuned(&mut keys, &mut values, tuned);
                 let correct = stream.clone_dtoh(&keys).expect("download") == sorted_input;
-                let sweep_ms = time_events(gpu, || {
+                let sweep_ms = time_events(gpu, WARMUP, REPS, |_| {
                     restore(&mut keys, &mut values);
                     sort_tuned(&mut keys, &mut values, tuned);
                 }) - copy_ms;
@@ -272,7 +239,7 @@ fn main() {
         Err(e) => panic!("the GPU benchmark needs a CUDA GPU: {e}"),
     };
     let cub = load_cub();
-    let copy = copy_rate_gbs(&gpu);
+    let copy = copy_rate_gbs(&gpu, WARMUP, REPS);
     println!(
         "device: {} (sm_{}); device-to-device copy rate: {copy:.0} GB/s (bytes read + written)",
         gpu.name().unwrap_or_default(),

@@ -1,29 +1,18 @@
 //! GPU merge tests (need a CUDA GPU; run with --include-ignored): differential against the CPU backend.
 
+mod common;
+
 use std::fmt::Debug;
 
+use common::{gpu, rng};
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use twophase::cpu;
 use twophase::gpu::{
     CudaComparator, DeviceComparator, DeviceKey, Gpu, Greater, Less, MergeScratch, MergeTuning,
     TotalOrder, TotalOrderDesc,
 };
 use twophase_gpu::cudarc::driver::DeviceRepr;
-
-/// The GPU under test. A missing GPU is a failure, never a silent pass.
-fn gpu() -> Gpu {
-    match Gpu::new(0) {
-        Ok(gpu) => gpu,
-        Err(e) => panic!("these tests need a CUDA GPU and found none: {e}"),
-    }
-}
-
-fn rng() -> StdRng {
-    let seed: u64 = rand::random();
-    eprintln!("seed {seed}");
-    StdRng::seed_from_u64(seed)
-}
 
 /// Input shapes of the differential tests.
 #[derive(Clone, Copy, Debug)]

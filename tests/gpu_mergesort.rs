@@ -1,30 +1,19 @@
 //! GPU mergesort tests (need a CUDA GPU; run with --include-ignored): against std's stable sort.
 
+mod common;
+
 use std::cmp::Ordering;
 use std::fmt::Debug;
 
+use common::{gpu, rng};
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use rayon::prelude::*;
 use twophase::gpu::{
     CudaComparator, DeviceComparator, DeviceKey, Gpu, Greater, Less, MergesortScratch,
     MergesortTuning, TotalOrder,
 };
 use twophase_gpu::cudarc::driver::DeviceRepr;
-
-/// The GPU under test. A missing GPU is a failure, never a silent pass.
-fn gpu() -> Gpu {
-    match Gpu::new(0) {
-        Ok(gpu) => gpu,
-        Err(e) => panic!("these tests need a CUDA GPU and found none: {e}"),
-    }
-}
-
-fn rng() -> StdRng {
-    let seed: u64 = rand::random();
-    eprintln!("seed {seed}");
-    StdRng::seed_from_u64(seed)
-}
 
 /// Input patterns of the sort tests.
 #[derive(Clone, Copy, Debug)]

@@ -1,0 +1,47 @@
+//! Shared support of the GPU benchmarks: event timing (warm-up, median) and the copy rate.
+#![allow(dead_code)] // Each benchmark uses the part it needs.
+
+use twophase::gpu::Gpu;
+use twophase_gpu::cudarc::driver::{sys, CudaSlice};
+
+/// Bytes of each buffer of the device-to-device copy that measures the copy rate (1 GiB).
+pub const COPY_BYTES: usize = 1 << 30;
+
+/// The median of `v` (the upper one for an even count).
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Median of `reps` event-timed runs of `f(run)` in ms, after `warmup` untimed runs (module
+/// load, first touch and clock ramp stay out of the numbers).
+pub fn time_events(gpu: &Gpu, warmup: usize, reps: usize, mut f: impl FnMut(usize)) -> f64 {
+    let stream = gpu.stream();
+    for i in 0..warmup {
+        f(i);
+    }
+    let mut times = Vec::with_capacity(reps);
+    for i in 0..reps {
+        let start = stream
+            .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .expect("event");
+        f(i);
+        let end = stream
+            .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .expect("event");
+        end.synchronize().expect("sync");
+        times.push(f64::from(start.elapsed_ms(&end).expect("elapsed")));
+    }
+    median(times)
+}
+
+/// The device-to-device copy rate of a 1 GiB buffer in GB/s, counting bytes read and written.
+pub fn copy_rate_gbs(gpu: &Gpu, warmup: usize, reps: usize) -> f64 {
+    let stream = gpu.stream();
+    let src: CudaSlice<u8> = stream.clone_htod(&vec![0x5Au8; COPY_BYTES]).expect("alloc");
+    let mut dst: CudaSlice<u8> = stream.clone_htod(&vec![0xA5u8; COPY_BYTES]).expect("alloc");
+    let ms = time_events(gpu, warmup, reps, |_| {
+        stream.memcpy_dtod(&src, &mut dst).expect("copy")
+    });
+    (2 * COPY_BYTES) as f64 / (ms * 1e-3) / 1e9
+}
