@@ -3,7 +3,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::{sys as driver_sys, CudaContext, CudaFunction, CudaSlice, CudaStream};
+use cudarc::driver::{
+    sys as driver_sys, CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtrMut,
+};
 use cudarc::nvrtc::Ptx;
 
 use crate::error::GpuError;
@@ -182,5 +184,86 @@ impl Gpu {
             *slot = Some(unsafe { self.stream.alloc::<T>(len.max(1)) }?);
         }
         slot.as_mut().ok_or(GpuError::Poisoned("scratch"))
+    }
+
+    /// The first `sizes.len()` staging buffers, each grown to at least its size in bytes.
+    fn staging_buffers<'s>(
+        &self,
+        staging: &'s mut Vec<CudaSlice<u8>>,
+        sizes: &[usize],
+    ) -> Result<&'s mut [CudaSlice<u8>], GpuError> {
+        for (slot, &bytes) in sizes.iter().enumerate() {
+            let fits = staging.get(slot).is_some_and(|buf| buf.len() >= bytes);
+            if fits {
+                continue;
+            }
+            // SAFETY: staging buffers are written (host-to-device copy or kernel output) before
+            // they are read.
+            let buf = unsafe { self.stream().alloc::<u8>(bytes.max(1)) }?;
+            if slot < staging.len() {
+                staging[slot] = buf;
+            } else {
+                staging.push(buf);
+            }
+        }
+        Ok(&mut staging[..sizes.len()])
+    }
+
+    /// One host-slice call through the handle's staging buffers: uploads each buffer's host bytes,
+    /// runs `launch` with the device addresses of all N buffers (in order), downloads the
+    /// buffers that have a host destination, and waits for the stream. The buffers are reused
+    /// across calls (they only grow), so a loop of host calls allocates nothing.
+    pub(crate) fn through_staging<const N: usize>(
+        &self,
+        buffers: &mut [Staged<'_>; N],
+        launch: impl FnOnce([u64; N]) -> Result<(), GpuError>,
+    ) -> Result<(), GpuError> {
+        let mut staging = self
+            .staging
+            .lock()
+            .map_err(|_| GpuError::Poisoned("staging buffers"))?;
+        let sizes = buffers.each_ref().map(Staged::bytes);
+        let bufs = self.staging_buffers(&mut staging, &sizes)?;
+        let stream = self.stream.clone();
+        for (buffer, device) in buffers.iter().zip(bufs.iter_mut()) {
+            let host: &[u8] = match buffer {
+                Staged::Upload(host) => host,
+                Staged::InPlace(host) => host,
+                Staged::Download(_) => continue,
+            };
+            stream.memcpy_htod(host, &mut device.slice_mut(..host.len()))?;
+        }
+        let mut addresses = [0u64; N];
+        for (address, device) in addresses.iter_mut().zip(bufs.iter_mut()) {
+            *address = device.device_ptr_mut(&stream).0;
+        }
+        launch(addresses)?;
+        for (buffer, device) in buffers.iter_mut().zip(bufs.iter()) {
+            if let Staged::Download(host) | Staged::InPlace(host) = buffer {
+                let bytes = host.len();
+                stream.memcpy_dtoh(&device.slice(..bytes), &mut **host)?;
+            }
+        }
+        stream.synchronize()?;
+        Ok(())
+    }
+}
+
+/// One staging buffer of a host-slice call and what happens to its host bytes.
+pub(crate) enum Staged<'a> {
+    /// An input: uploaded before the launch.
+    Upload(&'a [u8]),
+    /// An output: downloaded after the launch.
+    Download(&'a mut [u8]),
+    /// Both, for an in-place call: uploaded before and downloaded after the launch.
+    InPlace(&'a mut [u8]),
+}
+
+impl Staged<'_> {
+    fn bytes(&self) -> usize {
+        match self {
+            Staged::Upload(host) => host.len(),
+            Staged::Download(host) | Staged::InPlace(host) => host.len(),
+        }
     }
 }

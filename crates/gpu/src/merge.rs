@@ -7,7 +7,7 @@ use cudarc::driver::{
 };
 
 use crate::compare::DeviceComparator;
-use crate::context::Gpu;
+use crate::context::{Gpu, Staged};
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
 use crate::program::{
@@ -477,29 +477,13 @@ impl Gpu {
         if total == 0 {
             return Ok(out);
         }
-        let mut staging = self
-            .staging
-            .lock()
-            .map_err(|_| GpuError::Poisoned("staging buffers"))?;
         let mut scratch = self.take_scratch()?;
-        let sizes = [size_of_val(a), size_of_val(b), size_of_val(out.as_slice())];
-        let bufs = self.staging_buffers(&mut staging, &sizes)?;
-        let stream = self.stream().clone();
-        let [a_buf, b_buf, out_buf] = bufs else {
-            return Err(GpuError::Poisoned("staging buffers"));
-        };
-        stream.memcpy_htod(
-            bytemuck::cast_slice::<K, u8>(a),
-            &mut a_buf.slice_mut(..sizes[0]),
-        )?;
-        stream.memcpy_htod(
-            bytemuck::cast_slice::<K, u8>(b),
-            &mut b_buf.slice_mut(..sizes[1]),
-        )?;
-        {
-            let (a_ptr, _a) = a_buf.device_ptr(&stream);
-            let (b_ptr, _b) = b_buf.device_ptr(&stream);
-            let (out_ptr, _out) = out_buf.device_ptr_mut(&stream);
+        let mut buffers = [
+            Staged::Upload(bytemuck::cast_slice(a)),
+            Staged::Upload(bytemuck::cast_slice(b)),
+            Staged::Download(bytemuck::cast_slice_mut(&mut out)),
+        ];
+        self.through_staging(&mut buffers, |[a_ptr, b_ptr, out_ptr]| {
             let args = MergeArgs {
                 a: a_ptr,
                 a_count: a.len(),
@@ -508,19 +492,9 @@ impl Gpu {
                 out: out_ptr,
                 values: (0, 0, 0),
             };
-            self.launch_merge::<K, C>(
-                args,
-                comp,
-                None,
-                MergeTuning::for_types(size_of::<K>(), 0),
-                &mut scratch,
-            )?;
-        }
-        stream.memcpy_dtoh(
-            &out_buf.slice(..sizes[2]),
-            bytemuck::cast_slice_mut::<K, u8>(&mut out),
-        )?;
-        stream.synchronize()?;
+            let tuning = MergeTuning::for_types(size_of::<K>(), 0);
+            self.launch_merge::<K, C>(args, comp, None, tuning, &mut scratch)
+        })?;
         self.put_scratch(scratch)?;
         Ok(out)
     }
@@ -535,117 +509,47 @@ impl Gpu {
         comp: &C,
     ) -> Result<(Vec<K>, Vec<V>), GpuError> {
         let total = a_keys.len() + b_keys.len();
-        if a_keys.len() != a_vals.len() {
-            return Err(GpuError::SizeMismatch {
-                what: "A values",
-                expected: a_keys.len(),
-                got: a_vals.len(),
-            });
-        }
-        if b_keys.len() != b_vals.len() {
-            return Err(GpuError::SizeMismatch {
-                what: "B values",
-                expected: b_keys.len(),
-                got: b_vals.len(),
-            });
+        for (what, expected, got) in [
+            ("A values", a_keys.len(), a_vals.len()),
+            ("B values", b_keys.len(), b_vals.len()),
+        ] {
+            if expected != got {
+                return Err(GpuError::SizeMismatch {
+                    what,
+                    expected,
+                    got,
+                });
+            }
         }
         let mut out_keys = bytemuck::zeroed_vec::<K>(total);
         let mut out_vals = bytemuck::zeroed_vec::<V>(total);
         if total == 0 {
             return Ok((out_keys, out_vals));
         }
-        let mut staging = self
-            .staging
-            .lock()
-            .map_err(|_| GpuError::Poisoned("staging buffers"))?;
         let mut scratch = self.take_scratch()?;
-        let sizes = [
-            size_of_val(a_keys),
-            size_of_val(b_keys),
-            size_of_val(out_keys.as_slice()),
-            size_of_val(a_vals),
-            size_of_val(b_vals),
-            size_of_val(out_vals.as_slice()),
+        let mut buffers = [
+            Staged::Upload(bytemuck::cast_slice(a_keys)),
+            Staged::Upload(bytemuck::cast_slice(b_keys)),
+            Staged::Download(bytemuck::cast_slice_mut(&mut out_keys)),
+            Staged::Upload(bytemuck::cast_slice(a_vals)),
+            Staged::Upload(bytemuck::cast_slice(b_vals)),
+            Staged::Download(bytemuck::cast_slice_mut(&mut out_vals)),
         ];
-        let bufs = self.staging_buffers(&mut staging, &sizes)?;
-        let stream = self.stream().clone();
-        let [ak, bk, ok, av, bv, ov] = bufs else {
-            return Err(GpuError::Poisoned("staging buffers"));
-        };
-        stream.memcpy_htod(
-            bytemuck::cast_slice::<K, u8>(a_keys),
-            &mut ak.slice_mut(..sizes[0]),
-        )?;
-        stream.memcpy_htod(
-            bytemuck::cast_slice::<K, u8>(b_keys),
-            &mut bk.slice_mut(..sizes[1]),
-        )?;
-        stream.memcpy_htod(
-            bytemuck::cast_slice::<V, u8>(a_vals),
-            &mut av.slice_mut(..sizes[3]),
-        )?;
-        stream.memcpy_htod(
-            bytemuck::cast_slice::<V, u8>(b_vals),
-            &mut bv.slice_mut(..sizes[4]),
-        )?;
-        {
-            let (a_ptr, _a) = ak.device_ptr(&stream);
-            let (b_ptr, _b) = bk.device_ptr(&stream);
-            let (out_ptr, _out) = ok.device_ptr_mut(&stream);
-            let (av_ptr, _av) = av.device_ptr(&stream);
-            let (bv_ptr, _bv) = bv.device_ptr(&stream);
-            let (ov_ptr, _ov) = ov.device_ptr_mut(&stream);
+        self.through_staging(&mut buffers, |[a, b, out, av, bv, ov]| {
             let args = MergeArgs {
-                a: a_ptr,
+                a,
                 a_count: a_keys.len(),
-                b: b_ptr,
+                b,
                 b_count: b_keys.len(),
-                out: out_ptr,
-                values: (av_ptr, bv_ptr, ov_ptr),
+                out,
+                values: (av, bv, ov),
             };
             let tuning = MergeTuning::for_types(size_of::<K>(), size_of::<V>());
-            self.launch_merge::<K, C>(
-                args,
-                comp,
-                Some((size_of::<V>(), align_of::<V>())),
-                tuning,
-                &mut scratch,
-            )?;
-        }
-        stream.memcpy_dtoh(
-            &ok.slice(..sizes[2]),
-            bytemuck::cast_slice_mut::<K, u8>(&mut out_keys),
-        )?;
-        stream.memcpy_dtoh(
-            &ov.slice(..sizes[5]),
-            bytemuck::cast_slice_mut::<V, u8>(&mut out_vals),
-        )?;
-        stream.synchronize()?;
+            let layout = Some((size_of::<V>(), align_of::<V>()));
+            self.launch_merge::<K, C>(args, comp, layout, tuning, &mut scratch)
+        })?;
         self.put_scratch(scratch)?;
         Ok((out_keys, out_vals))
-    }
-
-    /// The first `sizes.len()` staging buffers, each grown to at least its size in bytes.
-    pub(crate) fn staging_buffers<'s>(
-        &self,
-        staging: &'s mut Vec<CudaSlice<u8>>,
-        sizes: &[usize],
-    ) -> Result<&'s mut [CudaSlice<u8>], GpuError> {
-        for (slot, &bytes) in sizes.iter().enumerate() {
-            let fits = staging.get(slot).is_some_and(|buf| buf.len() >= bytes);
-            if fits {
-                continue;
-            }
-            // SAFETY: staging buffers are written (host-to-device copy or kernel output) before
-            // they are read.
-            let buf = unsafe { self.stream().alloc::<u8>(bytes.max(1)) }?;
-            if slot < staging.len() {
-                staging[slot] = buf;
-            } else {
-                staging.push(buf);
-            }
-        }
-        Ok(&mut staging[..sizes.len()])
     }
 
     fn take_scratch(&self) -> Result<MergeScratch, GpuError> {

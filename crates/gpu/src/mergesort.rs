@@ -7,7 +7,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg};
 
 use crate::compare::DeviceComparator;
-use crate::context::Gpu;
+use crate::context::{Gpu, Staged};
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
 use crate::merge::MAX_GRID_X;
@@ -434,63 +434,35 @@ impl Gpu {
         values: Option<&mut [V]>,
         comp: &C,
     ) -> Result<(), GpuError> {
-        if keys.len() <= 1 {
+        let count = keys.len();
+        if count <= 1 {
             return Ok(());
         }
-        let mut staging = self
-            .staging
-            .lock()
-            .map_err(|_| GpuError::Poisoned("staging buffers"))?;
         let mut scratch = self
             .mergesort_scratch
             .lock()
             .map_err(|_| GpuError::Poisoned("mergesort scratch"))?;
-        let value_bytes = values.as_ref().map_or(0, |v| size_of_val(*v));
-        let bufs = self.staging_buffers(&mut staging, &[size_of_val(keys), value_bytes])?;
-        let stream = self.stream().clone();
-        let [key_buf, value_buf] = bufs else {
-            return Err(GpuError::Poisoned("staging buffers"));
-        };
-        stream.memcpy_htod(
-            bytemuck::cast_slice::<K, u8>(keys),
-            &mut key_buf.slice_mut(..size_of_val(keys)),
-        )?;
-        if let Some(values) = values.as_deref() {
-            stream.memcpy_htod(
-                bytemuck::cast_slice::<V, u8>(values),
-                &mut value_buf.slice_mut(..value_bytes),
-            )?;
-        }
-        {
-            let (key_ptr, _k) = key_buf.device_ptr_mut(&stream);
-            let (value_ptr, _v) = value_buf.device_ptr_mut(&stream);
-            let (layout, value_ptr) = if values.is_some() {
-                (Some((size_of::<V>(), align_of::<V>())), value_ptr)
-            } else {
-                (None, 0)
-            };
-            let tuning =
-                MergesortTuning::for_types(size_of::<K>(), layout.map_or(0, |(size, _)| size));
+        let layout = values
+            .is_some()
+            .then_some((size_of::<V>(), align_of::<V>()));
+        let tuning = MergesortTuning::for_types(size_of::<K>(), layout.map_or(0, |(size, _)| size));
+        let mut buffers = [
+            Staged::InPlace(bytemuck::cast_slice_mut(keys)),
+            match values {
+                Some(values) => Staged::InPlace(bytemuck::cast_slice_mut(values)),
+                None => Staged::Upload(&[]),
+            },
+        ];
+        self.through_staging(&mut buffers, |[keys, values]| {
+            let values = if layout.is_some() { values } else { 0 };
             let buffers = SortBuffers {
-                keys: key_ptr,
-                values: value_ptr,
-                count: keys.len(),
+                keys,
+                values,
+                count,
                 layout,
             };
-            self.launch_mergesort::<K, C>(buffers, comp, tuning, &mut scratch)?;
-        }
-        stream.memcpy_dtoh(
-            &key_buf.slice(..size_of_val(keys)),
-            bytemuck::cast_slice_mut::<K, u8>(keys),
-        )?;
-        if let Some(values) = values {
-            stream.memcpy_dtoh(
-                &value_buf.slice(..value_bytes),
-                bytemuck::cast_slice_mut::<V, u8>(values),
-            )?;
-        }
-        stream.synchronize()?;
-        Ok(())
+            self.launch_mergesort::<K, C>(buffers, comp, tuning, &mut scratch)
+        })
     }
 }
 
