@@ -4,13 +4,13 @@ mod common;
 
 use std::fmt::Debug;
 
-use common::{gpu, rng};
+use common::{gpu, rec_key_descending, rng, Rec};
 use rand::rngs::StdRng;
 use rand::Rng;
 use twophase::cpu;
 use twophase::gpu::{
-    CudaComparator, DeviceComparator, DeviceKey, Gpu, Greater, Less, MergeScratch, MergeTuning,
-    TotalOrder, TotalOrderDesc,
+    DeviceComparator, DeviceKey, Gpu, Greater, Less, MergeScratch, MergeTuning, TotalOrder,
+    TotalOrderDesc,
 };
 use twophase_gpu::cudarc::driver::DeviceRepr;
 
@@ -313,28 +313,11 @@ fn merge_f64_total_order_desc() {
     );
 }
 
-/// A user key: compared by `key` only (descending), `tag` rides along and proves stability.
-#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(C)]
-struct Rec {
-    key: u32,
-    tag: u32,
-}
-
-impl DeviceKey for Rec {
-    const CUDA_TYPE: &'static str = "rec";
-    const CUDA_DEFINITION: &'static str = "struct rec { unsigned int key; unsigned int tag; };";
-}
-
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn merge_user_struct_custom_comparator_is_stable() {
     let gpu = gpu();
-    let comp = CudaComparator::new(
-        "rec_key_desc",
-        "return a.key > b.key;",
-        |a: &Rec, b: &Rec| a.key > b.key,
-    );
+    let comp = rec_key_descending();
     let mut rng = rng();
     let tile = MergeTuning::for_types(std::mem::size_of::<Rec>(), 0).tile();
     let poison = Rec {

@@ -5,13 +5,12 @@ mod common;
 use std::cmp::Ordering;
 use std::fmt::Debug;
 
-use common::{gpu, rng};
+use common::{gpu, rec_key_descending, rng, Rec};
 use rand::rngs::StdRng;
 use rand::Rng;
 use rayon::prelude::*;
 use twophase::gpu::{
-    CudaComparator, DeviceComparator, DeviceKey, Gpu, Greater, Less, MergesortScratch,
-    MergesortTuning, TotalOrder,
+    DeviceComparator, DeviceKey, Gpu, Greater, Less, MergesortScratch, MergesortTuning, TotalOrder,
 };
 use twophase_gpu::cudarc::driver::DeviceRepr;
 
@@ -221,27 +220,11 @@ fn mergesort_f64() {
     );
 }
 
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-struct Rec {
-    key: u32,
-    tag: u32,
-}
-
-impl DeviceKey for Rec {
-    const CUDA_TYPE: &'static str = "rec";
-    const CUDA_DEFINITION: &'static str = "struct rec { unsigned int key; unsigned int tag; };";
-}
-
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn mergesort_user_struct_custom_comparator_is_stable() {
     let gpu = gpu();
-    let comp = CudaComparator::new(
-        "rec_key_desc",
-        "return a.key > b.key;",
-        |a: &Rec, b: &Rec| a.key > b.key,
-    );
+    let comp = rec_key_descending();
     let mut rng = rng();
     let tuning = MergesortTuning::for_types(std::mem::size_of::<Rec>(), 0);
     for n in sizes(tuning) {
