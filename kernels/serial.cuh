@@ -68,4 +68,58 @@ __device__ __forceinline__ void serial_sort(key_t (&keys)[VT], value_t (&values)
   }
 }
 
+
+// Load-balancing search (twophase_serial::serial_load_balance): walk min(VT, range.total()) steps of
+// the merge of the tile's work items range.a_begin.. (A, the counting sequence) with the segment
+// starts starts[range.b_begin .. range.b_end) (B), upper bound: an offset equal to an item comes
+// first. Taking an offset enters the next segment; taking an item records its segment slot
+// (range.b_begin - 1) in segments[item] (shared memory) instead of returning register arrays, so
+// that the caller can hand items out in strided order. `starts` must hold a sentinel larger than
+// every item at starts[range.b_end].
+template <int VT>
+__device__ __forceinline__ void serial_load_balance(const int* starts, merge_range& range, int* segments) {
+  const int count = min(VT, range.total());
+  int b_key = starts[range.b_begin];
+#pragma unroll
+  for (int i = 0; i < VT; ++i) {
+    if (i >= count) break;
+    const bool take_item = range.a_valid() && range.a_begin < b_key;
+    if (take_item) {
+      segments[range.a_begin] = range.b_begin - 1;
+      ++range.a_begin;
+    } else {
+      ++range.b_begin;
+      b_key = starts[range.b_begin];
+    }
+  }
+}
+
+// Sorted search (twophase_serial::serial_search): walk min(VT, range.total()) steps of the merge of
+// the needles keys_shared[range.a_begin .. a_end) with the haystack keys_shared[range.b_begin ..
+// b_end) under policy `bounds` (Lower: lower bound, Upper: upper bound). Each needle taken records
+// its bound, the haystack position reached (tile-local, counted from `haystack_first`), in
+// bounds_out[needle] (shared memory). keys_shared must be readable at range.b_end (tile + 1 slots).
+template <bounds_t bounds, int VT, typename key_t, typename comp_t>
+__device__ __forceinline__ void serial_search(const key_t* keys_shared, merge_range& range, int haystack_first,
+                                              comp_t comp, int* bounds_out) {
+  const int count = min(VT, range.total());
+  key_t a_key = keys_shared[range.a_begin];
+  key_t b_key = keys_shared[range.b_begin];
+#pragma unroll
+  for (int i = 0; i < VT; ++i) {
+    if (i >= count) break;
+    const bool p = merge_predicate<bounds>(a_key, b_key, range, comp);
+    if (p) bounds_out[range.a_begin] = range.b_begin - haystack_first;
+    const int index = (p ? range.a_begin : range.b_begin) + 1;
+    const key_t next = keys_shared[index];
+    if (p) {
+      a_key = next;
+      range.a_begin = index;
+    } else {
+      b_key = next;
+      range.b_begin = index;
+    }
+  }
+}
+
 }  // namespace twophase

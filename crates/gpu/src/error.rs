@@ -37,6 +37,9 @@ pub enum GpuError {
     /// A tuning is outside what the kernels support.
     #[error("invalid tuning: {0}")]
     InvalidTuning(String),
+    /// An input violates a documented precondition (checked on the host).
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
     /// A lock guarding a cache was poisoned by a panic in another thread.
     #[error("internal lock poisoned: {0}")]
     Poisoned(&'static str),

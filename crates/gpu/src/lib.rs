@@ -11,6 +11,7 @@ pub mod key;
 pub mod merge;
 pub mod mergesort;
 pub mod program;
+pub mod search;
 
 pub use compare::{CudaComparator, DeviceComparator, Greater, Less, TotalOrder, TotalOrderDesc};
 pub use context::Gpu;
@@ -18,6 +19,10 @@ pub use error::GpuError;
 pub use key::{DeviceKey, DeviceValue, FloatKey, PrimitiveKey};
 pub use merge::{MergeScratch, MergeTuning};
 pub use mergesort::{MergesortScratch, MergesortTuning};
+pub use search::{
+    DeviceIndex, HostIndex, LoadBalanceOp, LoadBalanceTuning, OpArgs, SearchBound, SearchScratch,
+    SortedSearchTuning,
+};
 
 /// The cudarc version this crate is built on, re-exported so that users pass matching types.
 pub use cudarc;

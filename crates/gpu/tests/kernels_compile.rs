@@ -3,6 +3,7 @@
 use twophase_gpu::merge::shipped_merge_programs;
 use twophase_gpu::mergesort::shipped_mergesort_programs;
 use twophase_gpu::program::{compile_cubin, nvrtc_available, nvrtc_version};
+use twophase_gpu::search::shipped_search_programs;
 
 /// Architectures CI compiles for: Ampere (A100) and Hopper (H100/H200).
 const CI_ARCHS: [u32; 2] = [80, 90];
@@ -21,6 +22,7 @@ fn every_shipped_kernel_compiles_for_sm80_and_sm90() {
     let version = nvrtc_version().expect("NVRTC version");
     let mut programs = shipped_merge_programs();
     programs.extend(shipped_mergesort_programs());
+    programs.extend(shipped_search_programs());
     let jobs: Vec<_> = programs
         .iter()
         .flat_map(|p| CI_ARCHS.iter().map(move |&arch| (p, arch)))

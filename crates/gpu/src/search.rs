@@ -1,0 +1,1414 @@
+//! The two-phase GPU load-balancing search (with interval expand/move and a user snippet form) and sorted search.
+//!
+//! Both are merges in disguise (docs/design.md): the load-balancing search merges the counting
+//! sequence `0..total` with the segment starts (the exclusive scan of segment sizes), upper bound;
+//! the sorted search merges needles with a haystack, lower or upper bound. Each runs as a partition
+//! kernel (one merge path search per tile boundary) and a tile kernel (shared memory, per-thread
+//! merge path, `serial_load_balance` / `serial_search` of VT steps, strided coalesced output).
+
+use std::ffi::c_void;
+use std::mem::{align_of, size_of};
+
+use cudarc::driver::{sys as driver_sys, CudaFunction, CudaSlice, DevicePtr, DevicePtrMut};
+
+use crate::compare::DeviceComparator;
+use crate::context::{Gpu, Staged};
+use crate::error::GpuError;
+use crate::key::{cuda_value_type, DeviceKey, DeviceValue};
+use crate::merge::{MAX_GRID_X, MAX_STATIC_SHARED_BYTES};
+use crate::program::{
+    program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout,
+    CTA_LOAD_BALANCE_CUH, CTA_MERGE_CUH, LOAD_BALANCE_CU, LOAD_BALANCE_ENTRIES,
+    LOAD_BALANCE_ENTRY_EXPAND, LOAD_BALANCE_ENTRY_FOR_EACH, LOAD_BALANCE_ENTRY_MOVE,
+    LOAD_BALANCE_ENTRY_PARTITION, LOAD_BALANCE_ENTRY_TILE, PARTITION_CUH, PARTITION_THREADS,
+    SERIAL_CUH, SHIPPED_VALUE_LAYOUTS, SORTED_SEARCH_CU, SORTED_SEARCH_ENTRIES,
+    SORTED_SEARCH_ENTRY_PARTITION, SORTED_SEARCH_ENTRY_TILE,
+};
+
+/// An index type of the load-balancing search and sorted search: segment starts, segment ids,
+/// ranks and search results. `u32` halves the bytes moved but limits totals, segment counts and
+/// haystack lengths to `u32::MAX`; `u64` (and `usize` on 64-bit targets) has no practical limit.
+pub trait DeviceIndex: bytemuck::Pod + Send + Sync + 'static {
+    /// The CUDA type of identical layout.
+    const CUDA_TYPE: &'static str;
+    /// The largest value the type holds.
+    const MAX: u64;
+}
+
+impl DeviceIndex for u32 {
+    const CUDA_TYPE: &'static str = "unsigned int";
+    const MAX: u64 = u32::MAX as u64;
+}
+
+impl DeviceIndex for u64 {
+    const CUDA_TYPE: &'static str = "unsigned long long";
+    const MAX: u64 = u64::MAX;
+}
+
+#[cfg(target_pointer_width = "64")]
+impl DeviceIndex for usize {
+    const CUDA_TYPE: &'static str = "unsigned long long";
+    const MAX: u64 = u64::MAX;
+}
+
+/// Which bound of each needle a sorted search returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SearchBound {
+    /// The first haystack position whose key is not less than the needle.
+    Lower,
+    /// The first haystack position whose key is greater than the needle.
+    Upper,
+}
+
+/// Launch shape of a load-balancing tile kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LoadBalanceTuning {
+    /// Threads per block (NT).
+    pub threads: u32,
+    /// Merge steps per thread (VT): items plus segment starts each thread walks serially.
+    pub vt: u32,
+}
+
+impl LoadBalanceTuning {
+    /// Merge outputs (items + segment starts) per tile: NT * VT.
+    pub const fn tile(&self) -> usize {
+        self.threads as usize * self.vt as usize
+    }
+
+    /// The shipped tuning. Reasons:
+    /// - The work is a stream: read 4 or 8 bytes per segment start, write one index per item; the
+    ///   in-tile merge runs on 32-bit shared-memory values, independent of the index type.
+    /// - NT = 256, VT = 11 (2816 merge outputs per tile, 22.5 KB of shared memory: 2 ints per
+    ///   output): eight blocks of 256 threads fit an SM's 2048 threads and 228 KB of shared memory,
+    ///   so occupancy is full, while tiles stay large enough that the partition kernel (one
+    ///   ~log2(n)-deep chain of dependent global loads per tile) is a few percent of the time.
+    /// - VT is odd, so that the per-thread strides into shared memory spread over the banks.
+    pub const SHIPPED: LoadBalanceTuning = LoadBalanceTuning {
+        threads: 256,
+        vt: 11,
+    };
+
+    /// Shared memory of one tile: the starts (NV + 2 ints) and each item's segment slot (NV ints).
+    pub const fn shared_bytes(&self) -> usize {
+        (2 * self.tile() + 2) * size_of::<i32>()
+    }
+
+    /// Check the tuning against what the kernels support.
+    pub fn validate(&self) -> Result<(), GpuError> {
+        validate_shape(self.threads, self.vt, self.shared_bytes())
+    }
+}
+
+/// Launch shape of the sorted search's tile kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SortedSearchTuning {
+    /// Threads per block (NT).
+    pub threads: u32,
+    /// Merge steps per thread (VT).
+    pub vt: u32,
+}
+
+impl SortedSearchTuning {
+    /// Merge outputs (needles + haystack keys) per tile: NT * VT.
+    pub const fn tile(&self) -> usize {
+        self.threads as usize * self.vt as usize
+    }
+
+    /// The tuning shipped for keys of `key_bytes` bytes. The tile holds its keys (NV + 1) and a
+    /// 32-bit bound per needle (NV) in shared memory. Reasons:
+    /// - 4-byte keys: NT = 256, VT = 15 (3840 outputs, 31 KB): large tiles keep the partition
+    ///   searches few, while seven blocks still fit an SM's shared memory.
+    /// - 8-byte keys: NT = 256, VT = 11 (2816 outputs, 34 KB): twice the key bytes per output.
+    /// - Wider keys: NT = 128, VT = 7, to bound registers and shared memory.
+    pub const fn for_key(key_bytes: usize) -> Self {
+        if key_bytes <= 4 {
+            SortedSearchTuning {
+                threads: 256,
+                vt: 15,
+            }
+        } else if key_bytes <= 8 {
+            SortedSearchTuning {
+                threads: 256,
+                vt: 11,
+            }
+        } else {
+            SortedSearchTuning {
+                threads: 128,
+                vt: 7,
+            }
+        }
+    }
+
+    /// Check the tuning against what the kernels support for keys of `key_bytes` bytes.
+    pub fn validate(&self, key_bytes: usize) -> Result<(), GpuError> {
+        let keys = ((self.tile() + 1) * key_bytes).div_ceil(16) * 16;
+        validate_shape(self.threads, self.vt, keys + self.tile() * size_of::<i32>())
+    }
+}
+
+fn validate_shape(threads: u32, vt: u32, shared: usize) -> Result<(), GpuError> {
+    if threads == 0 || threads > 1024 || !threads.is_multiple_of(32) {
+        return Err(GpuError::InvalidTuning(format!(
+            "threads = {threads} (a multiple of 32, at most 1024)"
+        )));
+    }
+    if vt == 0 || vt > 64 {
+        return Err(GpuError::InvalidTuning(format!("vt = {vt} (1 to 64)")));
+    }
+    if shared > MAX_STATIC_SHARED_BYTES {
+        return Err(GpuError::InvalidTuning(format!(
+            "tile needs {shared} bytes of shared memory"
+        )));
+    }
+    Ok(())
+}
+
+/// Number of 64-bit arguments a [`LoadBalanceOp`] snippet receives (`args.p[0..OP_ARGS]`).
+pub const OP_ARGS: usize = 8;
+
+/// The arguments of a user snippet, passed by value to the kernel: device addresses (from
+/// `DevicePtr::device_ptr`) or plain numbers, as the snippet casts them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct OpArgs(pub [u64; OP_ARGS]);
+
+/// A CUDA snippet run once per work item of a load-balancing search: the body of
+/// `__device__ void operator()(unsigned long long item, unsigned long long segment,
+/// unsigned long long rank, const twophase_op_args& args) const`, where `args.p[i]` are the
+/// [`OpArgs`] given at launch. Items are handed out in strided order inside a tile (consecutive
+/// threads get consecutive items), so item-indexed accesses coalesce.
+///
+/// The snippet is trusted code, like a comparator body: it runs with the device's full access,
+/// and the pointers it is given must be valid for what it does with them.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LoadBalanceOp {
+    name: String,
+    body: String,
+    helpers: String,
+}
+
+impl LoadBalanceOp {
+    /// A snippet named `name` (letters, digits and `_`; other characters are replaced by `_`).
+    pub fn new(name: &str, cuda_body: &str) -> Self {
+        LoadBalanceOp {
+            name: sanitize(name),
+            body: cuda_body.to_owned(),
+            helpers: String::new(),
+        }
+    }
+
+    /// The same snippet with CUDA helper definitions placed before it (device functions, types).
+    pub fn with_helpers(mut self, cuda_helpers: &str) -> Self {
+        self.helpers = cuda_helpers.to_owned();
+        self
+    }
+
+    /// The snippet of the built-in kernels' programs: does nothing.
+    pub fn none() -> Self {
+        LoadBalanceOp::new("none", "")
+    }
+
+    /// The snippet's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+fn sanitize(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Device scratch of the load-balancing and sorted searches (the partitions), reusable across
+/// calls: it only grows.
+#[derive(Debug, Default)]
+pub struct SearchScratch {
+    partitions: Option<CudaSlice<u64>>,
+}
+
+impl SearchScratch {
+    /// An empty scratch; device memory is taken on first use.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn partitions(&mut self, gpu: &Gpu, count: usize) -> Result<&mut CudaSlice<u64>, GpuError> {
+        let big_enough = self.partitions.as_ref().is_some_and(|p| p.len() >= count);
+        if !big_enough {
+            self.partitions = None;
+            // SAFETY: the partition kernel writes every entry the tile kernel reads before it
+            // reads it (same stream, launched first).
+            self.partitions = Some(unsafe { gpu.stream().alloc::<u64>(count.max(1)) }?);
+        }
+        self.partitions
+            .as_mut()
+            .ok_or(GpuError::Poisoned("search scratch"))
+    }
+}
+
+/// The load-balancing program for index type `I`, value layout and user snippet, at `tuning`: all
+/// five kernels (partition, segments, expand, move, for-each) in one module.
+pub fn load_balance_program<I: DeviceIndex>(
+    values: ValueLayout,
+    op: &LoadBalanceOp,
+    tuning: LoadBalanceTuning,
+) -> Program {
+    let (key, name) = load_balance_program_id::<I>(values, op, tuning);
+    let value_type = values.map_or_else(
+        || "unsigned char".to_owned(),
+        |(size, align)| cuda_value_type(size, align),
+    );
+    let mut source = format!(
+        "// {name}: generated by twophase-gpu.\n\
+         #define TP_NT {nt}\n#define TP_VT {vt}\n#define TP_PARTITION_NT {pnt}\n\
+         template <int N, int A> struct alignas(A) twophase_value_bytes {{ unsigned char bytes[N]; }};\n\
+         typedef {index} index_type;\ntypedef {value_type} value_type;\n\
+         struct twophase_op_args {{ unsigned long long p[{args}]; }};\n{helpers}\n\
+         struct load_balance_user_op {{\n  __device__ __forceinline__ void operator()(unsigned long long item, \
+         unsigned long long segment, unsigned long long rank, const twophase_op_args& args) const {{\n    \
+         (void)item; (void)segment; (void)rank; (void)args;\n    {body}\n  }}\n}};\n",
+        nt = tuning.threads,
+        vt = tuning.vt,
+        pnt = PARTITION_THREADS,
+        index = I::CUDA_TYPE,
+        args = OP_ARGS,
+        helpers = op.helpers,
+        body = op.body,
+    );
+    for part in [
+        PARTITION_CUH,
+        SERIAL_CUH,
+        CTA_LOAD_BALANCE_CUH,
+        LOAD_BALANCE_CU,
+    ] {
+        source.push_str(part);
+        source.push('\n');
+    }
+    Program { key, name, source }
+}
+
+/// The cache key and source name of a load-balancing program, without building its source.
+pub fn load_balance_program_id<I: DeviceIndex>(
+    values: ValueLayout,
+    op: &LoadBalanceOp,
+    tuning: LoadBalanceTuning,
+) -> (String, String) {
+    let value_tag = values.map_or("novalues".to_owned(), |(size, align)| {
+        format!("v{size}a{align}")
+    });
+    let name = format!(
+        "twophase_load_balance_{}_{}_{}_nt{}_vt{}.cu",
+        sanitize(I::CUDA_TYPE),
+        value_tag,
+        op.name,
+        tuning.threads,
+        tuning.vt
+    );
+    let key = format!("{name}|{}|{}", op.helpers, op.body);
+    (key, name)
+}
+
+fn search_primitive<I: DeviceIndex>(bound: SearchBound) -> String {
+    let bound = match bound {
+        SearchBound::Lower => "lower",
+        SearchBound::Upper => "upper",
+    };
+    format!("sorted_search_{bound}_{}", sanitize(I::CUDA_TYPE))
+}
+
+fn search_prelude<I: DeviceIndex>(bound: SearchBound) -> String {
+    format!(
+        "typedef {} index_type;\n#define TP_UPPER {}\n",
+        I::CUDA_TYPE,
+        u8::from(bound == SearchBound::Upper)
+    )
+}
+
+/// The sorted-search program for key `K`, index type `I`, bound, comparator and tuning.
+pub fn sorted_search_program<K: DeviceKey, I: DeviceIndex, C: DeviceComparator<K> + ?Sized>(
+    comp: &C,
+    bound: SearchBound,
+    tuning: SortedSearchTuning,
+) -> Program {
+    let prelude = search_prelude::<I>(bound);
+    program::<K, C>(
+        &search_primitive::<I>(bound),
+        &[
+            &prelude,
+            PARTITION_CUH,
+            SERIAL_CUH,
+            CTA_MERGE_CUH,
+            SORTED_SEARCH_CU,
+        ],
+        comp,
+        None,
+        tuning.threads,
+        tuning.vt,
+    )
+}
+
+/// Which tile kernel of the load-balancing program a call runs, with its own arguments.
+enum TileCall {
+    /// Segment ids (and ranks when the second address is not 0).
+    Segments { segments: u64, ranks: u64 },
+    /// `out[item] = values[segment]`.
+    Expand { values: u64, out: u64 },
+    /// `output[scatter[s] + rank] = input[gather[s] + rank]` (0 for identity).
+    Move {
+        gather: u64,
+        scatter: u64,
+        input: u64,
+        output: u64,
+    },
+    /// The user snippet.
+    ForEach { args: OpArgs },
+}
+
+fn missing(entry: &str) -> GpuError {
+    GpuError::Nvrtc {
+        call: "cuModuleGetFunction",
+        message: format!("{entry} missing"),
+    }
+}
+
+fn too_large<I: DeviceIndex>(what: &str, n: usize) -> Result<(), GpuError> {
+    if n as u64 > I::MAX {
+        return Err(GpuError::TooLarge(format!(
+            "{what} = {n} does not fit the index type {}",
+            I::CUDA_TYPE
+        )));
+    }
+    Ok(())
+}
+
+/// Widen a host index to 64 bits.
+pub trait HostIndex: DeviceIndex + Copy {
+    /// The value as `u64`.
+    fn to_u64(self) -> u64;
+}
+
+impl HostIndex for u32 {
+    fn to_u64(self) -> u64 {
+        u64::from(self)
+    }
+}
+
+impl HostIndex for u64 {
+    fn to_u64(self) -> u64 {
+        self
+    }
+}
+
+#[cfg(target_pointer_width = "64")]
+impl HostIndex for usize {
+    fn to_u64(self) -> u64 {
+        self as u64
+    }
+}
+
+/// Check a host segment scan: starts at 0, non-decreasing, at most `total`, at least one segment
+/// when there are items.
+fn check_host_scan<I: HostIndex>(scan: &[I], total: usize) -> Result<(), GpuError> {
+    if scan.is_empty() && total > 0 {
+        return Err(GpuError::InvalidInput(
+            "work items need at least one segment".into(),
+        ));
+    }
+    if scan.first().is_some_and(|&s| s.to_u64() != 0) {
+        return Err(GpuError::InvalidInput(
+            "an exclusive scan starts at 0".into(),
+        ));
+    }
+    if scan.windows(2).any(|w| w[0].to_u64() > w[1].to_u64()) {
+        return Err(GpuError::InvalidInput(
+            "segment starts must be non-decreasing".into(),
+        ));
+    }
+    if scan.last().is_some_and(|&s| s.to_u64() > total as u64) {
+        return Err(GpuError::InvalidInput(
+            "segment starts past the total".into(),
+        ));
+    }
+    Ok(())
+}
+
+impl Gpu {
+    /// Launch `function` with raw parameters, as a programmatic dependent of the previous launch
+    /// on this stream when `dependent` and programmatic launch is on.
+    ///
+    /// # Safety
+    /// `params` must point at values matching the kernel's parameters in number, order and size,
+    /// alive for the call; the buffers they address must be valid on this stream for what the
+    /// kernel does with them.
+    unsafe fn launch_raw(
+        &self,
+        function: &CudaFunction,
+        grid: u32,
+        threads: u32,
+        params: &mut [*mut c_void],
+        dependent: bool,
+    ) -> Result<(), GpuError> {
+        // SAFETY: an all-zero launch attribute value is valid plain data (a union of integers and
+        // plain structs); only the field selected by `id` is then set.
+        let mut value: driver_sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
+        value.programmaticStreamSerializationAllowed = 1;
+        let mut attribute = driver_sys::CUlaunchAttribute {
+            id: driver_sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+            pad: [0; 4],
+            value,
+        };
+        let pdl = dependent && self.programmatic_launch();
+        let config = driver_sys::CUlaunchConfig {
+            gridDimX: grid,
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: threads,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: 0,
+            hStream: self.stream().cu_stream(),
+            attrs: &mut attribute,
+            numAttrs: u32::from(pdl),
+        };
+        self.context().bind_to_thread()?;
+        // SAFETY: the caller guarantees `params`; `config` and `attribute` outlive the call (the
+        // driver copies the parameters); the function belongs to this context and the stream to
+        // this handle. A dependent tile kernel waits (griddepcontrol.wait) for the partition
+        // kernel before reading the partitions.
+        unsafe {
+            driver_sys::cuLaunchKernelEx(
+                &config,
+                function.cu_function(),
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        }
+        .result()?;
+        Ok(())
+    }
+
+    /// Compile (or fetch from the caches) a load-balancing program ahead of the first call.
+    pub fn prepare_load_balance<I: DeviceIndex>(
+        &self,
+        values: ValueLayout,
+        op: &LoadBalanceOp,
+        tuning: LoadBalanceTuning,
+    ) -> Result<(), GpuError> {
+        let (key, name) = load_balance_program_id::<I>(values, op, tuning);
+        self.kernels(
+            &key,
+            &name,
+            || load_balance_program::<I>(values, op, tuning).source,
+            &LOAD_BALANCE_ENTRIES,
+        )
+        .map(|_| ())
+    }
+
+    /// Both kernels of one load-balancing call over the device scan at address `scan`.
+    #[allow(clippy::too_many_arguments)] // The call's shape: each argument is one part of it.
+    fn launch_load_balance<I: DeviceIndex>(
+        &self,
+        scan: u64,
+        num_segments: usize,
+        total: usize,
+        call: TileCall,
+        values: ValueLayout,
+        op: &LoadBalanceOp,
+        tuning: LoadBalanceTuning,
+        scratch: &mut SearchScratch,
+    ) -> Result<(), GpuError> {
+        tuning.validate()?;
+        if total == 0 {
+            return Ok(());
+        }
+        if num_segments == 0 {
+            return Err(GpuError::InvalidInput(
+                "work items need at least one segment".into(),
+            ));
+        }
+        too_large::<I>("total", total)?;
+        too_large::<I>("segment count", num_segments)?;
+        let (key, name) = load_balance_program_id::<I>(values, op, tuning);
+        let kernels = self.kernels(
+            &key,
+            &name,
+            || load_balance_program::<I>(values, op, tuning).source,
+            &LOAD_BALANCE_ENTRIES,
+        )?;
+        let entry = match call {
+            TileCall::Segments { .. } => LOAD_BALANCE_ENTRY_TILE,
+            TileCall::Expand { .. } => LOAD_BALANCE_ENTRY_EXPAND,
+            TileCall::Move { .. } => LOAD_BALANCE_ENTRY_MOVE,
+            TileCall::ForEach { .. } => LOAD_BALANCE_ENTRY_FOR_EACH,
+        };
+        let partition = kernels
+            .functions
+            .get(LOAD_BALANCE_ENTRY_PARTITION)
+            .ok_or_else(|| missing(LOAD_BALANCE_ENTRY_PARTITION))?;
+        let tile_kernel = kernels.functions.get(entry).ok_or_else(|| missing(entry))?;
+
+        let count = total + num_segments;
+        let tile = tuning.tile();
+        let num_tiles = count.div_ceil(tile);
+        let num_partitions = num_tiles + 1;
+        if num_tiles as u64 > MAX_GRID_X {
+            return Err(GpuError::TooLarge(format!(
+                "{count} merge outputs need {num_tiles} tiles"
+            )));
+        }
+        let stream = self.stream().clone();
+        let buf = scratch.partitions(self, num_partitions)?;
+        let (partitions_ptr, _guard) = buf.device_ptr_mut(&stream);
+        let (segments, total_u, spacing, partition_count) = (
+            num_segments as u64,
+            total as u64,
+            tile as u64,
+            num_partitions as u64,
+        );
+        let partition_blocks =
+            u32::try_from(num_partitions.div_ceil(PARTITION_THREADS as usize))
+                .map_err(|_| GpuError::TooLarge(format!("{num_partitions} partitions")))?;
+        let mut params: [*mut c_void; 6] = [
+            (&scan as *const u64).cast_mut().cast(),
+            (&segments as *const u64).cast_mut().cast(),
+            (&total_u as *const u64).cast_mut().cast(),
+            (&spacing as *const u64).cast_mut().cast(),
+            (&partition_count as *const u64).cast_mut().cast(),
+            (&partitions_ptr as *const u64).cast_mut().cast(),
+        ];
+        // SAFETY: six 64-bit values matching twophase_lbs_partition's parameters in
+        // kernels/load_balance.cu; the scan holds `num_segments` indices of type I and the
+        // partitions buffer `num_partitions` entries, both valid on this stream.
+        unsafe {
+            self.launch_raw(
+                partition,
+                partition_blocks,
+                PARTITION_THREADS,
+                &mut params,
+                false,
+            )
+        }?;
+
+        let head: [*mut c_void; 4] = [
+            (&scan as *const u64).cast_mut().cast(),
+            (&segments as *const u64).cast_mut().cast(),
+            (&total_u as *const u64).cast_mut().cast(),
+            (&partitions_ptr as *const u64).cast_mut().cast(),
+        ];
+        let mut params: Vec<*mut c_void> = head.to_vec();
+        match &call {
+            TileCall::Segments { segments, ranks } => {
+                params.push((segments as *const u64).cast_mut().cast());
+                params.push((ranks as *const u64).cast_mut().cast());
+            }
+            TileCall::Expand { values, out } => {
+                params.push((values as *const u64).cast_mut().cast());
+                params.push((out as *const u64).cast_mut().cast());
+            }
+            TileCall::Move {
+                gather,
+                scatter,
+                input,
+                output,
+            } => {
+                params.push((gather as *const u64).cast_mut().cast());
+                params.push((scatter as *const u64).cast_mut().cast());
+                params.push((input as *const u64).cast_mut().cast());
+                params.push((output as *const u64).cast_mut().cast());
+            }
+            TileCall::ForEach { args } => {
+                params.push((args as *const OpArgs).cast_mut().cast());
+            }
+        }
+        // SAFETY: the parameters match the chosen tile kernel of kernels/load_balance.cu (four
+        // 64-bit head values, then its own pointers, or the 64-byte twophase_op_args struct that
+        // OpArgs mirrors with #[repr(C)]); the callers checked the output lengths against
+        // `total` and the value pointers against the program's value layout; one block per tile.
+        unsafe {
+            self.launch_raw(
+                tile_kernel,
+                num_tiles as u32,
+                tuning.threads,
+                &mut params,
+                true,
+            )
+        }?;
+        Ok(())
+    }
+
+    /// Load-balancing search on the device: for each of the `total` work items, the segment it
+    /// belongs to in `segments` (length `total`), given `scan`, the exclusive scan of the segment
+    /// sizes (`scan[s]` = first item of segment `s`: starts at 0, non-decreasing, at most
+    /// `total`; not checked on the device). Empty segments are skipped over. Asynchronous.
+    pub fn load_balance_search_device<I, S, O>(
+        &self,
+        scan: &S,
+        total: usize,
+        segments: &mut O,
+        scratch: &mut SearchScratch,
+    ) -> Result<(), GpuError>
+    where
+        I: DeviceIndex,
+        S: DevicePtr<I>,
+        O: DevicePtrMut<I>,
+    {
+        self.load_balance_search_device_tuned(
+            scan,
+            total,
+            segments,
+            LoadBalanceTuning::SHIPPED,
+            scratch,
+        )
+    }
+
+    /// [`load_balance_search_device`](Self::load_balance_search_device) with an explicit tuning.
+    pub fn load_balance_search_device_tuned<I, S, O>(
+        &self,
+        scan: &S,
+        total: usize,
+        segments: &mut O,
+        tuning: LoadBalanceTuning,
+        scratch: &mut SearchScratch,
+    ) -> Result<(), GpuError>
+    where
+        I: DeviceIndex,
+        S: DevicePtr<I>,
+        O: DevicePtrMut<I>,
+    {
+        check_len("segment ids", total, segments.len())?;
+        let stream = self.stream().clone();
+        let (scan_ptr, _s) = scan.device_ptr(&stream);
+        let (out_ptr, _o) = segments.device_ptr_mut(&stream);
+        self.launch_load_balance::<I>(
+            scan_ptr,
+            scan.len(),
+            total,
+            TileCall::Segments {
+                segments: out_ptr,
+                ranks: 0,
+            },
+            None,
+            &LoadBalanceOp::none(),
+            tuning,
+            scratch,
+        )
+    }
+
+    /// [`load_balance_search_device`](Self::load_balance_search_device) that also writes each
+    /// item's rank inside its segment to `ranks` (length `total`).
+    pub fn load_balance_search_with_ranks_device<I, S, O, R>(
+        &self,
+        scan: &S,
+        total: usize,
+        segments: &mut O,
+        ranks: &mut R,
+        scratch: &mut SearchScratch,
+    ) -> Result<(), GpuError>
+    where
+        I: DeviceIndex,
+        S: DevicePtr<I>,
+        O: DevicePtrMut<I>,
+        R: DevicePtrMut<I>,
+    {
+        check_len("segment ids", total, segments.len())?;
+        check_len("ranks", total, ranks.len())?;
+        let stream = self.stream().clone();
+        let (scan_ptr, _s) = scan.device_ptr(&stream);
+        let (out_ptr, _o) = segments.device_ptr_mut(&stream);
+        let (ranks_ptr, _r) = ranks.device_ptr_mut(&stream);
+        self.launch_load_balance::<I>(
+            scan_ptr,
+            scan.len(),
+            total,
+            TileCall::Segments {
+                segments: out_ptr,
+                ranks: ranks_ptr,
+            },
+            None,
+            &LoadBalanceOp::none(),
+            LoadBalanceTuning::SHIPPED,
+            scratch,
+        )
+    }
+
+    /// Interval expand on the device: `out[item] = values[segment of item]` for the `total`
+    /// items of the segments described by `scan` (one value per segment). Asynchronous.
+    pub fn interval_expand_device<I, V, S, W, O>(
+        &self,
+        scan: &S,
+        values: &W,
+        total: usize,
+        out: &mut O,
+        scratch: &mut SearchScratch,
+    ) -> Result<(), GpuError>
+    where
+        I: DeviceIndex,
+        V: DeviceValue,
+        S: DevicePtr<I>,
+        W: DevicePtr<V>,
+        O: DevicePtrMut<V>,
+    {
+        check_len("expand output", total, out.len())?;
+        if values.len() < scan.len() {
+            return Err(GpuError::SizeMismatch {
+                what: "values (one per segment)",
+                expected: scan.len(),
+                got: values.len(),
+            });
+        }
+        let stream = self.stream().clone();
+        let (scan_ptr, _s) = scan.device_ptr(&stream);
+        let (values_ptr, _v) = values.device_ptr(&stream);
+        let (out_ptr, _o) = out.device_ptr_mut(&stream);
+        self.launch_load_balance::<I>(
+            scan_ptr,
+            scan.len(),
+            total,
+            TileCall::Expand {
+                values: values_ptr,
+                out: out_ptr,
+            },
+            Some((size_of::<V>(), align_of::<V>())),
+            &LoadBalanceOp::none(),
+            LoadBalanceTuning::SHIPPED,
+            scratch,
+        )
+    }
+
+    /// Interval gather on the device: for each segment `s` (sizes by `scan`, `total` items),
+    /// `out[scan[s] + r] = input[gather[s] + r]` for `r < size(s)`. `gather[s] + size(s)` must not
+    /// exceed `input.len()` (not checked on the device). Asynchronous.
+    #[allow(clippy::too_many_arguments)] // Four buffers are the operation's inputs and outputs.
+    pub fn interval_gather_device<I, V, S, G, In, O>(
+        &self,
+        scan: &S,
+        total: usize,
+        gather: &G,
+        input: &In,
+        out: &mut O,
+        scratch: &mut SearchScratch,
+    ) -> Result<(), GpuError>
+    where
+        I: DeviceIndex,
+        V: DeviceValue,
+        S: DevicePtr<I>,
+        G: DevicePtr<I>,
+        In: DevicePtr<V>,
+        O: DevicePtrMut<V>,
+    {
+        check_len("gather output", total, out.len())?;
+        check_len("gather positions", scan.len(), gather.len())?;
+        let stream = self.stream().clone();
+        let (scan_ptr, _s) = scan.device_ptr(&stream);
+        let (gather_ptr, _g) = gather.device_ptr(&stream);
+        let (input_ptr, _i) = input.device_ptr(&stream);
+        let (out_ptr, _o) = out.device_ptr_mut(&stream);
+        self.launch_load_balance::<I>(
+            scan_ptr,
+            scan.len(),
+            total,
+            TileCall::Move {
+                gather: gather_ptr,
+                scatter: 0,
+                input: input_ptr,
+                output: out_ptr,
+            },
+            Some((size_of::<V>(), align_of::<V>())),
+            &LoadBalanceOp::none(),
+            LoadBalanceTuning::SHIPPED,
+            scratch,
+        )
+    }
+
+    /// Interval scatter on the device: for each segment `s`,
+    /// `out[scatter[s] + r] = input[scan[s] + r]` for `r < size(s)` (`input` holds the `total` items). `scatter[s] + size(s)` must not
+    /// exceed `out.len()` (not checked on the device). Asynchronous.
+    #[allow(clippy::too_many_arguments)] // Four buffers are the operation's inputs and outputs.
+    pub fn interval_scatter_device<I, V, S, G, In, O>(
+        &self,
+        scan: &S,
+        total: usize,
+        scatter: &G,
+        input: &In,
+        out: &mut O,
+        scratch: &mut SearchScratch,
+    ) -> Result<(), GpuError>
+    where
+        I: DeviceIndex,
+        V: DeviceValue,
+        S: DevicePtr<I>,
+        G: DevicePtr<I>,
+        In: DevicePtr<V>,
+        O: DevicePtrMut<V>,
+    {
+        check_len("scatter input", total, input.len())?;
+        check_len("scatter positions", scan.len(), scatter.len())?;
+        let stream = self.stream().clone();
+        let (scan_ptr, _s) = scan.device_ptr(&stream);
+        let (scatter_ptr, _g) = scatter.device_ptr(&stream);
+        let (input_ptr, _i) = input.device_ptr(&stream);
+        let (out_ptr, _o) = out.device_ptr_mut(&stream);
+        self.launch_load_balance::<I>(
+            scan_ptr,
+            scan.len(),
+            total,
+            TileCall::Move {
+                gather: 0,
+                scatter: scatter_ptr,
+                input: input_ptr,
+                output: out_ptr,
+            },
+            Some((size_of::<V>(), align_of::<V>())),
+            &LoadBalanceOp::none(),
+            LoadBalanceTuning::SHIPPED,
+            scratch,
+        )
+    }
+
+    /// Interval move on the device: for each segment `s`,
+    /// `out[scatter[s] + r] = input[gather[s] + r]` for `r < size(s)`. The positions must stay inside `input` and `out` (not checked on
+    /// the device). Asynchronous.
+    #[allow(clippy::too_many_arguments)] // Five buffers are the operation's inputs and outputs.
+    pub fn interval_move_device<I, V, S, G, T, In, O>(
+        &self,
+        scan: &S,
+        total: usize,
+        gather: &G,
+        scatter: &T,
+        input: &In,
+        out: &mut O,
+        scratch: &mut SearchScratch,
+    ) -> Result<(), GpuError>
+    where
+        I: DeviceIndex,
+        V: DeviceValue,
+        S: DevicePtr<I>,
+        G: DevicePtr<I>,
+        T: DevicePtr<I>,
+        In: DevicePtr<V>,
+        O: DevicePtrMut<V>,
+    {
+        check_len("gather positions", scan.len(), gather.len())?;
+        check_len("scatter positions", scan.len(), scatter.len())?;
+        let stream = self.stream().clone();
+        let (scan_ptr, _s) = scan.device_ptr(&stream);
+        let (gather_ptr, _g) = gather.device_ptr(&stream);
+        let (scatter_ptr, _t) = scatter.device_ptr(&stream);
+        let (input_ptr, _i) = input.device_ptr(&stream);
+        let (out_ptr, _o) = out.device_ptr_mut(&stream);
+        self.launch_load_balance::<I>(
+            scan_ptr,
+            scan.len(),
+            total,
+            TileCall::Move {
+                gather: gather_ptr,
+                scatter: scatter_ptr,
+                input: input_ptr,
+                output: out_ptr,
+            },
+            Some((size_of::<V>(), align_of::<V>())),
+            &LoadBalanceOp::none(),
+            LoadBalanceTuning::SHIPPED,
+            scratch,
+        )
+    }
+
+    /// Run the user snippet `op` once per work item with its (item, segment, rank), the segments
+    /// given by the device scan `scan` and `total`; `args` (at most [`OP_ARGS`] values, the rest
+    /// zero) reach the snippet as `args.p[i]`. Asynchronous.
+    pub fn load_balance_for_each_device<I, S>(
+        &self,
+        scan: &S,
+        total: usize,
+        op: &LoadBalanceOp,
+        args: &[u64],
+        scratch: &mut SearchScratch,
+    ) -> Result<(), GpuError>
+    where
+        I: DeviceIndex,
+        S: DevicePtr<I>,
+    {
+        if args.len() > OP_ARGS {
+            return Err(GpuError::SizeMismatch {
+                what: "snippet arguments (at most OP_ARGS)",
+                expected: OP_ARGS,
+                got: args.len(),
+            });
+        }
+        let mut packed = OpArgs::default();
+        packed.0[..args.len()].copy_from_slice(args);
+        let stream = self.stream().clone();
+        let (scan_ptr, _s) = scan.device_ptr(&stream);
+        self.launch_load_balance::<I>(
+            scan_ptr,
+            scan.len(),
+            total,
+            TileCall::ForEach { args: packed },
+            None,
+            op,
+            LoadBalanceTuning::SHIPPED,
+            scratch,
+        )
+    }
+
+    /// Host convenience: the segment of each of `total` work items (see
+    /// [`load_balance_search_device`](Self::load_balance_search_device)); the scan is checked
+    /// (starts at 0, non-decreasing, at most `total`).
+    pub fn load_balance_search<I: HostIndex>(
+        &self,
+        scan: &[I],
+        total: usize,
+    ) -> Result<Vec<I>, GpuError> {
+        let (segments, _) = self.load_balance_host(scan, total, false)?;
+        Ok(segments)
+    }
+
+    /// Host convenience: each work item's `(segment, rank)`, as two vectors.
+    pub fn load_balance_search_with_ranks<I: HostIndex>(
+        &self,
+        scan: &[I],
+        total: usize,
+    ) -> Result<(Vec<I>, Vec<I>), GpuError> {
+        self.load_balance_host(scan, total, true)
+    }
+
+    fn load_balance_host<I: HostIndex>(
+        &self,
+        scan: &[I],
+        total: usize,
+        with_ranks: bool,
+    ) -> Result<(Vec<I>, Vec<I>), GpuError> {
+        check_host_scan(scan, total)?;
+        let mut segments = bytemuck::zeroed_vec::<I>(total);
+        let mut ranks = bytemuck::zeroed_vec::<I>(if with_ranks { total } else { 0 });
+        if total == 0 {
+            return Ok((segments, ranks));
+        }
+        let mut scratch = SearchScratch::new();
+        let mut buffers = [
+            Staged::Upload(bytemuck::cast_slice(scan)),
+            Staged::Download(bytemuck::cast_slice_mut(&mut segments)),
+            Staged::Download(bytemuck::cast_slice_mut(&mut ranks)),
+        ];
+        self.through_staging(&mut buffers, |[scan_ptr, seg_ptr, rank_ptr]| {
+            self.launch_load_balance::<I>(
+                scan_ptr,
+                scan.len(),
+                total,
+                TileCall::Segments {
+                    segments: seg_ptr,
+                    ranks: if with_ranks { rank_ptr } else { 0 },
+                },
+                None,
+                &LoadBalanceOp::none(),
+                LoadBalanceTuning::SHIPPED,
+                &mut scratch,
+            )
+        })?;
+        Ok((segments, ranks))
+    }
+
+    /// Host convenience: interval expand (`values[s]` replicated once per item of segment `s`).
+    pub fn interval_expand<I: HostIndex, V: DeviceValue>(
+        &self,
+        scan: &[I],
+        values: &[V],
+        total: usize,
+    ) -> Result<Vec<V>, GpuError> {
+        check_host_scan(scan, total)?;
+        if values.len() < scan.len() {
+            return Err(GpuError::SizeMismatch {
+                what: "values (one per segment)",
+                expected: scan.len(),
+                got: values.len(),
+            });
+        }
+        let mut out = bytemuck::zeroed_vec::<V>(total);
+        self.interval_host(scan, total, IntervalHost::Expand(values), &mut out)?;
+        Ok(out)
+    }
+
+    /// Host convenience: interval move. For each segment `s` of size `n` (sizes by `scan` and
+    /// `total`), `output[scatter[s] .. + n] = input[gather[s] .. + n]`, where a missing `gather`
+    /// (`scatter`) means the segment's own position `scan[s]`. Output entries no segment writes
+    /// keep their values. Positions are checked against `input` and `output`.
+    pub fn interval_move<I: HostIndex, V: DeviceValue>(
+        &self,
+        scan: &[I],
+        total: usize,
+        gather: Option<&[I]>,
+        scatter: Option<&[I]>,
+        input: &[V],
+        output: &mut [V],
+    ) -> Result<(), GpuError> {
+        check_host_scan(scan, total)?;
+        let size = |s: usize| -> u64 {
+            let end = scan.get(s + 1).map_or(total as u64, |e| e.to_u64());
+            end - scan[s].to_u64()
+        };
+        let check = |what: &'static str, pos: Option<&[I]>, len: usize| -> Result<(), GpuError> {
+            match pos {
+                None => check_len(what, total, len),
+                Some(pos) => {
+                    check_len(what, scan.len(), pos.len())?;
+                    if (0..scan.len()).any(|s| pos[s].to_u64() + size(s) > len as u64) {
+                        return Err(GpuError::InvalidInput(format!(
+                            "{what}: an interval reaches past {len} elements"
+                        )));
+                    }
+                    Ok(())
+                }
+            }
+        };
+        check("gather positions", gather, input.len())?;
+        check("scatter positions", scatter, output.len())?;
+        self.interval_host(
+            scan,
+            total,
+            IntervalHost::Move {
+                gather,
+                scatter,
+                input,
+            },
+            output,
+        )
+    }
+
+    fn interval_host<I: HostIndex, V: DeviceValue>(
+        &self,
+        scan: &[I],
+        total: usize,
+        what: IntervalHost<'_, I, V>,
+        out: &mut [V],
+    ) -> Result<(), GpuError> {
+        if total == 0 {
+            return Ok(());
+        }
+        let (src, gather, scatter): (&[V], &[I], &[I]) = match what {
+            IntervalHost::Expand(values) => (values, &[], &[]),
+            IntervalHost::Move {
+                gather,
+                scatter,
+                input,
+            } => (input, gather.unwrap_or(&[]), scatter.unwrap_or(&[])),
+        };
+        let mut scratch = SearchScratch::new();
+        let mut buffers = [
+            Staged::Upload(bytemuck::cast_slice(scan)),
+            Staged::Upload(bytemuck::cast_slice(src)),
+            Staged::Upload(bytemuck::cast_slice(gather)),
+            Staged::Upload(bytemuck::cast_slice(scatter)),
+            Staged::InPlace(bytemuck::cast_slice_mut(out)),
+        ];
+        self.through_staging(
+            &mut buffers,
+            |[scan_ptr, src_ptr, gather_ptr, scatter_ptr, out_ptr]| {
+                let call = match what {
+                    IntervalHost::Expand(_) => TileCall::Expand {
+                        values: src_ptr,
+                        out: out_ptr,
+                    },
+                    IntervalHost::Move {
+                        gather, scatter, ..
+                    } => TileCall::Move {
+                        gather: if gather.is_some() { gather_ptr } else { 0 },
+                        scatter: if scatter.is_some() { scatter_ptr } else { 0 },
+                        input: src_ptr,
+                        output: out_ptr,
+                    },
+                };
+                self.launch_load_balance::<I>(
+                    scan_ptr,
+                    scan.len(),
+                    total,
+                    call,
+                    Some((size_of::<V>(), align_of::<V>())),
+                    &LoadBalanceOp::none(),
+                    LoadBalanceTuning::SHIPPED,
+                    &mut scratch,
+                )
+            },
+        )
+    }
+
+    /// Both kernels of one sorted search over device addresses.
+    #[allow(clippy::too_many_arguments)] // The call's shape: each argument is one part of it.
+    fn launch_sorted_search<K: DeviceKey, I: DeviceIndex, C: DeviceComparator<K> + ?Sized>(
+        &self,
+        needles: (u64, usize),
+        haystack: (u64, usize),
+        out: u64,
+        bound: SearchBound,
+        comp: &C,
+        tuning: SortedSearchTuning,
+        scratch: &mut SearchScratch,
+    ) -> Result<(), GpuError> {
+        tuning.validate(size_of::<K>())?;
+        if needles.1 == 0 {
+            return Ok(());
+        }
+        too_large::<I>("haystack length", haystack.1)?;
+        let primitive = search_primitive::<I>(bound);
+        let (key, name) = program_id::<K, C>(&primitive, comp, None, tuning.threads, tuning.vt);
+        let kernels = self.kernels(
+            &key,
+            &name,
+            || sorted_search_program::<K, I, C>(comp, bound, tuning).source,
+            &SORTED_SEARCH_ENTRIES,
+        )?;
+        let partition = kernels
+            .functions
+            .get(SORTED_SEARCH_ENTRY_PARTITION)
+            .ok_or_else(|| missing(SORTED_SEARCH_ENTRY_PARTITION))?;
+        let tile_kernel = kernels
+            .functions
+            .get(SORTED_SEARCH_ENTRY_TILE)
+            .ok_or_else(|| missing(SORTED_SEARCH_ENTRY_TILE))?;
+        let count = needles.1 + haystack.1;
+        let tile = tuning.tile();
+        let num_tiles = count.div_ceil(tile);
+        let num_partitions = num_tiles + 1;
+        if num_tiles as u64 > MAX_GRID_X {
+            return Err(GpuError::TooLarge(format!(
+                "{count} merge outputs need {num_tiles} tiles"
+            )));
+        }
+        let stream = self.stream().clone();
+        let buf = scratch.partitions(self, num_partitions)?;
+        let (partitions_ptr, _guard) = buf.device_ptr_mut(&stream);
+        let (n_count, h_count, spacing, partition_count) = (
+            needles.1 as u64,
+            haystack.1 as u64,
+            tile as u64,
+            num_partitions as u64,
+        );
+        let partition_blocks =
+            u32::try_from(num_partitions.div_ceil(PARTITION_THREADS as usize))
+                .map_err(|_| GpuError::TooLarge(format!("{num_partitions} partitions")))?;
+        let mut params: [*mut c_void; 7] = [
+            (&needles.0 as *const u64).cast_mut().cast(),
+            (&n_count as *const u64).cast_mut().cast(),
+            (&haystack.0 as *const u64).cast_mut().cast(),
+            (&h_count as *const u64).cast_mut().cast(),
+            (&spacing as *const u64).cast_mut().cast(),
+            (&partition_count as *const u64).cast_mut().cast(),
+            (&partitions_ptr as *const u64).cast_mut().cast(),
+        ];
+        // SAFETY: seven 64-bit values matching twophase_search_partition's parameters in
+        // kernels/sorted_search.cu; the inputs hold the given counts of K, the partitions buffer
+        // `num_partitions` entries, all valid on this stream.
+        unsafe {
+            self.launch_raw(
+                partition,
+                partition_blocks,
+                PARTITION_THREADS,
+                &mut params,
+                false,
+            )
+        }?;
+        let mut params: [*mut c_void; 6] = [
+            (&needles.0 as *const u64).cast_mut().cast(),
+            (&n_count as *const u64).cast_mut().cast(),
+            (&haystack.0 as *const u64).cast_mut().cast(),
+            (&h_count as *const u64).cast_mut().cast(),
+            (&partitions_ptr as *const u64).cast_mut().cast(),
+            (&out as *const u64).cast_mut().cast(),
+        ];
+        // SAFETY: six 64-bit values matching twophase_search_tile's parameters; `out` holds one
+        // index of type I per needle (checked by the callers); one block per tile.
+        unsafe {
+            self.launch_raw(
+                tile_kernel,
+                num_tiles as u32,
+                tuning.threads,
+                &mut params,
+                true,
+            )
+        }?;
+        Ok(())
+    }
+
+    /// Sorted search on the device: for each needle of the sorted `needles`, its lower or upper
+    /// bound in the sorted `haystack` under `comp`, written to `out` (one index of type `I` per
+    /// needle). One merge of the two arrays split by merge path — no binary search per needle.
+    /// Asynchronous.
+    pub fn sorted_search_device<K, I, C, N, H, O>(
+        &self,
+        needles: &N,
+        haystack: &H,
+        out: &mut O,
+        bound: SearchBound,
+        comp: &C,
+        scratch: &mut SearchScratch,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey,
+        I: DeviceIndex,
+        C: DeviceComparator<K> + ?Sized,
+        N: DevicePtr<K>,
+        H: DevicePtr<K>,
+        O: DevicePtrMut<I>,
+    {
+        self.sorted_search_device_tuned(
+            needles,
+            haystack,
+            out,
+            bound,
+            comp,
+            SortedSearchTuning::for_key(size_of::<K>()),
+            scratch,
+        )
+    }
+
+    /// [`sorted_search_device`](Self::sorted_search_device) with an explicit tuning.
+    #[allow(clippy::too_many_arguments)] // The call's shape: each argument is one part of it.
+    pub fn sorted_search_device_tuned<K, I, C, N, H, O>(
+        &self,
+        needles: &N,
+        haystack: &H,
+        out: &mut O,
+        bound: SearchBound,
+        comp: &C,
+        tuning: SortedSearchTuning,
+        scratch: &mut SearchScratch,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey,
+        I: DeviceIndex,
+        C: DeviceComparator<K> + ?Sized,
+        N: DevicePtr<K>,
+        H: DevicePtr<K>,
+        O: DevicePtrMut<I>,
+    {
+        check_len("search output", needles.len(), out.len())?;
+        let stream = self.stream().clone();
+        let (n_ptr, _n) = needles.device_ptr(&stream);
+        let (h_ptr, _h) = haystack.device_ptr(&stream);
+        let (out_ptr, _o) = out.device_ptr_mut(&stream);
+        self.launch_sorted_search::<K, I, C>(
+            (n_ptr, needles.len()),
+            (h_ptr, haystack.len()),
+            out_ptr,
+            bound,
+            comp,
+            tuning,
+            scratch,
+        )
+    }
+
+    /// Host convenience: sorted search of host slices (see
+    /// [`sorted_search_device`](Self::sorted_search_device)).
+    pub fn sorted_search<K: DeviceKey, I: DeviceIndex, C: DeviceComparator<K> + ?Sized>(
+        &self,
+        needles: &[K],
+        haystack: &[K],
+        bound: SearchBound,
+        comp: &C,
+    ) -> Result<Vec<I>, GpuError> {
+        let mut out = bytemuck::zeroed_vec::<I>(needles.len());
+        if needles.is_empty() {
+            return Ok(out);
+        }
+        let mut scratch = SearchScratch::new();
+        let mut buffers = [
+            Staged::Upload(bytemuck::cast_slice(needles)),
+            Staged::Upload(bytemuck::cast_slice(haystack)),
+            Staged::Download(bytemuck::cast_slice_mut(&mut out)),
+        ];
+        self.through_staging(&mut buffers, |[n_ptr, h_ptr, out_ptr]| {
+            self.launch_sorted_search::<K, I, C>(
+                (n_ptr, needles.len()),
+                (h_ptr, haystack.len()),
+                out_ptr,
+                bound,
+                comp,
+                SortedSearchTuning::for_key(size_of::<K>()),
+                &mut scratch,
+            )
+        })?;
+        Ok(out)
+    }
+}
+
+/// What a host interval call moves.
+enum IntervalHost<'a, I, V> {
+    Expand(&'a [V]),
+    Move {
+        gather: Option<&'a [I]>,
+        scatter: Option<&'a [I]>,
+        input: &'a [V],
+    },
+}
+
+fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), GpuError> {
+    if expected != got {
+        return Err(GpuError::SizeMismatch {
+            what,
+            expected,
+            got,
+        });
+    }
+    Ok(())
+}
+
+/// Builds sorted-search programs at the shipped tuning for [`shipped_programs`]: the value layout
+/// slot of the factory selects the variant (keys only: lower bound, u32 results; 4-byte layout:
+/// upper bound, u32; 8-byte layout: lower bound, u64), so every key type and comparator is
+/// compiled with both bounds and both index widths across the list.
+struct SortedSearchPrograms;
+
+impl ProgramFactory for SortedSearchPrograms {
+    fn program<K: DeviceKey>(
+        &self,
+        comp: &dyn DeviceComparator<K>,
+        values: ValueLayout,
+    ) -> Program {
+        let tuning = SortedSearchTuning::for_key(size_of::<K>());
+        match values {
+            None => sorted_search_program::<K, u32, dyn DeviceComparator<K>>(
+                comp,
+                SearchBound::Lower,
+                tuning,
+            ),
+            Some((4, _)) => sorted_search_program::<K, u32, dyn DeviceComparator<K>>(
+                comp,
+                SearchBound::Upper,
+                tuning,
+            ),
+            Some(_) => sorted_search_program::<K, u64, dyn DeviceComparator<K>>(
+                comp,
+                SearchBound::Lower,
+                tuning,
+            ),
+        }
+    }
+}
+
+/// Every search program the library ships: the load-balancing program for u32 and u64 indices ×
+/// each shipped value layout (built-in kernels, no user snippet), and the sorted search for each
+/// primitive key type × built-in comparator (both bounds, both index widths across the list). CI
+/// compiles all of them with NVRTC.
+pub fn shipped_search_programs() -> Vec<Program> {
+    let mut out = Vec::new();
+    for values in SHIPPED_VALUE_LAYOUTS {
+        out.push(load_balance_program::<u32>(
+            values,
+            &LoadBalanceOp::none(),
+            LoadBalanceTuning::SHIPPED,
+        ));
+        out.push(load_balance_program::<u64>(
+            values,
+            &LoadBalanceOp::none(),
+            LoadBalanceTuning::SHIPPED,
+        ));
+    }
+    out.extend(shipped_programs(&SortedSearchPrograms));
+    out
+}

@@ -1,0 +1,108 @@
+//! One tile of a load-balancing search per CTA: segment starts to shared, serial_load_balance, strided hand-out.
+#pragma once
+
+namespace twophase {
+
+// Load-balancing merge path (twophase_partition::load_balance_path): at output diagonal `diag` of
+// the merge of the work items 0..total (A) with the segment starts scan[0, num_segments) (B), how
+// many items precede it. Upper bound: a start equal to an item index comes first.
+template <typename index_t>
+__device__ __forceinline__ size_type load_balance_path(size_type total, const index_t* __restrict__ scan,
+                                                       size_type num_segments, size_type diag) {
+  size_type begin = diag > num_segments ? diag - num_segments : 0;
+  size_type end = diag < total ? diag : total;
+  while (begin < end) {
+    const size_type mid = begin + (end - begin) / 2;
+    if (mid < (size_type)scan[diag - 1 - mid]) {
+      begin = mid + 1;
+    } else {
+      end = mid;
+    }
+  }
+  return begin;
+}
+
+// Shared memory of one load-balancing tile of NV = NT * VT merge outputs: the tile's segment
+// starts (NV + 2 ints: the segment open at the tile start, up to NV starts, a sentinel) and each
+// item's segment slot (NV ints).
+template <int NV>
+struct load_balance_shared {
+  int starts[NV + 2];
+  int segments[NV];
+};
+
+// Tile `blockIdx.x` of the load-balancing search: outputs [tile * NV, min((tile + 1) * NV, total +
+// num_segments)) of the merge of items with segment starts. Calls op(item, segment, rank) (64-bit
+// global values) once per work item of the tile, in strided order: thread `tid` handles the tile's
+// items tid, tid + NT, ..., so that item-indexed accesses of consecutive threads are coalesced.
+// Inside the tile, items and starts are 32-bit and relative to the tile's first item a0; the start
+// of the segment open at the tile's beginning (which may lie far before a0) stays 64-bit.
+template <int NT, int VT, typename index_t, typename op_t>
+__device__ __forceinline__ void cta_load_balance(const index_t* __restrict__ scan, size_type num_segments,
+                                                 size_type total, const size_type* __restrict__ partitions,
+                                                 load_balance_shared<NT * VT>& shared, op_t& op) {
+  constexpr int NV = NT * VT;
+  const int tid = threadIdx.x;
+  const size_type tile = blockIdx.x;
+  const size_type count = total + num_segments;
+  const size_type diag0 = tile * NV;
+  const size_type diag1 = diag0 + NV < count ? diag0 + NV : count;
+  const size_type a0 = partitions[tile];
+  const size_type a1 = partitions[tile + 1];
+  const size_type b0 = diag0 - a0;
+  const int a_cnt = (int)(a1 - a0);
+  const int b_cnt = (int)((diag1 - diag0) - (a1 - a0));
+  const int tile_cnt = a_cnt + b_cnt;
+
+  // The tile's starts, relative to a0: every start taken inside the tile lies in [a0, a1] (the
+  // merge takes a start only after the items before it, and before the items from it on).
+  // Slot 0 is the segment open at the tile start; slot k >= 1 is segment b0 - 1 + k.
+  index_t x[VT];
+#pragma unroll
+  for (int i = 0; i < VT; ++i) {
+    const int idx = NT * i + tid;
+    if (idx < b_cnt) x[i] = scan[b0 + idx];
+  }
+  const size_type open_start = b0 > 0 ? (size_type)scan[b0 - 1] : 0;
+#pragma unroll
+  for (int i = 0; i < VT; ++i) {
+    const int idx = NT * i + tid;
+    if (idx < b_cnt) shared.starts[1 + idx] = (int)((size_type)x[i] - a0);
+  }
+  if (tid == 0) {
+    shared.starts[0] = 0;
+    shared.starts[b_cnt + 1] = 0x7fffffff;
+  }
+  __syncthreads();
+
+  // Phase 1 inside the tile: this thread's merge path at diagonal VT * tid, upper bound, 32-bit.
+  const int diag = min(VT * tid, tile_cnt);
+  int begin = diag > b_cnt ? diag - b_cnt : 0;
+  int end = diag < a_cnt ? diag : a_cnt;
+  while (begin < end) {
+    const int mid = (begin + end) >> 1;
+    if (mid < shared.starts[diag - mid]) {  // B element diag - 1 - mid is slot diag - mid
+      begin = mid + 1;
+    } else {
+      end = mid;
+    }
+  }
+  merge_range range = {begin, a_cnt, 1 + diag - begin, 1 + b_cnt};
+
+  // Phase 2: VT merge steps per thread; each item's segment slot goes to shared memory.
+  serial_load_balance<VT>(shared.starts, range, shared.segments);
+  __syncthreads();
+
+#pragma unroll
+  for (int i = 0; i < VT; ++i) {
+    const int idx = NT * i + tid;
+    if (idx < a_cnt) {
+      const int slot = shared.segments[idx];
+      const size_type item = a0 + idx;
+      const size_type start = slot > 0 ? a0 + (size_type)shared.starts[slot] : open_start;
+      op(item, b0 - 1 + (size_type)slot, item - start);
+    }
+  }
+}
+
+}  // namespace twophase
