@@ -149,3 +149,198 @@ pub fn mergesort_pairs_any<K: DeviceKey, V: DeviceValue, C: DeviceComparator<K>>
         }
     }
 }
+
+// ---- Load-balancing search, interval expand/move and sorted search (docs/search.md) ----
+
+pub use twophase_gpu::search::{
+    DeviceIndex, HostIndex, LoadBalanceOp, LoadBalanceTuning, OpArgs, SearchScratch,
+    SortedSearchTuning, OP_ARGS,
+};
+
+fn gpu_bound(bound: crate::cpu::SearchBound) -> twophase_gpu::SearchBound {
+    match bound {
+        crate::cpu::SearchBound::Lower => twophase_gpu::SearchBound::Lower,
+        crate::cpu::SearchBound::Upper => twophase_gpu::SearchBound::Upper,
+    }
+}
+
+/// Load-balancing search on the default GPU: the segment of each of `total` work items, given the
+/// exclusive scan of the segment sizes (as `twophase::cpu::load_balance_search`).
+pub fn load_balance_search(scan: &[usize], total: usize) -> Result<Vec<usize>, GpuError> {
+    gpu()?.load_balance_search(scan, total)
+}
+
+/// Load-balancing search with ranks on the default GPU: `(segment, rank)` per work item.
+pub fn load_balance_search_with_ranks(
+    scan: &[usize],
+    total: usize,
+) -> Result<Vec<(usize, usize)>, GpuError> {
+    let (segments, ranks) = gpu()?.load_balance_search_with_ranks(scan, total)?;
+    Ok(segments.into_iter().zip(ranks).collect())
+}
+
+/// Interval expand on the default GPU: `values[s]` replicated once per item of segment `s`.
+pub fn interval_expand<V: DeviceValue>(
+    scan: &[usize],
+    values: &[V],
+    total: usize,
+) -> Result<Vec<V>, GpuError> {
+    gpu()?.interval_expand(scan, values, total)
+}
+
+/// Interval move on the default GPU: for each segment `s` of size `n`,
+/// `output[scatter[s] .. + n] = input[gather[s] .. + n]` (a missing `gather` or `scatter` means
+/// the segment's own position `scan[s]`); entries no segment writes keep their values.
+pub fn interval_move<V: DeviceValue>(
+    scan: &[usize],
+    total: usize,
+    gather: Option<&[usize]>,
+    scatter: Option<&[usize]>,
+    input: &[V],
+    output: &mut [V],
+) -> Result<(), GpuError> {
+    gpu()?.interval_move(scan, total, gather, scatter, input, output)
+}
+
+/// Sorted search on the default GPU: each ascending needle's lower or upper bound in the
+/// ascending haystack.
+pub fn sorted_search<K: PrimitiveKey>(
+    needles: &[K],
+    haystack: &[K],
+    bound: crate::cpu::SearchBound,
+) -> Result<Vec<usize>, GpuError> {
+    gpu()?.sorted_search(needles, haystack, gpu_bound(bound), &Less)
+}
+
+/// Sorted search under `comp` on the default GPU.
+pub fn sorted_search_by<K: DeviceKey, C: DeviceComparator<K>>(
+    needles: &[K],
+    haystack: &[K],
+    bound: crate::cpu::SearchBound,
+    comp: &C,
+) -> Result<Vec<usize>, GpuError> {
+    gpu()?.sorted_search(needles, haystack, gpu_bound(bound), comp)
+}
+
+/// Backend-neutral load-balancing search: GPU when present (its error, if any, is returned), else
+/// the CPU backend.
+pub fn load_balance_search_any(scan: &[usize], total: usize) -> Result<Vec<usize>, GpuError> {
+    match default_gpu() {
+        Some(gpu) => gpu.load_balance_search(scan, total),
+        None => {
+            check_cpu_scan(scan, total)?;
+            Ok(crate::cpu::load_balance_search(scan, total))
+        }
+    }
+}
+
+/// Backend-neutral load-balancing search with ranks: GPU when present, else the CPU backend.
+pub fn load_balance_search_with_ranks_any(
+    scan: &[usize],
+    total: usize,
+) -> Result<Vec<(usize, usize)>, GpuError> {
+    match default_gpu() {
+        Some(gpu) => {
+            let (segments, ranks) = gpu.load_balance_search_with_ranks(scan, total)?;
+            Ok(segments.into_iter().zip(ranks).collect())
+        }
+        None => {
+            check_cpu_scan(scan, total)?;
+            Ok(crate::cpu::load_balance_search_with_ranks(scan, total))
+        }
+    }
+}
+
+/// Backend-neutral interval expand: GPU when present, else the CPU backend.
+pub fn interval_expand_any<V: DeviceValue>(
+    scan: &[usize],
+    values: &[V],
+    total: usize,
+) -> Result<Vec<V>, GpuError> {
+    match default_gpu() {
+        Some(gpu) => gpu.interval_expand(scan, values, total),
+        None => {
+            check_cpu_scan(scan, total)?;
+            if values.len() < scan.len() {
+                return Err(GpuError::SizeMismatch {
+                    what: "values (one per segment)",
+                    expected: scan.len(),
+                    got: values.len(),
+                });
+            }
+            let segments = crate::cpu::load_balance_search(scan, total);
+            Ok(segments.into_iter().map(|s| values[s]).collect())
+        }
+    }
+}
+
+/// Backend-neutral interval move (see [`interval_move`]): GPU when present, else the CPU backend.
+pub fn interval_move_any<V: DeviceValue>(
+    scan: &[usize],
+    total: usize,
+    gather: Option<&[usize]>,
+    scatter: Option<&[usize]>,
+    input: &[V],
+    output: &mut [V],
+) -> Result<(), GpuError> {
+    if let Some(gpu) = default_gpu() {
+        return gpu.interval_move(scan, total, gather, scatter, input, output);
+    }
+    check_cpu_scan(scan, total)?;
+    for (what, pos) in [("gather positions", gather), ("scatter positions", scatter)] {
+        if let Some(pos) = pos {
+            if pos.len() != scan.len() {
+                return Err(GpuError::SizeMismatch {
+                    what,
+                    expected: scan.len(),
+                    got: pos.len(),
+                });
+            }
+        }
+    }
+    let pairs = crate::cpu::load_balance_search_with_ranks(scan, total);
+    for (item, (segment, rank)) in pairs.into_iter().enumerate() {
+        let from = gather.map_or(item, |g| g[segment] + rank);
+        let to = scatter.map_or(item, |t| t[segment] + rank);
+        let value = *input.get(from).ok_or_else(|| {
+            GpuError::InvalidInput(format!("gather position {from} past the input"))
+        })?;
+        *output.get_mut(to).ok_or_else(|| {
+            GpuError::InvalidInput(format!("scatter position {to} past the output"))
+        })? = value;
+    }
+    Ok(())
+}
+
+/// Backend-neutral sorted search under `comp`: GPU when present, else the CPU backend.
+pub fn sorted_search_any<K: DeviceKey, C: DeviceComparator<K>>(
+    needles: &[K],
+    haystack: &[K],
+    bound: crate::cpu::SearchBound,
+    comp: &C,
+) -> Result<Vec<usize>, GpuError> {
+    match default_gpu() {
+        Some(gpu) => gpu.sorted_search(needles, haystack, gpu_bound(bound), comp),
+        None => Ok(crate::cpu::sorted_search_by(
+            needles,
+            haystack,
+            bound,
+            |x: &K, y: &K| comp.is_less(x, y),
+        )),
+    }
+}
+
+/// The GPU host calls' checks of a segment scan, for the CPU path of the `*_any` calls (which
+/// would otherwise panic): starts at 0, non-decreasing, at most `total`.
+fn check_cpu_scan(scan: &[usize], total: usize) -> Result<(), GpuError> {
+    let bad = (scan.is_empty() && total > 0)
+        || scan.first().is_some_and(|&s| s != 0)
+        || scan.windows(2).any(|w| w[0] > w[1])
+        || scan.last().is_some_and(|&s| s > total);
+    if bad {
+        return Err(GpuError::InvalidInput(
+            "segment starts must begin at 0, not decrease, and stay within the total".into(),
+        ));
+    }
+    Ok(())
+}
