@@ -27,15 +27,15 @@ const SEARCH_N: usize = 1 << 26;
 const TARGET: f64 = 0.70;
 /// Load-balancing tunings tried besides the shipped one (NT, VT).
 const LBS_SWEEP: [(u32, u32); 6] = [
-    (128, 11),
     (128, 23),
     (256, 7),
-    (256, 15),
+    (256, 11),
+    (256, 19),
     (512, 7),
     (512, 11),
 ];
 /// Sorted-search tunings tried besides the shipped one (NT, VT).
-const SEARCH_SWEEP: [(u32, u32); 5] = [(128, 15), (256, 11), (256, 19), (512, 7), (512, 11)];
+const SEARCH_SWEEP: [(u32, u32); 5] = [(128, 15), (256, 11), (256, 15), (256, 23), (512, 11)];
 
 fn row(what: &str, ms: f64, bytes: f64, copy_gbs: f64) -> f64 {
     let gbs = bytes / (ms * 1e-3) / 1e9;

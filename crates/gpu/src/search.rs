@@ -75,17 +75,19 @@ impl LoadBalanceTuning {
         self.threads as usize * self.vt as usize
     }
 
-    /// The shipped tuning. Reasons:
+    /// The shipped tuning, from the sweep of benches/gpu_search.rs on an H100 (2^27 items over
+    /// 2^25 segments, u32; docs/benchmarks.md). Reasons:
     /// - The work is a stream: read 4 or 8 bytes per segment start, write one index per item; the
     ///   in-tile merge runs on 32-bit shared-memory values, independent of the index type.
-    /// - NT = 256, VT = 11 (2816 merge outputs per tile, 22.5 KB of shared memory: 2 ints per
-    ///   output): eight blocks of 256 threads fit an SM's 2048 threads and 228 KB of shared memory,
-    ///   so occupancy is full, while tiles stay large enough that the partition kernel (one
-    ///   ~log2(n)-deep chain of dependent global loads per tile) is a few percent of the time.
+    /// - NT = 256, VT = 15 (3840 merge outputs per tile, 30 KB of shared memory: 2 ints per
+    ///   output): 0.281 ms against 0.290 ms at 256x11 and 0.330 ms at 256x7. Larger tiles mean
+    ///   fewer partition searches (each a ~log2(n)-deep chain of dependent global loads) and more
+    ///   loads in flight per thread; seven blocks (1792 threads) still fit an SM's shared memory.
+    ///   128x23 was as fast (0.280 ms); 512-thread blocks were slower (0.305 ms at 512x11).
     /// - VT is odd, so that the per-thread strides into shared memory spread over the banks.
     pub const SHIPPED: LoadBalanceTuning = LoadBalanceTuning {
         threads: 256,
-        vt: 11,
+        vt: 15,
     };
 
     /// Shared memory of one tile: the starts (NV + 2 ints) and each item's segment slot (NV ints).
@@ -116,15 +118,18 @@ impl SortedSearchTuning {
 
     /// The tuning shipped for keys of `key_bytes` bytes. The tile holds its keys (NV + 1) and a
     /// 32-bit bound per needle (NV) in shared memory. Reasons:
-    /// - 4-byte keys: NT = 256, VT = 15 (3840 outputs, 31 KB): large tiles keep the partition
-    ///   searches few, while seven blocks still fit an SM's shared memory.
-    /// - 8-byte keys: NT = 256, VT = 11 (2816 outputs, 34 KB): twice the key bytes per output.
+    /// - 4-byte keys: NT = 256, VT = 19 (4864 outputs, 39 KB), the fastest of the H100 sweep of
+    ///   benches/gpu_search.rs (2^26 needles in 2^26 keys: 0.376 ms against 0.398 ms at 256x15,
+    ///   0.403 ms at 256x11, 0.409 ms at 512x11): large tiles keep the partition searches few
+    ///   and many loads in flight per thread.
+    /// - 8-byte keys: NT = 256, VT = 11 (2816 outputs, 34 KB): twice the key bytes per output
+    ///   (not swept).
     /// - Wider keys: NT = 128, VT = 7, to bound registers and shared memory.
     pub const fn for_key(key_bytes: usize) -> Self {
         if key_bytes <= 4 {
             SortedSearchTuning {
                 threads: 256,
-                vt: 15,
+                vt: 19,
             }
         } else if key_bytes <= 8 {
             SortedSearchTuning {
