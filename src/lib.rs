@@ -4,3 +4,5 @@
 pub mod cpu;
 pub mod gpu;
 pub mod order;
+#[doc = include_str!("../docs/search.md")]
+pub mod search_guide {}
