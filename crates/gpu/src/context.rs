@@ -35,6 +35,8 @@ pub struct Gpu {
     pub(crate) merge_scratch: Mutex<crate::merge::MergeScratch>,
     /// Mergesort scratch reused by the host-slice calls.
     pub(crate) mergesort_scratch: Mutex<crate::mergesort::MergesortScratch>,
+    /// Search (load-balancing and sorted) scratch reused by the host-slice calls.
+    pub(crate) search_scratch: Mutex<crate::search::SearchScratch>,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -85,6 +87,7 @@ impl Gpu {
             staging: Mutex::new(Vec::new()),
             merge_scratch: Mutex::new(crate::merge::MergeScratch::new()),
             mergesort_scratch: Mutex::new(crate::mergesort::MergesortScratch::new()),
+            search_scratch: Mutex::new(crate::search::SearchScratch::new()),
             programmatic_launch: std::sync::atomic::AtomicBool::new(arch >= PDL_MIN_ARCH),
         })
     }

@@ -996,7 +996,10 @@ impl Gpu {
         if total == 0 {
             return Ok((segments, ranks));
         }
-        let mut scratch = SearchScratch::new();
+        let mut scratch = self
+            .search_scratch
+            .lock()
+            .map_err(|_| GpuError::Poisoned("search scratch"))?;
         let mut buffers = [
             Staged::Upload(bytemuck::cast_slice(scan)),
             Staged::Download(bytemuck::cast_slice_mut(&mut segments)),
@@ -1104,7 +1107,10 @@ impl Gpu {
                 input,
             } => (input, gather.unwrap_or(&[]), scatter.unwrap_or(&[])),
         };
-        let mut scratch = SearchScratch::new();
+        let mut scratch = self
+            .search_scratch
+            .lock()
+            .map_err(|_| GpuError::Poisoned("search scratch"))?;
         let mut buffers = [
             Staged::Upload(bytemuck::cast_slice(scan)),
             Staged::Upload(bytemuck::cast_slice(src)),
@@ -1321,7 +1327,10 @@ impl Gpu {
         if needles.is_empty() {
             return Ok(out);
         }
-        let mut scratch = SearchScratch::new();
+        let mut scratch = self
+            .search_scratch
+            .lock()
+            .map_err(|_| GpuError::Poisoned("search scratch"))?;
         let mut buffers = [
             Staged::Upload(bytemuck::cast_slice(needles)),
             Staged::Upload(bytemuck::cast_slice(haystack)),
