@@ -15,10 +15,10 @@ use crate::compare::DeviceComparator;
 use crate::context::{Gpu, Staged};
 use crate::error::GpuError;
 use crate::key::{cuda_value_type, DeviceKey, DeviceValue};
-use crate::merge::{MAX_GRID_X, MAX_STATIC_SHARED_BYTES};
+use crate::merge::MAX_GRID_X;
 use crate::program::{
-    program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout,
-    CTA_LOAD_BALANCE_CUH, CTA_MERGE_CUH, LOAD_BALANCE_CU, LOAD_BALANCE_ENTRIES,
+    check_launch_shape, program, program_id, shipped_programs, Program, ProgramFactory,
+    ValueLayout, CTA_LOAD_BALANCE_CUH, CTA_MERGE_CUH, LOAD_BALANCE_CU, LOAD_BALANCE_ENTRIES,
     LOAD_BALANCE_ENTRY_EXPAND, LOAD_BALANCE_ENTRY_FOR_EACH, LOAD_BALANCE_ENTRY_MOVE,
     LOAD_BALANCE_ENTRY_PARTITION, LOAD_BALANCE_ENTRY_TILE, PARTITION_CUH, PARTITION_THREADS,
     SERIAL_CUH, SHIPPED_VALUE_LAYOUTS, SORTED_SEARCH_CU, SORTED_SEARCH_ENTRIES,
@@ -97,7 +97,7 @@ impl LoadBalanceTuning {
 
     /// Check the tuning against what the kernels support.
     pub fn validate(&self) -> Result<(), GpuError> {
-        validate_shape(self.threads, self.vt, self.shared_bytes())
+        check_launch_shape(self.threads, self.vt, false, self.shared_bytes())
     }
 }
 
@@ -118,10 +118,10 @@ impl SortedSearchTuning {
 
     /// The tuning shipped for keys of `key_bytes` bytes. The tile holds its keys (NV + 1) and a
     /// 32-bit bound per needle (NV) in shared memory. Reasons:
-    /// - 4-byte keys: NT = 256, VT = 19 (4864 outputs, 39 KB), the fastest of the H100 sweep of
-    ///   benches/gpu_search.rs (2^26 needles in 2^26 keys: 0.376 ms against 0.398 ms at 256x15,
-    ///   0.403 ms at 256x11, 0.409 ms at 512x11): large tiles keep the partition searches few
-    ///   and many loads in flight per thread.
+    /// - 4-byte keys: NT = 256, VT = 23 (5888 outputs, 46 KB), the fastest of the H100 sweeps of
+    ///   benches/gpu_search.rs (2^26 needles in 2^26 keys: 0.360 and 0.359 ms in two runs,
+    ///   against 0.377-0.381 ms at 256x19, 0.395 ms at 256x15, 0.403 ms at 256x11): large tiles
+    ///   keep the partition searches few and many loads in flight per thread.
     /// - 8-byte keys: NT = 256, VT = 11 (2816 outputs, 34 KB): twice the key bytes per output
     ///   (not swept).
     /// - Wider keys: NT = 128, VT = 7, to bound registers and shared memory.
@@ -129,7 +129,7 @@ impl SortedSearchTuning {
         if key_bytes <= 4 {
             SortedSearchTuning {
                 threads: 256,
-                vt: 19,
+                vt: 23,
             }
         } else if key_bytes <= 8 {
             SortedSearchTuning {
@@ -147,25 +147,13 @@ impl SortedSearchTuning {
     /// Check the tuning against what the kernels support for keys of `key_bytes` bytes.
     pub fn validate(&self, key_bytes: usize) -> Result<(), GpuError> {
         let keys = ((self.tile() + 1) * key_bytes).div_ceil(16) * 16;
-        validate_shape(self.threads, self.vt, keys + self.tile() * size_of::<i32>())
+        check_launch_shape(
+            self.threads,
+            self.vt,
+            false,
+            keys + self.tile() * size_of::<i32>(),
+        )
     }
-}
-
-fn validate_shape(threads: u32, vt: u32, shared: usize) -> Result<(), GpuError> {
-    if threads == 0 || threads > 1024 || !threads.is_multiple_of(32) {
-        return Err(GpuError::InvalidTuning(format!(
-            "threads = {threads} (a multiple of 32, at most 1024)"
-        )));
-    }
-    if vt == 0 || vt > 64 {
-        return Err(GpuError::InvalidTuning(format!("vt = {vt} (1 to 64)")));
-    }
-    if shared > MAX_STATIC_SHARED_BYTES {
-        return Err(GpuError::InvalidTuning(format!(
-            "tile needs {shared} bytes of shared memory"
-        )));
-    }
-    Ok(())
 }
 
 /// Number of 64-bit arguments a [`LoadBalanceOp`] snippet receives (`args.p[0..OP_ARGS]`).
