@@ -94,7 +94,7 @@ fn bench<K>(
     gpu: &Gpu,
     kind: &str,
     pairs: bool,
-    sweep: &[(u32, u32)],
+    sweep: &[(u32, u32, u32)],
     copy_gbs: f64,
     cub: &HashMap<(String, u32), f64>,
 ) where
@@ -187,8 +187,12 @@ fn bench<K>(
             cub,
         );
         if log2n == SIZES[SIZES.len() - 1] {
-            for &(threads, vt) in sweep {
-                let tuned = MergesortTuning { threads, vt };
+            for &(threads, pass_threads, vt) in sweep {
+                let tuned = MergesortTuning {
+                    threads,
+                    pass_threads,
+                    vt,
+                };
                 restore(&mut keys, &mut values);
                 sort_tuned(&mut keys, &mut values, tuned);
                 let correct = stream.clone_dtoh(&keys).expect("download") == sorted_input;
@@ -197,7 +201,7 @@ fn bench<K>(
                     sort_tuned(&mut keys, &mut values, tuned);
                 }) - copy_ms;
                 println!(
-                    "sweep {kind} 2^{log2n} nt={threads} vt={vt}: {sweep_ms:.4} ms, {} passes (keys correct: {correct})",
+                    "sweep {kind} 2^{log2n} nt={threads} pass nt={pass_threads} vt={vt}: {sweep_ms:.4} ms, {} passes (keys correct: {correct})",
                     merge_passes(n, tuned.tile()) + 1
                 );
             }
@@ -251,7 +255,7 @@ fn main() {
         &gpu,
         "u32",
         false,
-        &[(256, 15), (512, 15), (512, 23), (1024, 11)],
+        &[(512, 512, 23), (512, 128, 23), (256, 256, 23)],
         copy,
         &cub,
     );
@@ -259,9 +263,16 @@ fn main() {
         &gpu,
         "u64",
         false,
-        &[(256, 23), (512, 11), (128, 23)],
+        &[(256, 128, 23), (512, 256, 11)],
         copy,
         &cub,
     );
-    bench::<u32>(&gpu, "u32-pairs", true, &[(256, 23), (512, 11)], copy, &cub);
+    bench::<u32>(
+        &gpu,
+        "u32-pairs",
+        true,
+        &[(512, 512, 11), (256, 256, 23)],
+        copy,
+        &cub,
+    );
 }

@@ -1,7 +1,7 @@
 //! The two-phase mergesort kernels: block sort of each tile, then merge passes split by merge path.
 // The host prepends the same prelude as for the merge (key_type, key_compare, value_type, TP_NT,
-// TP_VT, TP_HAS_VALUES, TP_PARTITION_NT), then partition.cuh, serial.cuh, cta_merge.cuh and
-// cta_mergesort.cuh.
+// TP_VT, TP_HAS_VALUES, TP_PARTITION_NT) and TP_PASS_NT (threads of the merge passes; TP_NT is the
+// block sort's), then partition.cuh, serial.cuh, cta_merge.cuh and cta_mergesort.cuh.
 
 using twophase::size_type;
 
@@ -109,11 +109,11 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
 
 // Phase 2 of a merge pass: tile t merges outputs [t * NV, min((t + 1) * NV, count)) of its pair of
 // runs from `src` into `dst` (twophase_partition::mergesort_tile), values gathered alongside.
-extern "C" __global__ void __launch_bounds__(TP_NT)
+extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
     twophase_mergesort_tile(const key_type* __restrict__ src, size_type count, size_type run,
                             const size_type* __restrict__ partitions, key_type* __restrict__ dst,
                             const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst) {
-  constexpr int NT = TP_NT;
+  constexpr int NT = TP_PASS_NT;
   constexpr int VT = TP_VT;
   constexpr int NV = NT * VT;
   __shared__ __align__(16) unsigned char smem[pass_smem<NV>::BYTES];

@@ -26,18 +26,25 @@ pub const MERGESORT_SOURCES: [&str; 5] = [
     MERGESORT_CU,
 ];
 
-/// Name of the mergesort in program names and cache keys.
-const PRIMITIVE: &str = "mergesort";
+/// The mergesort's name in program names and cache keys, with its pass shape (the block-sort
+/// shape is in every program's name already).
+fn primitive_name(tuning: MergesortTuning) -> String {
+    format!("mergesort_pass{}", tuning.pass_threads)
+}
 
-/// The mergesort program for key `K`, comparator `comp`, value layout and tuning.
+/// The mergesort program for key `K`, comparator `comp`, value layout and tuning: `TP_NT` is the
+/// block sort's threads, `TP_PASS_NT` the merge passes'.
 pub fn mergesort_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
     comp: &C,
     values: ValueLayout,
     tuning: MergesortTuning,
 ) -> Program {
+    let pass_define = format!("#define TP_PASS_NT {}\n", tuning.pass_threads);
+    let mut sources = vec![pass_define.as_str()];
+    sources.extend(MERGESORT_SOURCES);
     program::<K, C>(
-        PRIMITIVE,
-        &MERGESORT_SOURCES,
+        &primitive_name(tuning),
+        &sources,
         comp,
         values,
         tuning.threads,
@@ -45,44 +52,58 @@ pub fn mergesort_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
     )
 }
 
-/// Launch shape of the mergesort's block-sort and merge-pass kernels (one tile size for both, so
-/// that the runs the block sort leaves are whole tiles of the first pass).
+/// Launch shapes of the mergesort: the block sort's NT x VT tile, and the merge passes' tile of
+/// `pass_threads` x VT keys, which must divide the block tile (so that runs are whole pass
+/// tiles and no pass tile straddles two pairs of runs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct MergesortTuning {
-    /// Threads per block (NT), a power of two: the block sort merges runs pairwise up to NT.
+    /// Threads per block of the block sort (NT), a power of two: it merges runs pairwise up to NT.
     pub threads: u32,
-    /// Keys per thread (VT).
+    /// Threads per block of the merge passes, a power of two no larger than `threads`.
+    pub pass_threads: u32,
+    /// Keys per thread (VT), in both kernels.
     pub vt: u32,
 }
 
 impl MergesortTuning {
-    /// Keys per tile (NV = NT * VT).
+    /// Keys per block-sort tile (NV = NT * VT): the length of the runs the first pass merges.
     pub const fn tile(&self) -> usize {
         self.threads as usize * self.vt as usize
     }
 
+    /// Outputs per merge-pass tile (pass_threads * VT).
+    pub const fn pass_tile(&self) -> usize {
+        self.pass_threads as usize * self.vt as usize
+    }
+
     /// The tuning shipped for keys of `key_bytes` and values of `value_bytes` (0 for keys only),
-    /// from the H100 sweep in docs/mergesort.md. The time is about (1 + merge passes) reads and
-    /// writes of the data, and each doubling of the tile saves one pass, so tiles are as large
-    /// as the block sort's static shared memory (48 KB: NV + 1 keys, plus NV tile positions with
-    /// values) allows, with VT odd so that the thread-order transposes through shared memory
-    /// are free of bank conflicts:
-    /// - 4-byte keys: NT = 512, VT = 23 (11776 keys, 47 KB): 7.70 ms at 2^27 against 7.91 for
-    ///   256 x 23, 8.02 for 256 x 15 and 8.24 for 1024 x 11 (register-starved).
-    /// - 8-byte keys: NT = 256, VT = 23 (5888 keys, 47 KB): 14.02 ms against 14.41 for 256 x 15.
-    /// - 4-byte keys with 4-byte values: NT = 512, VT = 11 (5632 keys, 45 KB with the positions):
-    ///   14.74 ms against 15.28 for 256 x 23 and 15.29 for 256 x 15.
-    /// - 8-byte keys or values: NT = 256, VT = 15 (3840 keys, 46 KB).
-    /// - Wider keys: NT = 128, VT = 7.
+    /// from the H100 sweeps in docs/mergesort.md. The time is about (1 + merge passes) reads and
+    /// writes of the data, and each doubling of the block tile saves one pass, so block tiles are
+    /// as large as static shared memory (48 KB: NV + 1 keys, plus NV tile positions with values)
+    /// allows, with VT odd so that the thread-order transposes through shared memory are free of
+    /// bank conflicts. The passes use 256 threads where the block sort uses 512: a 512-thread
+    /// pass tile at 64 registers a thread fits two blocks (half the warps) on an SM, and the
+    /// merge's own sweep had 256 x 23 at 0.404 ms against 0.419 for 512 x 23.
+    /// - 4-byte keys: 512 x 23 block sort (11776 keys, 47 KB): 7.68 ms at 2^27 (one shape for
+    ///   both kernels) against 7.91 for 256 x 23, 8.00 for 256 x 15, 8.22 for 1024 x 11.
+    /// - 8-byte keys: 256 x 23 (5888 keys, 47 KB): 14.01 ms against 14.40 for 128 x 23.
+    /// - 4-byte keys with 4-byte values: 512 x 11 block sort (5632 keys, 45 KB with the
+    ///   positions): 14.75 ms against 15.25 for 256 x 23.
+    /// - 8-byte keys or values: 256 x 15 (3840 keys, 46 KB).
+    /// - Wider keys: 128 x 7.
     pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
-        let (threads, vt) = match (key_bytes, value_bytes) {
-            (0..=4, 0) => (512, 23),
-            (0..=8, 0) => (256, 23),
-            (0..=4, 1..=4) => (512, 11),
-            (0..=8, 0..=8) => (256, 15),
-            _ => (128, 7),
+        let (threads, pass_threads, vt) = match (key_bytes, value_bytes) {
+            (0..=4, 0) => (512, 256, 23),
+            (0..=8, 0) => (256, 256, 23),
+            (0..=4, 1..=4) => (512, 256, 11),
+            (0..=8, 0..=8) => (256, 256, 15),
+            _ => (128, 128, 7),
         };
-        MergesortTuning { threads, vt }
+        MergesortTuning {
+            threads,
+            pass_threads,
+            vt,
+        }
     }
 
     /// Check the tuning against what the kernels support for keys of `key_bytes` bytes, with or
@@ -96,7 +117,17 @@ impl MergesortTuning {
         } else {
             0
         };
-        check_launch_shape(self.threads, self.vt, true, key_bytes_shared + ids)
+        check_launch_shape(self.threads, self.vt, true, key_bytes_shared + ids)?;
+        let pass_shared =
+            ((self.pass_tile() + 1) * key_bytes).max(self.pass_tile() * size_of::<i32>());
+        check_launch_shape(self.pass_threads, self.vt, true, pass_shared)?;
+        if self.pass_threads > self.threads {
+            return Err(GpuError::InvalidTuning(format!(
+                "pass_threads = {} must not exceed the block sort's threads = {}",
+                self.pass_threads, self.threads
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -155,8 +186,13 @@ impl Gpu {
         if count <= 1 {
             return Ok(());
         }
-        let (key, name) =
-            program_id::<K, C>(PRIMITIVE, comp, value_layout, tuning.threads, tuning.vt);
+        let (key, name) = program_id::<K, C>(
+            &primitive_name(tuning),
+            comp,
+            value_layout,
+            tuning.threads,
+            tuning.vt,
+        );
         let kernels = self.kernels(
             &key,
             &name,
@@ -186,6 +222,8 @@ impl Gpu {
             )));
         }
         let passes = merge_passes(count, tile);
+        let pass_tile = tuning.pass_tile();
+        let num_pass_tiles = count.div_ceil(pass_tile);
         let value_bytes = value_layout.map_or(0, |(size, _)| size);
         let stream = self.stream().clone();
         // Raw addresses: the scratch lives in `scratch` for the whole call, and this handle's
@@ -207,7 +245,7 @@ impl Gpu {
         };
         let partitions = address(
             &stream,
-            self.grow_scratch(&mut scratch.partitions, num_tiles + 1)?,
+            self.grow_scratch(&mut scratch.partitions, num_pass_tiles + 1)?,
         );
 
         // An odd number of passes starts in scratch so that the last pass lands in `keys`.
@@ -234,7 +272,7 @@ impl Gpu {
             std::mem::swap(&mut src, &mut dst);
         }
 
-        let num_partitions = num_tiles + 1;
+        let num_partitions = num_pass_tiles + 1;
         let partition_config = LaunchConfig {
             grid_dim: (
                 num_partitions.div_ceil(PARTITION_THREADS as usize) as u32,
@@ -244,7 +282,12 @@ impl Gpu {
             block_dim: (PARTITION_THREADS, 1, 1),
             shared_mem_bytes: 0,
         };
-        let (spacing, partition_count) = (tile as u64, num_partitions as u64);
+        let (spacing, partition_count) = (pass_tile as u64, num_partitions as u64);
+        let pass_config = LaunchConfig {
+            grid_dim: (num_pass_tiles as u32, 1, 1),
+            block_dim: (tuning.pass_threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
         for pass in 0..passes {
             let run = (tile as u64) << pass;
             let mut launch = stream.launch_builder(partition);
@@ -267,10 +310,10 @@ impl Gpu {
                 .arg(&dst.0)
                 .arg(&src.1)
                 .arg(&dst.1);
-            // SAFETY: matches twophase_mergesort_tile; `src` and `dst` are distinct buffers of
-            // `count` keys (and values); the partitions were written by the launch before on
-            // this stream.
-            unsafe { launch.launch(tile_config) }?;
+            // SAFETY: matches twophase_mergesort_tile (built for TP_PASS_NT threads); `src` and
+            // `dst` are distinct buffers of `count` keys (and values); the partitions were
+            // written by the launch before on this stream; one block per pass tile.
+            unsafe { launch.launch(pass_config) }?;
             std::mem::swap(&mut src, &mut dst);
         }
         Ok(())
