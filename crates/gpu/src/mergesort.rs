@@ -81,19 +81,21 @@ impl MergesortTuning {
     /// writes of the data, and each doubling of the block tile saves one pass, so block tiles are
     /// as large as static shared memory (48 KB: NV + 1 keys, plus NV tile positions with values)
     /// allows, with VT odd so that the thread-order transposes through shared memory are free of
-    /// bank conflicts. The passes use 256 threads where the block sort uses 512: a 512-thread
-    /// pass tile at 64 registers a thread fits two blocks (half the warps) on an SM, and the
-    /// merge's own sweep had 256 x 23 at 0.404 ms against 0.419 for 512 x 23.
-    /// - 4-byte keys: 512 x 23 block sort (11776 keys, 47 KB): 7.68 ms at 2^27 (one shape for
-    ///   both kernels) against 7.91 for 256 x 23, 8.00 for 256 x 15, 8.22 for 1024 x 11.
-    /// - 8-byte keys: 256 x 23 (5888 keys, 47 KB): 14.01 ms against 14.40 for 128 x 23.
+    /// bank conflicts. The passes use fewer threads than a 512-thread block sort: a 512-thread
+    /// pass tile at 64 registers a thread fits only two blocks (half the warps) on an SM.
+    /// - 4-byte keys: 512 x 23 block sort (11776 keys, 47 KB), passes of 128 x 23: 7.61 ms at
+    ///   2^27 against 7.70 with 512-thread passes, 7.81 with 256-thread passes, and 7.90 for a
+    ///   256 x 23 block sort (one more pass), 8.00 for 256 x 15, 8.22 for 1024 x 11.
+    /// - 8-byte keys: 256 x 23 (5888 keys, 47 KB): 14.02 ms; 128-thread passes 14.00, a 128 x 23
+    ///   block sort 14.40.
     /// - 4-byte keys with 4-byte values: 512 x 11 block sort (5632 keys, 45 KB with the
-    ///   positions): 14.75 ms against 15.25 for 256 x 23.
+    ///   positions), passes of 256 x 11: 14.44 ms against 14.75 with 512-thread passes and
+    ///   15.25 for 256 x 23.
     /// - 8-byte keys or values: 256 x 15 (3840 keys, 46 KB).
     /// - Wider keys: 128 x 7.
     pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
         let (threads, pass_threads, vt) = match (key_bytes, value_bytes) {
-            (0..=4, 0) => (512, 256, 23),
+            (0..=4, 0) => (512, 128, 23),
             (0..=8, 0) => (256, 256, 23),
             (0..=4, 1..=4) => (512, 256, 11),
             (0..=8, 0..=8) => (256, 256, 15),
