@@ -16,7 +16,17 @@ pub const PDL_MIN_ARCH: u32 = 90;
 
 /// The kernels of one compiled program, by name.
 pub(crate) struct Kernels {
-    pub(crate) functions: HashMap<&'static str, CudaFunction>,
+    functions: HashMap<&'static str, CudaFunction>,
+}
+
+impl Kernels {
+    /// The kernel `entry` of this program (every entry asked for at load time is there).
+    pub(crate) fn function(&self, entry: &str) -> Result<&CudaFunction, GpuError> {
+        self.functions.get(entry).ok_or_else(|| GpuError::Nvrtc {
+            call: "cuModuleGetFunction",
+            message: format!("{entry} missing"),
+        })
+    }
 }
 
 /// A handle over a cudarc context and stream. Calls run on that stream; the handle also keeps the

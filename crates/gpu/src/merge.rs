@@ -178,18 +178,8 @@ impl Gpu {
             || merge_program::<K, C>(comp, values, tuning).source,
             &[MERGE_ENTRY_PARTITION, MERGE_ENTRY_TILE],
         )?;
-        let missing = |entry: &str| GpuError::Nvrtc {
-            call: "cuModuleGetFunction",
-            message: format!("{entry} missing"),
-        };
-        let partition = kernels
-            .functions
-            .get(MERGE_ENTRY_PARTITION)
-            .ok_or_else(|| missing(MERGE_ENTRY_PARTITION))?;
-        let tile_kernel = kernels
-            .functions
-            .get(MERGE_ENTRY_TILE)
-            .ok_or_else(|| missing(MERGE_ENTRY_TILE))?;
+        let partition = kernels.function(MERGE_ENTRY_PARTITION)?;
+        let tile_kernel = kernels.function(MERGE_ENTRY_TILE)?;
 
         let tile = tuning.tile();
         let num_tiles = total.div_ceil(tile);

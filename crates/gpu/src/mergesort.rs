@@ -205,16 +205,10 @@ impl Gpu {
                 MERGESORT_ENTRY_TILE,
             ],
         )?;
-        let function = |entry: &'static str| {
-            kernels.functions.get(entry).ok_or_else(|| GpuError::Nvrtc {
-                call: "cuModuleGetFunction",
-                message: format!("{entry} missing"),
-            })
-        };
         let (blocksort, partition, tile_kernel) = (
-            function(MERGESORT_ENTRY_BLOCKSORT)?,
-            function(MERGESORT_ENTRY_PARTITION)?,
-            function(MERGESORT_ENTRY_TILE)?,
+            kernels.function(MERGESORT_ENTRY_BLOCKSORT)?,
+            kernels.function(MERGESORT_ENTRY_PARTITION)?,
+            kernels.function(MERGESORT_ENTRY_TILE)?,
         );
         let tile = tuning.tile();
         let num_tiles = count.div_ceil(tile);

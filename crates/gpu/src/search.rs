@@ -364,13 +364,6 @@ enum TileCall {
     ForEach { args: OpArgs },
 }
 
-fn missing(entry: &str) -> GpuError {
-    GpuError::Nvrtc {
-        call: "cuModuleGetFunction",
-        message: format!("{entry} missing"),
-    }
-}
-
 fn too_large<I: DeviceIndex>(what: &str, n: usize) -> Result<(), GpuError> {
     if n as u64 > I::MAX {
         return Err(GpuError::TooLarge(format!(
@@ -541,11 +534,8 @@ impl Gpu {
             TileCall::Move { .. } => LOAD_BALANCE_ENTRY_MOVE,
             TileCall::ForEach { .. } => LOAD_BALANCE_ENTRY_FOR_EACH,
         };
-        let partition = kernels
-            .functions
-            .get(LOAD_BALANCE_ENTRY_PARTITION)
-            .ok_or_else(|| missing(LOAD_BALANCE_ENTRY_PARTITION))?;
-        let tile_kernel = kernels.functions.get(entry).ok_or_else(|| missing(entry))?;
+        let partition = kernels.function(LOAD_BALANCE_ENTRY_PARTITION)?;
+        let tile_kernel = kernels.function(entry)?;
 
         let count = total + num_segments;
         let tile = tuning.tile();
@@ -1162,14 +1152,8 @@ impl Gpu {
             || sorted_search_program::<K, I, C>(comp, bound, tuning).source,
             &SORTED_SEARCH_ENTRIES,
         )?;
-        let partition = kernels
-            .functions
-            .get(SORTED_SEARCH_ENTRY_PARTITION)
-            .ok_or_else(|| missing(SORTED_SEARCH_ENTRY_PARTITION))?;
-        let tile_kernel = kernels
-            .functions
-            .get(SORTED_SEARCH_ENTRY_TILE)
-            .ok_or_else(|| missing(SORTED_SEARCH_ENTRY_TILE))?;
+        let partition = kernels.function(SORTED_SEARCH_ENTRY_PARTITION)?;
+        let tile_kernel = kernels.function(SORTED_SEARCH_ENTRY_TILE)?;
         let count = needles.1 + haystack.1;
         let tile = tuning.tile();
         let num_tiles = count.div_ceil(tile);
