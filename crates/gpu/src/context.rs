@@ -1,6 +1,7 @@
 //! The GPU handle: a cudarc context and stream, the compiled-kernel cache and host staging buffers.
 
 use std::collections::HashMap;
+use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{
@@ -181,6 +182,60 @@ impl Gpu {
         let kernels = Arc::new(Kernels { functions });
         cache.insert(key.to_owned(), kernels.clone());
         Ok(kernels)
+    }
+
+    /// Launch `function` with raw parameters, as a programmatic dependent of the previous launch
+    /// on this stream when `dependent` and programmatic launch is on.
+    ///
+    /// # Safety
+    /// `params` must point at values matching the kernel's parameters in number, order and size,
+    /// alive for the call; the buffers they address must be valid on this stream for what the
+    /// kernel does with them.
+    pub(crate) unsafe fn launch_raw(
+        &self,
+        function: &CudaFunction,
+        grid: u32,
+        threads: u32,
+        params: &mut [*mut c_void],
+        dependent: bool,
+    ) -> Result<(), GpuError> {
+        // SAFETY: an all-zero launch attribute value is valid plain data (a union of integers and
+        // plain structs); only the field selected by `id` is then set.
+        let mut value: driver_sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
+        value.programmaticStreamSerializationAllowed = 1;
+        let mut attribute = driver_sys::CUlaunchAttribute {
+            id: driver_sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+            pad: [0; 4],
+            value,
+        };
+        let pdl = dependent && self.programmatic_launch();
+        let config = driver_sys::CUlaunchConfig {
+            gridDimX: grid,
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: threads,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: 0,
+            hStream: self.stream().cu_stream(),
+            attrs: &mut attribute,
+            numAttrs: u32::from(pdl),
+        };
+        self.context().bind_to_thread()?;
+        // SAFETY: the caller guarantees `params`; `config` and `attribute` outlive the call (the
+        // driver copies the parameters); the function belongs to this context and the stream to
+        // this handle. A dependent tile kernel waits (griddepcontrol.wait) for the partition
+        // kernel before reading the partitions.
+        unsafe {
+            driver_sys::cuLaunchKernelEx(
+                &config,
+                function.cu_function(),
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        }
+        .result()?;
+        Ok(())
     }
 
     /// Grow the device scratch buffer in `slot` to at least `len` elements (a buffer only grows,

@@ -217,77 +217,24 @@ impl Gpu {
         unsafe { launch.launch(config) }?;
 
         let grid = num_tiles as u32;
-        if self.programmatic_launch() {
-            let mut params: [*mut std::ffi::c_void; 9] = [
-                (&args.a as *const u64).cast_mut().cast(),
-                (&a_count as *const u64).cast_mut().cast(),
-                (&args.b as *const u64).cast_mut().cast(),
-                (&b_count as *const u64).cast_mut().cast(),
-                (&partitions_ptr as *const u64).cast_mut().cast(),
-                (&args.out as *const u64).cast_mut().cast(),
-                (&args.values.0 as *const u64).cast_mut().cast(),
-                (&args.values.1 as *const u64).cast_mut().cast(),
-                (&args.values.2 as *const u64).cast_mut().cast(),
-            ];
-            // SAFETY: an all-zero launch attribute value is valid plain data (a union of
-            // integers and plain structs); only the field selected by `id` is then set.
-            let mut value: driver_sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
-            value.programmaticStreamSerializationAllowed = 1;
-            let mut attribute = driver_sys::CUlaunchAttribute {
-                id: driver_sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
-                pad: [0; 4],
-                value,
-            };
-            let config = driver_sys::CUlaunchConfig {
-                gridDimX: grid,
-                gridDimY: 1,
-                gridDimZ: 1,
-                blockDimX: tuning.threads,
-                blockDimY: 1,
-                blockDimZ: 1,
-                sharedMemBytes: 0,
-                hStream: stream.cu_stream(),
-                attrs: &mut attribute,
-                numAttrs: 1,
-            };
-            self.context().bind_to_thread()?;
-            // SAFETY: `params` points at nine 64-bit values matching twophase_merge_tile's
-            // parameters (as for the launch below), all alive until this call returns (the driver
-            // copies them); `config` and `attribute` outlive the call; the function belongs to this
-            // context, and the stream to this handle. The tile kernel waits (griddepcontrol.wait)
-            // for the partition kernel before reading the partitions.
-            unsafe {
-                driver_sys::cuLaunchKernelEx(
-                    &config,
-                    tile_kernel.cu_function(),
-                    params.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                )
-            }
-            .result()?;
-        } else {
-            let mut launch = stream.launch_builder(tile_kernel);
-            launch
-                .arg(&args.a)
-                .arg(&a_count)
-                .arg(&args.b)
-                .arg(&b_count)
-                .arg(&partitions_ptr)
-                .arg(&args.out)
-                .arg(&args.values.0)
-                .arg(&args.values.1)
-                .arg(&args.values.2);
-            let config = LaunchConfig {
-                grid_dim: (grid, 1, 1),
-                block_dim: (tuning.threads, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            // SAFETY: the arguments match twophase_merge_tile's parameters; `out` (and
-            // `out_vals`) hold a_count + b_count elements (checked by the callers), the value
-            // pointers are read only when the program was instantiated with values; the grid has
-            // one block per tile.
-            unsafe { launch.launch(config) }?;
-        }
+        let mut params: [*mut std::ffi::c_void; 9] = [
+            (&args.a as *const u64).cast_mut().cast(),
+            (&a_count as *const u64).cast_mut().cast(),
+            (&args.b as *const u64).cast_mut().cast(),
+            (&b_count as *const u64).cast_mut().cast(),
+            (&partitions_ptr as *const u64).cast_mut().cast(),
+            (&args.out as *const u64).cast_mut().cast(),
+            (&args.values.0 as *const u64).cast_mut().cast(),
+            (&args.values.1 as *const u64).cast_mut().cast(),
+            (&args.values.2 as *const u64).cast_mut().cast(),
+        ];
+        // SAFETY: `params` points at nine 64-bit values matching twophase_merge_tile's parameters
+        // (pointers as device addresses, sizes as unsigned long long), alive until the call
+        // returns; `out` (and `out_vals`) hold a_count + b_count elements (checked by the
+        // callers), the value pointers are read only when the program was instantiated with
+        // values; the grid has one block per tile. As a programmatic dependent, the tile kernel
+        // waits (griddepcontrol.wait) for the partition kernel before reading the partitions.
+        unsafe { self.launch_raw(tile_kernel, grid, tuning.threads, &mut params, true) }?;
         Ok(())
     }
 

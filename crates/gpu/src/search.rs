@@ -9,7 +9,7 @@
 use std::ffi::c_void;
 use std::mem::{align_of, size_of};
 
-use cudarc::driver::{sys as driver_sys, CudaFunction, CudaSlice, DevicePtr, DevicePtrMut};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use crate::compare::DeviceComparator;
 use crate::context::{Gpu, Staged};
@@ -426,60 +426,6 @@ fn check_host_scan<I: HostIndex>(scan: &[I], total: usize) -> Result<(), GpuErro
 }
 
 impl Gpu {
-    /// Launch `function` with raw parameters, as a programmatic dependent of the previous launch
-    /// on this stream when `dependent` and programmatic launch is on.
-    ///
-    /// # Safety
-    /// `params` must point at values matching the kernel's parameters in number, order and size,
-    /// alive for the call; the buffers they address must be valid on this stream for what the
-    /// kernel does with them.
-    unsafe fn launch_raw(
-        &self,
-        function: &CudaFunction,
-        grid: u32,
-        threads: u32,
-        params: &mut [*mut c_void],
-        dependent: bool,
-    ) -> Result<(), GpuError> {
-        // SAFETY: an all-zero launch attribute value is valid plain data (a union of integers and
-        // plain structs); only the field selected by `id` is then set.
-        let mut value: driver_sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
-        value.programmaticStreamSerializationAllowed = 1;
-        let mut attribute = driver_sys::CUlaunchAttribute {
-            id: driver_sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
-            pad: [0; 4],
-            value,
-        };
-        let pdl = dependent && self.programmatic_launch();
-        let config = driver_sys::CUlaunchConfig {
-            gridDimX: grid,
-            gridDimY: 1,
-            gridDimZ: 1,
-            blockDimX: threads,
-            blockDimY: 1,
-            blockDimZ: 1,
-            sharedMemBytes: 0,
-            hStream: self.stream().cu_stream(),
-            attrs: &mut attribute,
-            numAttrs: u32::from(pdl),
-        };
-        self.context().bind_to_thread()?;
-        // SAFETY: the caller guarantees `params`; `config` and `attribute` outlive the call (the
-        // driver copies the parameters); the function belongs to this context and the stream to
-        // this handle. A dependent tile kernel waits (griddepcontrol.wait) for the partition
-        // kernel before reading the partitions.
-        unsafe {
-            driver_sys::cuLaunchKernelEx(
-                &config,
-                function.cu_function(),
-                params.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-        }
-        .result()?;
-        Ok(())
-    }
-
     /// Compile (or fetch from the caches) a load-balancing program ahead of the first call.
     pub fn prepare_load_balance<I: DeviceIndex>(
         &self,
