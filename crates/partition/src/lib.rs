@@ -327,6 +327,195 @@ pub fn mergesort_tile(
     }
 }
 
+/// The four sorted runs merged by one quad of a four-way mergesort pass, in which runs of `run`
+/// elements (the last ones short or empty) are merged four at a time into runs of `4 * run`: the
+/// merge of the merge of runs 0 and 1 (X) with the merge of runs 2 and 3 (Y), X first on ties, so
+/// that one four-way pass produces exactly what two two-way passes would.
+///
+/// `pos` is any index inside the quad's output; run `k` is `starts[k]..starts[k + 1]` (global).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MergeQuad {
+    pub starts: [usize; 5],
+}
+
+impl MergeQuad {
+    /// The quad of the four-way pass over `count` keys with run length `run` that holds `pos`.
+    pub fn at(count: usize, run: usize, pos: usize) -> Self {
+        assert!(run > 0, "mergesort run length must be positive");
+        let width = run.saturating_mul(4);
+        let begin = pos / width * width;
+        let mut starts = [begin; 5];
+        for (k, start) in starts.iter_mut().enumerate().skip(1) {
+            *start = begin.saturating_add(run.saturating_mul(k)).min(count);
+        }
+        MergeQuad { starts }
+    }
+
+    /// The pair of runs `2 * half .. 2 * half + 2` (X for `half == 0`, Y for `half == 1`) as the
+    /// range of a two-way pass with run length `run` (global indices).
+    pub fn half(&self, half: usize) -> MergeRange {
+        MergeRange {
+            a_begin: self.starts[2 * half],
+            a_end: self.starts[2 * half + 1],
+            b_begin: self.starts[2 * half + 1],
+            b_end: self.starts[2 * half + 2],
+        }
+    }
+
+    /// Outputs of the whole quad.
+    pub fn total(&self) -> usize {
+        self.starts[4] - self.starts[0]
+    }
+}
+
+/// A cut of a four-way merge after `diag` outputs, in counts taken from each run: `a` from run 0,
+/// `x - a` from run 1, `c` from run 2 and `diag - x - c` from run 3 (`x` is the count taken from
+/// X, the merge of runs 0 and 1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct QuadCut {
+    pub x: usize,
+    pub a: usize,
+    pub c: usize,
+}
+
+/// The two-way merge path of `pair` (a pair of runs of a two-way pass with run length `run`) at
+/// pair-local diagonal `diag`, read off the two-way pass's `partitions` (cut every `spacing`
+/// outputs, [`mergesort_partitions`]) when `diag` is a multiple of `spacing`, as an A count.
+fn sampled_path(pair: &MergeRange, partitions: &[usize], spacing: usize, diag: usize) -> usize {
+    if pair.a_begin + diag == pair.b_end {
+        // The pair's end is stored as the next pair's start: all of A.
+        pair.a_count()
+    } else {
+        partitions[(pair.a_begin + diag) / spacing] - pair.a_begin
+    }
+}
+
+/// Number of A elements among the first `diag` outputs of the merge of `pair` (global indices
+/// into `keys`), searched only inside the window between the two neighbouring samples of the
+/// two-way partitions: at most log2(spacing) comparisons.
+fn windowed_path<T, F: Fn(&T, &T) -> bool>(
+    keys: &[T],
+    pair: &MergeRange,
+    partitions: &[usize],
+    spacing: usize,
+    diag: usize,
+    is_less: &F,
+) -> usize {
+    let diag0 = diag / spacing * spacing;
+    if diag0 == diag {
+        return sampled_path(pair, partitions, spacing, diag);
+    }
+    let diag1 = (diag0 + spacing).min(pair.total());
+    let a0 = sampled_path(pair, partitions, spacing, diag0);
+    let a1 = sampled_path(pair, partitions, spacing, diag1);
+    let a = &keys[pair.a_begin + a0..pair.a_begin + a1];
+    let b = &keys[pair.b_begin + (diag0 - a0)..pair.b_begin + (diag1 - a1)];
+    a0 + merge_path::<Lower, T, &F>(a, b, diag - diag0, is_less)
+}
+
+/// The element at output `i` (< `pair.total()`) of the stable merge of `pair`.
+fn windowed_element<'k, T, F: Fn(&T, &T) -> bool>(
+    keys: &'k [T],
+    pair: &MergeRange,
+    partitions: &[usize],
+    spacing: usize,
+    i: usize,
+    is_less: &F,
+) -> &'k T {
+    let a = windowed_path(keys, pair, partitions, spacing, i, is_less);
+    let b = i - a;
+    let (a_key, b_key) = (pair.a_begin + a, pair.b_begin + b);
+    if a_key < pair.a_end
+        && (b_key >= pair.b_end || takes_a::<Lower, T, F>(&keys[a_key], &keys[b_key], is_less))
+    {
+        &keys[a_key]
+    } else {
+        &keys[b_key]
+    }
+}
+
+/// The cut after `diag` quad-local outputs of the four-way merge of `quad`: the merge path of X
+/// and Y at `diag`, where an element of X or Y is found by a merge path search inside the window
+/// of the two-way `partitions` (of the same pass input, run length `run`, cut every `spacing`
+/// outputs; `4 * run` must be a multiple of `spacing`). A coarse search over the samples, where
+/// X's element costs nothing, brackets the cut to one window; a fine search finishes it: about
+/// log2(run / spacing) + log2(spacing) probes of log2(spacing) comparisons each.
+pub fn quad_cut<T, F: Fn(&T, &T) -> bool>(
+    keys: &[T],
+    quad: &MergeQuad,
+    partitions: &[usize],
+    spacing: usize,
+    diag: usize,
+    is_less: F,
+) -> QuadCut {
+    let (x_pair, y_pair) = (quad.half(0), quad.half(1));
+    let (nx, ny) = (x_pair.total(), y_pair.total());
+    assert!(
+        diag <= nx + ny,
+        "quad_cut: diagonal past the end of the quad"
+    );
+    // `x` takes from X at output `mid` iff X's element `mid` precedes Y's element `diag-1-mid`.
+    let x_first = |mid: usize| {
+        takes_a::<Lower, T, &F>(
+            windowed_element(keys, &x_pair, partitions, spacing, mid, &is_less),
+            windowed_element(keys, &y_pair, partitions, spacing, diag - 1 - mid, &is_less),
+            &&is_less,
+        )
+    };
+    let (mut begin, mut end) = (diag.saturating_sub(ny), diag.min(nx));
+    // Coarse: probe only multiples of `spacing` inside [begin, end).
+    let (mut j_lo, mut j_hi) = (begin.div_ceil(spacing), end.div_ceil(spacing));
+    while j_lo < j_hi {
+        let j = j_lo + (j_hi - j_lo) / 2;
+        if x_first(j * spacing) {
+            begin = j * spacing + 1;
+            j_lo = j + 1;
+        } else {
+            end = j * spacing;
+            j_hi = j;
+        }
+    }
+    // Fine: at most `spacing - 1` candidates left.
+    while begin < end {
+        let mid = begin + (end - begin) / 2;
+        if x_first(mid) {
+            begin = mid + 1;
+        } else {
+            end = mid;
+        }
+    }
+    let x = begin;
+    QuadCut {
+        x,
+        a: windowed_path(keys, &x_pair, partitions, spacing, x, &is_less),
+        c: windowed_path(keys, &y_pair, partitions, spacing, diag - x, &is_less),
+    }
+}
+
+/// The cut at the end of tile `tile` of a four-way pass (`cuts` holds [`quad_cut`] at every
+/// `spacing`-th output): a tile that ends its quad ends at the quad's full counts, since the
+/// stored boundary there is the next quad's start.
+pub fn quad_tile_end(
+    cuts: &[QuadCut],
+    tile: usize,
+    spacing: usize,
+    run: usize,
+    count: usize,
+) -> QuadCut {
+    let diag0 = partition_diag(tile, spacing, count);
+    let diag1 = partition_diag(tile + 1, spacing, count);
+    let quad = MergeQuad::at(count, run, diag0);
+    if diag1 == quad.starts[4] {
+        QuadCut {
+            x: quad.half(0).total(),
+            a: quad.half(0).a_count(),
+            c: quad.half(1).a_count(),
+        }
+    } else {
+        cuts[tile + 1]
+    }
+}
+
 /// Load-balancing merge path: at output diagonal `diag` of the merge of the work items
 /// `0..total` (A) with the segment offsets `scan` (B, the exclusive scan of segment sizes), how
 /// many work items precede it. Upper bound: an offset equal to an item index comes first, so that

@@ -149,6 +149,88 @@ proptest! {
     }
 }
 
+/// Brute force: which run (0..4) each output of the four-way merge of one quad comes from, by
+/// merging runs 0+1 and 2+3 stably, then the two results (X first on ties).
+fn brute_quad_origins(keys: &[u32], quad: &MergeQuad) -> Vec<usize> {
+    let run = |k: usize| -> Vec<(u32, usize)> {
+        keys[quad.starts[k]..quad.starts[k + 1]]
+            .iter()
+            .map(|&v| (v, k))
+            .collect()
+    };
+    let merge = |a: Vec<(u32, usize)>, b: Vec<(u32, usize)>| -> Vec<(u32, usize)> {
+        let from_a = brute_merge_from_a(
+            &a.iter().map(|p| p.0).collect::<Vec<_>>(),
+            &b.iter().map(|p| p.0).collect::<Vec<_>>(),
+            false,
+        );
+        let (mut ia, mut ib) = (a.into_iter(), b.into_iter());
+        from_a
+            .iter()
+            .map(|&t| if t { ia.next() } else { ib.next() }.unwrap())
+            .collect()
+    };
+    merge(merge(run(0), run(1)), merge(run(2), run(3)))
+        .into_iter()
+        .map(|p| p.1)
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// The four-way cut, found through the two-way samples, counts exactly the outputs of each
+    /// run before every diagonal of every quad, and tiles chain end to start.
+    #[test]
+    fn quad_cut_counts_each_run_before_every_diagonal(
+        raw in prop::collection::vec(0u32..6, 0..200),
+        spacing in 1usize..7,
+        runs_per_spacing in 1usize..4,
+    ) {
+        let run = spacing * runs_per_spacing;
+        let mut keys = raw;
+        for chunk in keys.chunks_mut(run) {
+            chunk.sort();
+        }
+        let count = keys.len();
+        let mut partitions = vec![0; partition_count(count, spacing)];
+        mergesort_partitions(&keys, run, spacing, less, &mut partitions);
+        let mut quad_begin = 0;
+        while quad_begin < count {
+            let quad = MergeQuad::at(count, run, quad_begin);
+            let origins = brute_quad_origins(&keys, &quad);
+            for diag in 0..=quad.total() {
+                let cut = quad_cut(&keys, &quad, &partitions, spacing, diag, less);
+                let taken = |k: usize| origins[..diag].iter().filter(|&&o| o == k).count();
+                prop_assert_eq!(cut.a, taken(0), "run 0 at diag {}", diag);
+                prop_assert_eq!(cut.x - cut.a, taken(1), "run 1 at diag {}", diag);
+                prop_assert_eq!(cut.c, taken(2), "run 2 at diag {}", diag);
+                prop_assert_eq!(diag - cut.x - cut.c, taken(3), "run 3 at diag {}", diag);
+            }
+            quad_begin = quad.starts[4];
+        }
+        let cuts: Vec<QuadCut> = (0..partition_count(count, spacing))
+            .map(|p| {
+                let diag = partition_diag(p, spacing, count);
+                let quad = MergeQuad::at(count, run, diag.min(count.saturating_sub(1)));
+                let quad = if diag == count { MergeQuad::at(count, run, diag) } else { quad };
+                quad_cut(&keys, &quad, &partitions, spacing, diag - quad.starts[0], less)
+            })
+            .collect();
+        for tile in 0..count.div_ceil(spacing) {
+            let diag0 = partition_diag(tile, spacing, count);
+            let diag1 = partition_diag(tile + 1, spacing, count);
+            let quad = MergeQuad::at(count, run, diag0);
+            let end = quad_tile_end(&cuts, tile, spacing, run, count);
+            let origins = brute_quad_origins(&keys, &quad);
+            let d = diag1 - quad.starts[0];
+            prop_assert_eq!(end.a, origins[..d].iter().filter(|&&o| o == 0).count());
+            prop_assert_eq!(end.x, origins[..d].iter().filter(|&&o| o < 2).count());
+            prop_assert_eq!(end.c, origins[..d].iter().filter(|&&o| o == 2).count());
+        }
+    }
+}
+
 #[test]
 fn co_rank_of_the_textbook_example() {
     // A = [1, 3, 5, 7], B = [2, 5, 6, 8, 9]: first 4 outputs are 1, 2, 3, 5(A) → i = 3, j = 1.
