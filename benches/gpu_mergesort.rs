@@ -16,7 +16,6 @@ use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 use twophase::gpu::{Gpu, Less, MergesortScratch, MergesortTuning, PrimitiveKey};
 use twophase_gpu::cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
-use twophase_gpu::mergesort::merge_passes;
 
 /// Untimed runs before timing (module load, first touch, clock ramp).
 const WARMUP: usize = 5;
@@ -24,6 +23,12 @@ const WARMUP: usize = 5;
 const REPS: usize = 41;
 /// Sizes (log2 of keys) measured.
 const SIZES: [u32; 3] = [20, 24, 27];
+
+/// Reads and writes of all the keys: the block sort, then each two-way or four-way merge pass.
+fn global_passes(n: usize, tuning: MergesortTuning) -> u32 {
+    let (two_way, four_way) = tuning.pass_plan(n);
+    1 + two_way + four_way
+}
 
 fn load_cub() -> HashMap<(String, u32), f64> {
     let mut map = HashMap::new();
@@ -64,7 +69,7 @@ fn print_row(
     println!(
         "| twophase | {kind} | 2^{log2n} | {ms:.4} | {:.2} | {} | {:.1} | {} | {} |",
         n / (ms * 1e-3) / 1e9,
-        passes + 1,
+        passes,
         ms / one_pass_ms,
         ratio("cub-merge"),
         ratio("cub-radix"),
@@ -94,7 +99,7 @@ fn bench<K>(
     gpu: &Gpu,
     kind: &str,
     pairs: bool,
-    sweep: &[(u32, u32, u32)],
+    sweep: &[(u32, u32, u32, u32)],
     copy_gbs: f64,
     cub: &HashMap<(String, u32), f64>,
 ) where
@@ -181,16 +186,17 @@ fn bench<K>(
             kind,
             log2n,
             ms,
-            merge_passes(n, tuning.tile()),
+            global_passes(n, tuning),
             bytes_per_pass,
             copy_gbs,
             cub,
         );
         if log2n == SIZES[SIZES.len() - 1] {
-            for &(threads, pass_threads, vt) in sweep {
+            for &(threads, pass_threads, quad_threads, vt) in sweep {
                 let tuned = MergesortTuning {
                     threads,
                     pass_threads,
+                    quad_threads,
                     vt,
                 };
                 restore(&mut keys, &mut values);
@@ -201,8 +207,8 @@ fn bench<K>(
                     sort_tuned(&mut keys, &mut values, tuned);
                 }) - copy_ms;
                 println!(
-                    "sweep {kind} 2^{log2n} nt={threads} pass nt={pass_threads} vt={vt}: {sweep_ms:.4} ms, {} passes (keys correct: {correct})",
-                    merge_passes(n, tuned.tile()) + 1
+                    "sweep {kind} 2^{log2n} nt={threads} pass nt={pass_threads} quad nt={quad_threads} vt={vt}: {sweep_ms:.4} ms, {} passes (keys correct: {correct})",
+                    global_passes(n, tuned)
                 );
             }
         }
@@ -225,7 +231,7 @@ fn bench<K>(
                 &call_kind,
                 log2n,
                 call_ms,
-                merge_passes(n, tuning.tile()),
+                global_passes(n, tuning),
                 bytes_per_pass,
                 copy_gbs,
                 cub,
@@ -255,7 +261,7 @@ fn main() {
         &gpu,
         "u32",
         false,
-        &[(512, 512, 23), (512, 256, 23)],
+        &[(512, 128, 0, 23), (512, 128, 256, 23), (512, 128, 64, 23)],
         copy,
         &cub,
     );
@@ -263,7 +269,7 @@ fn main() {
         &gpu,
         "u64",
         false,
-        &[(256, 128, 23), (512, 256, 11)],
+        &[(256, 256, 0, 23), (256, 256, 64, 23)],
         copy,
         &cub,
     );
@@ -271,7 +277,7 @@ fn main() {
         &gpu,
         "u32-pairs",
         true,
-        &[(512, 512, 11), (256, 256, 23)],
+        &[(512, 256, 0, 11), (512, 256, 128, 11)],
         copy,
         &cub,
     );

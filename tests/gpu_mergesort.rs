@@ -330,3 +330,77 @@ fn mergesort_past_i32_max() {
     expected.par_sort_unstable();
     assert!(got == expected, "2^31 + 1000 sort differs");
 }
+
+/// Small tiles, so that a few thousand keys need many passes: every mix of two-way and four-way
+/// passes (odd and even pass counts, quads cut short at the end), against std, for keys and for
+/// pairs whose values prove stability; and the two-way-only tuning.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn mergesort_two_way_and_four_way_pass_plans() {
+    let gpu = gpu();
+    let mut rng = rng();
+    let mut scratch = MergesortScratch::new();
+    let tunings = [
+        (64, 32, 32, 3),
+        (64, 64, 32, 5),
+        (128, 32, 64, 7),
+        (64, 32, 0, 3),
+    ];
+    for (threads, pass_threads, quad_threads, vt) in tunings {
+        let tuning = MergesortTuning {
+            threads,
+            pass_threads,
+            quad_threads,
+            vt,
+        };
+        let tile = tuning.tile();
+        let mut sizes = vec![tile + 1, 2 * tile, 3 * tile - 1, 5 * tile + 3];
+        sizes.extend((2..=9).map(|p| (tile << p) - 1));
+        sizes.extend([(tile << 8) + 17, 100_003]);
+        for n in sizes {
+            for pattern in PATTERNS {
+                let input: Vec<u32> = keys(&mut rng, n, pattern, &Less, &|r| r.gen(), &|r| {
+                    r.gen_range(0..5)
+                });
+                let mut expected = input.clone();
+                expected.sort();
+                let mut d_keys = gpu
+                    .stream()
+                    .clone_htod(&vec![u32::MAX - 7; n])
+                    .expect("upload poison");
+                gpu.mergesort_device_tuned(&mut d_keys, &Less, tuning, &mut scratch)
+                    .expect("poison sort");
+                let mut d_keys = gpu.stream().clone_htod(&input).expect("upload");
+                gpu.mergesort_device_tuned(&mut d_keys, &Less, tuning, &mut scratch)
+                    .expect("tuned sort");
+                let got = gpu.stream().clone_dtoh(&d_keys).expect("download");
+                assert!(
+                    got == expected,
+                    "{tuning:?}: keys differ, n = {n}, {pattern:?}, plan {:?}",
+                    tuning.pass_plan(n)
+                );
+                let positions: Vec<u32> = (0..n as u32).collect();
+                let mut d_keys = gpu.stream().clone_htod(&input).expect("upload");
+                let mut d_values = gpu.stream().clone_htod(&positions).expect("upload");
+                gpu.mergesort_pairs_device_tuned(
+                    &mut d_keys,
+                    &mut d_values,
+                    &Less,
+                    tuning,
+                    &mut scratch,
+                )
+                .expect("tuned pairs sort");
+                let got_keys = gpu.stream().clone_dtoh(&d_keys).expect("download");
+                let got_values = gpu.stream().clone_dtoh(&d_values).expect("download");
+                let mut expected_pairs: Vec<(u32, u32)> =
+                    input.iter().copied().zip(positions).collect();
+                expected_pairs.sort_by_key(|p| p.0);
+                let got_pairs: Vec<(u32, u32)> = got_keys.into_iter().zip(got_values).collect();
+                assert!(
+                    got_pairs == expected_pairs,
+                    "{tuning:?}: pairs not a stable sort, n = {n}, {pattern:?}"
+                );
+            }
+        }
+    }
+}

@@ -14,7 +14,8 @@ use crate::merge::MAX_GRID_X;
 use crate::program::{
     check_launch_shape, program, program_id, shipped_programs, Program, ProgramFactory,
     ValueLayout, CTA_MERGESORT_CUH, CTA_MERGE_CUH, MERGESORT_CU, MERGESORT_ENTRY_BLOCKSORT,
-    MERGESORT_ENTRY_PARTITION, MERGESORT_ENTRY_TILE, PARTITION_CUH, PARTITION_THREADS, SERIAL_CUH,
+    MERGESORT_ENTRY_PARTITION, MERGESORT_ENTRY_QUAD_PARTITION, MERGESORT_ENTRY_QUAD_TILE,
+    MERGESORT_ENTRY_TILE, PARTITION_CUH, PARTITION_THREADS, SERIAL_CUH,
 };
 
 /// The mergesort's kernel sources, in the order they follow the prelude.
@@ -29,7 +30,31 @@ pub const MERGESORT_SOURCES: [&str; 5] = [
 /// The mergesort's name in program names and cache keys, with its pass shape (the block-sort
 /// shape is in every program's name already).
 fn primitive_name(tuning: MergesortTuning) -> String {
-    format!("mergesort_pass{}", tuning.pass_threads)
+    format!(
+        "mergesort_pass{}_quad{}",
+        tuning.pass_threads, tuning.quad_threads
+    )
+}
+
+/// The kernels of a mergesort program: the four-way pass's only when the tuning has them.
+fn mergesort_entries(tuning: MergesortTuning) -> &'static [&'static str] {
+    const TWO_WAY: [&str; 3] = [
+        MERGESORT_ENTRY_BLOCKSORT,
+        MERGESORT_ENTRY_PARTITION,
+        MERGESORT_ENTRY_TILE,
+    ];
+    const FOUR_WAY: [&str; 5] = [
+        MERGESORT_ENTRY_BLOCKSORT,
+        MERGESORT_ENTRY_PARTITION,
+        MERGESORT_ENTRY_TILE,
+        MERGESORT_ENTRY_QUAD_PARTITION,
+        MERGESORT_ENTRY_QUAD_TILE,
+    ];
+    if tuning.quad_threads > 0 {
+        &FOUR_WAY
+    } else {
+        &TWO_WAY
+    }
 }
 
 /// The mergesort program for key `K`, comparator `comp`, value layout and tuning: `TP_NT` is the
@@ -39,7 +64,10 @@ pub fn mergesort_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
     values: ValueLayout,
     tuning: MergesortTuning,
 ) -> Program {
-    let pass_define = format!("#define TP_PASS_NT {}\n", tuning.pass_threads);
+    let pass_define = format!(
+        "#define TP_PASS_NT {}\n#define TP_QUAD_NT {}\n",
+        tuning.pass_threads, tuning.quad_threads
+    );
     let mut sources = vec![pass_define.as_str()];
     sources.extend(MERGESORT_SOURCES);
     program::<K, C>(
@@ -61,7 +89,11 @@ pub struct MergesortTuning {
     pub threads: u32,
     /// Threads per block of the merge passes, a power of two no larger than `threads`.
     pub pass_threads: u32,
-    /// Keys per thread (VT), in both kernels.
+    /// Threads per block of the four-way merge passes (0: two-way passes only), a power of two
+    /// no larger than `threads`. A four-way pass merges four runs per read and write of the keys
+    /// (two merge levels in shared memory), so it replaces two two-way passes.
+    pub quad_threads: u32,
+    /// Keys per thread (VT), in every kernel.
     pub vt: u32,
 }
 
@@ -74,6 +106,33 @@ impl MergesortTuning {
     /// Outputs per merge-pass tile (pass_threads * VT).
     pub const fn pass_tile(&self) -> usize {
         self.pass_threads as usize * self.vt as usize
+    }
+
+    /// Outputs per four-way pass tile (quad_threads * VT).
+    pub const fn quad_tile(&self) -> usize {
+        self.quad_threads as usize * self.vt as usize
+    }
+
+    /// Shared memory of a four-way tile (kernels/mergesort.cu `quad_smem`): the tile's input and
+    /// the first level's output (NV + 1 and NV + VT + 1 keys), with values the first level's
+    /// NV + VT source positions.
+    pub const fn quad_shared_bytes(&self, key_bytes: usize, has_values: bool) -> usize {
+        const SHARED_ALIGN: usize = 16;
+        let (nv, vt) = (self.quad_tile(), self.vt as usize);
+        let keys = ((2 * nv + vt + 2) * key_bytes).div_ceil(SHARED_ALIGN) * SHARED_ALIGN;
+        keys + if has_values { (nv + vt) * 4 } else { 0 }
+    }
+
+    /// The two-way and four-way merge passes that follow the block sort of `count` keys: every
+    /// pair of two-way passes becomes one four-way pass when the tuning has them; an odd one out
+    /// runs first as a two-way pass.
+    pub fn pass_plan(&self, count: usize) -> (u32, u32) {
+        let passes = merge_passes(count, self.tile());
+        if self.quad_threads > 0 {
+            (passes % 2, passes / 2)
+        } else {
+            (passes, 0)
+        }
     }
 
     /// The tuning shipped for keys of `key_bytes` and values of `value_bytes` (0 for keys only),
@@ -94,16 +153,17 @@ impl MergesortTuning {
     /// - 8-byte keys or values: 256 x 15 (3840 keys, 46 KB).
     /// - Wider keys: 128 x 7.
     pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
-        let (threads, pass_threads, vt) = match (key_bytes, value_bytes) {
-            (0..=4, 0) => (512, 128, 23),
-            (0..=8, 0) => (256, 256, 23),
-            (0..=4, 1..=4) => (512, 256, 11),
-            (0..=8, 0..=8) => (256, 256, 15),
-            _ => (128, 128, 7),
+        let (threads, pass_threads, quad_threads, vt) = match (key_bytes, value_bytes) {
+            (0..=4, 0) => (512, 128, 128, 23),
+            (0..=8, 0) => (256, 256, 128, 23),
+            (0..=4, 1..=4) => (512, 256, 256, 11),
+            (0..=8, 0..=8) => (256, 256, 128, 15),
+            _ => (128, 128, 0, 7),
         };
         MergesortTuning {
             threads,
             pass_threads,
+            quad_threads,
             vt,
         }
     }
@@ -123,6 +183,16 @@ impl MergesortTuning {
         let pass_shared =
             ((self.pass_tile() + 1) * key_bytes).max(self.pass_tile() * size_of::<i32>());
         check_launch_shape(self.pass_threads, self.vt, true, pass_shared)?;
+        if self.quad_threads > 0 {
+            let quad_shared = self.quad_shared_bytes(key_bytes, has_values);
+            check_launch_shape(self.quad_threads, self.vt, true, quad_shared)?;
+            if self.quad_threads > self.threads {
+                return Err(GpuError::InvalidTuning(format!(
+                    "quad_threads = {} must not exceed the block sort's threads = {}",
+                    self.quad_threads, self.threads
+                )));
+            }
+        }
         if self.pass_threads > self.threads {
             return Err(GpuError::InvalidTuning(format!(
                 "pass_threads = {} must not exceed the block sort's threads = {}",
@@ -138,6 +208,8 @@ impl MergesortTuning {
 #[derive(Debug, Default)]
 pub struct MergesortScratch {
     partitions: Option<CudaSlice<u64>>,
+    /// Four-way cuts: three counts per quad-tile boundary.
+    cuts: Option<CudaSlice<u64>>,
     keys: Option<CudaSlice<u8>>,
     values: Option<CudaSlice<u8>>,
 }
@@ -149,7 +221,11 @@ impl MergesortScratch {
     }
 }
 
-/// Number of merge passes after the block sort: ceil(log2(tiles)).
+/// Words per four-way cut (kernels/mergesort.cu): the counts taken from X, from run 0 and from
+/// run 2.
+const QUAD_CUT_WORDS: usize = 3;
+
+/// Number of two-way merge passes after the block sort: ceil(log2(tiles)).
 pub fn merge_passes(count: usize, tile: usize) -> u32 {
     let tiles = count.div_ceil(tile);
     if tiles <= 1 {
@@ -199,11 +275,7 @@ impl Gpu {
             &key,
             &name,
             || mergesort_program::<K, C>(comp, value_layout, tuning).source,
-            &[
-                MERGESORT_ENTRY_BLOCKSORT,
-                MERGESORT_ENTRY_PARTITION,
-                MERGESORT_ENTRY_TILE,
-            ],
+            mergesort_entries(tuning),
         )?;
         let (blocksort, partition, tile_kernel) = (
             kernels.function(MERGESORT_ENTRY_BLOCKSORT)?,
@@ -217,9 +289,15 @@ impl Gpu {
                 "{count} keys need {num_tiles} tiles"
             )));
         }
-        let passes = merge_passes(count, tile);
+        let (two_way_passes, four_way_passes) = tuning.pass_plan(count);
+        let passes = two_way_passes + four_way_passes;
         let pass_tile = tuning.pass_tile();
         let num_pass_tiles = count.div_ceil(pass_tile);
+        let num_quad_tiles = if four_way_passes > 0 {
+            count.div_ceil(tuning.quad_tile())
+        } else {
+            0
+        };
         let value_bytes = value_layout.map_or(0, |(size, _)| size);
         let stream = self.stream().clone();
         // Raw addresses: the scratch lives in `scratch` for the whole call, and this handle's
@@ -241,8 +319,19 @@ impl Gpu {
         };
         let partitions = address(
             &stream,
-            self.grow_scratch(&mut scratch.partitions, num_pass_tiles + 1)?,
+            self.grow_scratch(
+                &mut scratch.partitions,
+                num_pass_tiles.max(num_quad_tiles) + 1,
+            )?,
         );
+        let cuts = if four_way_passes > 0 {
+            address(
+                &stream,
+                self.grow_scratch(&mut scratch.cuts, QUAD_CUT_WORDS * (num_quad_tiles + 1))?,
+            )
+        } else {
+            0
+        };
 
         // An odd number of passes starts in scratch so that the last pass lands in `keys`.
         let (mut src, mut dst) = ((keys, values), (scratch_keys, scratch_values));
@@ -284,7 +373,7 @@ impl Gpu {
             block_dim: (tuning.pass_threads, 1, 1),
             shared_mem_bytes: 0,
         };
-        for pass in 0..passes {
+        for pass in 0..two_way_passes {
             let run = (tile as u64) << pass;
             let mut launch = stream.launch_builder(partition);
             launch
@@ -312,6 +401,66 @@ impl Gpu {
             unsafe { launch.launch(pass_config) }?;
             std::mem::swap(&mut src, &mut dst);
         }
+        if four_way_passes == 0 {
+            return Ok(());
+        }
+        let (quad_partition, quad_tile_kernel) = (
+            kernels.function(MERGESORT_ENTRY_QUAD_PARTITION)?,
+            kernels.function(MERGESORT_ENTRY_QUAD_TILE)?,
+        );
+        let num_cuts = num_quad_tiles + 1;
+        let cut_config = LaunchConfig {
+            grid_dim: (num_cuts.div_ceil(PARTITION_THREADS as usize) as u32, 1, 1),
+            block_dim: (PARTITION_THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let quad_config = LaunchConfig {
+            grid_dim: (num_quad_tiles as u32, 1, 1),
+            block_dim: (tuning.quad_threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let (quad_spacing, cut_count) = (tuning.quad_tile() as u64, num_cuts as u64);
+        for quad_pass in 0..four_way_passes {
+            let run = (tile as u64) << (two_way_passes + 2 * quad_pass);
+            // The two-way partitions of this input at every quad tile: the samples of X and Y.
+            let mut launch = stream.launch_builder(partition);
+            launch
+                .arg(&src.0)
+                .arg(&count_arg)
+                .arg(&run)
+                .arg(&quad_spacing)
+                .arg(&cut_count)
+                .arg(&partitions);
+            // SAFETY: matches twophase_mergesort_partition; `partitions` holds at least
+            // num_quad_tiles + 1 entries; `src` holds `count` keys.
+            unsafe { launch.launch(cut_config) }?;
+            let mut launch = stream.launch_builder(quad_partition);
+            launch
+                .arg(&src.0)
+                .arg(&count_arg)
+                .arg(&run)
+                .arg(&partitions)
+                .arg(&quad_spacing)
+                .arg(&cut_count)
+                .arg(&cuts);
+            // SAFETY: matches twophase_mergesort_quad_partition; `cuts` holds QUAD_CUT_WORDS
+            // entries per cut; the samples were written by the launch before on this stream.
+            unsafe { launch.launch(cut_config) }?;
+            let mut launch = stream.launch_builder(quad_tile_kernel);
+            launch
+                .arg(&src.0)
+                .arg(&count_arg)
+                .arg(&run)
+                .arg(&cuts)
+                .arg(&dst.0)
+                .arg(&src.1)
+                .arg(&dst.1);
+            // SAFETY: matches twophase_mergesort_quad_tile (built for TP_QUAD_NT threads); `src`
+            // and `dst` are distinct buffers of `count` keys (and values); one block per quad
+            // tile; the cuts were written by the launch before on this stream.
+            unsafe { launch.launch(quad_config) }?;
+            std::mem::swap(&mut src, &mut dst);
+        }
         Ok(())
     }
 
@@ -328,11 +477,7 @@ impl Gpu {
             &program.key,
             &program.name,
             || program.source.clone(),
-            &[
-                MERGESORT_ENTRY_BLOCKSORT,
-                MERGESORT_ENTRY_PARTITION,
-                MERGESORT_ENTRY_TILE,
-            ],
+            mergesort_entries(tuning),
         )
         .map(|_| ())
     }

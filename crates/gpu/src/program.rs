@@ -34,6 +34,10 @@ pub const MERGESORT_ENTRY_BLOCKSORT: &str = "twophase_blocksort";
 pub const MERGESORT_ENTRY_PARTITION: &str = "twophase_mergesort_partition";
 /// Entry point of a mergesort pass's tile kernel.
 pub const MERGESORT_ENTRY_TILE: &str = "twophase_mergesort_tile";
+/// Entry point of the four-way merge pass's partition kernel (one cut per quad tile).
+pub const MERGESORT_ENTRY_QUAD_PARTITION: &str = "twophase_mergesort_quad_partition";
+/// Entry point of the four-way merge pass's tile kernel (two merge levels per tile).
+pub const MERGESORT_ENTRY_QUAD_TILE: &str = "twophase_mergesort_quad_tile";
 
 /// `kernels/cta_load_balance.cuh`: one tile of a load-balancing search per CTA.
 pub const CTA_LOAD_BALANCE_CUH: &str = include_str!("../../../kernels/cta_load_balance.cuh");
