@@ -197,6 +197,7 @@ fn bench<K>(
                     threads,
                     pass_threads,
                     quad_threads,
+                    four_way_min_keys: 0,
                     vt,
                 };
                 restore(&mut keys, &mut values);

@@ -351,6 +351,7 @@ fn mergesort_two_way_and_four_way_pass_plans() {
             threads,
             pass_threads,
             quad_threads,
+            four_way_min_keys: 0,
             vt,
         };
         let tile = tuning.tile();

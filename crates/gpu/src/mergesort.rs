@@ -93,6 +93,10 @@ pub struct MergesortTuning {
     /// no larger than `threads`. A four-way pass merges four runs per read and write of the keys
     /// (two merge levels in shared memory), so it replaces two two-way passes.
     pub quad_threads: u32,
+    /// Smallest sort that uses the four-way passes: each four-way pass pays a partition whose
+    /// searches are chains of dependent loads (about 0.1 ms on an H100 whatever the size), so it
+    /// only pays where one two-way pass moves much more than that.
+    pub four_way_min_keys: usize,
     /// Keys per thread (VT), in every kernel.
     pub vt: u32,
 }
@@ -128,7 +132,7 @@ impl MergesortTuning {
     /// runs first as a two-way pass.
     pub fn pass_plan(&self, count: usize) -> (u32, u32) {
         let passes = merge_passes(count, self.tile());
-        if self.quad_threads > 0 {
+        if self.quad_threads > 0 && count >= self.four_way_min_keys {
             (passes % 2, passes / 2)
         } else {
             (passes, 0)
@@ -152,6 +156,11 @@ impl MergesortTuning {
     ///   15.25 for 256 x 23.
     /// - 8-byte keys or values: 256 x 15 (3840 keys, 46 KB).
     /// - Wider keys: 128 x 7.
+    ///
+    /// Four-way passes (`quad_threads` x VT tiles, from [`FOUR_WAY_MIN_BYTES`] of keys and
+    /// values): 128 threads for 4- and 8-byte keys (a 128 x 23 tile of u64 keys needs 47 KB: the
+    /// tile's input plus the first level's output), 256 for u32 pairs, 128 for 8-byte pairs;
+    /// u64 at 2^27: 12.94 ms (64 threads: 15.27); u32 pairs: 13.16 ms (128 threads: 14.86).
     pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
         let (threads, pass_threads, quad_threads, vt) = match (key_bytes, value_bytes) {
             (0..=4, 0) => (512, 128, 128, 23),
@@ -164,6 +173,7 @@ impl MergesortTuning {
             threads,
             pass_threads,
             quad_threads,
+            four_way_min_keys: FOUR_WAY_MIN_BYTES / (key_bytes + value_bytes),
             vt,
         }
     }
@@ -220,6 +230,12 @@ impl MergesortScratch {
         Self::default()
     }
 }
+
+/// Bytes of keys and values from which the shipped tunings sort with four-way passes. On the
+/// H100 at 2^27 keys (docs/mergesort.md) four-way passes won with 1 GiB of keys and values (u64
+/// keys: 12.94 against 13.99 ms; u32 keys with u32 values: 13.16 against 14.42 ms) and lost
+/// below (u32 keys, 512 MiB: 8.43 against 7.62 ms; every 2^20 and 2^24 sort).
+pub const FOUR_WAY_MIN_BYTES: usize = 1 << 30;
 
 /// Words per four-way cut (kernels/mergesort.cu): the counts taken from X, from run 0 and from
 /// run 2.
