@@ -6,3 +6,5 @@ pub mod gpu;
 pub mod order;
 #[doc = include_str!("../docs/search.md")]
 pub mod search_guide {}
+#[doc = include_str!("../docs/guide.md")]
+pub mod guide {}
