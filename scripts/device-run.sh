@@ -2,7 +2,7 @@
 #! On the GPU machine: build the CUB peers, run the GPU tests, then the peers and GPU benchmarks.
 #
 # Usage (from the repository root, .gpu/ filled by scripts/device.sh):
-#   bash .gpu/run.sh [NAME ...]   NAME = main_<x>, test_<x> or bench_<x> from .gpu/; default: all.
+#   bash .gpu/run.sh [NAME ...]   NAME = main_<x>, example_<x>, test_<x> or bench_<x> from .gpu/; default: all.
 # Logs and results go to $OUT (the device tool's output folder) or /tmp/twophase-out.
 set -uo pipefail
 OUT=${OUT:-/tmp/twophase-out}
@@ -17,7 +17,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.total --f
 
 selected=("$@")
 if [ ${#selected[@]} -eq 0 ]; then
-  selected=($(cd .gpu && ls main_* test_* bench_* 2>/dev/null))
+  selected=($(cd .gpu && ls main_* example_* test_* bench_* 2>/dev/null))
 fi
 wants() { printf '%s\n' "${selected[@]}" | grep -qx "$1"; }
 
@@ -33,7 +33,7 @@ done
 
 status=0
 for name in "${selected[@]}"; do
-  case $name in main_*) ;; *) continue ;; esac
+  case $name in main_* | example_*) ;; *) continue ;; esac
   echo "== $name"
   ".gpu/$name" 2>&1 | tee "$OUT/$name.log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1

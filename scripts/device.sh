@@ -30,7 +30,10 @@ for line in sys.stdin:
 # The main job (README's first command), run on the GPU there.
 cargo build --release --bin twophase >&2
 cp target/release/twophase .gpu/main_twophase
-strip --strip-debug .gpu/test_* .gpu/bench_* .gpu/main_* 2>/dev/null || true
+# The GPU examples the README lists, as example_<name>.
+cargo build --release --examples >&2
+for src in examples/*.rs; do name=$(basename "$src" .rs); cp "target/release/examples/$name" ".gpu/example_$name"; done
+strip --strip-debug .gpu/test_* .gpu/bench_* .gpu/main_* .gpu/example_* 2>/dev/null || true
 cp benches/peers/*.cu .gpu/
 cp scripts/device-run.sh .gpu/run.sh
 ls -la .gpu >&2
