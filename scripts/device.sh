@@ -15,7 +15,7 @@ cargo test --release --workspace --no-run --message-format=json 2>/dev/null \
 for line in sys.stdin:
     m = json.loads(line)
     t = m.get("target", {})
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and t["name"].startswith(("gpu_", "kernels_compile")):
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and "test" in t["kind"] and t["name"].startswith(("gpu_", "kernels_compile")):
         print(t["name"], m["executable"])' \
   | while read -r name exe; do cp "$exe" ".gpu/test_$name"; done
 # Benchmark executables whose target name starts with gpu_, as bench_<name>.
