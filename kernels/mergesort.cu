@@ -261,6 +261,13 @@ struct quad_smem {
   static constexpr int BYTES = KEY_BYTES + (TP_HAS_VALUES ? (NV + VT) * (int)sizeof(int) : 0);
 };
 
+// The global index of tile position `pos` of a four-way tile whose input is the slices of runs
+// 0..3 in order: slice k starts at global `first[k]` and ends at tile position `ends[k]`.
+__device__ __forceinline__ size_type slice_global(const size_type (&first)[4], const int (&ends)[4], int pos) {
+  const int k = (pos >= ends[0]) + (pos >= ends[1]) + (pos >= ends[2]);
+  return first[k] + (pos - (k == 0 ? 0 : ends[k - 1]));
+}
+
 // Phase 2 of a four-way pass: tile t merges outputs [t * NV, min((t + 1) * NV, count)) of its
 // quad in two levels through shared memory: R0 with R1 and R2 with R3 (each thread merges VT
 // outputs of one of them, some threads two pieces), then the two results (VT per thread).
@@ -300,9 +307,7 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
     for (int i = 0; i < VT; ++i) {
       const int idx = NT * i + tid;
       if (!checked || idx < tile_cnt) {
-        const int k = (idx >= ends[0]) + (idx >= ends[1]) + (idx >= ends[2]);
-        const int before = k == 0 ? 0 : ends[k - 1];
-        x[i] = src[first[k] + (idx - before)];
+        x[i] = src[slice_global(first, ends, idx)];
       }
     }
 #pragma unroll
@@ -366,10 +371,7 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
     for (int i = 0; i < VT; ++i) {
       const int idx = NT * i + tid;
       if (!checked || idx < tile_cnt) {
-        const int s = sources[idx];
-        const int k = (s >= ends[0]) + (s >= ends[1]) + (s >= ends[2]);
-        const int before = k == 0 ? 0 : ends[k - 1];
-        v[i] = vals_src[first[k] + (s - before)];
+        v[i] = vals_src[slice_global(first, ends, sources[idx])];
       }
     }
 #pragma unroll

@@ -202,6 +202,15 @@ pub fn partition_diag(p: usize, spacing: usize, count: usize) -> usize {
     p.saturating_mul(spacing).min(count)
 }
 
+/// The output diagonals `[diag0, diag1)` that tile `tile` produces when `count` outputs are cut
+/// every `spacing`.
+pub fn tile_diagonals(tile: usize, spacing: usize, count: usize) -> (usize, usize) {
+    (
+        partition_diag(tile, spacing, count),
+        partition_diag(tile + 1, spacing, count),
+    )
+}
+
 /// The merge path at every `spacing`-th output diagonal of the merge of `a` and `b` (and at the
 /// end), written to `out`, which must hold [`partition_count`] entries. Tile `t` then produces
 /// outputs `[t * spacing, min((t+1) * spacing, a.len() + b.len()))` from the range
@@ -232,8 +241,7 @@ pub fn merge_path_tile(
     spacing: usize,
     count: usize,
 ) -> MergeRange {
-    let diag0 = partition_diag(tile, spacing, count);
-    let diag1 = partition_diag(tile + 1, spacing, count);
+    let (diag0, diag1) = tile_diagonals(tile, spacing, count);
     MergeRange::between(partitions[tile], diag0, partitions[tile + 1], diag1)
 }
 
@@ -305,8 +313,7 @@ pub fn mergesort_tile(
         0,
         "tiles must not straddle run pairs"
     );
-    let diag0 = partition_diag(tile, spacing, count);
-    let diag1 = partition_diag(tile + 1, spacing, count);
+    let (diag0, diag1) = tile_diagonals(tile, spacing, count);
     let pair = mergesort_pair(count, run, diag0);
     let a_begin = partitions[tile];
     // A boundary at the end of a pair is stored as the next pair's start (its own first path);
@@ -502,8 +509,7 @@ pub fn quad_tile_end(
     run: usize,
     count: usize,
 ) -> QuadCut {
-    let diag0 = partition_diag(tile, spacing, count);
-    let diag1 = partition_diag(tile + 1, spacing, count);
+    let (diag0, diag1) = tile_diagonals(tile, spacing, count);
     let quad = MergeQuad::at(count, run, diag0);
     if diag1 == quad.starts[4] {
         QuadCut {
