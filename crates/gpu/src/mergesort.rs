@@ -241,6 +241,15 @@ pub const FOUR_WAY_MIN_BYTES: usize = 1 << 30;
 /// run 2.
 const QUAD_CUT_WORDS: usize = 3;
 
+/// Launch shape of a partition kernel: one thread per tile boundary.
+fn partition_config(boundaries: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (boundaries.div_ceil(PARTITION_THREADS as usize) as u32, 1, 1),
+        block_dim: (PARTITION_THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
 /// Number of two-way merge passes after the block sort: ceil(log2(tiles)).
 pub fn merge_passes(count: usize, tile: usize) -> u32 {
     let tiles = count.div_ceil(tile);
@@ -373,17 +382,25 @@ impl Gpu {
             std::mem::swap(&mut src, &mut dst);
         }
 
-        let num_partitions = num_pass_tiles + 1;
-        let partition_config = LaunchConfig {
-            grid_dim: (
-                num_partitions.div_ceil(PARTITION_THREADS as usize) as u32,
-                1,
-                1,
-            ),
-            block_dim: (PARTITION_THREADS, 1, 1),
-            shared_mem_bytes: 0,
+        // The two-way merge paths of one pass over `keys` (runs of `run`) at every `spacing`-th
+        // output, `boundaries` of them, into `partitions`: the two-way passes' tile boundaries,
+        // and the four-way passes' samples.
+        let launch_partitions = |keys: u64, run: u64, spacing: usize, boundaries: usize| {
+            let (spacing, boundary_count) = (spacing as u64, boundaries as u64);
+            let mut launch = stream.launch_builder(partition);
+            launch
+                .arg(&keys)
+                .arg(&count_arg)
+                .arg(&run)
+                .arg(&spacing)
+                .arg(&boundary_count)
+                .arg(&partitions);
+            // SAFETY: matches twophase_mergesort_partition; `partitions` was grown to hold
+            // max(num_pass_tiles, num_quad_tiles) + 1 >= `boundaries` entries; `keys` holds
+            // `count` keys.
+            unsafe { launch.launch(partition_config(boundaries)) }.map(|_| ())
         };
-        let (spacing, partition_count) = (pass_tile as u64, num_partitions as u64);
+        let num_partitions = num_pass_tiles + 1;
         let pass_config = LaunchConfig {
             grid_dim: (num_pass_tiles as u32, 1, 1),
             block_dim: (tuning.pass_threads, 1, 1),
@@ -391,17 +408,7 @@ impl Gpu {
         };
         for pass in 0..two_way_passes {
             let run = (tile as u64) << pass;
-            let mut launch = stream.launch_builder(partition);
-            launch
-                .arg(&src.0)
-                .arg(&count_arg)
-                .arg(&run)
-                .arg(&spacing)
-                .arg(&partition_count)
-                .arg(&partitions);
-            // SAFETY: matches twophase_mergesort_partition; `partitions` holds num_partitions
-            // entries; `src` holds `count` keys.
-            unsafe { launch.launch(partition_config) }?;
+            launch_partitions(src.0, run, pass_tile, num_partitions)?;
             let mut launch = stream.launch_builder(tile_kernel);
             launch
                 .arg(&src.0)
@@ -425,11 +432,6 @@ impl Gpu {
             kernels.function(MERGESORT_ENTRY_QUAD_TILE)?,
         );
         let num_cuts = num_quad_tiles + 1;
-        let cut_config = LaunchConfig {
-            grid_dim: (num_cuts.div_ceil(PARTITION_THREADS as usize) as u32, 1, 1),
-            block_dim: (PARTITION_THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
         let quad_config = LaunchConfig {
             grid_dim: (num_quad_tiles as u32, 1, 1),
             block_dim: (tuning.quad_threads, 1, 1),
@@ -439,17 +441,7 @@ impl Gpu {
         for quad_pass in 0..four_way_passes {
             let run = (tile as u64) << (two_way_passes + 2 * quad_pass);
             // The two-way partitions of this input at every quad tile: the samples of X and Y.
-            let mut launch = stream.launch_builder(partition);
-            launch
-                .arg(&src.0)
-                .arg(&count_arg)
-                .arg(&run)
-                .arg(&quad_spacing)
-                .arg(&cut_count)
-                .arg(&partitions);
-            // SAFETY: matches twophase_mergesort_partition; `partitions` holds at least
-            // num_quad_tiles + 1 entries; `src` holds `count` keys.
-            unsafe { launch.launch(cut_config) }?;
+            launch_partitions(src.0, run, tuning.quad_tile(), num_cuts)?;
             let mut launch = stream.launch_builder(quad_partition);
             launch
                 .arg(&src.0)
@@ -461,7 +453,7 @@ impl Gpu {
                 .arg(&cuts);
             // SAFETY: matches twophase_mergesort_quad_partition; `cuts` holds QUAD_CUT_WORDS
             // entries per cut; the samples were written by the launch before on this stream.
-            unsafe { launch.launch(cut_config) }?;
+            unsafe { launch.launch(partition_config(num_cuts)) }?;
             let mut launch = stream.launch_builder(quad_tile_kernel);
             launch
                 .arg(&src.0)
