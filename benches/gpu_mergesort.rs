@@ -23,6 +23,17 @@ const WARMUP: usize = 5;
 const REPS: usize = 41;
 /// Sizes (log2 of keys) measured.
 const SIZES: [u32; 3] = [20, 24, 27];
+/// Size (log2 of keys) of the profile mode (`--profile`): every configuration sorts once after
+/// one untimed sort, so that a kernel profiler (scripts/ncu_mergesort.py) sees each sort's
+/// kernels in a known order.
+const PROFILE_LOG2N: u32 = 27;
+
+/// What to run: the timed table with its sweeps, or the profile mode.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Time,
+    Profile,
+}
 
 /// Reads and writes of all the keys: the block sort, then each two-way or four-way merge pass.
 fn global_passes(n: usize, tuning: MergesortTuning) -> u32 {
@@ -95,8 +106,10 @@ fn check_stable<K: Ord + Copy>(input: &[K], keys: &[K], values: &[u32]) -> bool 
             .all(|(k, v)| k[0] != k[1] || v[0] < v[1])
 }
 
+#[allow(clippy::too_many_arguments)] // The benchmark's knobs, each used once.
 fn bench<K>(
     gpu: &Gpu,
+    mode: Mode,
     kind: &str,
     pairs: bool,
     sweep: &[(u32, u32, u32, u32)],
@@ -110,7 +123,11 @@ fn bench<K>(
     let mut scratch = MergesortScratch::new();
     let value_bytes = if pairs { 4 } else { 0 };
     let tuning = MergesortTuning::for_types(std::mem::size_of::<K>(), value_bytes);
-    for log2n in SIZES {
+    let sizes: &[u32] = match mode {
+        Mode::Time => &SIZES,
+        Mode::Profile => &[PROFILE_LOG2N],
+    };
+    for &log2n in sizes {
         let n = 1usize << log2n;
         let seed = rand::random::<u64>();
         let mut input: Vec<K> = vec![K::zeroed(); n];
@@ -176,6 +193,36 @@ fn bench<K>(
                 "{kind} 2^{log2n}: GPU sort differs from std"
             );
         }
+        if mode == Mode::Profile {
+            // One untimed sort, then the profiled one, for the shipped tuning and each sweep.
+            let shipped = std::iter::once(tuning);
+            let swept =
+                sweep.iter().map(
+                    |&(threads, pass_threads, quad_threads, vt)| MergesortTuning {
+                        threads,
+                        pass_threads,
+                        quad_threads,
+                        four_way_min_keys: 0,
+                        vt,
+                    },
+                );
+            for tuned in shipped.chain(swept) {
+                for _ in 0..2 {
+                    restore(&mut keys, &mut values);
+                    sort_tuned(&mut keys, &mut values, tuned);
+                }
+                stream.synchronize().expect("sync");
+                println!(
+                    "profiled {kind} 2^{log2n} nt={} pass nt={} quad nt={} vt={}: {} passes",
+                    tuned.threads,
+                    tuned.pass_threads,
+                    tuned.quad_threads,
+                    tuned.vt,
+                    global_passes(n, tuned)
+                );
+            }
+            continue;
+        }
         let copy_ms = time_events(gpu, WARMUP, REPS, |_| restore(&mut keys, &mut values));
         let ms = time_events(gpu, WARMUP, REPS, |_| {
             restore(&mut keys, &mut values);
@@ -191,7 +238,7 @@ fn bench<K>(
             copy_gbs,
             cub,
         );
-        if log2n == SIZES[SIZES.len() - 1] {
+        {
             for &(threads, pass_threads, quad_threads, vt) in sweep {
                 let tuned = MergesortTuning {
                     threads,
@@ -245,6 +292,11 @@ fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
+    let mode = if std::env::args().any(|a| a == "--profile") {
+        Mode::Profile
+    } else {
+        Mode::Time
+    };
     let gpu = match Gpu::new(0) {
         Ok(gpu) => gpu,
         Err(e) => panic!("the GPU benchmark needs a CUDA GPU: {e}"),
@@ -258,27 +310,32 @@ fn main() {
     );
     println!("| impl | kind | n | ms | Gkeys/s | passes (block sort + merge) | time in copies of the data | CUB merge sort = CUB/ours | CUB radix sort = CUB/ours |");
     println!("|---|---|---|---|---|---|---|---|---|");
+    // Sweeps: (block sort threads, pass threads, four-way pass threads, VT), four-way passes
+    // forced on at every size when their threads are not 0.
     bench::<u32>(
         &gpu,
+        mode,
         "u32",
         false,
-        &[(512, 128, 0, 23), (512, 128, 256, 23), (512, 128, 64, 23)],
+        &[(512, 128, 0, 23), (512, 128, 256, 23), (512, 128, 512, 23)],
         copy,
         &cub,
     );
     bench::<u64>(
         &gpu,
+        mode,
         "u64",
         false,
-        &[(256, 256, 0, 23), (256, 256, 64, 23)],
+        &[(256, 256, 0, 23), (256, 256, 128, 23), (256, 256, 256, 23)],
         copy,
         &cub,
     );
     bench::<u32>(
         &gpu,
+        mode,
         "u32-pairs",
         true,
-        &[(512, 256, 0, 11), (512, 256, 128, 11)],
+        &[(512, 256, 0, 11), (512, 256, 256, 11), (512, 256, 512, 11)],
         copy,
         &cub,
     );

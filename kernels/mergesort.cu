@@ -172,29 +172,71 @@ __device__ __forceinline__ size_type sampled_path(const run_pair& pair, const si
                                            : partitions[(pair.a_begin + diag) / spacing] - pair.a_begin;
 }
 
-// The A count among the first `diag` outputs of `pair`'s merge, searched only between the two
-// neighbouring samples: at most log2(spacing) probes (twophase_partition windowed_path).
+// One merge path search of `pair` at pair-local diagonal `diag`, confined to the window between
+// the two neighbouring samples (at most log2(spacing) probes; twophase_partition windowed_path).
+// Kept as state with a single-probe `step` so that the four-way partition can run the searches in
+// X and in Y in lockstep: their loads are independent, so each lockstep probe costs one load
+// latency instead of two.
+struct window_search {
+  const key_type* a;  // the window's slice of the pair's A run
+  const key_type* b;  // the window's slice of the pair's B run
+  size_type a0;       // A count at the window's start
+  int begin, end, diag;
+  __device__ __forceinline__ window_search(const key_type* __restrict__ keys, const run_pair& pair,
+                                           const size_type* __restrict__ partitions, size_type spacing,
+                                           size_type pair_diag) {
+    const size_type diag0 = pair_diag / spacing * spacing;
+    a0 = sampled_path(pair, partitions, spacing, diag0);
+    diag = (int)(pair_diag - diag0);
+    if (diag == 0) {
+      a = b = keys;
+      begin = end = 0;
+      return;
+    }
+    const size_type diag1 = min(diag0 + spacing, pair.total());
+    const size_type a1 = sampled_path(pair, partitions, spacing, diag1);
+    const int a_cnt = (int)(a1 - a0);
+    const int b_cnt = (int)((diag1 - a1) - (diag0 - a0));
+    a = keys + pair.a_begin + a0;
+    b = keys + pair.a_end + (diag0 - a0);
+    begin = diag > b_cnt ? diag - b_cnt : 0;
+    end = min(diag, a_cnt);
+  }
+  // Narrow the search to A counts (pair-local) in [lo, hi], known to hold the answer.
+  __device__ __forceinline__ void clamp(size_type lo, size_type hi) {
+    if (lo > a0) begin = max(begin, (int)min(lo - a0, (size_type)end));
+    if (hi >= a0) end = min(end, (int)min(hi - a0, (size_type)end));
+    begin = min(begin, end);
+  }
+  __device__ __forceinline__ bool active() const { return begin < end; }
+  // One probe of the merge path's binary search (twophase::merge_path, Lower bounds).
+  __device__ __forceinline__ void step() {
+    const int mid = begin + (end - begin) / 2;
+    if (twophase::takes_a<twophase::bounds_lower>(a[mid], b[diag - 1 - mid], key_compare())) {
+      begin = mid + 1;
+    } else {
+      end = mid;
+    }
+  }
+  // The A count among the pair's first `pair_diag` outputs, once the search is done.
+  __device__ __forceinline__ size_type a_count() const { return a0 + begin; }
+};
+
+// The A count among the first `diag` outputs of `pair`'s merge (twophase_partition windowed_path).
 __device__ __forceinline__ size_type windowed_path(const key_type* __restrict__ keys, const run_pair& pair,
                                                    const size_type* __restrict__ partitions, size_type spacing,
                                                    size_type diag) {
-  const size_type diag0 = diag / spacing * spacing;
-  const size_type a0 = sampled_path(pair, partitions, spacing, diag0);
-  if (diag0 == diag) return a0;
-  const size_type diag1 = min(diag0 + spacing, pair.total());
-  const size_type a1 = sampled_path(pair, partitions, spacing, diag1);
-  const int a_cnt = (int)(a1 - a0);
-  const int b_cnt = (int)((diag1 - a1) - (diag0 - a0));
-  return a0 + twophase::merge_path<twophase::bounds_lower, int>(keys + pair.a_begin + a0, a_cnt,
-                                                                keys + pair.a_end + (diag0 - a0), b_cnt,
-                                                                (int)(diag - diag0), key_compare());
+  window_search s(keys, pair, partitions, spacing, diag);
+  while (s.active()) s.step();
+  return s.a_count();
 }
 
-// Output `i` (< pair.total()) of `pair`'s stable merge.
-__device__ __forceinline__ key_type windowed_element(const key_type* __restrict__ keys, const run_pair& pair,
-                                                     const size_type* __restrict__ partitions, size_type spacing,
-                                                     size_type i) {
-  const size_type a = pair.a_begin + windowed_path(keys, pair, partitions, spacing, i);
-  const size_type b = pair.a_end + (i - (a - pair.a_begin));
+// Output `i` (< pair.total()) of `pair`'s stable merge, given the A count `a_cnt` among its first
+// i outputs: the earlier in merge order of the two heads.
+__device__ __forceinline__ key_type element_at(const key_type* __restrict__ keys, const run_pair& pair, size_type a_cnt,
+                                               size_type i) {
+  const size_type a = pair.a_begin + a_cnt;
+  const size_type b = pair.a_end + (i - a_cnt);
   if (a == pair.a_end) return keys[b];
   if (b == pair.b_end) return keys[a];
   const key_type a_key = keys[a];
@@ -202,10 +244,30 @@ __device__ __forceinline__ key_type windowed_element(const key_type* __restrict_
   return twophase::takes_a<twophase::bounds_lower>(a_key, b_key, key_compare()) ? a_key : b_key;
 }
 
+// Output `t - 1` (0 < t <= pair.total()) of `pair`'s stable merge, given the A count `a_cnt`
+// among its first t outputs: the later in merge order of the last A and the last B taken
+// (twophase_partition element_before).
+__device__ __forceinline__ key_type element_before(const key_type* __restrict__ keys, const run_pair& pair,
+                                                   size_type a_cnt, size_type t) {
+  const size_type b_cnt = t - a_cnt;
+  if (a_cnt == 0) return keys[pair.a_end + b_cnt - 1];
+  if (b_cnt == 0) return keys[pair.a_begin + a_cnt - 1];
+  const key_type a_key = keys[pair.a_begin + a_cnt - 1];
+  const key_type b_key = keys[pair.a_end + b_cnt - 1];
+  // The last B comes after the last A iff the A key is not after it (A first on ties).
+  return twophase::takes_a<twophase::bounds_lower>(a_key, b_key, key_compare()) ? b_key : a_key;
+}
+
 // Phase 1 of a four-way pass: cuts[3p .. 3p + 3) = (x, a, c), the cut of output position
 // min(p * spacing, count) inside its quad (twophase_partition::quad_cut): a keys from R0, x - a
-// from R1, c from R2, the rest from R3. A coarse search probes only multiples of `spacing`, where
-// X's element is read straight off the samples; a fine search finishes inside one window.
+// from R1, c from R2, the rest from R3. The cut is the merge path of X = merge(R0, R1) and
+// Y = merge(R2, R3), whose elements are not stored; the two-way partitions of the same input
+// (`partitions`, every `spacing` outputs) are samples of both.
+// - Coarse search over X indices that are multiples of `spacing`: with the cut diagonal itself a
+//   multiple of `spacing`, both X's element there and Y's element just before the matching Y
+//   sample are read straight off the samples (two dependent loads a probe).
+// - Fine search inside the one window left: each probe finds X's and Y's element by a merge path
+//   search inside a window, the two searches in lockstep.
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_mergesort_quad_partition(const key_type* __restrict__ keys, size_type count, size_type run,
                                       const size_type* __restrict__ partitions, size_type spacing,
@@ -220,45 +282,83 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
   const size_type nx = x_pair.total(), ny = y_pair.total();
   size_type begin = diag > ny ? diag - ny : 0;
   size_type end = min(diag, nx);
-  // X's output `mid` comes before Y's output `diag - 1 - mid`: the cut lies past `mid`.
-  auto x_first = [&](size_type mid) {
-    return twophase::takes_a<twophase::bounds_lower>(windowed_element(keys, x_pair, partitions, spacing, mid),
-                                                     windowed_element(keys, y_pair, partitions, spacing, diag - 1 - mid),
-                                                     key_compare());
-  };
-  size_type j_lo = (begin + spacing - 1) / spacing, j_hi = (end + spacing - 1) / spacing;
-  while (j_lo < j_hi) {
-    const size_type j = j_lo + (j_hi - j_lo) / 2;
-    if (x_first(j * spacing)) {
-      begin = j * spacing + 1;
-      j_lo = j + 1;
-    } else {
-      end = j * spacing;
-      j_hi = j;
+  if (diag % spacing == 0) {
+    // X's output j*spacing against Y's output diag-1-j*spacing, the last before Y's sample at
+    // diag - j*spacing (a multiple of spacing: quads start at multiples of it).
+    size_type j_lo = (begin + spacing - 1) / spacing, j_hi = (end + spacing - 1) / spacing;
+    while (j_lo < j_hi) {
+      const size_type j = j_lo + (j_hi - j_lo) / 2;
+      const size_type xi = j * spacing, yt = diag - xi;
+      const key_type x_key = element_at(keys, x_pair, sampled_path(x_pair, partitions, spacing, xi), xi);
+      const key_type y_key = element_before(keys, y_pair, sampled_path(y_pair, partitions, spacing, yt), yt);
+      if (twophase::takes_a<twophase::bounds_lower>(x_key, y_key, key_compare())) {
+        begin = xi + 1;
+        j_lo = j + 1;
+      } else {
+        end = xi;
+        j_hi = j;
+      }
     }
   }
+  // Fine: X's output `mid` comes before Y's output `diag - 1 - mid` iff the cut lies past `mid`.
+  // The A counts of both merge paths are monotone in their diagonals, so each probe bounds the
+  // searches of the later ones: X's A count at any later probe lies between its counts at the
+  // probes that last moved `begin` and `end`, and Y's (whose diagonal falls as `mid` grows) the
+  // other way round. That about halves the fine search's loads.
+  size_type x_lo = 0, x_hi = nx, y_lo = 0, y_hi = ny;
+  auto search = [&](window_search& xs, window_search& ys) {
+    xs.clamp(x_lo, x_hi);
+    ys.clamp(y_lo, y_hi);
+    while (xs.active() || ys.active()) {
+      if (xs.active()) xs.step();
+      if (ys.active()) ys.step();
+    }
+  };
   while (begin < end) {
     const size_type mid = begin + (end - begin) / 2;
-    if (x_first(mid)) {
+    window_search xs(keys, x_pair, partitions, spacing, mid);
+    window_search ys(keys, y_pair, partitions, spacing, diag - 1 - mid);
+    search(xs, ys);
+    const key_type x_key = element_at(keys, x_pair, xs.a_count(), mid);
+    const key_type y_key = element_at(keys, y_pair, ys.a_count(), diag - 1 - mid);
+    if (twophase::takes_a<twophase::bounds_lower>(x_key, y_key, key_compare())) {
       begin = mid + 1;
+      x_lo = xs.a_count();
+      y_hi = ys.a_count();
     } else {
       end = mid;
+      x_hi = xs.a_count();
+      y_lo = ys.a_count();
     }
   }
+  window_search xs(keys, x_pair, partitions, spacing, begin);
+  window_search ys(keys, y_pair, partitions, spacing, diag - begin);
+  search(xs, ys);
   cuts[3 * p] = begin;
-  cuts[3 * p + 1] = windowed_path(keys, x_pair, partitions, spacing, begin);
-  cuts[3 * p + 2] = windowed_path(keys, y_pair, partitions, spacing, diag - begin);
+  cuts[3 * p + 1] = xs.a_count();
+  cuts[3 * p + 2] = ys.a_count();
 }
 
-// Shared memory of one four-way tile: the NV + 1 input keys (the tile's slices of R0..R3, in
-// order), the level-one output (X's part, then Y's part from the next multiple of VT, so that no
-// thread's VT outputs straddle the two: NV + VT + 1 keys), and with values the level-one sources.
+// Level-one pieces of a four-way tile: the X part (R0 with R1) and the Y part (R2 with R3) are
+// each cut into pieces of PIECE outputs, one piece a thread. With pieces of VT outputs the two
+// rounded-up parts need NT + 1 pieces whenever the X part is not a multiple of VT, and one thread
+// would merge two pieces while the block waits at the barrier. PIECE > VT makes
+// ceil(nx / PIECE) + ceil(ny / PIECE) <= NV / PIECE + 2 <= NT hold for NT >= 2 PIECE / (PIECE - VT);
+// PIECE is odd so that the piece-strided shared-memory stores hit distinct banks.
+template <int VT>
+struct quad_piece {
+  static constexpr int PIECE = VT % 2 == 1 ? VT + 2 : VT + 1;
+};
+
+// Shared memory of one four-way tile: one key buffer holds the tile's input (NV keys, the slices
+// of R0..R3 in order) and then, overwritten after a barrier, the level-one output (X's part, then
+// Y's part from the next multiple of PIECE: at most NV + PIECE - 1 keys), with one slot past the
+// end that the serial merge may read; with values, the level-one sources.
 template <int NV, int VT>
 struct quad_smem {
-  static constexpr int IN_KEYS = NV + 1;
-  static constexpr int MID_KEYS = NV + VT + 1;
-  static constexpr int KEY_BYTES = ((IN_KEYS + MID_KEYS) * (int)sizeof(key_type) + 15) / 16 * 16;
-  static constexpr int BYTES = KEY_BYTES + (TP_HAS_VALUES ? (NV + VT) * (int)sizeof(int) : 0);
+  static constexpr int KEYS = NV + quad_piece<VT>::PIECE;
+  static constexpr int KEY_BYTES = (KEYS * (int)sizeof(key_type) + 15) / 16 * 16;
+  static constexpr int BYTES = KEY_BYTES + (TP_HAS_VALUES ? (NV + quad_piece<VT>::PIECE) * (int)sizeof(int) : 0);
 };
 
 // The global index of tile position `pos` of a four-way tile whose input is the slices of runs
@@ -269,8 +369,8 @@ __device__ __forceinline__ size_type slice_global(const size_type (&first)[4], c
 }
 
 // Phase 2 of a four-way pass: tile t merges outputs [t * NV, min((t + 1) * NV, count)) of its
-// quad in two levels through shared memory: R0 with R1 and R2 with R3 (each thread merges VT
-// outputs of one of them, some threads two pieces), then the two results (VT per thread).
+// quad in two levels through shared memory: R0 with R1 and R2 with R3 (one piece of up to PIECE
+// outputs a thread), then the two results (VT outputs a thread).
 template <bool checked>
 __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size_type count, size_type run,
                                           const size_type* __restrict__ cuts, key_type* __restrict__ dst,
@@ -279,8 +379,9 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
   constexpr int NT = TP_QUAD_NT;
   constexpr int VT = TP_VT;
   constexpr int NV = NT * VT;
-  key_type* in = reinterpret_cast<key_type*>(smem);
-  key_type* mid = in + quad_smem<NV, VT>::IN_KEYS;
+  constexpr int PIECE = quad_piece<VT>::PIECE;
+  static_assert(NT * (PIECE - VT) >= 2 * PIECE, "four-way tile: too few threads for one level-one piece each");
+  key_type* keys_shared = reinterpret_cast<key_type*>(smem);
   int* sources = reinterpret_cast<int*>(smem + quad_smem<NV, VT>::KEY_BYTES);
   const int tid = threadIdx.x;
   const size_type tile = blockIdx.x;
@@ -313,54 +414,63 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
 #pragma unroll
     for (int i = 0; i < VT; ++i) {
       const int idx = NT * i + tid;
-      if (!checked || idx < tile_cnt) in[idx] = x[i];
+      if (!checked || idx < tile_cnt) keys_shared[idx] = x[i];
     }
   }
   __syncthreads();
 
-  // Level one: pieces of VT outputs of X's part (R0 with R1) and of Y's part (R2 with R3);
-  // piece v lands at mid[VT * v ..], Y's pieces starting at the multiple of VT past X's part.
+  // Level one: this thread's piece of X's part (R0 with R1) or of Y's part (R2 with R3), kept in
+  // registers until every thread has read the input, then stored over it: piece v lands at
+  // keys_shared[PIECE * v ..], Y's pieces from the multiple of PIECE past X's part.
   const int nx = ends[1], ny = tile_cnt - ends[1];
-  const int x_pieces = (nx + VT - 1) / VT;
-  const int pieces = x_pieces + (ny + VT - 1) / VT;
-  const int y_offset = VT * x_pieces;
-  key_type keys[VT];
-  int indices[VT];
-#pragma unroll 1
-  for (int piece = tid; piece < pieces; piece += NT) {
-    const bool in_x = piece < x_pieces;
-    const int base = in_x ? 0 : ends[1];
-    const int a_cnt = in_x ? n0 : n2;
-    const int b_cnt = in_x ? n1 : ny - n2;
-    const int diag = VT * (in_x ? piece : piece - x_pieces);
-    const int mp = twophase::merge_path<twophase::bounds_lower, int>(in + base, a_cnt, in + base + a_cnt, b_cnt, diag,
-                                                                     key_compare());
-    twophase::merge_range range = {base + mp, base + a_cnt, base + a_cnt + diag - mp, base + a_cnt + b_cnt};
-    const int produced = min(VT, range.total());
-    twophase::serial_merge<twophase::bounds_lower, VT, true>(in, range, key_compare(), keys, indices);
+  const int x_pieces = (nx + PIECE - 1) / PIECE;
+  const int pieces = x_pieces + (ny + PIECE - 1) / PIECE;
+  const int y_offset = PIECE * x_pieces;
+  int produced = 0;
+  {
+    key_type piece_keys[PIECE];
+    int piece_sources[PIECE];
+    if (tid < pieces) {
+      const bool in_x = tid < x_pieces;
+      const int base = in_x ? 0 : ends[1];
+      const int a_cnt = in_x ? n0 : n2;
+      const int b_cnt = in_x ? n1 : ny - n2;
+      const int diag = PIECE * (in_x ? tid : tid - x_pieces);
+      const int mp = twophase::merge_path<twophase::bounds_lower, int>(keys_shared + base, a_cnt,
+                                                                       keys_shared + base + a_cnt, b_cnt, diag,
+                                                                       key_compare());
+      twophase::merge_range range = {base + mp, base + a_cnt, base + a_cnt + diag - mp, base + a_cnt + b_cnt};
+      produced = min(PIECE, range.total());
+      twophase::serial_merge<twophase::bounds_lower, PIECE, true>(keys_shared, range, key_compare(), piece_keys,
+                                                                  piece_sources);
+    }
+    __syncthreads();
 #pragma unroll
-    for (int i = 0; i < VT; ++i) {
+    for (int i = 0; i < PIECE; ++i) {
       if (i < produced) {
-        mid[VT * piece + i] = keys[i];
-        if (TP_HAS_VALUES) sources[VT * piece + i] = indices[i];
+        keys_shared[PIECE * tid + i] = piece_keys[i];
+        if (TP_HAS_VALUES) sources[PIECE * tid + i] = piece_sources[i];
       }
     }
   }
   __syncthreads();
 
   // Level two: X's part [0, nx) with Y's part [y_offset, y_offset + ny).
+  key_type keys[VT];
+  int indices[VT];
   const int diag = min(VT * tid, tile_cnt);
-  const int mp = twophase::merge_path<twophase::bounds_lower, int>(mid, nx, mid + y_offset, ny, diag, key_compare());
+  const int mp =
+      twophase::merge_path<twophase::bounds_lower, int>(keys_shared, nx, keys_shared + y_offset, ny, diag, key_compare());
   twophase::merge_range range = {mp, nx, y_offset + diag - mp, y_offset + ny};
-  twophase::serial_merge<twophase::bounds_lower, VT, checked>(mid, range, key_compare(), keys, indices);
+  twophase::serial_merge<twophase::bounds_lower, VT, checked>(keys_shared, range, key_compare(), keys, indices);
   if (TP_HAS_VALUES) {
-    // Compose: level-two sources index `mid`, whose sources index the tile input.
+    // Compose: level-two sources index the level-one output, whose sources index the tile input.
 #pragma unroll
     for (int i = 0; i < VT; ++i) {
       if (!checked || diag + i < tile_cnt) indices[i] = sources[indices[i]];
     }
   }
-  twophase::store_through_shared<NT, VT, checked>(keys, in, dst + diag0, tile_cnt, tid);
+  twophase::store_through_shared<NT, VT, checked>(keys, keys_shared, dst + diag0, tile_cnt, tid);
   if (TP_HAS_VALUES) {
     // Every read of `sources` above happened before store_through_shared's first barrier.
 #pragma unroll

@@ -36,6 +36,7 @@ for src in examples/*.rs; do name=$(basename "$src" .rs); cp "target/release/exa
 strip --strip-debug .gpu/test_* .gpu/bench_* .gpu/main_* .gpu/example_* 2>/dev/null || true
 cp benches/peers/*.cu .gpu/
 cp scripts/device-run.sh .gpu/run.sh
+cp scripts/ncu_mergesort.py .gpu/
 ls -la .gpu >&2
 du -sh .gpu >&2
 cat <<'CMD'

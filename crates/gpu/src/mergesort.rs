@@ -93,9 +93,10 @@ pub struct MergesortTuning {
     /// no larger than `threads`. A four-way pass merges four runs per read and write of the keys
     /// (two merge levels in shared memory), so it replaces two two-way passes.
     pub quad_threads: u32,
-    /// Smallest sort that uses the four-way passes: each four-way pass pays a partition whose
-    /// searches are chains of dependent loads (about 0.1 ms on an H100 whatever the size), so it
-    /// only pays where one two-way pass moves much more than that.
+    /// Smallest sort that uses the four-way passes: each four-way pass pays a partition of
+    /// nested merge path searches (scattered loads; on an H100 about 0.1 to 0.2 ms a pass at
+    /// 2^27 keys, and a fixed latency of tens of microseconds at any size), so it only pays where
+    /// one two-way pass moves much more than that.
     pub four_way_min_keys: usize,
     /// Keys per thread (VT), in every kernel.
     pub vt: u32,
@@ -117,14 +118,26 @@ impl MergesortTuning {
         self.quad_threads as usize * self.vt as usize
     }
 
-    /// Shared memory of a four-way tile (kernels/mergesort.cu `quad_smem`): the tile's input and
-    /// the first level's output (NV + 1 and NV + VT + 1 keys), with values the first level's
-    /// NV + VT source positions.
+    /// Outputs of one level-one piece of a four-way tile (kernels/mergesort.cu `quad_piece`):
+    /// more than VT, so that every thread merges at most one piece, and odd, so that the
+    /// piece-strided shared-memory stores are free of bank conflicts.
+    pub const fn quad_piece(&self) -> usize {
+        let vt = self.vt as usize;
+        if vt % 2 == 1 {
+            vt + 2
+        } else {
+            vt + 1
+        }
+    }
+
+    /// Shared memory of a four-way tile (kernels/mergesort.cu `quad_smem`): one key buffer for
+    /// the tile's input and then the first level's output (NV + PIECE keys), with values the
+    /// first level's NV + PIECE source positions.
     pub const fn quad_shared_bytes(&self, key_bytes: usize, has_values: bool) -> usize {
         const SHARED_ALIGN: usize = 16;
-        let (nv, vt) = (self.quad_tile(), self.vt as usize);
-        let keys = ((2 * nv + vt + 2) * key_bytes).div_ceil(SHARED_ALIGN) * SHARED_ALIGN;
-        keys + if has_values { (nv + vt) * 4 } else { 0 }
+        let slots = self.quad_tile() + self.quad_piece();
+        let keys = (slots * key_bytes).div_ceil(SHARED_ALIGN) * SHARED_ALIGN;
+        keys + if has_values { slots * 4 } else { 0 }
     }
 
     /// The two-way and four-way merge passes that follow the block sort of `count` keys: every
@@ -158,12 +171,18 @@ impl MergesortTuning {
     /// - Wider keys: 128 x 7.
     ///
     /// Four-way passes (`quad_threads` x VT tiles, from [`FOUR_WAY_MIN_BYTES`] of keys and
-    /// values): 128 threads for 4- and 8-byte keys (a 128 x 23 tile of u64 keys needs 47 KB: the
-    /// tile's input plus the first level's output), 256 for u32 pairs, 128 for 8-byte pairs;
-    /// u64 at 2^27: 12.94 ms (64 threads: 15.27); u32 pairs: 13.16 ms (128 threads: 14.86).
+    /// values), measured at 2^27 after the four-way partition's narrowed fine search
+    /// (docs/mergesort.md): the partition's cost falls with the number of cuts, the tile's rises
+    /// with its size, and the best balance differs per type.
+    /// - 4-byte keys: 512 threads (11776-key tiles): 7.20 ms against 7.51 with 256 and 7.62 ms
+    ///   with two-way passes only.
+    /// - 8-byte keys: 128 threads: 10.72 ms against 11.19 with 256 and 13.99 two-way only.
+    /// - 4-byte keys with 4-byte values: 256 threads: 11.72 ms against 12.63 with 512 and 14.42
+    ///   two-way only.
+    /// - 8-byte pairs: 128 threads (not measured since; a 47 KB tile at 256).
     pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
         let (threads, pass_threads, quad_threads, vt) = match (key_bytes, value_bytes) {
-            (0..=4, 0) => (512, 128, 128, 23),
+            (0..=4, 0) => (512, 128, 512, 23),
             (0..=8, 0) => (256, 256, 128, 23),
             (0..=4, 1..=4) => (512, 256, 256, 11),
             (0..=8, 0..=8) => (256, 256, 128, 15),
@@ -196,6 +215,13 @@ impl MergesortTuning {
         if self.quad_threads > 0 {
             let quad_shared = self.quad_shared_bytes(key_bytes, has_values);
             check_launch_shape(self.quad_threads, self.vt, true, quad_shared)?;
+            let (piece, vt) = (self.quad_piece() as u32, self.vt);
+            if self.quad_threads * (piece - vt) < 2 * piece {
+                return Err(GpuError::InvalidTuning(format!(
+                    "quad_threads = {} is too few for one level-one piece of {piece} outputs a thread (VT = {vt})",
+                    self.quad_threads
+                )));
+            }
             if self.quad_threads > self.threads {
                 return Err(GpuError::InvalidTuning(format!(
                     "quad_threads = {} must not exceed the block sort's threads = {}",
@@ -232,10 +258,11 @@ impl MergesortScratch {
 }
 
 /// Bytes of keys and values from which the shipped tunings sort with four-way passes. On the
-/// H100 at 2^27 keys (docs/mergesort.md) four-way passes won with 1 GiB of keys and values (u64
-/// keys: 12.94 against 13.99 ms; u32 keys with u32 values: 13.16 against 14.42 ms) and lost
-/// below (u32 keys, 512 MiB: 8.43 against 7.62 ms; every 2^20 and 2^24 sort).
-pub const FOUR_WAY_MIN_BYTES: usize = 1 << 30;
+/// H100 (docs/mergesort.md) four-way passes won from 128 MiB: u64 keys at 2^24 (1.61 against
+/// 1.67 ms), u32 keys with u32 values at 2^24 (1.65 against 1.68 ms), u32 keys at 2^27 (7.20
+/// against 7.62 ms); they lost below (u32 keys at 2^24, 64 MiB: 1.24 against 0.94 ms; every
+/// 2^20 sort, where the partition's fixed latency dominates).
+pub const FOUR_WAY_MIN_BYTES: usize = 1 << 27;
 
 /// Words per four-way cut (kernels/mergesort.cu): the counts taken from X, from run 0 and from
 /// run 2.

@@ -441,12 +441,44 @@ fn windowed_element<'k, T, F: Fn(&T, &T) -> bool>(
     }
 }
 
+/// Output `t - 1` (`0 < t <= pair.total()`) of the stable merge of `pair`, read off the sample
+/// at pair-local diagonal `t` (a multiple of `spacing`, or the pair's end): the later in merge
+/// order of the last A and the last B among the first `t` outputs.
+fn element_before<'k, T, F: Fn(&T, &T) -> bool>(
+    keys: &'k [T],
+    pair: &MergeRange,
+    partitions: &[usize],
+    spacing: usize,
+    t: usize,
+    is_less: &F,
+) -> &'k T {
+    let a = sampled_path(pair, partitions, spacing, t);
+    let b = t - a;
+    if a == 0 {
+        return &keys[pair.b_begin + b - 1];
+    }
+    if b == 0 {
+        return &keys[pair.a_begin + a - 1];
+    }
+    let (a_key, b_key) = (&keys[pair.a_begin + a - 1], &keys[pair.b_begin + b - 1]);
+    // The last B comes after the last A iff the A key is not after it (A first on ties).
+    if takes_a::<Lower, T, F>(a_key, b_key, is_less) {
+        b_key
+    } else {
+        a_key
+    }
+}
+
 /// The cut after `diag` quad-local outputs of the four-way merge of `quad`: the merge path of X
 /// and Y at `diag`, where an element of X or Y is found by a merge path search inside the window
 /// of the two-way `partitions` (of the same pass input, run length `run`, cut every `spacing`
-/// outputs; `4 * run` must be a multiple of `spacing`). A coarse search over the samples, where
-/// X's element costs nothing, brackets the cut to one window; a fine search finishes it: about
-/// log2(run / spacing) + log2(spacing) probes of log2(spacing) comparisons each.
+/// outputs; `4 * run` must be a multiple of `spacing`).
+/// - Coarse: when `diag` is a multiple of `spacing` (every tile boundary but the sort's end), a
+///   search over X indices that are multiples of `spacing` brackets the cut to one window; there
+///   X's element and Y's element just before the matching Y sample are read straight off the
+///   samples, so a probe costs no search.
+/// - Fine: a search inside the window left (or the whole range otherwise), each probe a merge
+///   path search of log2(spacing) comparisons in X and in Y.
 pub fn quad_cut<T, F: Fn(&T, &T) -> bool>(
     keys: &[T],
     quad: &MergeQuad,
@@ -461,6 +493,23 @@ pub fn quad_cut<T, F: Fn(&T, &T) -> bool>(
         diag <= nx + ny,
         "quad_cut: diagonal past the end of the quad"
     );
+    let (mut begin, mut end) = (diag.saturating_sub(ny), diag.min(nx));
+    if diag % spacing == 0 {
+        let (mut j_lo, mut j_hi) = (begin.div_ceil(spacing), end.div_ceil(spacing));
+        while j_lo < j_hi {
+            let j = j_lo + (j_hi - j_lo) / 2;
+            let xi = j * spacing;
+            let x_key = windowed_element(keys, &x_pair, partitions, spacing, xi, &is_less);
+            let y_key = element_before(keys, &y_pair, partitions, spacing, diag - xi, &is_less);
+            if takes_a::<Lower, T, &F>(x_key, y_key, &&is_less) {
+                begin = xi + 1;
+                j_lo = j + 1;
+            } else {
+                end = xi;
+                j_hi = j;
+            }
+        }
+    }
     // `x` takes from X at output `mid` iff X's element `mid` precedes Y's element `diag-1-mid`.
     let x_first = |mid: usize| {
         takes_a::<Lower, T, &F>(
@@ -469,20 +518,6 @@ pub fn quad_cut<T, F: Fn(&T, &T) -> bool>(
             &&is_less,
         )
     };
-    let (mut begin, mut end) = (diag.saturating_sub(ny), diag.min(nx));
-    // Coarse: probe only multiples of `spacing` inside [begin, end).
-    let (mut j_lo, mut j_hi) = (begin.div_ceil(spacing), end.div_ceil(spacing));
-    while j_lo < j_hi {
-        let j = j_lo + (j_hi - j_lo) / 2;
-        if x_first(j * spacing) {
-            begin = j * spacing + 1;
-            j_lo = j + 1;
-        } else {
-            end = j * spacing;
-            j_hi = j;
-        }
-    }
-    // Fine: at most `spacing - 1` candidates left.
     while begin < end {
         let mid = begin + (end - begin) / 2;
         if x_first(mid) {
