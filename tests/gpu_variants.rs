@@ -449,6 +449,9 @@ fn device_sort<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
     got
 }
 
+/// One sort of a test: `run(gpu, variant, input)` returns the sorted keys.
+type SortRun<'a, K> = dyn FnMut(&Gpu, SortVariant, &[K]) -> Vec<K> + 'a;
+
 /// Every sort variant against std's stable sort for every size and pattern, each run by
 /// `run(gpu, variant, input)`; `identical_ties`: keys that compare equal are identical, so
 /// Batcher must match std exactly too. Then the host-slice call, after a sort of poison keys
@@ -461,7 +464,7 @@ fn sort_differential<K, C>(
     draw: &dyn Fn(&mut StdRng) -> K,
     few: &dyn Fn(&mut StdRng) -> K,
     identical_ties: bool,
-    run: &mut dyn FnMut(&Gpu, SortVariant, &[K]) -> Vec<K>,
+    run: &mut SortRun<K>,
 ) where
     K: DeviceKey + Debug,
     C: DeviceComparator<K>,
