@@ -4,13 +4,12 @@
 //! benches/peers/cub_merge.cu to print the ratio to CUB. Prints markdown table rows.
 
 mod common;
-use common::{copy_rate_gbs, median, time_events};
+use common::{copy_rate_gbs, load_results, median, sorted_halves, time_events};
 
 use std::collections::HashMap;
 use std::time::Instant;
 
-use rand::{Rng, SeedableRng};
-use rayon::prelude::*;
+use rand::Rng;
 use twophase::cpu;
 use twophase::gpu::{Gpu, Less, MergeScratch, MergeTuning, PrimitiveKey};
 use twophase_gpu::cudarc::driver::{sys, CudaSlice, DeviceRepr};
@@ -27,26 +26,6 @@ const MAX_SETS: usize = 16;
 /// Sizes (log2 of total outputs) measured.
 const SIZES: [u32; 3] = [20, 24, 27];
 
-fn sorted_halves<K: Copy + Send + Ord>(
-    n: usize,
-    seed: u64,
-    draw: fn(&mut rand::rngs::StdRng) -> K,
-) -> (Vec<K>, Vec<K>) {
-    let half = n / 2;
-    let chunks: Vec<Vec<K>> = (0..2u64)
-        .into_par_iter()
-        .map(|side| {
-            let mut rng = rand::rngs::StdRng::seed_from_u64(seed * 2 + side);
-            let len = if side == 0 { half } else { n - half };
-            let mut v: Vec<K> = (0..len).map(|_| draw(&mut rng)).collect();
-            v.par_sort_unstable();
-            v
-        })
-        .collect();
-    let mut it = chunks.into_iter();
-    (it.next().unwrap_or_default(), it.next().unwrap_or_default())
-}
-
 struct Row {
     kind: String,
     log2n: u32,
@@ -55,23 +34,7 @@ struct Row {
 }
 
 fn load_cub() -> HashMap<(String, u32), f64> {
-    let mut map = HashMap::new();
-    let Ok(path) = std::env::var("TWOPHASE_CUB_RESULTS") else {
-        return map;
-    };
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        eprintln!("no CUB results at {path}");
-        return map;
-    };
-    for line in text.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if let [kind, log2n, ms] = f[..] {
-            if let (Ok(l), Ok(m)) = (log2n.parse(), ms.parse()) {
-                map.insert((kind.to_owned(), l), m);
-            }
-        }
-    }
-    map
+    load_results("TWOPHASE_CUB_RESULTS")
 }
 
 fn print_row(row: &Row, copy_gbs: f64, cub: &HashMap<(String, u32), f64>) {

@@ -13,13 +13,16 @@ __device__ __forceinline__ bool merge_predicate(const key_t& a_key, const key_t&
   return takes_a<bounds>(a_key, b_key, comp);
 }
 
-// Merge VT outputs of `range` (over one shared buffer `keys_shared`, A then B) into registers:
+// Merge VT outputs of `range` (over one buffer `keys_shared`, A then B) into registers:
 // the keys and the tile-local position each came from, advancing `range`
 // (twophase_serial::serial_merge / serial_merge_checked). With `checked`, only the first
 // min(VT, range.total()) outputs are produced: the range-checked form for a partial tile.
 // The unchecked form needs range.total() >= VT and keys_shared readable at range.b_end.
-template <bounds_t bounds, int VT, bool checked, typename key_t, typename comp_t>
-__device__ __forceinline__ void serial_merge(const key_t* keys_shared, merge_range& range, comp_t comp,
+// `keys_it` is anything indexable by an int position that yields a key: a pointer into shared
+// memory (the two-phase tiles), or the textbook merges' views of a ring buffer or of two global
+// ranges (kernels/merge_textbook.cu), so that every merge kernel runs this one serial merge.
+template <bounds_t bounds, int VT, bool checked, typename keys_it, typename key_t, typename comp_t>
+__device__ __forceinline__ void serial_merge(keys_it keys_shared, merge_range& range, comp_t comp,
                                              key_t (&keys)[VT], int (&indices)[VT]) {
   const int count = checked ? min(VT, range.total()) : VT;
   key_t a_key = keys_shared[range.a_begin];

@@ -4,7 +4,7 @@ mod common;
 
 use std::fmt::Debug;
 
-use common::{gpu, rec_key_descending, rng, Rec};
+use common::{gpu, rec_key_descending, rng, same_bits, upload, Rec};
 use rand::rngs::StdRng;
 use rand::Rng;
 use twophase::cpu;
@@ -97,20 +97,6 @@ where
     (a, b)
 }
 
-/// Upload at least one element (so that empty inputs still get a valid buffer).
-fn upload<K: DeviceKey + DeviceRepr>(
-    gpu: &Gpu,
-    host: &[K],
-    filler: K,
-) -> twophase_gpu::cudarc::driver::CudaSlice<K> {
-    let data: Vec<K> = if host.is_empty() {
-        vec![filler]
-    } else {
-        host.to_vec()
-    };
-    gpu.stream().clone_htod(&data).expect("upload")
-}
-
 /// Merge on the device through the cudarc-buffer API, output poisoned first.
 fn device_merge<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
     gpu: &Gpu,
@@ -120,25 +106,10 @@ fn device_merge<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
     comp: &C,
     poison: K,
 ) -> Vec<K> {
-    let n = a.len() + b.len();
-    let da = upload(gpu, a, poison);
-    let db = upload(gpu, b, poison);
-    let mut out = upload(gpu, &vec![poison; n], poison);
-    gpu.merge_device(
-        &da.slice(..a.len()),
-        &db.slice(..b.len()),
-        &mut out.slice_mut(..n),
-        comp,
-        scratch,
-    )
-    .expect("merge_device");
-    let mut host = gpu.stream().clone_dtoh(&out).expect("download");
-    host.truncate(n);
-    host
-}
-
-fn same_bits<K: DeviceKey>(x: &[K], y: &[K]) -> bool {
-    bytemuck::cast_slice::<K, u8>(x) == bytemuck::cast_slice::<K, u8>(y)
+    common::device_merge(gpu, a, b, poison, |da, db, out| {
+        gpu.merge_device(da, db, out, comp, scratch)
+            .expect("merge_device")
+    })
 }
 
 #[allow(clippy::too_many_arguments)] // A test driver: each argument is one knob of the case.

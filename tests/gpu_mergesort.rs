@@ -2,10 +2,9 @@
 
 mod common;
 
-use std::cmp::Ordering;
 use std::fmt::Debug;
 
-use common::{gpu, rec_key_descending, rng, Rec};
+use common::{gpu, keys, order, rec_key_descending, rng, same_bits, splitmix_u32, Rec, PATTERNS};
 use rand::rngs::StdRng;
 use rand::Rng;
 use rayon::prelude::*;
@@ -13,26 +12,6 @@ use twophase::gpu::{
     DeviceComparator, DeviceKey, Gpu, Greater, Less, MergesortScratch, MergesortTuning, TotalOrder,
 };
 use twophase_gpu::cudarc::driver::DeviceRepr;
-
-/// Input patterns of the sort tests.
-#[derive(Clone, Copy, Debug)]
-enum Pattern {
-    Random,
-    Sorted,
-    Reversed,
-    AllEqual,
-    FewDistinct,
-    OrganPipe,
-}
-
-const PATTERNS: [Pattern; 6] = [
-    Pattern::Random,
-    Pattern::Sorted,
-    Pattern::Reversed,
-    Pattern::AllEqual,
-    Pattern::FewDistinct,
-    Pattern::OrganPipe,
-];
 
 /// Sizes 0, 1, around one tile, powers of two ± 1 and many tiles.
 fn sizes(tuning: MergesortTuning) -> Vec<usize> {
@@ -42,56 +21,6 @@ fn sizes(tuning: MergesortTuning) -> Vec<usize> {
         v.extend([(1 << p) - 1, 1 << p, (1 << p) + 1]);
     }
     v
-}
-
-fn order<K: DeviceKey, C: DeviceComparator<K>>(comp: &C) -> impl Fn(&K, &K) -> Ordering + '_ {
-    |x, y| {
-        if comp.is_less(x, y) {
-            Ordering::Less
-        } else if comp.is_less(y, x) {
-            Ordering::Greater
-        } else {
-            Ordering::Equal
-        }
-    }
-}
-
-/// `n` keys in `pattern`, from `draw` (random keys) and `few` (one of a few distinct keys).
-fn keys<K: DeviceKey, C: DeviceComparator<K>>(
-    rng: &mut StdRng,
-    n: usize,
-    pattern: Pattern,
-    comp: &C,
-    draw: &dyn Fn(&mut StdRng) -> K,
-    few: &dyn Fn(&mut StdRng) -> K,
-) -> Vec<K> {
-    let mut v: Vec<K> = match pattern {
-        Pattern::FewDistinct => (0..n).map(|_| few(rng)).collect(),
-        Pattern::AllEqual => {
-            let k = draw(rng);
-            vec![k; n]
-        }
-        _ => (0..n).map(|_| draw(rng)).collect(),
-    };
-    match pattern {
-        Pattern::Sorted => v.sort_by(order(comp)),
-        Pattern::Reversed => {
-            v.sort_by(order(comp));
-            v.reverse();
-        }
-        Pattern::OrganPipe => {
-            v.sort_by(order(comp));
-            let tail: Vec<K> = v[n / 2..].iter().rev().copied().collect();
-            v.truncate(n / 2);
-            v.extend(tail);
-        }
-        _ => {}
-    }
-    v
-}
-
-fn same_bits<K: DeviceKey>(x: &[K], y: &[K]) -> bool {
-    bytemuck::cast_slice::<K, u8>(x) == bytemuck::cast_slice::<K, u8>(y)
 }
 
 /// Sort on the device through the cudarc-buffer API. The scratch is poisoned first by sorting
@@ -315,14 +244,10 @@ fn mergesort_past_i32_max() {
     const N: usize = (1 << 31) + 1000;
     let seed: u64 = rand::random();
     eprintln!("seed {seed}");
-    // SplitMix64 per index, in parallel: fresh random keys without a serial generator.
-    let key = |i: usize| {
-        let mut z = seed.wrapping_add((i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        (z ^ (z >> 31)) as u32
-    };
-    let mut got: Vec<u32> = (0..N).into_par_iter().map(key).collect();
+    let mut got: Vec<u32> = (0..N)
+        .into_par_iter()
+        .map(|i| splitmix_u32(seed, i))
+        .collect();
     let mut expected = got.clone();
     gpu()
         .mergesort(&mut got, &Less)

@@ -1,6 +1,10 @@
-//! Shared support of the GPU benchmarks: event timing (warm-up, median) and the copy rate.
+//! Shared support of the GPU benchmarks: event timing (warm-up, median), the copy rate, inputs, peer results.
 #![allow(dead_code)] // Each benchmark uses the part it needs.
 
+use std::collections::HashMap;
+
+use rand::SeedableRng;
+use rayon::prelude::*;
 use twophase::gpu::Gpu;
 use twophase_gpu::cudarc::driver::{sys, CudaSlice};
 
@@ -44,4 +48,47 @@ pub fn copy_rate_gbs(gpu: &Gpu, warmup: usize, reps: usize) -> f64 {
         stream.memcpy_dtod(&src, &mut dst).expect("copy")
     });
     (2 * COPY_BYTES) as f64 / (ms * 1e-3) / 1e9
+}
+
+/// Two sorted halves of `n` keys drawn by `draw` from `seed` (each half drawn and sorted on its
+/// own rayon thread).
+pub fn sorted_halves<K: Copy + Send + Ord>(
+    n: usize,
+    seed: u64,
+    draw: fn(&mut rand::rngs::StdRng) -> K,
+) -> (Vec<K>, Vec<K>) {
+    let half = n / 2;
+    let chunks: Vec<Vec<K>> = (0..2u64)
+        .into_par_iter()
+        .map(|side| {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed * 2 + side);
+            let len = if side == 0 { half } else { n - half };
+            let mut v: Vec<K> = (0..len).map(|_| draw(&mut rng)).collect();
+            v.par_sort_unstable();
+            v
+        })
+        .collect();
+    let mut it = chunks.into_iter();
+    (it.next().unwrap_or_default(), it.next().unwrap_or_default())
+}
+
+/// The results file a CUB peer wrote (lines `kind log2n ms`), named by the environment variable
+/// `var`: (kind, log2n) -> ms. Empty (with a note) when the variable or the file is missing.
+pub fn load_results(var: &str) -> HashMap<(String, u32), f64> {
+    let mut map = HashMap::new();
+    let Ok(path) = std::env::var(var) else {
+        return map;
+    };
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        eprintln!("no peer results at {path}");
+        return map;
+    };
+    for line in text.lines() {
+        if let [kind, log2n, ms] = line.split_whitespace().collect::<Vec<_>>()[..] {
+            if let (Ok(l), Ok(m)) = (log2n.parse(), ms.parse()) {
+                map.insert((kind.to_owned(), l), m);
+            }
+        }
+    }
+    map
 }

@@ -48,6 +48,8 @@ pub struct Gpu {
     pub(crate) mergesort_scratch: Mutex<crate::mergesort::MergesortScratch>,
     /// Search (load-balancing and sorted) scratch reused by the host-slice calls.
     pub(crate) search_scratch: Mutex<crate::search::SearchScratch>,
+    /// Batcher's sort scratch reused by the host-slice calls.
+    pub(crate) batcher_scratch: Mutex<crate::batcher::BatcherScratch>,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -99,6 +101,7 @@ impl Gpu {
             merge_scratch: Mutex::new(crate::merge::MergeScratch::new()),
             mergesort_scratch: Mutex::new(crate::mergesort::MergesortScratch::new()),
             search_scratch: Mutex::new(crate::search::SearchScratch::new()),
+            batcher_scratch: Mutex::new(crate::batcher::BatcherScratch::new()),
             programmatic_launch: std::sync::atomic::AtomicBool::new(arch >= PDL_MIN_ARCH),
         })
     }

@@ -4,6 +4,7 @@
 //! key type, value type, comparator and tuning, and compiled at run time by NVRTC for the device's
 //! own architecture (see [`program`]). This is the only crate of the workspace with `unsafe`.
 
+pub mod batcher;
 pub mod compare;
 pub mod context;
 pub mod error;
@@ -12,7 +13,9 @@ pub mod merge;
 pub mod mergesort;
 pub mod program;
 pub mod search;
+pub mod textbook;
 
+pub use batcher::{BatcherScratch, BatcherTuning, SortScratch, SortVariant};
 pub use compare::{CudaComparator, DeviceComparator, Greater, Less, TotalOrder, TotalOrderDesc};
 pub use context::Gpu;
 pub use error::GpuError;
@@ -23,6 +26,7 @@ pub use search::{
     DeviceIndex, HostIndex, LoadBalanceOp, LoadBalanceTuning, OpArgs, SearchBound, SearchScratch,
     SortedSearchTuning,
 };
+pub use textbook::{MergeVariant, TextbookMergeTuning};
 
 /// The cudarc version this crate is built on, re-exported so that users pass matching types.
 pub use cudarc;

@@ -128,15 +128,15 @@ pub fn merge_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
     )
 }
 
-/// Raw device addresses of one merge call.
-struct MergeArgs {
-    a: u64,
-    a_count: usize,
-    b: u64,
-    b_count: usize,
-    out: u64,
+/// Raw device addresses of one merge call (of any merge variant).
+pub(crate) struct MergeArgs {
+    pub(crate) a: u64,
+    pub(crate) a_count: usize,
+    pub(crate) b: u64,
+    pub(crate) b_count: usize,
+    pub(crate) out: u64,
     /// (a_vals, b_vals, out_vals), or zeros for keys only.
-    values: (u64, u64, u64),
+    pub(crate) values: (u64, u64, u64),
 }
 
 impl Gpu {
@@ -158,7 +158,7 @@ impl Gpu {
         .map(|_| ())
     }
 
-    fn launch_merge<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+    pub(crate) fn launch_merge<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
         &self,
         args: MergeArgs,
         comp: &C,
@@ -282,6 +282,26 @@ impl Gpu {
         B: DevicePtr<K>,
         O: DevicePtrMut<K>,
     {
+        self.merge_keys_args(a, b, out, |args| {
+            self.launch_merge::<K, C>(args, comp, None, tuning, scratch)
+        })
+    }
+
+    /// Check the buffers of a keys-only merge on the device and run `launch` with their
+    /// addresses (the one place every merge variant's device call gets them from).
+    pub(crate) fn merge_keys_args<K, A, B, O>(
+        &self,
+        a: &A,
+        b: &B,
+        out: &mut O,
+        launch: impl FnOnce(MergeArgs) -> Result<(), GpuError>,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey,
+        A: DevicePtr<K>,
+        B: DevicePtr<K>,
+        O: DevicePtrMut<K>,
+    {
         let total = a.len() + b.len();
         if out.len() != total {
             return Err(GpuError::SizeMismatch {
@@ -294,15 +314,14 @@ impl Gpu {
         let (a_ptr, _a) = a.device_ptr(&stream);
         let (b_ptr, _b) = b.device_ptr(&stream);
         let (out_ptr, _out) = out.device_ptr_mut(&stream);
-        let args = MergeArgs {
+        launch(MergeArgs {
             a: a_ptr,
             a_count: a.len(),
             b: b_ptr,
             b_count: b.len(),
             out: out_ptr,
             values: (0, 0, 0),
-        };
-        self.launch_merge::<K, C>(args, comp, None, tuning, scratch)
+        })
     }
 
     /// Merge sorted key-value sequences on the device: keys as [`merge_device`](Self::merge_device),
@@ -361,6 +380,38 @@ impl Gpu {
         OK: DevicePtrMut<K>,
         OV: DevicePtrMut<V>,
     {
+        let buffers = (a_keys, a_vals, b_keys, b_vals, out_keys, out_vals);
+        self.merge_pairs_args(buffers, |args| {
+            let layout = Some((size_of::<V>(), align_of::<V>()));
+            self.launch_merge::<K, C>(args, comp, layout, tuning, scratch)
+        })
+    }
+
+    /// Check the buffers of a key-value merge on the device (A keys, A values, B keys, B values,
+    /// output keys, output values) and run `launch` with their addresses.
+    #[allow(clippy::type_complexity)] // The six buffers of one merge, in operation order.
+    pub(crate) fn merge_pairs_args<K, V, AK, AV, BK, BV, OK, OV>(
+        &self,
+        (a_keys, a_vals, b_keys, b_vals, out_keys, out_vals): (
+            &AK,
+            &AV,
+            &BK,
+            &BV,
+            &mut OK,
+            &mut OV,
+        ),
+        launch: impl FnOnce(MergeArgs) -> Result<(), GpuError>,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey,
+        V: DeviceValue,
+        AK: DevicePtr<K>,
+        AV: DevicePtr<V>,
+        BK: DevicePtr<K>,
+        BV: DevicePtr<V>,
+        OK: DevicePtrMut<K>,
+        OV: DevicePtrMut<V>,
+    {
         let total = a_keys.len() + b_keys.len();
         let checks = [
             ("A values", a_keys.len(), a_vals.len()),
@@ -384,21 +435,14 @@ impl Gpu {
         let (bv_ptr, _bv) = b_vals.device_ptr(&stream);
         let (out_ptr, _out) = out_keys.device_ptr_mut(&stream);
         let (ov_ptr, _ov) = out_vals.device_ptr_mut(&stream);
-        let args = MergeArgs {
+        launch(MergeArgs {
             a: a_ptr,
             a_count: a_keys.len(),
             b: b_ptr,
             b_count: b_keys.len(),
             out: out_ptr,
             values: (av_ptr, bv_ptr, ov_ptr),
-        };
-        self.launch_merge::<K, C>(
-            args,
-            comp,
-            Some((size_of::<V>(), align_of::<V>())),
-            tuning,
-            scratch,
-        )
+        })
     }
 
     /// Host convenience: merge two sorted host slices on the GPU and return the result. Device
@@ -408,6 +452,20 @@ impl Gpu {
         a: &[K],
         b: &[K],
         comp: &C,
+    ) -> Result<Vec<K>, GpuError> {
+        self.merge_host(a, b, |args, scratch| {
+            let tuning = MergeTuning::for_types(size_of::<K>(), 0);
+            self.launch_merge::<K, C>(args, comp, None, tuning, scratch)
+        })
+    }
+
+    /// One host-slice keys merge through the handle's staging buffers and merge scratch:
+    /// `launch` gets the device addresses and the scratch.
+    pub(crate) fn merge_host<K: DeviceKey>(
+        &self,
+        a: &[K],
+        b: &[K],
+        launch: impl FnOnce(MergeArgs, &mut MergeScratch) -> Result<(), GpuError>,
     ) -> Result<Vec<K>, GpuError> {
         let total = a.len() + b.len();
         let mut out = bytemuck::zeroed_vec::<K>(total);
@@ -429,8 +487,7 @@ impl Gpu {
                 out: out_ptr,
                 values: (0, 0, 0),
             };
-            let tuning = MergeTuning::for_types(size_of::<K>(), 0);
-            self.launch_merge::<K, C>(args, comp, None, tuning, &mut scratch)
+            launch(args, &mut scratch)
         })?;
         self.put_scratch(scratch)?;
         Ok(out)
@@ -444,6 +501,22 @@ impl Gpu {
         b_keys: &[K],
         b_vals: &[V],
         comp: &C,
+    ) -> Result<(Vec<K>, Vec<V>), GpuError> {
+        self.merge_pairs_host(a_keys, a_vals, b_keys, b_vals, |args, scratch| {
+            let tuning = MergeTuning::for_types(size_of::<K>(), size_of::<V>());
+            let layout = Some((size_of::<V>(), align_of::<V>()));
+            self.launch_merge::<K, C>(args, comp, layout, tuning, scratch)
+        })
+    }
+
+    /// One host-slice key-value merge through the handle's staging buffers and merge scratch.
+    pub(crate) fn merge_pairs_host<K: DeviceKey, V: DeviceValue>(
+        &self,
+        a_keys: &[K],
+        a_vals: &[V],
+        b_keys: &[K],
+        b_vals: &[V],
+        launch: impl FnOnce(MergeArgs, &mut MergeScratch) -> Result<(), GpuError>,
     ) -> Result<(Vec<K>, Vec<V>), GpuError> {
         let total = a_keys.len() + b_keys.len();
         for (what, expected, got) in [
@@ -481,9 +554,7 @@ impl Gpu {
                 out,
                 values: (av, bv, ov),
             };
-            let tuning = MergeTuning::for_types(size_of::<K>(), size_of::<V>());
-            let layout = Some((size_of::<V>(), align_of::<V>()));
-            self.launch_merge::<K, C>(args, comp, layout, tuning, &mut scratch)
+            launch(args, &mut scratch)
         })?;
         self.put_scratch(scratch)?;
         Ok((out_keys, out_vals))

@@ -1,9 +1,11 @@
 //! CI check without a GPU: every shipped kernel instantiation compiles with NVRTC for sm_80 and sm_90.
 
+use twophase_gpu::batcher::shipped_batcher_programs;
 use twophase_gpu::merge::shipped_merge_programs;
 use twophase_gpu::mergesort::shipped_mergesort_programs;
 use twophase_gpu::program::{compile_cubin, nvrtc_available, nvrtc_version};
 use twophase_gpu::search::shipped_search_programs;
+use twophase_gpu::textbook::shipped_textbook_merge_programs;
 
 /// Architectures CI compiles for: Ampere (A100) and Hopper (H100/H200).
 const CI_ARCHS: [u32; 2] = [80, 90];
@@ -23,6 +25,8 @@ fn every_shipped_kernel_compiles_for_sm80_and_sm90() {
     let mut programs = shipped_merge_programs();
     programs.extend(shipped_mergesort_programs());
     programs.extend(shipped_search_programs());
+    programs.extend(shipped_textbook_merge_programs());
+    programs.extend(shipped_batcher_programs());
     let jobs: Vec<_> = programs
         .iter()
         .flat_map(|p| CI_ARCHS.iter().map(move |&arch| (p, arch)))

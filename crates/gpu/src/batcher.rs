@@ -1,0 +1,591 @@
+//! Batcher's odd-even merge sort as a sort variant beside the two-phase mergesort.
+//!
+//! The kernels are in `kernels/batcher.cu` (the network, its launches and why the short strides
+//! of the large merge levels run on overlapping windows). The sort works for any n without
+//! padding: positions past n act as +infinity. It is **not stable**: keys that compare equal
+//! (and the values moving with them) may come out in any order.
+
+use std::mem::{align_of, size_of};
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg};
+
+use crate::compare::DeviceComparator;
+use crate::context::{Gpu, Staged};
+use crate::error::GpuError;
+use crate::key::{DeviceKey, DeviceValue};
+use crate::merge::MAX_GRID_X;
+use crate::mergesort::MergesortScratch;
+use crate::program::{
+    check_launch_shape, program, program_id, shipped_programs, Program, ProgramFactory,
+    ValueLayout, MAX_STATIC_SHARED_BYTES, PARTITION_CUH,
+};
+
+/// `kernels/batcher.cu`: the block-sort, global-stage and fused-stride kernels of the network.
+pub const BATCHER_CU: &str = include_str!("../../../kernels/batcher.cu");
+/// Entry point sorting every tile in shared memory (all levels whose runs fit in a tile).
+pub const BATCHER_ENTRY_BLOCK: &str = "twophase_batcher_block";
+/// Entry point of one stage of a large level on global memory.
+pub const BATCHER_ENTRY_STAGE: &str = "twophase_batcher_stage";
+/// Entry point of a large level's short strides, fused on overlapping windows.
+pub const BATCHER_ENTRY_FUSED: &str = "twophase_batcher_fused";
+/// Every entry point of a Batcher program.
+pub const BATCHER_ENTRIES: [&str; 3] = [
+    BATCHER_ENTRY_BLOCK,
+    BATCHER_ENTRY_STAGE,
+    BATCHER_ENTRY_FUSED,
+];
+
+/// Which sort a sort call runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SortVariant {
+    /// Batcher's odd-even merge sort: a fixed network of O(n log² n) compare-exchanges. Not
+    /// stable.
+    Batcher,
+    /// The two-phase mergesort ([`Gpu::mergesort_device`]): stable, O(n log n). The faster of
+    /// the two on the H100 at every size measured (docs/benchmarks.md), hence the default.
+    #[default]
+    TwoPhase,
+}
+
+impl SortVariant {
+    /// Both variants.
+    pub const ALL: [SortVariant; 2] = [SortVariant::Batcher, SortVariant::TwoPhase];
+
+    /// The variant's name in benchmark tables and CSVs.
+    pub const fn name(self) -> &'static str {
+        match self {
+            SortVariant::Batcher => "batcher",
+            SortVariant::TwoPhase => "twophase",
+        }
+    }
+
+    /// Whether equal keys keep their input order.
+    pub const fn is_stable(self) -> bool {
+        matches!(self, SortVariant::TwoPhase)
+    }
+}
+
+/// Compare-exchanges each thread of the shared-memory kernels does per stage: a tile of T keys
+/// has T / 2 comparators per stage, so T / 16 threads. Eight keep the block at 512 threads for a
+/// 8192-key tile (the u32 tile) and give every thread enough independent work between barriers.
+pub const BATCHER_COMPARATORS_PER_THREAD: usize = 8;
+
+/// Threads per block of the global-stage kernel (one comparator per thread, a pure streaming
+/// kernel: any multiple of the warp does; 256 is the common choice).
+pub const BATCHER_STAGE_THREADS: u32 = 256;
+
+/// The fused launch runs the strides tile / 8 .. 1 of a level (`FUSED_STRIDE` in
+/// kernels/batcher.cu): its windows carry a halo of 2 x tile / 8 on each side, so each writes
+/// half the keys it loads. A larger fused stride would fuse one more stage but write only a
+/// sliver of each window; a smaller one reads less but leaves one more stage to a global launch
+/// (one read and one write of all keys).
+pub const BATCHER_FUSED_STRIDE_DIVISOR: usize = 8;
+
+/// Launch shape of Batcher's sort: a tile of `tile` keys (a power of two, sorted whole in shared
+/// memory) handled by `threads` threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BatcherTuning {
+    /// Threads per block of the shared-memory kernels.
+    pub threads: u32,
+    /// Keys per tile, a power of two: every merge level of runs shorter than the tile runs in
+    /// one launch, and the strides up to tile / 8 of each larger level in one more.
+    pub tile: u32,
+}
+
+impl BatcherTuning {
+    /// The shipped tuning for keys of `key_bytes` and values of `value_bytes` (0 for keys
+    /// only): the largest power-of-two tile whose keys and values fit in the 48 KiB of static
+    /// shared memory (8192 u32 keys, 4096 u64 keys or u32 pairs), and
+    /// [`BATCHER_COMPARATORS_PER_THREAD`] comparators per thread. Larger tiles put more levels
+    /// into the block sort and more strides into each fused launch.
+    pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
+        const MIN_THREADS: usize = 32;
+        const MAX_THREADS: usize = 1024;
+        let bytes = key_bytes + value_bytes;
+        let fit = MAX_STATIC_SHARED_BYTES / if bytes == 0 { 1 } else { bytes };
+        // The largest power of two not above `fit`.
+        let tile = if fit == 0 {
+            1
+        } else {
+            1usize << (usize::BITS - 1 - fit.leading_zeros())
+        };
+        let mut threads = tile / (2 * BATCHER_COMPARATORS_PER_THREAD);
+        if threads < MIN_THREADS {
+            threads = MIN_THREADS;
+        }
+        if threads > MAX_THREADS {
+            threads = MAX_THREADS;
+        }
+        BatcherTuning {
+            threads: threads as u32,
+            tile: tile as u32,
+        }
+    }
+
+    /// Keys per thread of the shared-memory kernels (the program's VT).
+    pub const fn vt(&self) -> u32 {
+        self.tile / self.threads
+    }
+
+    /// Largest stride of the fused launch.
+    pub const fn fused_stride(&self) -> usize {
+        self.tile as usize / BATCHER_FUSED_STRIDE_DIVISOR
+    }
+
+    /// Keys each window of the fused launch writes: the tile less a halo of twice the fused
+    /// stride on each side.
+    pub const fn fused_outputs(&self) -> usize {
+        self.tile as usize - 4 * self.fused_stride()
+    }
+
+    /// Check the tuning for keys of `key_bytes` and values of `value_bytes`: a power-of-two tile
+    /// of at least 16 keys (so that the fused stride is at least 2), a whole number of keys per
+    /// thread, keys and values within static shared memory.
+    pub fn validate(&self, key_bytes: usize, value_bytes: usize) -> Result<(), GpuError> {
+        const MIN_TILE: u32 = 2 * BATCHER_FUSED_STRIDE_DIVISOR as u32;
+        if !self.tile.is_power_of_two() || self.tile < MIN_TILE {
+            return Err(GpuError::InvalidTuning(format!(
+                "tile = {} (a power of two, at least {MIN_TILE})",
+                self.tile
+            )));
+        }
+        if self.threads == 0 || !self.tile.is_multiple_of(self.threads) {
+            return Err(GpuError::InvalidTuning(format!(
+                "tile = {} is not a multiple of threads = {}",
+                self.tile, self.threads
+            )));
+        }
+        // Keys and values of a tile; without values the kernels keep a one-element value array.
+        let values = if value_bytes == 0 {
+            1
+        } else {
+            self.tile as usize * value_bytes
+        };
+        let shared = self.tile as usize * key_bytes + values;
+        check_launch_shape(self.threads, self.vt(), false, shared)
+    }
+}
+
+/// Batcher's device scratch: the second buffer of keys (and values) the fused launches write
+/// into. It only grows, so repeated sorts of the same or smaller size allocate nothing.
+#[derive(Debug, Default)]
+pub struct BatcherScratch {
+    keys: Option<CudaSlice<u8>>,
+    values: Option<CudaSlice<u8>>,
+}
+
+impl BatcherScratch {
+    /// An empty scratch; device memory is taken on first use.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+/// Device scratch of the sort variants: the two-phase mergesort's and Batcher's.
+#[derive(Debug, Default)]
+pub struct SortScratch {
+    /// Used by [`SortVariant::TwoPhase`].
+    pub mergesort: MergesortScratch,
+    /// Used by [`SortVariant::Batcher`].
+    pub batcher: BatcherScratch,
+}
+
+impl SortScratch {
+    /// An empty scratch; device memory is taken on first use.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+/// The program name of Batcher's sort, with the stage kernel's block size.
+fn primitive_name() -> String {
+    format!("batcher_snt{BATCHER_STAGE_THREADS}")
+}
+
+/// The Batcher program for key `K`, comparator `comp`, value layout and tuning.
+pub fn batcher_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+    comp: &C,
+    values: ValueLayout,
+    tuning: BatcherTuning,
+) -> Program {
+    let define = format!("#define TP_STAGE_NT {BATCHER_STAGE_THREADS}\n");
+    program::<K, C>(
+        &primitive_name(),
+        &[&define, PARTITION_CUH, BATCHER_CU],
+        comp,
+        values,
+        tuning.threads,
+        tuning.vt(),
+    )
+}
+
+/// Raw device addresses of one Batcher sort: `count` keys at `keys`, values at `values` when
+/// `layout` is `Some` (0 otherwise).
+struct BatcherBuffers {
+    keys: u64,
+    values: u64,
+    count: usize,
+    layout: ValueLayout,
+}
+
+/// Blocks of a grid covering `items` with `per_block` each, within CUDA's grid limit.
+fn grid(items: usize, per_block: usize) -> Result<u32, GpuError> {
+    let blocks = items.div_ceil(per_block);
+    if blocks as u64 > MAX_GRID_X {
+        return Err(GpuError::TooLarge(format!(
+            "{items} items need {blocks} blocks"
+        )));
+    }
+    Ok(blocks as u32)
+}
+
+impl Gpu {
+    /// Compile (or fetch from the caches) Batcher's kernels for these types, comparator and
+    /// tuning ahead of the first call.
+    pub fn prepare_batcher<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+        &self,
+        comp: &C,
+        values: ValueLayout,
+        tuning: BatcherTuning,
+    ) -> Result<(), GpuError> {
+        let program = batcher_program::<K, C>(comp, values, tuning);
+        self.kernels(
+            &program.key,
+            &program.name,
+            || program.source.clone(),
+            &BATCHER_ENTRIES,
+        )
+        .map(|_| ())
+    }
+
+    /// Sort `count` keys (and values) in place with Batcher's network: the block sort, then for
+    /// each larger level its global stages and one fused launch, ping-ponging with the scratch
+    /// so that the last fused launch writes into the caller's buffers.
+    fn launch_batcher<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+        &self,
+        buffers: BatcherBuffers,
+        comp: &C,
+        tuning: BatcherTuning,
+        scratch: &mut BatcherScratch,
+    ) -> Result<(), GpuError> {
+        let BatcherBuffers {
+            keys,
+            values,
+            count,
+            layout,
+        } = buffers;
+        let value_bytes = layout.map_or(0, |(size, _)| size);
+        tuning.validate(size_of::<K>(), value_bytes)?;
+        if count <= 1 {
+            return Ok(());
+        }
+        let (key, name) =
+            program_id::<K, C>(&primitive_name(), comp, layout, tuning.threads, tuning.vt());
+        let kernels = self.kernels(
+            &key,
+            &name,
+            || batcher_program::<K, C>(comp, layout, tuning).source,
+            &BATCHER_ENTRIES,
+        )?;
+        let (block, stage, fused) = (
+            kernels.function(BATCHER_ENTRY_BLOCK)?,
+            kernels.function(BATCHER_ENTRY_STAGE)?,
+            kernels.function(BATCHER_ENTRY_FUSED)?,
+        );
+        let tile = tuning.tile as usize;
+        let block_grid = grid(count, tile)?;
+        let stage_grid = grid(count / 2, BATCHER_STAGE_THREADS as usize)?;
+        let fused_grid = grid(count, tuning.fused_outputs())?;
+        // The levels p >= tile (p < count), each ending in one fused launch.
+        let fused_levels = (0..)
+            .map(|level| (tile as u128) << level)
+            .take_while(|&p| p < count as u128)
+            .count();
+        let stream = self.stream().clone();
+        fn address<T>(stream: &Arc<CudaStream>, buf: &mut CudaSlice<T>) -> u64 {
+            buf.device_ptr_mut(stream).0
+        }
+        let other_keys = address(
+            &stream,
+            self.grow_scratch(&mut scratch.keys, count * size_of::<K>())?,
+        );
+        let other_values = if layout.is_some() {
+            address(
+                &stream,
+                self.grow_scratch(&mut scratch.values, count * value_bytes)?,
+            )
+        } else {
+            0
+        };
+        // An odd number of fused launches starts in the scratch, so that the last lands in `keys`.
+        let (mut current, mut other) = ((keys, values), (other_keys, other_values));
+        if fused_levels % 2 == 1 {
+            std::mem::swap(&mut current, &mut other);
+        }
+        let n = count as u64;
+        let shared_config = |blocks: u32| LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (tuning.threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = stream.launch_builder(block);
+        launch
+            .arg(&keys)
+            .arg(&values)
+            .arg(&n)
+            .arg(&current.0)
+            .arg(&current.1);
+        // SAFETY: matches twophase_batcher_block in kernels/batcher.cu; `keys` (and `values`) and
+        // the scratch hold `count` elements each; one block per tile; tiles are disjoint, so
+        // reading and writing the same buffer is safe; values are touched only when the program
+        // has them.
+        unsafe { launch.launch(shared_config(block_grid)) }?;
+        let stage_config = LaunchConfig {
+            grid_dim: (stage_grid, 1, 1),
+            block_dim: (BATCHER_STAGE_THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let fused_stride = tuning.fused_stride() as u64;
+        let mut p = tile as u64;
+        while p < n {
+            let mut k = p;
+            while k > fused_stride {
+                let mut launch = stream.launch_builder(stage);
+                launch
+                    .arg(&current.0)
+                    .arg(&current.1)
+                    .arg(&n)
+                    .arg(&p)
+                    .arg(&k);
+                // SAFETY: matches twophase_batcher_stage; one thread per comparator (n / 2 of
+                // them at most), each touching only its own two positions below n of the
+                // current buffers, which hold `count` elements.
+                unsafe { launch.launch(stage_config) }?;
+                k /= 2;
+            }
+            let mut launch = stream.launch_builder(fused);
+            launch
+                .arg(&current.0)
+                .arg(&current.1)
+                .arg(&n)
+                .arg(&p)
+                .arg(&other.0)
+                .arg(&other.1);
+            // SAFETY: matches twophase_batcher_fused; reads the current buffers and writes the
+            // other ones (distinct allocations of `count` elements), each position below n
+            // written by exactly one block.
+            unsafe { launch.launch(shared_config(fused_grid)) }?;
+            std::mem::swap(&mut current, &mut other);
+            p *= 2;
+        }
+        Ok(())
+    }
+
+    /// Sort device keys in place with `variant` under `comp` (Batcher: not stable), at the
+    /// shipped tunings. Asynchronous on this handle's stream.
+    pub fn sort_variant_device<K, C, S>(
+        &self,
+        variant: SortVariant,
+        keys: &mut S,
+        comp: &C,
+        scratch: &mut SortScratch,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey,
+        C: DeviceComparator<K> + ?Sized,
+        S: DevicePtrMut<K>,
+    {
+        match variant {
+            SortVariant::TwoPhase => self.mergesort_device(keys, comp, &mut scratch.mergesort),
+            SortVariant::Batcher => {
+                let tuning = BatcherTuning::for_types(size_of::<K>(), 0);
+                self.batcher_sort_device_tuned(keys, comp, tuning, &mut scratch.batcher)
+            }
+        }
+    }
+
+    /// Sort device key-value pairs by key in place with `variant` (Batcher: not stable, equal
+    /// keys' values in any order). Asynchronous on this handle's stream.
+    pub fn sort_pairs_variant_device<K, V, C, SK, SV>(
+        &self,
+        variant: SortVariant,
+        keys: &mut SK,
+        values: &mut SV,
+        comp: &C,
+        scratch: &mut SortScratch,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey,
+        V: DeviceValue,
+        C: DeviceComparator<K> + ?Sized,
+        SK: DevicePtrMut<K>,
+        SV: DevicePtrMut<V>,
+    {
+        match variant {
+            SortVariant::TwoPhase => {
+                self.mergesort_pairs_device(keys, values, comp, &mut scratch.mergesort)
+            }
+            SortVariant::Batcher => {
+                let tuning = BatcherTuning::for_types(size_of::<K>(), size_of::<V>());
+                self.batcher_sort_pairs_device_tuned(
+                    keys,
+                    values,
+                    comp,
+                    tuning,
+                    &mut scratch.batcher,
+                )
+            }
+        }
+    }
+
+    /// Batcher's sort of device keys in place with an explicit tuning.
+    pub fn batcher_sort_device_tuned<K, C, S>(
+        &self,
+        keys: &mut S,
+        comp: &C,
+        tuning: BatcherTuning,
+        scratch: &mut BatcherScratch,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey,
+        C: DeviceComparator<K> + ?Sized,
+        S: DevicePtrMut<K>,
+    {
+        let count = keys.len();
+        let stream = self.stream().clone();
+        let (keys, _guard) = keys.device_ptr_mut(&stream);
+        let buffers = BatcherBuffers {
+            keys,
+            values: 0,
+            count,
+            layout: None,
+        };
+        self.launch_batcher::<K, C>(buffers, comp, tuning, scratch)
+    }
+
+    /// Batcher's sort of device key-value pairs in place with an explicit tuning.
+    pub fn batcher_sort_pairs_device_tuned<K, V, C, SK, SV>(
+        &self,
+        keys: &mut SK,
+        values: &mut SV,
+        comp: &C,
+        tuning: BatcherTuning,
+        scratch: &mut BatcherScratch,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey,
+        V: DeviceValue,
+        C: DeviceComparator<K> + ?Sized,
+        SK: DevicePtrMut<K>,
+        SV: DevicePtrMut<V>,
+    {
+        if keys.len() != values.len() {
+            return Err(GpuError::SizeMismatch {
+                what: "sort values",
+                expected: keys.len(),
+                got: values.len(),
+            });
+        }
+        let count = keys.len();
+        let stream = self.stream().clone();
+        let (keys, _keys) = keys.device_ptr_mut(&stream);
+        let (values, _values) = values.device_ptr_mut(&stream);
+        let buffers = BatcherBuffers {
+            keys,
+            values,
+            count,
+            layout: Some((size_of::<V>(), align_of::<V>())),
+        };
+        self.launch_batcher::<K, C>(buffers, comp, tuning, scratch)
+    }
+
+    /// Host convenience: sort `keys` in place on the GPU with `variant` under `comp`.
+    pub fn sort_variant<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+        &self,
+        variant: SortVariant,
+        keys: &mut [K],
+        comp: &C,
+    ) -> Result<(), GpuError> {
+        match variant {
+            SortVariant::TwoPhase => self.mergesort(keys, comp),
+            SortVariant::Batcher => self.batcher_host::<K, u8, C>(keys, None, comp),
+        }
+    }
+
+    /// Host convenience: sort key-value pairs in place on the GPU by key with `variant`.
+    pub fn sort_pairs_variant<K: DeviceKey, V: DeviceValue, C: DeviceComparator<K> + ?Sized>(
+        &self,
+        variant: SortVariant,
+        keys: &mut [K],
+        values: &mut [V],
+        comp: &C,
+    ) -> Result<(), GpuError> {
+        match variant {
+            SortVariant::TwoPhase => self.mergesort_pairs(keys, values, comp),
+            SortVariant::Batcher if keys.len() != values.len() => Err(GpuError::SizeMismatch {
+                what: "sort values",
+                expected: keys.len(),
+                got: values.len(),
+            }),
+            SortVariant::Batcher => self.batcher_host::<K, V, C>(keys, Some(values), comp),
+        }
+    }
+
+    fn batcher_host<K: DeviceKey, V: DeviceValue, C: DeviceComparator<K> + ?Sized>(
+        &self,
+        keys: &mut [K],
+        values: Option<&mut [V]>,
+        comp: &C,
+    ) -> Result<(), GpuError> {
+        let count = keys.len();
+        if count <= 1 {
+            return Ok(());
+        }
+        let mut scratch = self
+            .batcher_scratch
+            .lock()
+            .map_err(|_| GpuError::Poisoned("batcher scratch"))?;
+        let layout = values
+            .is_some()
+            .then_some((size_of::<V>(), align_of::<V>()));
+        let tuning = BatcherTuning::for_types(size_of::<K>(), layout.map_or(0, |(size, _)| size));
+        let mut staged = [
+            Staged::InPlace(bytemuck::cast_slice_mut(keys)),
+            match values {
+                Some(values) => Staged::InPlace(bytemuck::cast_slice_mut(values)),
+                None => Staged::Upload(&[]),
+            },
+        ];
+        self.through_staging(&mut staged, |[keys, values]| {
+            let values = if layout.is_some() { values } else { 0 };
+            let buffers = BatcherBuffers {
+                keys,
+                values,
+                count,
+                layout,
+            };
+            self.launch_batcher::<K, C>(buffers, comp, tuning, &mut scratch)
+        })
+    }
+}
+
+/// Builds Batcher programs at the shipped tuning, for [`shipped_programs`].
+struct BatcherPrograms;
+
+impl ProgramFactory for BatcherPrograms {
+    fn program<K: DeviceKey>(
+        &self,
+        comp: &dyn DeviceComparator<K>,
+        values: ValueLayout,
+    ) -> Program {
+        let tuning = BatcherTuning::for_types(size_of::<K>(), values.map_or(0, |(size, _)| size));
+        batcher_program::<K, dyn DeviceComparator<K>>(comp, values, tuning)
+    }
+}
+
+/// Every Batcher program the library ships: each primitive key type × built-in comparator ×
+/// shipped value layout, at its shipped tuning. CI compiles all of them with NVRTC.
+pub fn shipped_batcher_programs() -> Vec<Program> {
+    shipped_programs(&BatcherPrograms)
+}

@@ -1,0 +1,404 @@
+//! The textbook's merge kernels (basic, tiled, circular buffer) as merge variants beside the two-phase merge.
+//!
+//! The kernels are in `kernels/merge_textbook.cu` (see its comments for where they differ from
+//! the published code); the two-phase merge is [`crate::merge`]. [`MergeVariant`] selects one
+//! of the four in every merge call of this module.
+
+use std::mem::{align_of, size_of};
+
+use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
+
+use crate::compare::DeviceComparator;
+use crate::context::Gpu;
+use crate::error::GpuError;
+use crate::key::{DeviceKey, DeviceValue};
+use crate::merge::{MergeArgs, MergeScratch, MergeTuning, MAX_GRID_X};
+use crate::program::{
+    check_launch_shape, program, program_id, shipped_programs, Program, ProgramFactory,
+    ValueLayout, PARTITION_CUH, SERIAL_CUH,
+};
+
+/// `kernels/merge_textbook.cu`: the basic, tiled and circular-buffer merge kernels.
+pub const MERGE_TEXTBOOK_CU: &str = include_str!("../../../kernels/merge_textbook.cu");
+/// Entry point of the basic merge (co-ranks and merge on global memory).
+pub const TEXTBOOK_ENTRY_BASIC: &str = "twophase_merge_basic";
+/// Entry point of the tiled merge (shared-memory tiles, reloaded every iteration).
+pub const TEXTBOOK_ENTRY_TILED: &str = "twophase_merge_tiled";
+/// Entry point of the circular-buffer merge (shared-memory rings).
+pub const TEXTBOOK_ENTRY_CIRCULAR: &str = "twophase_merge_circular";
+/// Every entry point of a textbook merge program.
+pub const TEXTBOOK_ENTRIES: [&str; 3] = [
+    TEXTBOOK_ENTRY_BASIC,
+    TEXTBOOK_ENTRY_TILED,
+    TEXTBOOK_ENTRY_CIRCULAR,
+];
+
+/// Which merge kernel a merge call runs. All four merge stably (A first on ties), with any
+/// [`DeviceKey`], [`DeviceComparator`] and value type, at any size.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MergeVariant {
+    /// The textbook's basic kernel: every thread finds the co-ranks of its output range by
+    /// binary search in global memory and merges from global memory.
+    Basic,
+    /// The textbook's tiled kernel: blocks walk their output range in shared-memory tiles,
+    /// loading both inputs' next tile each iteration (half of it is loaded again next time).
+    Tiled,
+    /// The textbook's circular-buffer kernel: as `Tiled`, but unconsumed input stays in shared
+    /// ring buffers, so every input element is read once.
+    Circular,
+    /// The two-phase merge ([`Gpu::merge_device`]): merge path partitions once per tile, then a
+    /// register-unrolled serial merge and coalesced stores. The fastest of the four on the H100
+    /// from 2^24 outputs on (1.39x the tiled kernel at 2^27), hence the default; at 2^20 the
+    /// basic kernel measured 10% faster (one launch instead of two; docs/benchmarks.md).
+    #[default]
+    TwoPhase,
+}
+
+impl MergeVariant {
+    /// All variants, textbook kernels first.
+    pub const ALL: [MergeVariant; 4] = [
+        MergeVariant::Basic,
+        MergeVariant::Tiled,
+        MergeVariant::Circular,
+        MergeVariant::TwoPhase,
+    ];
+
+    /// The variant's name in benchmark tables and CSVs.
+    pub const fn name(self) -> &'static str {
+        match self {
+            MergeVariant::Basic => "basic",
+            MergeVariant::Tiled => "tiled",
+            MergeVariant::Circular => "circular",
+            MergeVariant::TwoPhase => "twophase",
+        }
+    }
+}
+
+/// Threads per block of the textbook kernels: four warps. The kernels are bound by the latency
+/// of dependent global loads (the co-rank searches) and of uncoalesced stores; small blocks keep
+/// more of them resident per SM to hide it.
+pub const TEXTBOOK_THREADS: u32 = 128;
+
+/// Outputs per thread (per tile, for the tiled kernels) for keys and values up to 8 bytes: a
+/// tile of 128 x 8 = 1024 outputs, whose tiled kernel holds 2 x 1024 + 1 keys in shared memory
+/// (8 KB for u32, 16 KB for u64). It need not be odd: these kernels write their outputs straight
+/// from registers to global memory, with no transpose through shared memory.
+pub const TEXTBOOK_VT: u32 = 8;
+
+/// Outputs per thread for wider keys or values: halves the tile so that 2 x tile + 1 keys of up
+/// to 47 bytes stay within the 48 KiB of static shared memory.
+pub const TEXTBOOK_VT_WIDE: u32 = 4;
+
+/// Tiles a block of the tiled and circular kernels merges: 8 x 1024 = 8192 outputs, about the
+/// two-phase u32 tile (8832), so both run about the same number of global co-rank searches per
+/// output and the comparison measures what happens inside the block; and enough iterations per
+/// block that the circular buffer's saved loads show.
+pub const TEXTBOOK_TILES_PER_BLOCK: u32 = 8;
+
+/// Launch shape of the textbook merge kernels: `threads` x `vt` outputs per tile (basic: per
+/// block), `tiles_per_block` tiles per block of the tiled and circular kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TextbookMergeTuning {
+    /// Threads per block (NT).
+    pub threads: u32,
+    /// Outputs per thread (VT) per tile.
+    pub vt: u32,
+    /// Tiles per block of the tiled and circular kernels (each block loops over them).
+    pub tiles_per_block: u32,
+}
+
+impl TextbookMergeTuning {
+    /// Outputs per tile (NT * VT).
+    pub const fn tile(&self) -> usize {
+        self.threads as usize * self.vt as usize
+    }
+
+    /// Outputs per block of the tiled and circular kernels.
+    pub const fn block_outputs(&self) -> usize {
+        self.tile() * self.tiles_per_block as usize
+    }
+
+    /// The shipped tuning for keys of `key_bytes` and values of `value_bytes` (0 for keys only):
+    /// [`TEXTBOOK_THREADS`], [`TEXTBOOK_VT`] (or [`TEXTBOOK_VT_WIDE`] past 8 bytes) and
+    /// [`TEXTBOOK_TILES_PER_BLOCK`]. Not swept: the textbook kernels are measured as the
+    /// textbook shapes them, not tuned.
+    pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
+        let vt = if key_bytes <= 8 && value_bytes <= 8 {
+            TEXTBOOK_VT
+        } else {
+            TEXTBOOK_VT_WIDE
+        };
+        TextbookMergeTuning {
+            threads: TEXTBOOK_THREADS,
+            vt,
+            tiles_per_block: TEXTBOOK_TILES_PER_BLOCK,
+        }
+    }
+
+    /// Check the tuning against what the kernels support for keys of `key_bytes` bytes: the
+    /// tiled kernel's 2 x tile + 1 keys (and the block's two cuts) in static shared memory.
+    pub fn validate(&self, key_bytes: usize) -> Result<(), GpuError> {
+        const CUTS_BYTES: usize = 2 * size_of::<u64>() + size_of::<i32>();
+        let shared = (2 * self.tile() + 1) * key_bytes + CUTS_BYTES;
+        check_launch_shape(self.threads, self.vt, false, shared)?;
+        if self.tiles_per_block == 0 {
+            return Err(GpuError::InvalidTuning("tiles_per_block = 0".into()));
+        }
+        Ok(())
+    }
+}
+
+/// The program name of the textbook merges, with the tiles per block (threads and VT are in
+/// every program's name already).
+fn primitive_name(tuning: TextbookMergeTuning) -> String {
+    format!("merge_textbook_tpb{}", tuning.tiles_per_block)
+}
+
+/// The textbook merge program (all three kernels) for key `K`, comparator `comp`, value layout
+/// and tuning.
+pub fn textbook_merge_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+    comp: &C,
+    values: ValueLayout,
+    tuning: TextbookMergeTuning,
+) -> Program {
+    let define = format!("#define TP_TILES_PER_BLOCK {}\n", tuning.tiles_per_block);
+    program::<K, C>(
+        &primitive_name(tuning),
+        &[&define, PARTITION_CUH, SERIAL_CUH, MERGE_TEXTBOOK_CU],
+        comp,
+        values,
+        tuning.threads,
+        tuning.vt,
+    )
+}
+
+impl Gpu {
+    /// Compile (or fetch from the caches) the textbook merge kernels for these types, comparator
+    /// and tuning ahead of the first call.
+    pub fn prepare_textbook_merge<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+        &self,
+        comp: &C,
+        values: ValueLayout,
+        tuning: TextbookMergeTuning,
+    ) -> Result<(), GpuError> {
+        let program = textbook_merge_program::<K, C>(comp, values, tuning);
+        self.kernels(
+            &program.key,
+            &program.name,
+            || program.source.clone(),
+            &TEXTBOOK_ENTRIES,
+        )
+        .map(|_| ())
+    }
+
+    /// Run one merge of `args` with `variant`: the two-phase merge at its shipped tuning, or a
+    /// textbook kernel at `tuning`.
+    fn launch_merge_variant<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+        &self,
+        variant: MergeVariant,
+        args: MergeArgs,
+        comp: &C,
+        values: ValueLayout,
+        tuning: TextbookMergeTuning,
+        scratch: &mut MergeScratch,
+    ) -> Result<(), GpuError> {
+        let entry = match variant {
+            MergeVariant::TwoPhase => {
+                let value_bytes = values.map_or(0, |(size, _)| size);
+                let shipped = MergeTuning::for_types(size_of::<K>(), value_bytes);
+                return self.launch_merge::<K, C>(args, comp, values, shipped, scratch);
+            }
+            MergeVariant::Basic => TEXTBOOK_ENTRY_BASIC,
+            MergeVariant::Tiled => TEXTBOOK_ENTRY_TILED,
+            MergeVariant::Circular => TEXTBOOK_ENTRY_CIRCULAR,
+        };
+        tuning.validate(size_of::<K>())?;
+        let total = args.a_count + args.b_count;
+        if total == 0 {
+            return Ok(());
+        }
+        let (key, name) = program_id::<K, C>(
+            &primitive_name(tuning),
+            comp,
+            values,
+            tuning.threads,
+            tuning.vt,
+        );
+        let kernels = self.kernels(
+            &key,
+            &name,
+            || textbook_merge_program::<K, C>(comp, values, tuning).source,
+            &TEXTBOOK_ENTRIES,
+        )?;
+        let function = kernels.function(entry)?;
+        let per_block = if variant == MergeVariant::Basic {
+            tuning.tile()
+        } else {
+            tuning.block_outputs()
+        };
+        let blocks = total.div_ceil(per_block);
+        if blocks as u64 > MAX_GRID_X {
+            return Err(GpuError::TooLarge(format!(
+                "{total} outputs need {blocks} blocks"
+            )));
+        }
+        let (a_count, b_count) = (args.a_count as u64, args.b_count as u64);
+        let stream = self.stream().clone();
+        let mut launch = stream.launch_builder(function);
+        launch
+            .arg(&args.a)
+            .arg(&a_count)
+            .arg(&args.b)
+            .arg(&b_count)
+            .arg(&args.out)
+            .arg(&args.values.0)
+            .arg(&args.values.1)
+            .arg(&args.values.2);
+        let config = LaunchConfig {
+            grid_dim: (blocks as u32, 1, 1),
+            block_dim: (tuning.threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the arguments match the three kernels of kernels/merge_textbook.cu (pointers as
+        // 64-bit device addresses, counts as unsigned long long); the inputs hold a_count and
+        // b_count keys, the output (and output values) a_count + b_count, as checked by the
+        // callers; the value pointers are read only when the program has values; the grid
+        // covers every output (per_block outputs per block), and every buffer stays valid on
+        // this stream until the callers' guards drop after the launch.
+        unsafe { launch.launch(config) }?;
+        Ok(())
+    }
+
+    /// Merge the sorted device sequences `a` and `b` into `out` with `variant` (stable: A first
+    /// on ties), at the shipped tunings. `scratch` is used by [`MergeVariant::TwoPhase`] only.
+    pub fn merge_variant_device<K, C, A, B, O>(
+        &self,
+        variant: MergeVariant,
+        a: &A,
+        b: &B,
+        out: &mut O,
+        comp: &C,
+        scratch: &mut MergeScratch,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey,
+        C: DeviceComparator<K> + ?Sized,
+        A: DevicePtr<K>,
+        B: DevicePtr<K>,
+        O: DevicePtrMut<K>,
+    {
+        let tuning = TextbookMergeTuning::for_types(size_of::<K>(), 0);
+        self.merge_variant_device_tuned(variant, a, b, out, comp, tuning, scratch)
+    }
+
+    /// [`merge_variant_device`](Self::merge_variant_device) with an explicit tuning of the
+    /// textbook kernels (the two-phase variant keeps its shipped [`MergeTuning`]).
+    #[allow(clippy::too_many_arguments)] // Variant, three buffers, comparator, tuning, scratch.
+    pub fn merge_variant_device_tuned<K, C, A, B, O>(
+        &self,
+        variant: MergeVariant,
+        a: &A,
+        b: &B,
+        out: &mut O,
+        comp: &C,
+        tuning: TextbookMergeTuning,
+        scratch: &mut MergeScratch,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey,
+        C: DeviceComparator<K> + ?Sized,
+        A: DevicePtr<K>,
+        B: DevicePtr<K>,
+        O: DevicePtrMut<K>,
+    {
+        self.merge_keys_args(a, b, out, |args| {
+            self.launch_merge_variant::<K, C>(variant, args, comp, None, tuning, scratch)
+        })
+    }
+
+    /// Merge sorted key-value device sequences with `variant`: each value moves with its key,
+    /// stably. `scratch` is used by [`MergeVariant::TwoPhase`] only.
+    #[allow(clippy::too_many_arguments)] // Variant, six buffers, comparator, scratch.
+    pub fn merge_pairs_variant_device<K, V, C, AK, AV, BK, BV, OK, OV>(
+        &self,
+        variant: MergeVariant,
+        a_keys: &AK,
+        a_vals: &AV,
+        b_keys: &BK,
+        b_vals: &BV,
+        out_keys: &mut OK,
+        out_vals: &mut OV,
+        comp: &C,
+        scratch: &mut MergeScratch,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey,
+        V: DeviceValue,
+        C: DeviceComparator<K> + ?Sized,
+        AK: DevicePtr<K>,
+        AV: DevicePtr<V>,
+        BK: DevicePtr<K>,
+        BV: DevicePtr<V>,
+        OK: DevicePtrMut<K>,
+        OV: DevicePtrMut<V>,
+    {
+        let buffers = (a_keys, a_vals, b_keys, b_vals, out_keys, out_vals);
+        self.merge_pairs_args(buffers, |args| {
+            let tuning = TextbookMergeTuning::for_types(size_of::<K>(), size_of::<V>());
+            let layout = Some((size_of::<V>(), align_of::<V>()));
+            self.launch_merge_variant::<K, C>(variant, args, comp, layout, tuning, scratch)
+        })
+    }
+
+    /// Host convenience: merge two sorted host slices on the GPU with `variant`.
+    pub fn merge_variant<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+        &self,
+        variant: MergeVariant,
+        a: &[K],
+        b: &[K],
+        comp: &C,
+    ) -> Result<Vec<K>, GpuError> {
+        self.merge_host(a, b, |args, scratch| {
+            let tuning = TextbookMergeTuning::for_types(size_of::<K>(), 0);
+            self.launch_merge_variant::<K, C>(variant, args, comp, None, tuning, scratch)
+        })
+    }
+
+    /// Host convenience: merge two sorted key-value host sequences on the GPU with `variant`.
+    pub fn merge_pairs_variant<K: DeviceKey, V: DeviceValue, C: DeviceComparator<K> + ?Sized>(
+        &self,
+        variant: MergeVariant,
+        a_keys: &[K],
+        a_vals: &[V],
+        b_keys: &[K],
+        b_vals: &[V],
+        comp: &C,
+    ) -> Result<(Vec<K>, Vec<V>), GpuError> {
+        self.merge_pairs_host(a_keys, a_vals, b_keys, b_vals, |args, scratch| {
+            let tuning = TextbookMergeTuning::for_types(size_of::<K>(), size_of::<V>());
+            let layout = Some((size_of::<V>(), align_of::<V>()));
+            self.launch_merge_variant::<K, C>(variant, args, comp, layout, tuning, scratch)
+        })
+    }
+}
+
+/// Builds textbook merge programs at the shipped tuning, for [`shipped_programs`].
+struct TextbookPrograms;
+
+impl ProgramFactory for TextbookPrograms {
+    fn program<K: DeviceKey>(
+        &self,
+        comp: &dyn DeviceComparator<K>,
+        values: ValueLayout,
+    ) -> Program {
+        let tuning =
+            TextbookMergeTuning::for_types(size_of::<K>(), values.map_or(0, |(size, _)| size));
+        textbook_merge_program::<K, dyn DeviceComparator<K>>(comp, values, tuning)
+    }
+}
+
+/// Every textbook merge program the library ships: each primitive key type × built-in
+/// comparator × shipped value layout, at its shipped tuning. CI compiles all of them with NVRTC.
+pub fn shipped_textbook_merge_programs() -> Vec<Program> {
+    shipped_programs(&TextbookPrograms)
+}

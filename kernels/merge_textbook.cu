@@ -1,0 +1,270 @@
+//! The textbook's parallel merge kernels (basic, tiled, circular buffer), corrected, on partition.cuh and serial.cuh.
+// The host prepends a prelude defining key_type, key_compare, value_type, TP_NT, TP_VT,
+// TP_HAS_VALUES (program.rs) and TP_TILES_PER_BLOCK (textbook.rs), then partition.cuh and
+// serial.cuh. The kernels are those of Hwu, Kirk and El Hajj, Programming Massively Parallel
+// Processors, 4th ed., ch. 12, written anew; where they differ from the published code, a
+// comment says so and why. Common to all three:
+// - Sizes and offsets of the global arrays are 64-bit (size_type): the published kernels use
+//   int, which overflows past 2^31 elements.
+// - The co-rank is merge_path<bounds_lower> (the stable rule: A first on ties), and the
+//   sequential merge is serial_merge from serial.cuh, run on VT outputs at a time (fully
+//   unrolled) over an indexable view of the thread's keys, instead of a separate
+//   merge_sequential / merge_sequential_circular per kernel.
+// - With TP_HAS_VALUES the merge also moves a value per key (the published kernels merge keys
+//   only): serial_merge reports where each output came from, and the value is copied from there.
+// - Each thread owns VT outputs per tile (basic: per thread), a compile-time constant, where the
+//   published kernels divide a runtime output count by the thread count.
+
+using twophase::merge_range;
+using twophase::size_type;
+
+namespace textbook {
+
+constexpr int NT = TP_NT;
+constexpr int VT = TP_VT;
+// Outputs a block merges per iteration (tiled, circular) and per block (basic).
+constexpr int TILE = NT * VT;
+// Outputs of one block of the tiled and circular kernels: TP_TILES_PER_BLOCK iterations.
+constexpr size_type BLOCK_OUTPUTS = (size_type)TILE * TP_TILES_PER_BLOCK;
+
+// The keys of one thread's piece of the merge read straight from global memory, seen as the one
+// buffer serial_merge expects: positions [0, a_count) are a[0..], then b[0..]. serial_merge reads
+// one position past the last output it consumes; those reads are clamped to the last key of the
+// piece, so nothing outside the piece is touched (its value is never used).
+struct global_pair {
+  const key_type* a;
+  const key_type* b;
+  int a_count;
+  int total;  // >= 1 whenever read
+  __device__ __forceinline__ key_type operator[](int i) const {
+    i = min(i, total - 1);
+    return i < a_count ? a[i] : b[i - a_count];
+  }
+};
+
+// The ring slot `i` places after slot `head` (head < TILE, i <= TILE): one subtraction, no modulo.
+__device__ __forceinline__ int ring_slot(int head, int i) {
+  const int slot = head + i;
+  return slot >= TILE ? slot - TILE : slot;
+}
+
+// One input's ring buffer in shared memory: position i of the unconsumed input is slot
+// (head + i) mod TILE.
+struct ring_view {
+  const key_type* slots;
+  int head;
+  __device__ __forceinline__ key_type operator[](int i) const { return slots[ring_slot(head, i)]; }
+};
+
+// Both ring buffers as serial_merge's one buffer: A's a_count unconsumed keys, then B's. The one
+// read past the end lands on a slot of B's ring (its value is never used).
+struct ring_pair {
+  ring_view a;
+  int a_count;
+  ring_view b;
+  __device__ __forceinline__ key_type operator[](int i) const { return i < a_count ? a[i] : b[i - a_count]; }
+};
+
+// Merge the range.total() <= VT outputs of `range` over `keys` (positions below `a_split` are
+// A's, the rest B's) and write them straight to out[0..], as the textbook's sequential merge
+// does: each thread its own consecutive outputs, so a warp's stores are VT elements apart (not
+// coalesced). Values are copied from a_vals / b_vals (positions relative to the same starts as
+// `keys`). `full` selects serial_merge's unchecked form (exactly VT outputs).
+template <bool full, typename keys_it>
+__device__ __forceinline__ void merge_to_global(keys_it keys, merge_range range, int a_split, key_type* out,
+                                                const value_type* a_vals, const value_type* b_vals,
+                                                value_type* out_vals) {
+  const int count = range.total();
+  key_type merged[VT];
+  int sources[VT];
+  twophase::serial_merge<twophase::bounds_lower, VT, !full>(keys, range, key_compare(), merged, sources);
+#pragma unroll
+  for (int i = 0; i < VT; ++i) {
+    if (full || i < count) {
+      out[i] = merged[i];
+      if (TP_HAS_VALUES) out_vals[i] = sources[i] < a_split ? a_vals[sources[i]] : b_vals[sources[i] - a_split];
+    }
+  }
+}
+
+// The co-rank (A elements among the first `diag` outputs) of the whole merge, on global memory.
+__device__ __forceinline__ size_type global_co_rank(const key_type* a, size_type a_count, const key_type* b,
+                                                    size_type b_count, size_type diag) {
+  return twophase::merge_path<twophase::bounds_lower, size_type>(a, a_count, b, b_count, diag, key_compare());
+}
+
+// The block's output range [*out_begin, *out_end) and the co-ranks at both ends, found by two
+// threads at once. The published tiled kernel has thread 0 run both searches one after the other.
+__device__ __forceinline__ void block_range(const key_type* a, size_type a_count, const key_type* b, size_type b_count,
+                                            size_type* cuts, size_type* out_begin, size_type* out_end) {
+  const size_type total = a_count + b_count;
+  *out_begin = (size_type)blockIdx.x * BLOCK_OUTPUTS;
+  *out_end = *out_begin + BLOCK_OUTPUTS < total ? *out_begin + BLOCK_OUTPUTS : total;
+  if (threadIdx.x < 2) cuts[threadIdx.x] = global_co_rank(a, a_count, b, b_count, threadIdx.x ? *out_end : *out_begin);
+  __syncthreads();
+}
+
+}  // namespace textbook
+
+// Basic: thread t merges outputs [t * VT, (t + 1) * VT) after finding the co-ranks of both ends
+// by binary search in global memory, then merges from global memory into global memory.
+// Differs from the textbook: the published kernel gives each thread ceil(total / threads)
+// outputs of a fixed grid; here each thread has VT outputs (a compile-time constant, so the
+// merge loop unrolls) and the grid grows with the input. Indices are 64-bit.
+extern "C" __global__ void __launch_bounds__(TP_NT)
+    twophase_merge_basic(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
+                         size_type b_count, key_type* __restrict__ out, const value_type* __restrict__ a_vals,
+                         const value_type* __restrict__ b_vals, value_type* __restrict__ out_vals) {
+  using namespace textbook;
+  const size_type total = a_count + b_count;
+  const size_type k0 = ((size_type)blockIdx.x * NT + threadIdx.x) * VT;
+  if (k0 >= total) return;
+  const size_type k1 = k0 + VT < total ? k0 + VT : total;
+  const size_type i0 = global_co_rank(a, a_count, b, b_count, k0);
+  const size_type i1 = global_co_rank(a, a_count, b, b_count, k1);
+  const size_type j0 = k0 - i0;
+  const int a_cnt = (int)(i1 - i0);
+  const int count = (int)(k1 - k0);
+  const global_pair keys = {a + i0, b + j0, a_cnt, count};
+  const merge_range range = {0, a_cnt, a_cnt, count};
+  if (count == VT) {
+    merge_to_global<true>(keys, range, a_cnt, out + k0, a_vals + i0, b_vals + j0, out_vals + k0);
+  } else {
+    merge_to_global<false>(keys, range, a_cnt, out + k0, a_vals + i0, b_vals + j0, out_vals + k0);
+  }
+}
+
+// Tiled: the block walks its output range one tile of TILE outputs at a time. Each iteration
+// loads the next min(TILE, left) keys of A and of B into shared memory (coalesced), every
+// thread finds the co-ranks of its VT outputs inside the shared tile and merges them, and the
+// co-rank of the tile's end says how much of A and B the tile consumed; the rest is loaded again.
+// Differs from the textbook:
+// - The consumed count is the co-rank at the tile's real output count min(TILE, left) over the
+//   real loaded lengths; the published kernel searches at tile_size over tile_size-long inputs,
+//   which is wrong for the last (partial) tile and when an input has fewer than tile_size keys
+//   left (it then reads keys that were never loaded).
+// - That co-rank is not searched again: it is the end co-rank of the last thread, whose output
+//   range ends at the tile's end, and is passed on through shared memory.
+// - B's keys follow A's directly in one shared buffer (A then B, as serial_merge expects) rather
+//   than at a fixed offset of tile_size.
+extern "C" __global__ void __launch_bounds__(TP_NT)
+    twophase_merge_tiled(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
+                         size_type b_count, key_type* __restrict__ out, const value_type* __restrict__ a_vals,
+                         const value_type* __restrict__ b_vals, value_type* __restrict__ out_vals) {
+  using namespace textbook;
+  // A's tile, then B's, and the slot serial_merge may read one past the end.
+  __shared__ key_type keys_shared[2 * TILE + 1];
+  __shared__ size_type cuts[2];
+  __shared__ int a_used_shared;
+  const int tid = threadIdx.x;
+  size_type out_pos, out_end;
+  block_range(a, a_count, b, b_count, cuts, &out_pos, &out_end);
+  size_type a_pos = cuts[0], b_pos = out_pos - cuts[0];
+  const size_type a_end = cuts[1], b_end = out_end - cuts[1];
+
+  while (out_pos < out_end) {
+    const int a_len = (int)(a_end - a_pos < TILE ? a_end - a_pos : TILE);
+    const int b_len = (int)(b_end - b_pos < TILE ? b_end - b_pos : TILE);
+    for (int i = tid; i < a_len; i += NT) keys_shared[i] = a[a_pos + i];
+    for (int i = tid; i < b_len; i += NT) keys_shared[a_len + i] = b[b_pos + i];
+    __syncthreads();
+
+    const int out_cnt = (int)(out_end - out_pos < TILE ? out_end - out_pos : TILE);
+    const int d0 = min(VT * tid, out_cnt);
+    const int d1 = min(d0 + VT, out_cnt);
+    const int m0 = twophase::merge_path<twophase::bounds_lower, int>(keys_shared, a_len, keys_shared + a_len, b_len,
+                                                                     d0, key_compare());
+    const int m1 = twophase::merge_path<twophase::bounds_lower, int>(keys_shared, a_len, keys_shared + a_len, b_len,
+                                                                     d1, key_compare());
+    if (tid == NT - 1) a_used_shared = m1;  // d1 == out_cnt: the tile's consumption of A
+    const merge_range range = {m0, m1, a_len + d0 - m0, a_len + d1 - m1};
+    const size_type first = out_pos + d0;
+    if (out_cnt == TILE) {
+      merge_to_global<true>(keys_shared, range, a_len, out + first, a_vals + a_pos, b_vals + b_pos, out_vals + first);
+    } else if (d1 > d0) {
+      merge_to_global<false>(keys_shared, range, a_len, out + first, a_vals + a_pos, b_vals + b_pos, out_vals + first);
+    }
+    __syncthreads();  // every thread is done with the tile and has a_used_shared
+    const int a_used = a_used_shared;
+    a_pos += a_used;
+    b_pos += out_cnt - a_used;
+    out_pos += out_cnt;
+  }
+}
+
+// Circular buffer: as the tiled kernel, but the keys a tile did not consume stay in shared memory
+// (one ring buffer of TILE slots per input) and each iteration loads only as many new keys as the
+// last one consumed, so every input key is read from global memory once. The co-ranks and the
+// serial merge index through the rings.
+// Differs from the textbook:
+// - Each thread searches the co-ranks of both ends of its own output range; the published kernel
+//   computes a_next with c_curr, the same output index as a_curr, so every thread merges an empty
+//   A range.
+// - As in the tiled kernel, the consumed count is the last thread's end co-rank at the real
+//   output count over the real ring fill levels.
+// - The rings are read through ring_view / ring_pair (one subtraction instead of a modulo per
+//   access), with the same merge_path and serial_merge as every other merge.
+extern "C" __global__ void __launch_bounds__(TP_NT)
+    twophase_merge_circular(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
+                            size_type b_count, key_type* __restrict__ out, const value_type* __restrict__ a_vals,
+                            const value_type* __restrict__ b_vals, value_type* __restrict__ out_vals) {
+  using namespace textbook;
+  __shared__ key_type a_ring[TILE];
+  __shared__ key_type b_ring[TILE];
+  __shared__ size_type cuts[2];
+  __shared__ int a_used_shared;
+  const int tid = threadIdx.x;
+  size_type out_pos, out_end;
+  block_range(a, a_count, b, b_count, cuts, &out_pos, &out_end);
+  // Global positions of each ring's first unconsumed key and of the next key to load.
+  size_type a_pos = cuts[0], b_pos = out_pos - cuts[0];
+  size_type a_next = a_pos, b_next = b_pos;
+  const size_type a_end = cuts[1], b_end = out_end - cuts[1];
+  int a_head = 0, b_head = 0;  // ring slot of the first unconsumed key
+  int a_have = 0, b_have = 0;  // unconsumed keys in each ring
+
+  while (out_pos < out_end) {
+    // Top both rings up to TILE keys (or what is left of the block's inputs).
+    const int a_new = (int)(a_end - a_next < (size_type)(TILE - a_have) ? a_end - a_next : TILE - a_have);
+    const int b_new = (int)(b_end - b_next < (size_type)(TILE - b_have) ? b_end - b_next : TILE - b_have);
+    // The free slots follow the unconsumed keys: slot (head + have + i) mod TILE.
+    const int a_free = ring_slot(a_head, a_have);
+    const int b_free = ring_slot(b_head, b_have);
+    for (int i = tid; i < a_new; i += NT) a_ring[ring_slot(a_free, i)] = a[a_next + i];
+    for (int i = tid; i < b_new; i += NT) b_ring[ring_slot(b_free, i)] = b[b_next + i];
+    a_have += a_new;
+    b_have += b_new;
+    a_next += a_new;
+    b_next += b_new;
+    __syncthreads();
+
+    const ring_view a_view = {a_ring, a_head};
+    const ring_view b_view = {b_ring, b_head};
+    const int out_cnt = (int)(out_end - out_pos < TILE ? out_end - out_pos : TILE);
+    const int d0 = min(VT * tid, out_cnt);
+    const int d1 = min(d0 + VT, out_cnt);
+    const int m0 =
+        twophase::merge_path<twophase::bounds_lower, int>(a_view, a_have, b_view, b_have, d0, key_compare());
+    const int m1 =
+        twophase::merge_path<twophase::bounds_lower, int>(a_view, a_have, b_view, b_have, d1, key_compare());
+    if (tid == NT - 1) a_used_shared = m1;
+    const ring_pair keys = {a_view, a_have, b_view};
+    const merge_range range = {m0, m1, a_have + d0 - m0, a_have + d1 - m1};
+    const size_type first = out_pos + d0;
+    if (out_cnt == TILE) {
+      merge_to_global<true>(keys, range, a_have, out + first, a_vals + a_pos, b_vals + b_pos, out_vals + first);
+    } else if (d1 > d0) {
+      merge_to_global<false>(keys, range, a_have, out + first, a_vals + a_pos, b_vals + b_pos, out_vals + first);
+    }
+    __syncthreads();  // every thread is done reading the rings and has a_used_shared
+    const int a_used = a_used_shared;
+    const int b_used = out_cnt - a_used;
+    a_head = ring_slot(a_head, a_used);
+    b_head = ring_slot(b_head, b_used);
+    a_have -= a_used;
+    b_have -= b_used;
+    a_pos += a_used;
+    b_pos += b_used;
+    out_pos += out_cnt;
+  }
+}

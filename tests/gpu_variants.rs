@@ -1,0 +1,879 @@
+//! GPU tests of every merge variant (basic, tiled, circular, two-phase) and sort variant (Batcher, two-phase) against the CPU backend and std.
+//!
+//! Need a CUDA GPU: run with --include-ignored (a missing GPU fails every test). Outputs and
+//! scratch are poisoned before each run; inputs are fresh random draws whose seed is printed.
+//! Batcher's sort is not stable, so for keys that compare equal without being identical (the
+//! user struct, pairs) it is checked for order and for the multiset of its output, not against
+//! std's stable order; where equal keys are identical (primitive keys under a total order) its
+//! output must equal std's bit for bit.
+
+mod common;
+
+use std::fmt::Debug;
+use std::mem::size_of;
+
+use common::{
+    device_merge, gpu, keys, order, rec_key_descending, rng, same_bits, splitmix_u32, upload,
+    Pattern, Rec, PATTERNS,
+};
+use rand::rngs::StdRng;
+use rand::Rng;
+use rayon::prelude::*;
+use twophase::cpu;
+use twophase::gpu::{
+    BatcherScratch, BatcherTuning, DeviceComparator, DeviceKey, Gpu, Greater, Less, MergeScratch,
+    MergeTuning, MergeVariant, MergesortTuning, SortScratch, SortVariant, TextbookMergeTuning,
+    TotalOrder, TotalOrderDesc,
+};
+use twophase_gpu::cudarc::driver::DeviceRepr;
+
+/// Shapes of the two sorted inputs of the merge tests.
+#[derive(Clone, Copy, Debug)]
+enum MergeShape {
+    /// Random keys, split at a random point.
+    Random,
+    /// A few distinct keys: long runs of ties between A and B.
+    FewDistinct,
+    /// One key everywhere: every output is a tie.
+    AllEqual,
+    /// Every key of A at or below every key of B, and the other way round.
+    ALow,
+    AHigh,
+    /// One side empty.
+    AEmpty,
+    BEmpty,
+}
+
+const MERGE_SHAPES: [MergeShape; 7] = [
+    MergeShape::Random,
+    MergeShape::FewDistinct,
+    MergeShape::AllEqual,
+    MergeShape::ALow,
+    MergeShape::AHigh,
+    MergeShape::AEmpty,
+    MergeShape::BEmpty,
+];
+
+/// Two sorted inputs of `n` keys in all, of `shape`, from `draw` (random keys) and `few` (one
+/// of a few distinct keys).
+fn merge_inputs<K: DeviceKey, C: DeviceComparator<K>>(
+    rng: &mut StdRng,
+    n: usize,
+    shape: MergeShape,
+    comp: &C,
+    draw: &dyn Fn(&mut StdRng) -> K,
+    few: &dyn Fn(&mut StdRng) -> K,
+) -> (Vec<K>, Vec<K>) {
+    let pattern = match shape {
+        MergeShape::FewDistinct => Pattern::FewDistinct,
+        MergeShape::AllEqual => Pattern::AllEqual,
+        _ => Pattern::Random,
+    };
+    let mut all = keys(rng, n, pattern, comp, draw, few);
+    let split = match shape {
+        MergeShape::AEmpty => 0,
+        MergeShape::BEmpty => n,
+        _ => rng.gen_range(0..=n),
+    };
+    match shape {
+        MergeShape::ALow => all.sort_by(order(comp)),
+        MergeShape::AHigh => {
+            all.sort_by(order(comp));
+            all.rotate_left(n - split);
+        }
+        _ => {}
+    }
+    let mut b = all.split_off(split);
+    all.sort_by(order(comp));
+    b.sort_by(order(comp));
+    (all, b)
+}
+
+/// Sizes 0, 1, 2, around the textbook tile, the textbook block and the two-phase tile, and
+/// powers of two +- 1.
+fn merge_sizes(key_bytes: usize) -> Vec<usize> {
+    let textbook = TextbookMergeTuning::for_types(key_bytes, 0);
+    let twophase = MergeTuning::for_types(key_bytes, 0).tile();
+    let mut sizes = vec![0, 1, 2];
+    for edge in [textbook.tile(), textbook.block_outputs(), twophase] {
+        sizes.extend([edge - 1, edge, edge + 1]);
+    }
+    for p in [16, 20] {
+        sizes.extend([(1 << p) - 1, (1 << p) + 1]);
+    }
+    sizes
+}
+
+/// Every merge variant through the device API (output poisoned) against the CPU backend, for
+/// every size and shape; the host-slice API for the random shape.
+fn merge_differential<K, C>(
+    label: &str,
+    comp: &C,
+    poison: K,
+    draw: &dyn Fn(&mut StdRng) -> K,
+    few: &dyn Fn(&mut StdRng) -> K,
+) where
+    K: DeviceKey + DeviceRepr + Debug,
+    C: DeviceComparator<K>,
+{
+    let gpu = gpu();
+    let mut scratch = MergeScratch::new();
+    let mut rng = rng();
+    let mut cases = 0;
+    for n in merge_sizes(size_of::<K>()) {
+        for shape in MERGE_SHAPES {
+            let (a, b) = merge_inputs(&mut rng, n, shape, comp, draw, few);
+            let expected = cpu::merge_by(&a, &b, |x: &K, y: &K| comp.is_less(x, y));
+            for variant in MergeVariant::ALL {
+                let got = device_merge(&gpu, &a, &b, poison, |da, db, out| {
+                    gpu.merge_variant_device(variant, da, db, out, comp, &mut scratch)
+                        .expect("merge_variant_device")
+                });
+                assert!(
+                    same_bits(&got, &expected),
+                    "{label} {variant:?}: device merge differs, n = {n}, {shape:?}, |a| = {}",
+                    a.len()
+                );
+                if matches!(shape, MergeShape::Random) {
+                    // Poison the handle's reused output buffer: merge all-poison inputs first.
+                    let poisoned = gpu
+                        .merge_variant(
+                            variant,
+                            &vec![poison; a.len()],
+                            &vec![poison; b.len()],
+                            comp,
+                        )
+                        .expect("poison merge");
+                    assert!(same_bits(&poisoned, &vec![poison; n]));
+                    let host = gpu.merge_variant(variant, &a, &b, comp).expect("merge");
+                    assert!(
+                        same_bits(&host, &expected),
+                        "{label} {variant:?}: host merge differs, n = {n}"
+                    );
+                }
+                cases += 1;
+            }
+        }
+    }
+    eprintln!("{label}: {cases} variant merges agree with the CPU backend");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn merge_variants_u32() {
+    merge_differential::<u32, _>("u32", &Less, 0xDEAD_BEEF, &|r| r.gen(), &|r| {
+        r.gen_range(0..4)
+    });
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn merge_variants_u64() {
+    merge_differential::<u64, _>("u64", &Less, u64::MAX - 3, &|r| r.gen(), &|r| {
+        r.gen_range(0..4) << 40
+    });
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn merge_variants_i32_descending() {
+    merge_differential::<i32, _>("i32 greater", &Greater, i32::MIN + 5, &|r| r.gen(), &|r| {
+        r.gen_range(-2..2)
+    });
+}
+
+/// Floats in the total order, with NaN, -NaN, -0.0, +0.0 and infinities among the keys.
+fn special_f32(r: &mut StdRng) -> f32 {
+    match r.gen_range(0..10) {
+        0 => f32::NAN,
+        1 => -f32::NAN,
+        2 => -0.0,
+        3 => 0.0,
+        4 => f32::INFINITY,
+        5 => f32::NEG_INFINITY,
+        _ => r.gen_range(-1e6..1e6),
+    }
+}
+
+fn special_f64(r: &mut StdRng) -> f64 {
+    f64::from(special_f32(r)) * if r.gen() { 1.0 } else { 1e200 }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn merge_variants_f32_total_order() {
+    merge_differential::<f32, _>(
+        "f32 total order",
+        &TotalOrder,
+        f32::from_bits(0x7fc0_dead),
+        &special_f32,
+        &|r| [f32::NAN, -0.0, 0.0, 1.0][r.gen_range(0..4)],
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn merge_variants_f64_total_order_descending() {
+    merge_differential::<f64, _>(
+        "f64 total order desc",
+        &TotalOrderDesc,
+        f64::from_bits(0x7ff8_dead_dead_dead),
+        &special_f64,
+        &|r| [f64::NAN, -0.0, 0.0, 2.5][r.gen_range(0..4)],
+    );
+}
+
+/// A user struct under a custom CUDA comparator (descending by `key`); `tag` numbers each input
+/// in order (B's with the top bit set), so the exact comparison with the CPU merge also proves
+/// stability.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn merge_variants_user_struct_are_stable() {
+    let gpu = gpu();
+    let comp = rec_key_descending();
+    let mut rng = rng();
+    let poison = Rec {
+        key: 0xDEAD_BEEF,
+        tag: 0xDEAD_BEEF,
+    };
+    for n in merge_sizes(size_of::<Rec>()) {
+        for distinct in [1u32, 13, u32::MAX] {
+            let draw = |r: &mut StdRng| Rec {
+                key: r.gen_range(0..=distinct - 1),
+                tag: 0,
+            };
+            let (mut a, mut b) = merge_inputs(&mut rng, n, MergeShape::Random, &comp, &draw, &draw);
+            for (i, r) in a.iter_mut().enumerate() {
+                r.tag = i as u32;
+            }
+            for (i, r) in b.iter_mut().enumerate() {
+                r.tag = (1 << 31) | i as u32;
+            }
+            let expected = cpu::merge_by(&a, &b, |x: &Rec, y: &Rec| comp.is_less(x, y));
+            for variant in MergeVariant::ALL {
+                // Through the host-slice call (a user struct is not a cudarc DeviceRepr without
+                // unsafe): poison the handle's reused output buffer with a merge of poison first.
+                let poisoned = gpu
+                    .merge_variant(
+                        variant,
+                        &vec![poison; a.len()],
+                        &vec![poison; b.len()],
+                        &comp,
+                    )
+                    .expect("poison merge");
+                assert!(poisoned.iter().all(|r| *r == poison));
+                let got = gpu.merge_variant(variant, &a, &b, &comp).expect("merge");
+                assert_eq!(got, expected, "{variant:?}: n = {n}, distinct = {distinct}");
+            }
+        }
+    }
+}
+
+/// Key-value merges of every variant: values number each input in order (B's with the top bit
+/// set), so equal keys must come out A first, each side in order.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn merge_pairs_variants_are_stable() {
+    let gpu = gpu();
+    let mut scratch = MergeScratch::new();
+    let mut rng = rng();
+    let tile = TextbookMergeTuning::for_types(4, 4).block_outputs();
+    for n in [0, 1, tile - 1, tile + 1, 41 * tile + 3, (1 << 20) + 5] {
+        for distinct in [1u32, 5, 1000, u32::MAX] {
+            let draw = |r: &mut StdRng| r.gen_range(0..=distinct - 1);
+            let (a, b) = merge_inputs(&mut rng, n, MergeShape::Random, &Less, &draw, &draw);
+            let a_vals: Vec<u32> = (0..a.len() as u32).collect();
+            let b_vals: Vec<u32> = (0..b.len() as u32).map(|i| (1 << 31) | i).collect();
+            let expected = cpu::merge_pairs_by(&a, &a_vals, &b, &b_vals, |x: &u32, y: &u32| x < y);
+            let wide = |v: &[u32], shift: u32| -> Vec<u64> {
+                v.iter().map(|&x| (u64::from(x) << shift) | 7).collect()
+            };
+            let (a64, b64) = (wide(&a, 20), wide(&b, 20));
+            let (av64, bv64) = (wide(&a_vals, 4), wide(&b_vals, 4));
+            let expected64 =
+                cpu::merge_pairs_by(&a64, &av64, &b64, &bv64, |x: &u64, y: &u64| x < y);
+            for variant in MergeVariant::ALL {
+                let s = gpu.stream();
+                let (da, dav) = (upload(&gpu, &a, 1), upload(&gpu, &a_vals, 1));
+                let (db, dbv) = (upload(&gpu, &b, 1), upload(&gpu, &b_vals, 1));
+                let mut ok = upload(&gpu, &vec![0xDEAD_BEEFu32; n], 1);
+                let mut ov = upload(&gpu, &vec![0xDEAD_BEEFu32; n], 1);
+                gpu.merge_pairs_variant_device(
+                    variant,
+                    &da.slice(..a.len()),
+                    &dav.slice(..a.len()),
+                    &db.slice(..b.len()),
+                    &dbv.slice(..b.len()),
+                    &mut ok.slice_mut(..n),
+                    &mut ov.slice_mut(..n),
+                    &Less,
+                    &mut scratch,
+                )
+                .expect("merge_pairs_variant_device");
+                let mut got = (
+                    s.clone_dtoh(&ok).expect("download"),
+                    s.clone_dtoh(&ov).expect("download"),
+                );
+                got.0.truncate(n);
+                got.1.truncate(n);
+                assert!(
+                    got == expected,
+                    "{variant:?}: u32 pairs differ (stability), n = {n}, distinct = {distinct}"
+                );
+                let host = gpu
+                    .merge_pairs_variant(variant, &a64, &av64, &b64, &bv64, &Less)
+                    .expect("merge_pairs_variant");
+                assert!(
+                    host == expected64,
+                    "{variant:?}: u64 pairs differ (stability), n = {n}, distinct = {distinct}"
+                );
+            }
+        }
+    }
+}
+
+/// Small textbook tunings, so that blocks of the tiled and circular kernels loop over many
+/// tiles (full and partial, with one input running out mid-block), and the basic kernel runs
+/// other thread shapes.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn textbook_merges_loop_over_many_tiles() {
+    let gpu = gpu();
+    let mut scratch = MergeScratch::new();
+    let mut rng = rng();
+    let tunings = [(32, 3, 5), (64, 1, 3), (32, 8, 1), (96, 5, 11)];
+    for (threads, vt, tiles_per_block) in tunings {
+        let tuning = TextbookMergeTuning {
+            threads,
+            vt,
+            tiles_per_block,
+        };
+        let (tile, block) = (tuning.tile(), tuning.block_outputs());
+        for n in [
+            1,
+            tile - 1,
+            tile + 1,
+            block - 1,
+            block + 1,
+            7 * block + 3,
+            50_003,
+        ] {
+            for shape in MERGE_SHAPES {
+                let (a, b) = merge_inputs(&mut rng, n, shape, &Less, &|r| r.gen::<u32>(), &|r| {
+                    r.gen_range(0..3)
+                });
+                let expected = cpu::merge(&a, &b);
+                for variant in [
+                    MergeVariant::Basic,
+                    MergeVariant::Tiled,
+                    MergeVariant::Circular,
+                ] {
+                    let got = device_merge(&gpu, &a, &b, u32::MAX - 1, |da, db, out| {
+                        gpu.merge_variant_device_tuned(
+                            variant,
+                            da,
+                            db,
+                            out,
+                            &Less,
+                            tuning,
+                            &mut scratch,
+                        )
+                        .expect("merge_variant_device_tuned")
+                    });
+                    assert!(
+                        got == expected,
+                        "{variant:?} {tuning:?}: n = {n}, {shape:?}, |a| = {}",
+                        a.len()
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Sizes 0, 1, 2, around Batcher's and the mergesort's tiles, powers of two +- 1 (2^16 and up
+/// run Batcher's global stages and fused launches).
+fn sort_sizes(key_bytes: usize) -> Vec<usize> {
+    let batcher = BatcherTuning::for_types(key_bytes, 0).tile as usize;
+    let mergesort = MergesortTuning::for_types(key_bytes, 0).tile();
+    let mut sizes = vec![0, 1, 2, 3 * batcher + 7];
+    for edge in [batcher, mergesort] {
+        sizes.extend([edge - 1, edge, edge + 1]);
+    }
+    for p in [10, 16, 17, 20] {
+        sizes.extend([(1 << p) - 1, 1 << p, (1 << p) + 1]);
+    }
+    sizes
+}
+
+/// Whether `got` is `input` sorted under `comp`: in order, and the same multiset of keys (bit
+/// patterns). For a stable sort, or keys whose equal ones are identical, `exact` also demands
+/// std's stable order bit for bit.
+fn check_sorted<K: DeviceKey, C: DeviceComparator<K>>(
+    input: &[K],
+    got: &[K],
+    comp: &C,
+    exact: Option<&[K]>,
+) -> bool {
+    if let Some(expected) = exact {
+        return same_bits(got, expected);
+    }
+    let in_order = got.windows(2).all(|w| !comp.is_less(&w[1], &w[0]));
+    let by_bytes = |v: &[K]| {
+        let mut v = v.to_vec();
+        v.par_sort_unstable_by(|x, y| bytemuck::bytes_of(x).cmp(bytemuck::bytes_of(y)));
+        v
+    };
+    in_order && got.len() == input.len() && same_bits(&by_bytes(got), &by_bytes(input))
+}
+
+/// Sort on the device with `variant`. The scratch is poisoned first by sorting `n` poison keys
+/// with it, so a key a launch forgot to write shows as poison.
+fn device_sort<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
+    gpu: &Gpu,
+    scratch: &mut SortScratch,
+    variant: SortVariant,
+    host: &[K],
+    comp: &C,
+    poison: K,
+) -> Vec<K> {
+    let n = host.len();
+    let mut keys = upload(gpu, &vec![poison; n], poison);
+    gpu.sort_variant_device(variant, &mut keys.slice_mut(..n), comp, scratch)
+        .expect("poison sort");
+    let mut keys = upload(gpu, host, poison);
+    gpu.sort_variant_device(variant, &mut keys.slice_mut(..n), comp, scratch)
+        .expect("sort_variant_device");
+    let mut got = gpu.stream().clone_dtoh(&keys).expect("download");
+    got.truncate(n);
+    got
+}
+
+/// One sort of a test: `run(gpu, variant, input)` returns the sorted keys.
+type SortRun<'a, K> = dyn FnMut(&Gpu, SortVariant, &[K]) -> Vec<K> + 'a;
+
+/// Every sort variant against std's stable sort for every size and pattern, each run by
+/// `run(gpu, variant, input)`; `identical_ties`: keys that compare equal are identical, so
+/// Batcher must match std exactly too. Then the host-slice call, after a sort of poison keys
+/// through the same handle.
+#[allow(clippy::too_many_arguments)] // A test driver: each argument is one knob of the case.
+fn sort_differential<K, C>(
+    label: &str,
+    comp: &C,
+    poison: K,
+    draw: &dyn Fn(&mut StdRng) -> K,
+    few: &dyn Fn(&mut StdRng) -> K,
+    identical_ties: bool,
+    run: &mut SortRun<K>,
+) where
+    K: DeviceKey + Debug,
+    C: DeviceComparator<K>,
+{
+    let gpu = gpu();
+    let mut rng = rng();
+    let mut cases = 0;
+    for n in sort_sizes(size_of::<K>()) {
+        for pattern in PATTERNS {
+            let input = keys(&mut rng, n, pattern, comp, draw, few);
+            let mut expected = input.clone();
+            expected.sort_by(order(comp));
+            for variant in SortVariant::ALL {
+                let got = run(&gpu, variant, &input);
+                let exact = (variant.is_stable() || identical_ties).then_some(&expected[..]);
+                assert!(
+                    check_sorted(&input, &got, comp, exact),
+                    "{label} {variant:?}: sort differs, n = {n}, {pattern:?}"
+                );
+                cases += 1;
+            }
+        }
+        let input = keys(&mut rng, n, Pattern::Random, comp, draw, few);
+        let mut expected = input.clone();
+        expected.sort_by(order(comp));
+        for variant in SortVariant::ALL {
+            let got = host_sort(&gpu, variant, &input, comp, poison);
+            let exact = (variant.is_stable() || identical_ties).then_some(&expected[..]);
+            assert!(
+                check_sorted(&input, &got, comp, exact),
+                "{label} {variant:?}: host sort differs, n = {n}"
+            );
+        }
+    }
+    eprintln!("{label}: {cases} variant sorts agree with std");
+}
+
+/// Sort through the host-slice call, after a sort of `n` poison keys through the same handle
+/// (which fills its reused device buffers with poison).
+fn host_sort<K: DeviceKey, C: DeviceComparator<K>>(
+    gpu: &Gpu,
+    variant: SortVariant,
+    input: &[K],
+    comp: &C,
+    poison: K,
+) -> Vec<K> {
+    gpu.sort_variant(variant, &mut vec![poison; input.len()], comp)
+        .expect("poison sort");
+    let mut got = input.to_vec();
+    gpu.sort_variant(variant, &mut got, comp)
+        .expect("sort_variant");
+    got
+}
+
+/// [`sort_differential`] through the device API, with one scratch for every run.
+fn device_sort_differential<K, C>(
+    label: &str,
+    comp: &C,
+    poison: K,
+    draw: &dyn Fn(&mut StdRng) -> K,
+    few: &dyn Fn(&mut StdRng) -> K,
+) where
+    K: DeviceKey + DeviceRepr + Debug,
+    C: DeviceComparator<K>,
+{
+    let mut scratch = SortScratch::new();
+    sort_differential(
+        label,
+        comp,
+        poison,
+        draw,
+        few,
+        true,
+        &mut |gpu, variant, input| device_sort(gpu, &mut scratch, variant, input, comp, poison),
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn sort_variants_u32() {
+    device_sort_differential::<u32, _>("u32", &Less, 0xDEAD_BEEF, &|r| r.gen(), &|r| {
+        r.gen_range(0..4)
+    });
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn sort_variants_u64_and_i32() {
+    device_sort_differential::<u64, _>("u64", &Less, u64::MAX - 3, &|r| r.gen(), &|r| {
+        r.gen_range(0..4)
+    });
+    device_sort_differential::<i32, _>("i32 greater", &Greater, i32::MIN + 5, &|r| r.gen(), &|r| {
+        r.gen_range(-2..2)
+    });
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn sort_variants_floats_total_order() {
+    device_sort_differential::<f32, _>(
+        "f32 total order",
+        &TotalOrder,
+        1.2345e-7,
+        &special_f32,
+        &|r| [f32::NAN, -0.0, 0.0, 1.0][r.gen_range(0..4)],
+    );
+    device_sort_differential::<f64, _>(
+        "f64 total order desc",
+        &TotalOrderDesc,
+        -7.5e300,
+        &special_f64,
+        &|r| [f64::NAN, -0.0, 0.0, 2.5][r.gen_range(0..4)],
+    );
+}
+
+/// The user struct under its custom comparator (by key only), through the host-slice calls:
+/// tags differ among equal keys, so Batcher is checked for order and multiset, the two-phase
+/// sort against std exactly.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn sort_variants_user_struct() {
+    let comp = rec_key_descending();
+    let poison = Rec {
+        key: 0xABCD,
+        tag: u32::MAX,
+    };
+    for distinct in [5u32, u32::MAX] {
+        let counter = std::sync::atomic::AtomicU32::new(0);
+        let draw = |r: &mut StdRng| Rec {
+            key: r.gen_range(0..=distinct - 1),
+            tag: counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        };
+        sort_differential::<Rec, _>(
+            "rec",
+            &comp,
+            poison,
+            &draw,
+            &draw,
+            false,
+            &mut |gpu, variant, input| host_sort(gpu, variant, input, &comp, poison),
+        );
+    }
+}
+
+/// Key-value sorts: the two-phase sort is stable (values = input positions, exactly std's
+/// stable result); Batcher's keys must equal std's and its (key, value) pairs the input's.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn sort_pairs_variants() {
+    let gpu = gpu();
+    let mut scratch = SortScratch::new();
+    let mut rng = rng();
+    let tile = BatcherTuning::for_types(4, 4).tile as usize;
+    for n in [0, 1, tile - 1, tile + 1, 37 * tile + 3, (1 << 20) + 5] {
+        for pattern in PATTERNS {
+            let input: Vec<u32> = keys(&mut rng, n, pattern, &Less, &|r| r.gen(), &|r| {
+                r.gen_range(0..8)
+            });
+            let positions: Vec<u32> = (0..n as u32).collect();
+            let mut expected: Vec<(u32, u32)> = input
+                .iter()
+                .copied()
+                .zip(positions.iter().copied())
+                .collect();
+            expected.sort_by_key(|p| p.0);
+            for variant in SortVariant::ALL {
+                // Poison the scratch with a sort of poison pairs, then sort the real ones.
+                let mut pk = upload(&gpu, &vec![u32::MAX - 9; n], 0);
+                let mut pv = upload(&gpu, &vec![u32::MAX - 9; n], 0);
+                gpu.sort_pairs_variant_device(
+                    variant,
+                    &mut pk.slice_mut(..n),
+                    &mut pv.slice_mut(..n),
+                    &Less,
+                    &mut scratch,
+                )
+                .expect("poison sort");
+                let mut dk = upload(&gpu, &input, 0);
+                let mut dv = upload(&gpu, &positions, 0);
+                gpu.sort_pairs_variant_device(
+                    variant,
+                    &mut dk.slice_mut(..n),
+                    &mut dv.slice_mut(..n),
+                    &Less,
+                    &mut scratch,
+                )
+                .expect("sort_pairs_variant_device");
+                let s = gpu.stream();
+                let mut got: Vec<(u32, u32)> = s
+                    .clone_dtoh(&dk)
+                    .expect("download")
+                    .into_iter()
+                    .zip(s.clone_dtoh(&dv).expect("download"))
+                    .collect();
+                got.truncate(n);
+                if variant.is_stable() {
+                    assert!(
+                        got == expected,
+                        "{variant:?}: pairs differ, n = {n}, {pattern:?}"
+                    );
+                } else {
+                    let keys_match = got.iter().map(|p| p.0).eq(expected.iter().map(|p| p.0));
+                    let mut multiset = got.clone();
+                    multiset.par_sort_unstable();
+                    let mut input_pairs = expected.clone();
+                    input_pairs.par_sort_unstable();
+                    assert!(
+                        keys_match && multiset == input_pairs,
+                        "{variant:?}: pairs are not a sort of the input, n = {n}, {pattern:?}"
+                    );
+                }
+            }
+            // The host-slice call with 8-byte keys and values.
+            let wide_keys: Vec<u64> = input.iter().map(|&k| u64::from(k) << 24).collect();
+            let wide_values: Vec<u64> = positions.iter().map(|&p| u64::from(p) * 3).collect();
+            for variant in SortVariant::ALL {
+                let (mut k, mut v) = (wide_keys.clone(), wide_values.clone());
+                gpu.sort_pairs_variant(variant, &mut k, &mut v, &Less)
+                    .expect("sort_pairs_variant");
+                let mut got: Vec<(u64, u64)> = k.into_iter().zip(v).collect();
+                let mut want: Vec<(u64, u64)> = wide_keys
+                    .iter()
+                    .copied()
+                    .zip(wide_values.iter().copied())
+                    .collect();
+                want.sort_by_key(|p| p.0);
+                if !variant.is_stable() {
+                    got.sort_unstable();
+                    want.sort_unstable();
+                }
+                assert!(
+                    got == want,
+                    "{variant:?}: u64 pairs differ, n = {n}, {pattern:?}"
+                );
+            }
+        }
+    }
+}
+
+/// Batcher with small tiles, so that a few thousand keys run many levels of global stages and
+/// fused launches (odd and even numbers of them), for keys and for pairs.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn batcher_small_tiles_run_every_launch_kind() {
+    let gpu = gpu();
+    let mut rng = rng();
+    let mut scratch = BatcherScratch::new();
+    let tunings = [(32, 64), (32, 128), (64, 1024), (32, 32)];
+    for (threads, tile) in tunings {
+        let tuning = BatcherTuning { threads, tile };
+        let tile = tile as usize;
+        let mut sizes = vec![tile - 1, tile + 1, 2 * tile, 3 * tile - 1, 100_003];
+        sizes.extend((1..=8).flat_map(|p| [(tile << p) - 1, (tile << p) + 1]));
+        for n in sizes {
+            for pattern in PATTERNS {
+                let input: Vec<u32> = keys(&mut rng, n, pattern, &Less, &|r| r.gen(), &|r| {
+                    r.gen_range(0..5)
+                });
+                let mut expected = input.clone();
+                expected.sort_unstable();
+                let mut poisoned = upload(&gpu, &vec![u32::MAX - 7; n], 0);
+                gpu.batcher_sort_device_tuned(&mut poisoned, &Less, tuning, &mut scratch)
+                    .expect("poison sort");
+                let mut d_keys = upload(&gpu, &input, 0);
+                gpu.batcher_sort_device_tuned(&mut d_keys, &Less, tuning, &mut scratch)
+                    .expect("batcher sort");
+                let got = gpu.stream().clone_dtoh(&d_keys).expect("download");
+                assert!(
+                    got == expected,
+                    "{tuning:?}: keys differ, n = {n}, {pattern:?}"
+                );
+
+                let positions: Vec<u32> = (0..n as u32).collect();
+                let mut d_keys = upload(&gpu, &input, 0);
+                let mut d_values = upload(&gpu, &positions, 0);
+                gpu.batcher_sort_pairs_device_tuned(
+                    &mut d_keys,
+                    &mut d_values,
+                    &Less,
+                    tuning,
+                    &mut scratch,
+                )
+                .expect("batcher pairs");
+                let got_keys = gpu.stream().clone_dtoh(&d_keys).expect("download");
+                let got_values = gpu.stream().clone_dtoh(&d_values).expect("download");
+                let values_follow = got_values
+                    .iter()
+                    .zip(&got_keys)
+                    .all(|(&v, &k)| input.get(v as usize) == Some(&k));
+                let mut seen = got_values.clone();
+                seen.sort_unstable();
+                assert!(
+                    got_keys == expected && values_follow && seen == positions,
+                    "{tuning:?}: pairs are not a sort of the input, n = {n}, {pattern:?}"
+                );
+            }
+        }
+    }
+}
+
+/// 2^27 keys: every merge variant on random and few-distinct u32 inputs, every sort variant on
+/// random u32 keys; and the root crate's free functions and defaults.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn variants_u32_2_pow_27_and_root_api() {
+    let gpu = gpu();
+    let mut rng = rng();
+    let mut scratch = MergeScratch::new();
+    let n = 1usize << 27;
+    for shape in [MergeShape::Random, MergeShape::FewDistinct] {
+        let (a, b) = merge_inputs(&mut rng, n, shape, &Less, &|r| r.gen::<u32>(), &|r| {
+            r.gen_range(0..16)
+        });
+        let expected = cpu::merge(&a, &b);
+        for variant in MergeVariant::ALL {
+            let got = device_merge(&gpu, &a, &b, 0xDEAD_BEEF, |da, db, out| {
+                gpu.merge_variant_device(variant, da, db, out, &Less, &mut scratch)
+                    .expect("merge")
+            });
+            assert!(
+                got == expected,
+                "{variant:?}: 2^27 merge differs ({shape:?})"
+            );
+        }
+    }
+    let input: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
+    let mut expected = input.clone();
+    expected.par_sort_unstable();
+    let mut sort_scratch = SortScratch::new();
+    for variant in SortVariant::ALL {
+        let got = device_sort(&gpu, &mut sort_scratch, variant, &input, &Less, 0xDEAD_BEEF);
+        assert!(got == expected, "{variant:?}: 2^27 sort differs");
+    }
+
+    assert_eq!(MergeVariant::default(), MergeVariant::TwoPhase);
+    assert_eq!(SortVariant::default(), SortVariant::TwoPhase);
+    let a: Vec<u32> = (0..10_000).map(|i| i * 2).collect();
+    let b: Vec<u32> = (0..7_000).map(|i| i * 3).collect();
+    for variant in MergeVariant::ALL {
+        let got = twophase::gpu::merge_variant(variant, &a, &b, &Less).expect("merge_variant");
+        assert_eq!(got, cpu::merge(&a, &b), "{variant:?}");
+    }
+    for variant in SortVariant::ALL {
+        let mut keys: Vec<u32> = (0..50_000u32)
+            .map(|i| i.wrapping_mul(2_654_435_761))
+            .collect();
+        let mut expected = keys.clone();
+        expected.sort_unstable();
+        twophase::gpu::sort_variant(variant, &mut keys, &Less).expect("sort_variant");
+        assert_eq!(keys, expected, "{variant:?}");
+    }
+}
+
+/// Sizes past i32::MAX: every merge variant on 2^31 + 1000 u32 keys in all (8 GiB of inputs,
+/// 8 GiB of output), and Batcher's sort of 2^31 + 1000 u32 keys (twice 8 GiB with its scratch).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn variants_past_i32_max() {
+    const N: usize = (1 << 31) + 1000;
+    let gpu = gpu();
+    let seed: u64 = rand::random();
+    eprintln!("seed {seed}");
+    // Sorted inputs without sorting: key i is 2i plus a random bit, so both sides are
+    // non-decreasing, interleave, and tie across A and B.
+    let split = N / 2 + (seed % 4096) as usize;
+    let side = |count: usize, salt: u64| -> Vec<u32> {
+        (0..count)
+            .into_par_iter()
+            .map(|i| 2 * i as u32 + (splitmix_u32(seed ^ salt, i) & 1))
+            .collect()
+    };
+    let (a, b) = (side(split, 1), side(N - split, 2));
+    let expected = cpu::merge(&a, &b);
+    let mut scratch = MergeScratch::new();
+    let stream = gpu.stream();
+    let da = stream.clone_htod(&a).expect("upload a");
+    let db = stream.clone_htod(&b).expect("upload b");
+    let poison = vec![0xDEAD_BEEFu32; N];
+    let mut out = stream.clone_htod(&poison).expect("upload poison");
+    for variant in MergeVariant::ALL {
+        stream.memcpy_htod(&poison, &mut out).expect("poison");
+        gpu.merge_variant_device(variant, &da, &db, &mut out, &Less, &mut scratch)
+            .expect("merge past i32::MAX");
+        let got = stream.clone_dtoh(&out).expect("download");
+        assert!(
+            got == expected,
+            "{variant:?}: merge of 2^31 + 1000 keys differs"
+        );
+        eprintln!("{variant:?}: merge of 2^31 + 1000 keys agrees");
+    }
+    drop((da, db, out, a, b, expected));
+
+    let mut keys = stream.clone_htod(&poison).expect("upload poison");
+    let mut sort_scratch = SortScratch::new();
+    // Sorting the poison first fills the scratch with poison.
+    gpu.sort_variant_device(SortVariant::Batcher, &mut keys, &Less, &mut sort_scratch)
+        .expect("poison sort");
+    let input: Vec<u32> = (0..N)
+        .into_par_iter()
+        .map(|i| splitmix_u32(seed, i))
+        .collect();
+    stream.memcpy_htod(&input, &mut keys).expect("upload keys");
+    let started = std::time::Instant::now();
+    gpu.sort_variant_device(SortVariant::Batcher, &mut keys, &Less, &mut sort_scratch)
+        .expect("Batcher sort past i32::MAX");
+    gpu.synchronize().expect("sync");
+    eprintln!("Batcher sort of 2^31 + 1000 keys: {:?}", started.elapsed());
+    let got = stream.clone_dtoh(&keys).expect("download");
+    let mut expected = input;
+    expected.par_sort_unstable();
+    assert!(got == expected, "Batcher sort of 2^31 + 1000 keys differs");
+}
