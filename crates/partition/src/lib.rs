@@ -494,7 +494,7 @@ pub fn quad_cut<T, F: Fn(&T, &T) -> bool>(
         "quad_cut: diagonal past the end of the quad"
     );
     let (mut begin, mut end) = (diag.saturating_sub(ny), diag.min(nx));
-    if diag % spacing == 0 {
+    if diag.is_multiple_of(spacing) {
         let (mut j_lo, mut j_hi) = (begin.div_ceil(spacing), end.div_ceil(spacing));
         while j_lo < j_hi {
             let j = j_lo + (j_hi - j_lo) / 2;
