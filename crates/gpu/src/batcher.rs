@@ -76,7 +76,7 @@ pub const BATCHER_COMPARATORS_PER_THREAD: usize = 8;
 pub const BATCHER_STAGE_THREADS: u32 = 256;
 
 /// The fused launch runs the strides tile / 8 .. 1 of a level (`FUSED_STRIDE` in
-/// kernels/batcher.cu): its windows carry a halo of 2 x tile / 8 on each side, so each writes
+/// kernels/batcher.cu, which gets this number as `TP_FUSED_DIVISOR`): its windows carry a halo of 2 x tile / 8 on each side, so each writes
 /// half the keys it loads. A larger fused stride would fuse one more stage but write only a
 /// sliver of each window; a smaller one reads less but leaves one more stage to a global launch
 /// (one read and one write of all keys).
@@ -209,7 +209,9 @@ pub fn batcher_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
     values: ValueLayout,
     tuning: BatcherTuning,
 ) -> Program {
-    let define = format!("#define TP_STAGE_NT {BATCHER_STAGE_THREADS}\n");
+    let define = format!(
+        "#define TP_STAGE_NT {BATCHER_STAGE_THREADS}\n#define TP_FUSED_DIVISOR {BATCHER_FUSED_STRIDE_DIVISOR}\n"
+    );
     program::<K, C>(
         &primitive_name(),
         &[&define, PARTITION_CUH, BATCHER_CU],
