@@ -7,12 +7,11 @@
 //! device-to-device copy, and the copy's own median is subtracted (the CUB peer does the same).
 
 mod common;
-use common::{copy_rate_gbs, median, time_events};
+use common::{copy_rate_gbs, load_results, median, random_keys, time_events};
 
 use std::collections::HashMap;
 use std::time::Instant;
 
-use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 use twophase::gpu::{Gpu, Less, MergesortScratch, MergesortTuning, PrimitiveKey};
 use twophase_gpu::cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
@@ -42,22 +41,7 @@ fn global_passes(n: usize, tuning: MergesortTuning) -> u32 {
 }
 
 fn load_cub() -> HashMap<(String, u32), f64> {
-    let mut map = HashMap::new();
-    let Ok(path) = std::env::var("TWOPHASE_CUB_SORT_RESULTS") else {
-        return map;
-    };
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        eprintln!("no CUB results at {path}");
-        return map;
-    };
-    for line in text.lines() {
-        if let [kind, log2n, ms] = line.split_whitespace().collect::<Vec<_>>()[..] {
-            if let (Ok(l), Ok(m)) = (log2n.parse(), ms.parse()) {
-                map.insert((kind.to_owned(), l), m);
-            }
-        }
-    }
-    map
+    load_results("TWOPHASE_CUB_SORT_RESULTS")
 }
 
 /// One result line: ms, Gkeys/s, passes, copy-equivalents, and the ratios to CUB.
@@ -130,14 +114,7 @@ fn bench<K>(
     for &log2n in sizes {
         let n = 1usize << log2n;
         let seed = rand::random::<u64>();
-        let mut input: Vec<K> = vec![K::zeroed(); n];
-        input
-            .par_chunks_mut(1 << 16)
-            .enumerate()
-            .for_each(|(c, chunk)| {
-                let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ c as u64);
-                chunk.iter_mut().for_each(|k| *k = rng.gen());
-            });
+        let input: Vec<K> = random_keys(n, seed);
         let positions: Vec<u32> = (0..n as u32).collect();
         let mut sorted_input = input.clone();
         sorted_input.par_sort_unstable();

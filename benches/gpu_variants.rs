@@ -9,13 +9,13 @@
 //! 2^30 sort also times the host's `slice::sort_unstable` on the same keys, once.
 
 mod common;
-use common::{copy_rate_gbs, load_results, sorted_halves, time_events};
+use common::{copy_rate_gbs, load_results, random_keys, sorted_halves, time_events};
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use rayon::prelude::*;
 use twophase::cpu;
 use twophase::gpu::{Gpu, Less, MergeScratch, MergeVariant, SortScratch, SortVariant};
@@ -110,18 +110,6 @@ fn bench_merges(gpu: &Gpu, l2: usize, cub: &HashMap<(String, u32), f64>, rows: &
     }
 }
 
-/// Random u32 keys, drawn in parallel from `seed`.
-fn random_keys(n: usize, seed: u64) -> Vec<u32> {
-    let mut keys = vec![0u32; n];
-    keys.par_chunks_mut(1 << 16)
-        .enumerate()
-        .for_each(|(c, chunk)| {
-            let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ ((c as u64) << 20));
-            chunk.iter_mut().for_each(|k| *k = rng.gen());
-        });
-    keys
-}
-
 /// Time both sort variants on the keys in `pristine` (device) and check them against
 /// `expected`. The sorts are in place, so each timed run first restores the keys with a
 /// device-to-device copy, whose own median is subtracted (as benches/gpu_mergesort.rs and the
@@ -198,7 +186,7 @@ fn main() {
 
     // The host's std sort of the 2^30 keys runs on its own thread while the GPU is measured.
     let host_n = 1usize << HOST_LOG2N;
-    let host_input = random_keys(host_n, rand::random());
+    let host_input: Vec<u32> = random_keys(host_n, rand::random());
     let std_sort = {
         let mut keys = host_input.clone();
         std::thread::spawn(move || {
@@ -211,7 +199,7 @@ fn main() {
     let mut rows = Vec::new();
     bench_merges(&gpu, l2, &cub_merge, &mut rows);
     for log2n in SIZES {
-        let input = random_keys(1 << log2n, rand::random());
+        let input = random_keys::<u32>(1 << log2n, rand::random());
         let mut expected = input.clone();
         expected.par_sort_unstable();
         let pristine = gpu.stream().clone_htod(&input).expect("upload");

@@ -1,6 +1,7 @@
 //! Batcher's odd-even merge sort for any n: block sort in shared memory, global stages, fused short strides.
 // The host prepends a prelude defining key_type, key_compare, value_type, TP_NT, TP_VT,
-// TP_HAS_VALUES (program.rs) and TP_STAGE_NT (batcher.rs), then partition.cuh (for size_type).
+// TP_HAS_VALUES (program.rs), TP_STAGE_NT and TP_FUSED_DIVISOR (batcher.rs), then partition.cuh
+// (for size_type).
 // A tile is TP_NT * TP_VT keys, a power of two.
 //
 // The network (iterative form): for p = 1, 2, 4, ... while p < n (merge sorted runs of p into
@@ -12,7 +13,7 @@
 // never move anything, so it is skipped; nothing is padded. This is the network of the next power
 // of two above n with its padding never touched. Not stable: equal keys may be reordered.
 //
-// Launches, for a tile of T keys and the fused stride K = T / 8:
+// Launches, for a tile of T keys and the fused stride K = T / TP_FUSED_DIVISOR (8):
 // - twophase_batcher_block: every level p < T runs inside each tile (its runs of 2p fit), all in
 //   shared memory, one launch.
 // - for each level p >= T: twophase_batcher_stage for each stride k = p .. 2K (one launch per
@@ -34,11 +35,16 @@ namespace batcher {
 constexpr int NT = TP_NT;
 constexpr int TILE = TP_NT * TP_VT;
 static_assert((TILE & (TILE - 1)) == 0, "the Batcher tile must be a power of two");
-// Largest stride of the fused launch, and the halo on each side of its windows.
-constexpr int FUSED_STRIDE = TILE / 8;
+// Largest stride of the fused launch (TP_FUSED_DIVISOR: batcher.rs explains the choice), and the
+// halo on each side of its windows.
+constexpr int FUSED_STRIDE = TILE / TP_FUSED_DIVISOR;
+static_assert(FUSED_STRIDE >= 1 && TILE - 4 * FUSED_STRIDE > 0, "fused windows need a middle to write");
 constexpr int HALO = 2 * FUSED_STRIDE;
 // Keys a fused window writes: the tile less both halos.
 constexpr int FUSED_OUTPUTS = TILE - 2 * HALO;
+// Window starts (multiples of FUSED_OUTPUTS, less HALO) must be multiples of 2 * FUSED_STRIDE, so
+// that window slots and global positions agree mod 2k for every fused stride k.
+static_assert(FUSED_OUTPUTS % (2 * FUSED_STRIDE) == 0, "fused windows must start on a multiple of 2K");
 
 // The left end of comparator `c` of a stage of stride k (a power of two): comparators are
 // numbered in the order of their left ends; k == p takes the positions with bit k clear, k < p

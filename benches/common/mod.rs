@@ -92,3 +92,19 @@ pub fn load_results(var: &str) -> HashMap<(String, u32), f64> {
     }
     map
 }
+
+/// `n` random keys drawn from `seed` in parallel (one generator per chunk of 2^16 keys).
+pub fn random_keys<K>(n: usize, seed: u64) -> Vec<K>
+where
+    K: bytemuck::Zeroable + Copy + Send,
+    rand::distributions::Standard: rand::distributions::Distribution<K>,
+{
+    let mut keys = vec![K::zeroed(); n];
+    keys.par_chunks_mut(1 << 16)
+        .enumerate()
+        .for_each(|(c, chunk)| {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ c as u64);
+            chunk.iter_mut().for_each(|k| *k = rand::Rng::gen(&mut rng));
+        });
+    keys
+}

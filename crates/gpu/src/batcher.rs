@@ -11,7 +11,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg};
 
 use crate::compare::DeviceComparator;
-use crate::context::{Gpu, Staged};
+use crate::context::{Gpu, SortBuffers};
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
 use crate::merge::MAX_GRID_X;
@@ -76,7 +76,7 @@ pub const BATCHER_COMPARATORS_PER_THREAD: usize = 8;
 pub const BATCHER_STAGE_THREADS: u32 = 256;
 
 /// The fused launch runs the strides tile / 8 .. 1 of a level (`FUSED_STRIDE` in
-/// kernels/batcher.cu): its windows carry a halo of 2 x tile / 8 on each side, so each writes
+/// kernels/batcher.cu, which gets this number as `TP_FUSED_DIVISOR`): its windows carry a halo of 2 x tile / 8 on each side, so each writes
 /// half the keys it loads. A larger fused stride would fuse one more stage but write only a
 /// sliver of each window; a smaller one reads less but leaves one more stage to a global launch
 /// (one read and one write of all keys).
@@ -209,7 +209,9 @@ pub fn batcher_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
     values: ValueLayout,
     tuning: BatcherTuning,
 ) -> Program {
-    let define = format!("#define TP_STAGE_NT {BATCHER_STAGE_THREADS}\n");
+    let define = format!(
+        "#define TP_STAGE_NT {BATCHER_STAGE_THREADS}\n#define TP_FUSED_DIVISOR {BATCHER_FUSED_STRIDE_DIVISOR}\n"
+    );
     program::<K, C>(
         &primitive_name(),
         &[&define, PARTITION_CUH, BATCHER_CU],
@@ -218,15 +220,6 @@ pub fn batcher_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
         tuning.threads,
         tuning.vt(),
     )
-}
-
-/// Raw device addresses of one Batcher sort: `count` keys at `keys`, values at `values` when
-/// `layout` is `Some` (0 otherwise).
-struct BatcherBuffers {
-    keys: u64,
-    values: u64,
-    count: usize,
-    layout: ValueLayout,
 }
 
 /// Blocks of a grid covering `items` with `per_block` each, within CUDA's grid limit.
@@ -264,12 +257,12 @@ impl Gpu {
     /// so that the last fused launch writes into the caller's buffers.
     fn launch_batcher<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
         &self,
-        buffers: BatcherBuffers,
+        buffers: SortBuffers,
         comp: &C,
         tuning: BatcherTuning,
         scratch: &mut BatcherScratch,
     ) -> Result<(), GpuError> {
-        let BatcherBuffers {
+        let SortBuffers {
             keys,
             values,
             count,
@@ -455,7 +448,7 @@ impl Gpu {
         let count = keys.len();
         let stream = self.stream().clone();
         let (keys, _guard) = keys.device_ptr_mut(&stream);
-        let buffers = BatcherBuffers {
+        let buffers = SortBuffers {
             keys,
             values: 0,
             count,
@@ -491,7 +484,7 @@ impl Gpu {
         let stream = self.stream().clone();
         let (keys, _keys) = keys.device_ptr_mut(&stream);
         let (values, _values) = values.device_ptr_mut(&stream);
-        let buffers = BatcherBuffers {
+        let buffers = SortBuffers {
             keys,
             values,
             count,
@@ -538,35 +531,18 @@ impl Gpu {
         values: Option<&mut [V]>,
         comp: &C,
     ) -> Result<(), GpuError> {
-        let count = keys.len();
-        if count <= 1 {
-            return Ok(());
-        }
-        let mut scratch = self
-            .batcher_scratch
-            .lock()
-            .map_err(|_| GpuError::Poisoned("batcher scratch"))?;
-        let layout = values
-            .is_some()
-            .then_some((size_of::<V>(), align_of::<V>()));
-        let tuning = BatcherTuning::for_types(size_of::<K>(), layout.map_or(0, |(size, _)| size));
-        let mut staged = [
-            Staged::InPlace(bytemuck::cast_slice_mut(keys)),
-            match values {
-                Some(values) => Staged::InPlace(bytemuck::cast_slice_mut(values)),
-                None => Staged::Upload(&[]),
+        let scratch = &self.batcher_scratch;
+        self.sort_host(
+            keys,
+            values,
+            scratch,
+            "batcher scratch",
+            |buffers, scratch| {
+                let value_bytes = buffers.layout.map_or(0, |(size, _)| size);
+                let tuning = BatcherTuning::for_types(size_of::<K>(), value_bytes);
+                self.launch_batcher::<K, C>(buffers, comp, tuning, scratch)
             },
-        ];
-        self.through_staging(&mut staged, |[keys, values]| {
-            let values = if layout.is_some() { values } else { 0 };
-            let buffers = BatcherBuffers {
-                keys,
-                values,
-                count,
-                layout,
-            };
-            self.launch_batcher::<K, C>(buffers, comp, tuning, &mut scratch)
-        })
+        )
     }
 }
 

@@ -10,7 +10,8 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 
 use crate::error::GpuError;
-use crate::program;
+use crate::key::{DeviceKey, DeviceValue};
+use crate::program::{self, ValueLayout};
 
 /// First architecture with programmatic dependent launch (griddepcontrol): Hopper, sm_90.
 pub const PDL_MIN_ARCH: u32 = 90;
@@ -317,6 +318,55 @@ impl Gpu {
         }
         stream.synchronize()?;
         Ok(())
+    }
+}
+
+/// Raw device addresses of one in-place sort: `count` keys at `keys`, and values at `values`
+/// when `layout` is `Some` (0 otherwise).
+pub(crate) struct SortBuffers {
+    pub(crate) keys: u64,
+    pub(crate) values: u64,
+    pub(crate) count: usize,
+    pub(crate) layout: ValueLayout,
+}
+
+impl Gpu {
+    /// One in-place host-slice sort (of any sort variant) through the staging buffers, holding
+    /// `scratch` (named `what` in errors) throughout: uploads the keys (and values), runs
+    /// `launch` with their device addresses, downloads them. Fewer than two keys: nothing to do.
+    pub(crate) fn sort_host<K: DeviceKey, V: DeviceValue, S>(
+        &self,
+        keys: &mut [K],
+        values: Option<&mut [V]>,
+        scratch: &Mutex<S>,
+        what: &'static str,
+        launch: impl FnOnce(SortBuffers, &mut S) -> Result<(), GpuError>,
+    ) -> Result<(), GpuError> {
+        let count = keys.len();
+        if count <= 1 {
+            return Ok(());
+        }
+        let mut scratch = scratch.lock().map_err(|_| GpuError::Poisoned(what))?;
+        let layout = values
+            .is_some()
+            .then_some((std::mem::size_of::<V>(), std::mem::align_of::<V>()));
+        let mut staged = [
+            Staged::InPlace(bytemuck::cast_slice_mut(keys)),
+            match values {
+                Some(values) => Staged::InPlace(bytemuck::cast_slice_mut(values)),
+                None => Staged::Upload(&[]),
+            },
+        ];
+        self.through_staging(&mut staged, |[keys, values]| {
+            let values = if layout.is_some() { values } else { 0 };
+            let buffers = SortBuffers {
+                keys,
+                values,
+                count,
+                layout,
+            };
+            launch(buffers, &mut scratch)
+        })
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg};
 
 use crate::compare::DeviceComparator;
-use crate::context::{Gpu, Staged};
+use crate::context::{Gpu, SortBuffers};
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
 use crate::merge::MAX_GRID_X;
@@ -285,15 +285,6 @@ pub fn merge_passes(count: usize, tile: usize) -> u32 {
     } else {
         usize::BITS - (tiles - 1).leading_zeros()
     }
-}
-
-/// Raw device addresses of one sort: `count` keys at `keys`, and values at `values` when
-/// `layout` is `Some` (0 otherwise).
-struct SortBuffers {
-    keys: u64,
-    values: u64,
-    count: usize,
-    layout: ValueLayout,
 }
 
 impl Gpu {
@@ -653,35 +644,18 @@ impl Gpu {
         values: Option<&mut [V]>,
         comp: &C,
     ) -> Result<(), GpuError> {
-        let count = keys.len();
-        if count <= 1 {
-            return Ok(());
-        }
-        let mut scratch = self
-            .mergesort_scratch
-            .lock()
-            .map_err(|_| GpuError::Poisoned("mergesort scratch"))?;
-        let layout = values
-            .is_some()
-            .then_some((size_of::<V>(), align_of::<V>()));
-        let tuning = MergesortTuning::for_types(size_of::<K>(), layout.map_or(0, |(size, _)| size));
-        let mut buffers = [
-            Staged::InPlace(bytemuck::cast_slice_mut(keys)),
-            match values {
-                Some(values) => Staged::InPlace(bytemuck::cast_slice_mut(values)),
-                None => Staged::Upload(&[]),
+        let scratch = &self.mergesort_scratch;
+        self.sort_host(
+            keys,
+            values,
+            scratch,
+            "mergesort scratch",
+            |buffers, scratch| {
+                let value_bytes = buffers.layout.map_or(0, |(size, _)| size);
+                let tuning = MergesortTuning::for_types(size_of::<K>(), value_bytes);
+                self.launch_mergesort::<K, C>(buffers, comp, tuning, scratch)
             },
-        ];
-        self.through_staging(&mut buffers, |[keys, values]| {
-            let values = if layout.is_some() { values } else { 0 };
-            let buffers = SortBuffers {
-                keys,
-                values,
-                count,
-                layout,
-            };
-            self.launch_mergesort::<K, C>(buffers, comp, tuning, &mut scratch)
-        })
+        )
     }
 }
 
