@@ -40,6 +40,28 @@ fn global_passes(n: usize, tuning: MergesortTuning) -> u32 {
     1 + two_way + four_way
 }
 
+/// A sweep entry (block sort threads, pass threads, four-way pass threads, VT) as a tuning with
+/// four-way passes forced on at every size when their threads are not 0.
+fn swept_tuning(
+    &(threads, pass_threads, quad_threads, vt): &(u32, u32, u32, u32),
+) -> MergesortTuning {
+    MergesortTuning {
+        threads,
+        pass_threads,
+        quad_threads,
+        four_way_min_keys: 0,
+        vt,
+    }
+}
+
+/// A tuning's launch shapes as the sweep lines print them.
+fn shape(t: MergesortTuning) -> String {
+    format!(
+        "nt={} pass nt={} quad nt={} vt={}",
+        t.threads, t.pass_threads, t.quad_threads, t.vt
+    )
+}
+
 fn load_cub() -> HashMap<(String, u32), f64> {
     load_results("TWOPHASE_CUB_SORT_RESULTS")
 }
@@ -173,16 +195,7 @@ fn bench<K>(
         if mode == Mode::Profile {
             // One untimed sort, then the profiled one, for the shipped tuning and each sweep.
             let shipped = std::iter::once(tuning);
-            let swept =
-                sweep.iter().map(
-                    |&(threads, pass_threads, quad_threads, vt)| MergesortTuning {
-                        threads,
-                        pass_threads,
-                        quad_threads,
-                        four_way_min_keys: 0,
-                        vt,
-                    },
-                );
+            let swept = sweep.iter().map(swept_tuning);
             for tuned in shipped.chain(swept) {
                 for _ in 0..2 {
                     restore(&mut keys, &mut values);
@@ -190,11 +203,8 @@ fn bench<K>(
                 }
                 stream.synchronize().expect("sync");
                 println!(
-                    "profiled {kind} 2^{log2n} nt={} pass nt={} quad nt={} vt={}: {} passes",
-                    tuned.threads,
-                    tuned.pass_threads,
-                    tuned.quad_threads,
-                    tuned.vt,
+                    "profiled {kind} 2^{log2n} {}: {} passes",
+                    shape(tuned),
                     global_passes(n, tuned)
                 );
             }
@@ -215,27 +225,19 @@ fn bench<K>(
             copy_gbs,
             cub,
         );
-        {
-            for &(threads, pass_threads, quad_threads, vt) in sweep {
-                let tuned = MergesortTuning {
-                    threads,
-                    pass_threads,
-                    quad_threads,
-                    four_way_min_keys: 0,
-                    vt,
-                };
+        for tuned in sweep.iter().map(swept_tuning) {
+            restore(&mut keys, &mut values);
+            sort_tuned(&mut keys, &mut values, tuned);
+            let correct = stream.clone_dtoh(&keys).expect("download") == sorted_input;
+            let sweep_ms = time_events(gpu, WARMUP, REPS, |_| {
                 restore(&mut keys, &mut values);
                 sort_tuned(&mut keys, &mut values, tuned);
-                let correct = stream.clone_dtoh(&keys).expect("download") == sorted_input;
-                let sweep_ms = time_events(gpu, WARMUP, REPS, |_| {
-                    restore(&mut keys, &mut values);
-                    sort_tuned(&mut keys, &mut values, tuned);
-                }) - copy_ms;
-                println!(
-                    "sweep {kind} 2^{log2n} nt={threads} pass nt={pass_threads} quad nt={quad_threads} vt={vt}: {sweep_ms:.4} ms, {} passes (keys correct: {correct})",
-                    global_passes(n, tuned)
-                );
-            }
+            }) - copy_ms;
+            println!(
+                "sweep {kind} 2^{log2n} {}: {sweep_ms:.4} ms, {} passes (keys correct: {correct})",
+                shape(tuned),
+                global_passes(n, tuned)
+            );
         }
         if log2n == SIZES[0] {
             // One call, host clock: launches + synchronize (restore untimed).

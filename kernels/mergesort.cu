@@ -205,7 +205,7 @@ struct window_search {
   // Narrow the search to A counts (pair-local) in [lo, hi], known to hold the answer.
   __device__ __forceinline__ void clamp(size_type lo, size_type hi) {
     if (lo > a0) begin = max(begin, (int)min(lo - a0, (size_type)end));
-    if (hi >= a0) end = min(end, (int)min(hi - a0, (size_type)end));
+    if (hi >= a0) end = (int)min(hi - a0, (size_type)end);
     begin = min(begin, end);
   }
   __device__ __forceinline__ bool active() const { return begin < end; }
@@ -304,7 +304,8 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
   // The A counts of both merge paths are monotone in their diagonals, so each probe bounds the
   // searches of the later ones: X's A count at any later probe lies between its counts at the
   // probes that last moved `begin` and `end`, and Y's (whose diagonal falls as `mid` grows) the
-  // other way round. That about halves the fine search's loads.
+  // other way round. That about halves the fine search's loads (the CPU twin, which only has to
+  // be right, searches the whole window each time; both find the same unique cut).
   size_type x_lo = 0, x_hi = nx, y_lo = 0, y_hi = ny;
   auto search = [&](window_search& xs, window_search& ys) {
     xs.clamp(x_lo, x_hi);
