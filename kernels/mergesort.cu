@@ -1,16 +1,46 @@
 //! The two-phase mergesort kernels: block sort of each tile, then merge passes split by merge path.
 // The host prepends the same prelude as for the merge (key_type, key_compare, value_type, TP_NT,
-// TP_VT, TP_HAS_VALUES, TP_PARTITION_NT) and TP_PASS_NT (threads of the merge passes; TP_NT is the
-// block sort's), then partition.cuh, serial.cuh, cta_merge.cuh and cta_mergesort.cuh.
+// TP_VT, TP_HAS_VALUES, TP_PARTITION_NT), TP_PASS_NT and TP_QUAD_NT (threads of the two-way and
+// four-way merge passes; TP_NT is the block sort's), TP_QUAD_MIN_BLOCKS and TP_SORT_ENTRIES, then partition.cuh,
+// serial.cuh, cta_merge.cuh and cta_mergesort.cuh.
 
 using twophase::size_type;
 
-// Shared memory of one block-sort tile: NV + 1 keys (the serial merge reads one slot past a
-// run's end), then, with values, the NV tile positions that follow the keys through the sort.
+// With values and keys of at most 4 bytes, the block sort sorts (key, tile position) entries of
+// 8 bytes: the position rides beside the key through every merge level (one 8-byte shared-memory
+// store and load per key and level) and says at the end where each sorted key's value is. Wider
+// keys carry the positions in a second array permuted at each level (cta_sort's TRACK_IDS):
+// entries of 16 bytes took the 8-byte-key block sort from 98 to 152 registers a thread.
+struct alignas(alignof(key_type) > 8 ? alignof(key_type) : 8) sort_entry {
+  key_type key;
+  int id;
+};
+constexpr bool SORT_ENTRIES = TP_HAS_VALUES && sizeof(sort_entry) == 8;
+static_assert(SORT_ENTRIES == (TP_SORT_ENTRIES != 0), "host and kernel disagree on the block sort's entries");
+
+// The comparator of the entries: the keys' own.
+struct sort_entry_compare {
+  __device__ __forceinline__ bool operator()(const sort_entry& a, const sort_entry& b) const {
+    return key_compare()(a.key, b.key);
+  }
+};
+
+// Shared memory of one block-sort tile (dynamic: the host passes BYTES, MergesortTuning::
+// blocksort_shared_bytes). Keys only: NV + 1 keys (the serial merge reads one slot past a run's
+// end). With values: NV + 1 entries, or NV + 1 keys and NV positions; once the sorted keys are
+// stored, the same memory holds the tile's NV values and then the NV tile positions in output
+// order, so that the values are permuted inside shared memory (gathered from global memory by
+// sorted position they would touch a different 32-byte sector for nearly every lane of a warp).
 template <int NV>
 struct blocksort_smem {
-  static constexpr int KEY_BYTES = ((NV + 1) * (int)sizeof(key_type) + 15) / 16 * 16;
-  static constexpr int BYTES = KEY_BYTES + (TP_HAS_VALUES ? NV * (int)sizeof(int) : 0);
+  static constexpr int align16(int bytes) { return (bytes + 15) / 16 * 16; }
+  static constexpr int KEY_BYTES = align16((NV + 1) * (int)sizeof(key_type));
+  static constexpr int SORT_BYTES =
+      !TP_HAS_VALUES ? KEY_BYTES
+                     : (SORT_ENTRIES ? align16((NV + 1) * (int)sizeof(sort_entry)) : KEY_BYTES + NV * (int)sizeof(int));
+  static constexpr int VALUE_BYTES = align16(NV * (int)sizeof(value_type));
+  static constexpr int PERMUTE_BYTES = TP_HAS_VALUES ? VALUE_BYTES + NV * (int)sizeof(int) : 0;
+  static constexpr int BYTES = SORT_BYTES > PERMUTE_BYTES ? SORT_BYTES : PERMUTE_BYTES;
 };
 
 // Shared memory of one merge-pass tile: the NV + 1 keys, later reused for the NV source indices
@@ -31,7 +61,6 @@ __device__ __forceinline__ void blocksort_tile(const key_type* keys_in, const va
   constexpr int VT = TP_VT;
   constexpr int NV = NT * VT;
   key_type* keys_shared = reinterpret_cast<key_type*>(smem);
-  int* ids_shared = reinterpret_cast<int*>(smem + blocksort_smem<NV>::KEY_BYTES);
   const int tid = threadIdx.x;
   const size_type tile_start = (size_type)blockIdx.x * NV;
   const int tile_cnt = (int)min((size_type)NV, count - tile_start);
@@ -39,31 +68,53 @@ __device__ __forceinline__ void blocksort_tile(const key_type* keys_in, const va
   twophase::load_tile<NT, VT, checked>(keys_in, tile_start, tile_cnt, keys_in, tile_start, tile_cnt, keys_shared, tid);
   key_type keys[VT];
   int ids[VT];
+  if (SORT_ENTRIES) {
+    sort_entry entries[VT];
 #pragma unroll
-  for (int i = 0; i < VT; ++i) {
-    const int pos = VT * tid + i;
-    keys[i] = keys_shared[checked ? min(pos, tile_cnt - 1) : pos];
-    ids[i] = pos;
+    for (int i = 0; i < VT; ++i) {
+      const int pos = VT * tid + i;
+      entries[i].key = keys_shared[checked ? min(pos, tile_cnt - 1) : pos];
+      entries[i].id = pos;
+    }
+    // cta_sort's first barrier orders these reads of the keys before its stores of the entries.
+    twophase::cta_sort<NT, VT, checked, false>(entries, ids, tile_cnt, reinterpret_cast<sort_entry*>(smem), nullptr,
+                                               sort_entry_compare());
+#pragma unroll
+    for (int i = 0; i < VT; ++i) {
+      keys[i] = entries[i].key;
+      ids[i] = entries[i].id;
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < VT; ++i) {
+      const int pos = VT * tid + i;
+      keys[i] = keys_shared[checked ? min(pos, tile_cnt - 1) : pos];
+      ids[i] = pos;
+    }
+    int* ids_shared = reinterpret_cast<int*>(smem + blocksort_smem<NV>::KEY_BYTES);
+    twophase::cta_sort<NT, VT, checked, TP_HAS_VALUES>(keys, ids, tile_cnt, keys_shared, ids_shared, key_compare());
   }
-  twophase::cta_sort<NT, VT, checked, TP_HAS_VALUES>(keys, ids, tile_cnt, keys_shared, ids_shared, key_compare());
   twophase::store_through_shared<NT, VT, checked>(keys, keys_shared, keys_out + tile_start, tile_cnt, tid);
   if (TP_HAS_VALUES) {
+    // The tile's values, coalesced, and each output's tile position, strided, over the sort's
+    // shared memory (free once every thread has stored its keys); then each output gathers its
+    // value from shared memory. Every read of vals_in precedes the barrier, so in-place sorts
+    // stay correct.
+    value_type* vals_shared = reinterpret_cast<value_type*>(smem);
+    int* ids_shared = reinterpret_cast<int*>(smem + blocksort_smem<NV>::VALUE_BYTES);
     __syncthreads();
+#pragma unroll
+    for (int i = 0; i < VT; ++i) {
+      const int idx = NT * i + tid;
+      if (!checked || idx < tile_cnt) vals_shared[idx] = vals_in[tile_start + idx];
+    }
 #pragma unroll
     for (int i = 0; i < VT; ++i) ids_shared[VT * tid + i] = ids[i];
     __syncthreads();
-    value_type v[VT];
 #pragma unroll
     for (int i = 0; i < VT; ++i) {
       const int idx = NT * i + tid;
-      if (!checked || idx < tile_cnt) v[i] = vals_in[tile_start + ids_shared[idx]];
-    }
-    // All reads of vals_in by this tile happen before any write: in-place sorts stay correct.
-    __syncthreads();
-#pragma unroll
-    for (int i = 0; i < VT; ++i) {
-      const int idx = NT * i + tid;
-      if (!checked || idx < tile_cnt) vals_out[tile_start + idx] = v[i];
+      if (!checked || idx < tile_cnt) vals_out[tile_start + idx] = vals_shared[ids_shared[idx]];
     }
   }
 }
@@ -72,8 +123,7 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
     twophase_blocksort(const key_type* keys_in, const value_type* vals_in, size_type count, key_type* keys_out,
                        value_type* vals_out) {
   constexpr int NV = TP_NT * TP_VT;
-  __shared__ __align__(16) unsigned char smem[blocksort_smem<NV>::BYTES];
-  static_assert(blocksort_smem<NV>::BYTES <= 48 * 1024, "tile too large for static shared memory");
+  extern __shared__ __align__(16) unsigned char smem[];
   if ((size_type)(blockIdx.x + 1) * NV <= count) {
     blocksort_tile<false>(keys_in, vals_in, count, keys_out, vals_out, smem);
   } else {
@@ -364,9 +414,19 @@ struct quad_smem {
 
 // The global index of tile position `pos` of a four-way tile whose input is the slices of runs
 // 0..3 in order: slice k starts at global `first[k]` and ends at tile position `ends[k]`.
+// Selects with constant indices only: an array indexed by a computed run number is placed in
+// local memory (a stack frame, one local load per key and value).
 __device__ __forceinline__ size_type slice_global(const size_type (&first)[4], const int (&ends)[4], int pos) {
-  const int k = (pos >= ends[0]) + (pos >= ends[1]) + (pos >= ends[2]);
-  return first[k] + (pos - (k == 0 ? 0 : ends[k - 1]));
+  size_type base = first[0];
+  int slice_start = 0;
+#pragma unroll
+  for (int k = 1; k < 4; ++k) {
+    if (pos >= ends[k - 1]) {
+      base = first[k];
+      slice_start = ends[k - 1];
+    }
+  }
+  return base + (pos - slice_start);
 }
 
 // Phase 2 of a four-way pass: tile t merges outputs [t * NV, min((t + 1) * NV, count)) of its
@@ -493,7 +553,14 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
   }
 }
 
-extern "C" __global__ void __launch_bounds__(TP_QUAD_NT)
+// With TP_QUAD_MIN_BLOCKS (MergesortTuning::quad_min_blocks) the compiler keeps the registers a
+// thread low enough for that many blocks an SM.
+#if TP_QUAD_MIN_BLOCKS > 0
+#define TP_QUAD_BOUNDS __launch_bounds__(TP_QUAD_NT, TP_QUAD_MIN_BLOCKS)
+#else
+#define TP_QUAD_BOUNDS __launch_bounds__(TP_QUAD_NT)
+#endif
+extern "C" __global__ void TP_QUAD_BOUNDS
     twophase_mergesort_quad_tile(const key_type* __restrict__ src, size_type count, size_type run,
                                  const size_type* __restrict__ cuts, key_type* __restrict__ dst,
                                  const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst) {

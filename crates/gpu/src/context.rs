@@ -151,6 +151,16 @@ impl Gpu {
         self.arch
     }
 
+    /// The most shared memory one block may use after opting in (the device's
+    /// `MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`).
+    pub fn max_shared_per_block_optin(&self) -> Result<usize, GpuError> {
+        let bytes = self.ctx.attribute(
+            cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+        )?;
+        usize::try_from(bytes)
+            .map_err(|_| GpuError::TooLarge(format!("shared memory per block {bytes}")))
+    }
+
     /// The device's name.
     pub fn name(&self) -> Result<String, GpuError> {
         Ok(self.ctx.name()?)

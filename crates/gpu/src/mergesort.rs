@@ -12,10 +12,11 @@ use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
 use crate::merge::MAX_GRID_X;
 use crate::program::{
-    check_launch_shape, program, program_id, shipped_programs, Program, ProgramFactory,
-    ValueLayout, CTA_MERGESORT_CUH, CTA_MERGE_CUH, MERGESORT_CU, MERGESORT_ENTRY_BLOCKSORT,
-    MERGESORT_ENTRY_PARTITION, MERGESORT_ENTRY_QUAD_PARTITION, MERGESORT_ENTRY_QUAD_TILE,
-    MERGESORT_ENTRY_TILE, PARTITION_CUH, PARTITION_THREADS, SERIAL_CUH,
+    check_launch_shape, check_launch_shape_within, program, program_id, shipped_programs, Program,
+    ProgramFactory, ValueLayout, CTA_MERGESORT_CUH, CTA_MERGE_CUH, MAX_OPTIN_SHARED_BYTES,
+    MAX_STATIC_SHARED_BYTES, MERGESORT_CU, MERGESORT_ENTRY_BLOCKSORT, MERGESORT_ENTRY_PARTITION,
+    MERGESORT_ENTRY_QUAD_PARTITION, MERGESORT_ENTRY_QUAD_TILE, MERGESORT_ENTRY_TILE, PARTITION_CUH,
+    PARTITION_THREADS, SERIAL_CUH,
 };
 
 /// The mergesort's kernel sources, in the order they follow the prelude.
@@ -65,8 +66,14 @@ pub fn mergesort_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
     tuning: MergesortTuning,
 ) -> Program {
     let pass_define = format!(
-        "#define TP_PASS_NT {}\n#define TP_QUAD_NT {}\n",
-        tuning.pass_threads, tuning.quad_threads
+        "#define TP_PASS_NT {}\n#define TP_QUAD_NT {}\n#define TP_QUAD_MIN_BLOCKS {}\n#define TP_SORT_ENTRIES {}\n",
+        tuning.pass_threads,
+        tuning.quad_threads,
+        tuning.quad_min_blocks,
+        u8::from(sorts_entries(
+            size_of::<K>(),
+            values.map_or(0, |(size, _)| size)
+        ))
     );
     let mut sources = vec![pass_define.as_str()];
     sources.extend(MERGESORT_SOURCES);
@@ -98,6 +105,11 @@ pub struct MergesortTuning {
     /// 2^27 keys, and a fixed latency of tens of microseconds at any size), so it only pays where
     /// one two-way pass moves much more than that.
     pub four_way_min_keys: usize,
+    /// Blocks of the four-way tile kernel that must fit on an SM by registers (its
+    /// `__launch_bounds__` minimum; 0: the compiler's choice). The compiler otherwise spends
+    /// registers on hoisting the tile's VT loads: 108 a thread for 8-byte keys at 128 x 23, four
+    /// blocks an SM, and the pass took 0.89 ms at 2^27 on the H100 against 0.82 ms at 5 blocks.
+    pub quad_min_blocks: u32,
     /// Keys per thread (VT), in every kernel.
     pub vt: u32,
 }
@@ -127,6 +139,33 @@ impl MergesortTuning {
             vt + 2
         } else {
             vt + 1
+        }
+    }
+
+    /// Dynamic shared memory of a block-sort tile (kernels/mergesort.cu `blocksort_smem`): NV + 1
+    /// keys; with values NV + 1 (key, tile position) entries ([`sorts_entries`]) or NV + 1 keys
+    /// and NV positions, or the NV values and NV positions that reuse them (the values are
+    /// permuted in shared memory) if those are larger.
+    pub const fn blocksort_shared_bytes(&self, key_bytes: usize, value_bytes: usize) -> usize {
+        const SHARED_ALIGN: usize = 16;
+        const fn aligned(bytes: usize) -> usize {
+            bytes.div_ceil(SHARED_ALIGN) * SHARED_ALIGN
+        }
+        let nv = self.tile();
+        let keys = aligned((nv + 1) * key_bytes);
+        if value_bytes == 0 {
+            return keys;
+        }
+        let sort = if sorts_entries(key_bytes, value_bytes) {
+            aligned((nv + 1) * SORT_ENTRY_BYTES)
+        } else {
+            keys + nv * size_of::<i32>()
+        };
+        let permute = aligned(nv * value_bytes) + nv * size_of::<i32>();
+        if sort > permute {
+            sort
+        } else {
+            permute
         }
     }
 
@@ -188,27 +227,32 @@ impl MergesortTuning {
             (0..=8, 0..=8) => (256, 256, 128, 15),
             _ => (128, 128, 0, 7),
         };
+        let quad_min_blocks = match (key_bytes, value_bytes) {
+            (5..=8, 0) => 5,
+            _ => 0,
+        };
         MergesortTuning {
             threads,
             pass_threads,
             quad_threads,
             four_way_min_keys: FOUR_WAY_MIN_BYTES / (key_bytes + value_bytes),
+            quad_min_blocks,
             vt,
         }
     }
 
-    /// Check the tuning against what the kernels support for keys of `key_bytes` bytes, with or
-    /// without values (the block sort then also keeps NV tile positions in shared memory).
-    pub fn validate(&self, key_bytes: usize, has_values: bool) -> Result<(), GpuError> {
-        const SHARED_ALIGN: usize = 16;
-        let key_bytes_shared =
-            ((self.tile() + 1) * key_bytes).div_ceil(SHARED_ALIGN) * SHARED_ALIGN;
-        let ids = if has_values {
-            self.tile() * size_of::<i32>()
-        } else {
-            0
-        };
-        check_launch_shape(self.threads, self.vt, true, key_bytes_shared + ids)?;
+    /// Check the tuning against what the kernels support for keys of `key_bytes` bytes and values
+    /// of `value_bytes` (0: keys only). The block sort's shared memory is dynamic and may exceed
+    /// 48 KiB (up to [`MAX_OPTIN_SHARED_BYTES`]; the device's own limit is checked at launch).
+    pub fn validate(&self, key_bytes: usize, value_bytes: usize) -> Result<(), GpuError> {
+        let has_values = value_bytes > 0;
+        check_launch_shape_within(
+            self.threads,
+            self.vt,
+            true,
+            self.blocksort_shared_bytes(key_bytes, value_bytes),
+            MAX_OPTIN_SHARED_BYTES,
+        )?;
         let pass_shared =
             ((self.pass_tile() + 1) * key_bytes).max(self.pass_tile() * size_of::<i32>());
         check_launch_shape(self.pass_threads, self.vt, true, pass_shared)?;
@@ -257,6 +301,17 @@ impl MergesortScratch {
     }
 }
 
+/// Bytes of the block sort's (key, tile position) entry (kernels/mergesort.cu `sort_entry`).
+const SORT_ENTRY_BYTES: usize = 8;
+
+/// Whether the block sort of keys of `key_bytes` with values sorts (key, tile position) entries
+/// (one 8-byte shared-memory access per key and level) rather than permuting a second array of
+/// positions at each level: for keys of at most 4 bytes (kernels/mergesort.cu `SORT_ENTRIES`,
+/// whose static_assert checks the two agree).
+pub const fn sorts_entries(key_bytes: usize, value_bytes: usize) -> bool {
+    value_bytes > 0 && key_bytes <= SORT_ENTRY_BYTES - size_of::<i32>()
+}
+
 /// Bytes of keys and values from which the shipped tunings sort with four-way passes. On the
 /// H100 (docs/mergesort.md) four-way passes won from 128 MiB: u64 keys at 2^24 (1.61 against
 /// 1.67 ms), u32 keys with u32 values at 2^24 (1.65 against 1.68 ms), u32 keys at 2^27 (7.20
@@ -303,7 +358,8 @@ impl Gpu {
             count,
             layout: value_layout,
         } = buffers;
-        tuning.validate(size_of::<K>(), value_layout.is_some())?;
+        let value_bytes = value_layout.map_or(0, |(size, _)| size);
+        tuning.validate(size_of::<K>(), value_bytes)?;
         if count <= 1 {
             return Ok(());
         }
@@ -341,7 +397,6 @@ impl Gpu {
         } else {
             0
         };
-        let value_bytes = value_layout.map_or(0, |(size, _)| size);
         let stream = self.stream().clone();
         // Raw addresses: the scratch lives in `scratch` for the whole call, and this handle's
         // one stream orders every use (no per-buffer events to keep).
@@ -387,10 +442,23 @@ impl Gpu {
             .arg(&count_arg)
             .arg(&first.0)
             .arg(&first.1);
+        let blocksort_shared = tuning.blocksort_shared_bytes(size_of::<K>(), value_bytes);
+        if blocksort_shared > MAX_STATIC_SHARED_BYTES {
+            let device_max = self.max_shared_per_block_optin()?;
+            if blocksort_shared > device_max {
+                return Err(GpuError::InvalidTuning(format!(
+                    "the block sort needs {blocksort_shared} bytes of shared memory; this device allows {device_max}"
+                )));
+            }
+            blocksort.set_attribute(
+                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                blocksort_shared as i32,
+            )?;
+        }
         let tile_config = LaunchConfig {
             grid_dim: (num_tiles as u32, 1, 1),
             block_dim: (tuning.threads, 1, 1),
-            shared_mem_bytes: 0,
+            shared_mem_bytes: blocksort_shared as u32,
         };
         // SAFETY: the arguments match twophase_blocksort in kernels/mergesort.cu; `keys`/`values`
         // hold `count` elements and the scratch buffers at least as many (grown above); one block

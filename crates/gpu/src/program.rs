@@ -79,6 +79,10 @@ pub const PARTITION_THREADS: u32 = 128;
 /// Largest static shared memory of one block (48 KiB without opt-in).
 pub const MAX_STATIC_SHARED_BYTES: usize = 48 * 1024;
 
+/// Largest dynamic shared memory of one block after opt-in on any architecture the kernels are
+/// built for (sm_90: 227 KiB; sm_80 has 163 KiB, the device's own limit is checked at launch).
+pub const MAX_OPTIN_SHARED_BYTES: usize = 227 * 1024;
+
 /// Most threads of one block (CUDA's limit).
 const MAX_THREADS: u32 = 1024;
 
@@ -97,6 +101,24 @@ pub fn check_launch_shape(
     power_of_two: bool,
     shared_bytes: usize,
 ) -> Result<(), GpuError> {
+    check_launch_shape_within(
+        threads,
+        vt,
+        power_of_two,
+        shared_bytes,
+        MAX_STATIC_SHARED_BYTES,
+    )
+}
+
+/// [`check_launch_shape`] for a kernel whose shared memory may be as large as `max_shared`
+/// (dynamic shared memory with opt-in).
+pub fn check_launch_shape_within(
+    threads: u32,
+    vt: u32,
+    power_of_two: bool,
+    shared_bytes: usize,
+    max_shared: usize,
+) -> Result<(), GpuError> {
     let whole_warps = threads > 0 && threads <= MAX_THREADS && threads.is_multiple_of(WARP);
     if !whole_warps || (power_of_two && !threads.is_power_of_two()) {
         let shape = if power_of_two {
@@ -113,9 +135,9 @@ pub fn check_launch_shape(
             "vt = {vt} (1 to {MAX_VT})"
         )));
     }
-    if shared_bytes > MAX_STATIC_SHARED_BYTES {
+    if shared_bytes > max_shared {
         return Err(GpuError::InvalidTuning(format!(
-            "tile needs {shared_bytes} bytes of shared memory (at most {MAX_STATIC_SHARED_BYTES})"
+            "tile needs {shared_bytes} bytes of shared memory (at most {max_shared})"
         )));
     }
     Ok(())

@@ -13,6 +13,13 @@ const CI_ARCHS: [u32; 2] = [80, 90];
 /// Compiler threads: NVRTC is thread-safe and each compile is single-threaded.
 const COMPILE_THREADS: usize = 8;
 
+/// Set to a folder to keep every cubin there as `<program>-sm<arch>.cubin`, for
+/// scripts/kernel_resources.py (registers, spills and shared memory of each kernel, no GPU).
+const CUBIN_DUMP_ENV: &str = "TWOPHASE_CUBIN_DUMP";
+
+/// With a dump folder, set to a text to compile (and dump) only the programs whose name holds it.
+const CUBIN_FILTER_ENV: &str = "TWOPHASE_CUBIN_FILTER";
+
 #[test]
 fn every_shipped_kernel_compiles_for_sm80_and_sm90() {
     if !nvrtc_available() {
@@ -27,10 +34,20 @@ fn every_shipped_kernel_compiles_for_sm80_and_sm90() {
     programs.extend(shipped_search_programs());
     programs.extend(shipped_textbook_merge_programs());
     programs.extend(shipped_batcher_programs());
+    if let (Some(_), Ok(filter)) = (
+        std::env::var_os(CUBIN_DUMP_ENV),
+        std::env::var(CUBIN_FILTER_ENV),
+    ) {
+        programs.retain(|p| p.name.contains(&filter));
+    }
     let jobs: Vec<_> = programs
         .iter()
         .flat_map(|p| CI_ARCHS.iter().map(move |&arch| (p, arch)))
         .collect();
+    let dump = std::env::var_os(CUBIN_DUMP_ENV).map(std::path::PathBuf::from);
+    if let Some(dir) = &dump {
+        std::fs::create_dir_all(dir).expect("cubin dump folder");
+    }
     let failures = std::sync::Mutex::new(Vec::new());
     let next = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|scope| {
@@ -42,7 +59,11 @@ fn every_shipped_kernel_compiles_for_sm80_and_sm90() {
                 };
                 match compile_cubin(&program.source, &program.name, arch) {
                     Ok(cubin) => {
-                        assert!(!cubin.is_empty(), "{} sm_{arch}: empty cubin", program.name)
+                        assert!(!cubin.is_empty(), "{} sm_{arch}: empty cubin", program.name);
+                        if let Some(dir) = &dump {
+                            let file = dir.join(format!("{}-sm{arch}.cubin", program.name));
+                            std::fs::write(&file, &cubin).expect("write cubin");
+                        }
                     }
                     Err(e) => failures.lock().expect("lock").push(format!("{e}")),
                 }
