@@ -40,18 +40,16 @@ fn global_passes(n: usize, tuning: MergesortTuning) -> u32 {
     1 + two_way + four_way
 }
 
-/// A sweep entry (block sort threads, pass threads, four-way pass threads, four-way minimum
-/// blocks an SM, VT) as a tuning with four-way passes forced on at every size when their threads
-/// are not 0.
+/// A sweep entry (block sort threads, pass threads, four-way pass threads, VT) as a tuning with
+/// four-way passes forced on at every size when their threads are not 0.
 fn swept_tuning(
-    &(threads, pass_threads, quad_threads, quad_min_blocks, vt): &(u32, u32, u32, u32, u32),
+    &(threads, pass_threads, quad_threads, vt): &(u32, u32, u32, u32),
 ) -> MergesortTuning {
     MergesortTuning {
         threads,
         pass_threads,
         quad_threads,
         four_way_min_keys: 0,
-        quad_min_blocks,
         vt,
     }
 }
@@ -59,8 +57,8 @@ fn swept_tuning(
 /// A tuning's launch shapes as the sweep lines print them.
 fn shape(t: MergesortTuning) -> String {
     format!(
-        "nt={} pass nt={} quad nt={} (min blocks {}) vt={}",
-        t.threads, t.pass_threads, t.quad_threads, t.quad_min_blocks, t.vt
+        "nt={} pass nt={} quad nt={} vt={}",
+        t.threads, t.pass_threads, t.quad_threads, t.vt
     )
 }
 
@@ -120,7 +118,7 @@ fn bench<K>(
     mode: Mode,
     kind: &str,
     pairs: bool,
-    sweep: &[(u32, u32, u32, u32, u32)],
+    sweep: &[(u32, u32, u32, u32)],
     copy_gbs: f64,
     cub: &HashMap<(String, u32), f64>,
 ) where
@@ -291,18 +289,15 @@ fn main() {
     );
     println!("| impl | kind | n | ms | Gkeys/s | passes (block sort + merge) | time in copies of the data | CUB merge sort = CUB/ours | CUB radix sort = CUB/ours |");
     println!("|---|---|---|---|---|---|---|---|---|");
-    // Sweeps: (block sort threads, pass threads, four-way pass threads, four-way minimum blocks an
-    // SM, VT), four-way passes forced on at every size when their threads are not 0.
+    // Sweeps: (block sort threads, pass threads, four-way pass threads, VT), four-way passes
+    // forced on at every size when their threads are not 0. The 1024-thread block sorts need more
+    // than 48 KiB of (dynamic) shared memory.
     bench::<u32>(
         &gpu,
         mode,
         "u32",
         false,
-        &[
-            (512, 128, 512, 0, 23),
-            (512, 128, 512, 2, 23),
-            (1024, 128, 512, 0, 23),
-        ],
+        &[(512, 128, 512, 23), (1024, 128, 512, 23)],
         copy,
         &cub,
     );
@@ -311,11 +306,7 @@ fn main() {
         mode,
         "u64",
         false,
-        &[
-            (256, 256, 128, 0, 23),
-            (256, 256, 128, 5, 23),
-            (512, 256, 128, 5, 23),
-        ],
+        &[(256, 256, 128, 23), (512, 256, 128, 23)],
         copy,
         &cub,
     );
@@ -324,12 +315,7 @@ fn main() {
         mode,
         "u32-pairs",
         true,
-        &[
-            (512, 256, 256, 0, 11),
-            (512, 256, 256, 5, 11),
-            (1024, 256, 256, 0, 11),
-            (1024, 256, 512, 2, 11),
-        ],
+        &[(512, 256, 256, 11), (1024, 256, 256, 11)],
         copy,
         &cub,
     );

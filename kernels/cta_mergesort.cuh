@@ -9,9 +9,6 @@ namespace twophase {
 // doubling the sorted runs by merging pairs of runs in `keys_shared` (NT * VT + 1 keys) and
 // permuting `ids` through `ids_shared` (NT * VT ints; unused when !TRACK_IDS).
 // Positions past `count` act as +infinity: they never move before a real key.
-// A payload can also ride inside the keys (the mergesort sorts (key, position) entries of 8
-// bytes so, with a comparator that reads the key): one shared-memory store and load per key and
-// level instead of a second array permuted by each level's sources.
 template <int NT, int VT, bool checked, bool TRACK_IDS, typename key_t, typename comp_t>
 __device__ __forceinline__ void cta_sort(key_t (&keys)[VT], int (&ids)[VT], int count, key_t* keys_shared,
                                          int* ids_shared, comp_t comp) {

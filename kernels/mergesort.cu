@@ -1,43 +1,24 @@
 //! The two-phase mergesort kernels: block sort of each tile, then merge passes split by merge path.
 // The host prepends the same prelude as for the merge (key_type, key_compare, value_type, TP_NT,
 // TP_VT, TP_HAS_VALUES, TP_PARTITION_NT), TP_PASS_NT and TP_QUAD_NT (threads of the two-way and
-// four-way merge passes; TP_NT is the block sort's), TP_QUAD_MIN_BLOCKS and TP_SORT_ENTRIES, then partition.cuh,
-// serial.cuh, cta_merge.cuh and cta_mergesort.cuh.
+// four-way merge passes; TP_NT is the block sort's), then partition.cuh, serial.cuh, cta_merge.cuh
+// and cta_mergesort.cuh.
 
 using twophase::size_type;
 
-// With values and keys of at most 4 bytes, the block sort sorts (key, tile position) entries of
-// 8 bytes: the position rides beside the key through every merge level (one 8-byte shared-memory
-// store and load per key and level) and says at the end where each sorted key's value is. Wider
-// keys carry the positions in a second array permuted at each level (cta_sort's TRACK_IDS):
-// entries of 16 bytes took the 8-byte-key block sort from 98 to 152 registers a thread.
-struct alignas(alignof(key_type) > 8 ? alignof(key_type) : 8) sort_entry {
-  key_type key;
-  int id;
-};
-constexpr bool SORT_ENTRIES = TP_HAS_VALUES && sizeof(sort_entry) == 8;
-static_assert(SORT_ENTRIES == (TP_SORT_ENTRIES != 0), "host and kernel disagree on the block sort's entries");
-
-// The comparator of the entries: the keys' own.
-struct sort_entry_compare {
-  __device__ __forceinline__ bool operator()(const sort_entry& a, const sort_entry& b) const {
-    return key_compare()(a.key, b.key);
-  }
-};
-
 // Shared memory of one block-sort tile (dynamic: the host passes BYTES, MergesortTuning::
-// blocksort_shared_bytes). Keys only: NV + 1 keys (the serial merge reads one slot past a run's
-// end). With values: NV + 1 entries, or NV + 1 keys and NV positions; once the sorted keys are
-// stored, the same memory holds the tile's NV values and then the NV tile positions in output
-// order, so that the values are permuted inside shared memory (gathered from global memory by
-// sorted position they would touch a different 32-byte sector for nearly every lane of a warp).
+// blocksort_shared_bytes): NV + 1 keys (the serial merge reads one slot past a run's end), then,
+// with values, the NV tile positions that follow the keys through the sort. Once the sorted keys
+// are stored, the same memory holds the tile's NV values and then the NV tile positions in output
+// order, so that the values are permuted inside shared memory: gathered from global memory by
+// sorted position they would touch a different 32-byte sector for nearly every lane of a warp.
+// (Sorting 8-byte (key, position) entries instead, one shared-memory access per key and level,
+// measured slower on the H100: 2.74 against 2.66 ms for 2^27 u32 pairs.)
 template <int NV>
 struct blocksort_smem {
   static constexpr int align16(int bytes) { return (bytes + 15) / 16 * 16; }
   static constexpr int KEY_BYTES = align16((NV + 1) * (int)sizeof(key_type));
-  static constexpr int SORT_BYTES =
-      !TP_HAS_VALUES ? KEY_BYTES
-                     : (SORT_ENTRIES ? align16((NV + 1) * (int)sizeof(sort_entry)) : KEY_BYTES + NV * (int)sizeof(int));
+  static constexpr int SORT_BYTES = KEY_BYTES + (TP_HAS_VALUES ? NV * (int)sizeof(int) : 0);
   static constexpr int VALUE_BYTES = align16(NV * (int)sizeof(value_type));
   static constexpr int PERMUTE_BYTES = TP_HAS_VALUES ? VALUE_BYTES + NV * (int)sizeof(int) : 0;
   static constexpr int BYTES = SORT_BYTES > PERMUTE_BYTES ? SORT_BYTES : PERMUTE_BYTES;
@@ -68,32 +49,14 @@ __device__ __forceinline__ void blocksort_tile(const key_type* keys_in, const va
   twophase::load_tile<NT, VT, checked>(keys_in, tile_start, tile_cnt, keys_in, tile_start, tile_cnt, keys_shared, tid);
   key_type keys[VT];
   int ids[VT];
-  if (SORT_ENTRIES) {
-    sort_entry entries[VT];
 #pragma unroll
-    for (int i = 0; i < VT; ++i) {
-      const int pos = VT * tid + i;
-      entries[i].key = keys_shared[checked ? min(pos, tile_cnt - 1) : pos];
-      entries[i].id = pos;
-    }
-    // cta_sort's first barrier orders these reads of the keys before its stores of the entries.
-    twophase::cta_sort<NT, VT, checked, false>(entries, ids, tile_cnt, reinterpret_cast<sort_entry*>(smem), nullptr,
-                                               sort_entry_compare());
-#pragma unroll
-    for (int i = 0; i < VT; ++i) {
-      keys[i] = entries[i].key;
-      ids[i] = entries[i].id;
-    }
-  } else {
-#pragma unroll
-    for (int i = 0; i < VT; ++i) {
-      const int pos = VT * tid + i;
-      keys[i] = keys_shared[checked ? min(pos, tile_cnt - 1) : pos];
-      ids[i] = pos;
-    }
-    int* ids_shared = reinterpret_cast<int*>(smem + blocksort_smem<NV>::KEY_BYTES);
-    twophase::cta_sort<NT, VT, checked, TP_HAS_VALUES>(keys, ids, tile_cnt, keys_shared, ids_shared, key_compare());
+  for (int i = 0; i < VT; ++i) {
+    const int pos = VT * tid + i;
+    keys[i] = keys_shared[checked ? min(pos, tile_cnt - 1) : pos];
+    ids[i] = pos;
   }
+  int* sort_ids_shared = reinterpret_cast<int*>(smem + blocksort_smem<NV>::KEY_BYTES);
+  twophase::cta_sort<NT, VT, checked, TP_HAS_VALUES>(keys, ids, tile_cnt, keys_shared, sort_ids_shared, key_compare());
   twophase::store_through_shared<NT, VT, checked>(keys, keys_shared, keys_out + tile_start, tile_cnt, tid);
   if (TP_HAS_VALUES) {
     // The tile's values, coalesced, and each output's tile position, strided, over the sort's
@@ -553,14 +516,7 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
   }
 }
 
-// With TP_QUAD_MIN_BLOCKS (MergesortTuning::quad_min_blocks) the compiler keeps the registers a
-// thread low enough for that many blocks an SM.
-#if TP_QUAD_MIN_BLOCKS > 0
-#define TP_QUAD_BOUNDS __launch_bounds__(TP_QUAD_NT, TP_QUAD_MIN_BLOCKS)
-#else
-#define TP_QUAD_BOUNDS __launch_bounds__(TP_QUAD_NT)
-#endif
-extern "C" __global__ void TP_QUAD_BOUNDS
+extern "C" __global__ void __launch_bounds__(TP_QUAD_NT)
     twophase_mergesort_quad_tile(const key_type* __restrict__ src, size_type count, size_type run,
                                  const size_type* __restrict__ cuts, key_type* __restrict__ dst,
                                  const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst) {

@@ -265,20 +265,18 @@ fn mergesort_two_way_and_four_way_pass_plans() {
     let gpu = gpu();
     let mut rng = rng();
     let mut scratch = MergesortScratch::new();
-    // (threads, pass threads, four-way threads, four-way minimum blocks an SM, VT)
     let tunings = [
-        (64, 32, 32, 0, 3),
-        (64, 64, 32, 0, 5),
-        (128, 32, 64, 8, 7),
-        (64, 32, 0, 0, 3),
+        (64, 32, 32, 3),
+        (64, 64, 32, 5),
+        (128, 32, 64, 7),
+        (64, 32, 0, 3),
     ];
-    for (threads, pass_threads, quad_threads, quad_min_blocks, vt) in tunings {
+    for (threads, pass_threads, quad_threads, vt) in tunings {
         let tuning = MergesortTuning {
             threads,
             pass_threads,
             quad_threads,
             four_way_min_keys: 0,
-            quad_min_blocks,
             vt,
         };
         let tile = tuning.tile();

@@ -66,14 +66,8 @@ pub fn mergesort_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
     tuning: MergesortTuning,
 ) -> Program {
     let pass_define = format!(
-        "#define TP_PASS_NT {}\n#define TP_QUAD_NT {}\n#define TP_QUAD_MIN_BLOCKS {}\n#define TP_SORT_ENTRIES {}\n",
-        tuning.pass_threads,
-        tuning.quad_threads,
-        tuning.quad_min_blocks,
-        u8::from(sorts_entries(
-            size_of::<K>(),
-            values.map_or(0, |(size, _)| size)
-        ))
+        "#define TP_PASS_NT {}\n#define TP_QUAD_NT {}\n",
+        tuning.pass_threads, tuning.quad_threads
     );
     let mut sources = vec![pass_define.as_str()];
     sources.extend(MERGESORT_SOURCES);
@@ -105,11 +99,6 @@ pub struct MergesortTuning {
     /// 2^27 keys, and a fixed latency of tens of microseconds at any size), so it only pays where
     /// one two-way pass moves much more than that.
     pub four_way_min_keys: usize,
-    /// Blocks of the four-way tile kernel that must fit on an SM by registers (its
-    /// `__launch_bounds__` minimum; 0: the compiler's choice). The compiler otherwise spends
-    /// registers on hoisting the tile's VT loads: 108 a thread for 8-byte keys at 128 x 23, four
-    /// blocks an SM, and the pass took 0.89 ms at 2^27 on the H100 against 0.82 ms at 5 blocks.
-    pub quad_min_blocks: u32,
     /// Keys per thread (VT), in every kernel.
     pub vt: u32,
 }
@@ -143,25 +132,19 @@ impl MergesortTuning {
     }
 
     /// Dynamic shared memory of a block-sort tile (kernels/mergesort.cu `blocksort_smem`): NV + 1
-    /// keys; with values NV + 1 (key, tile position) entries ([`sorts_entries`]) or NV + 1 keys
-    /// and NV positions, or the NV values and NV positions that reuse them (the values are
-    /// permuted in shared memory) if those are larger.
+    /// keys, with values followed by NV tile positions; or, if larger, the NV values and NV
+    /// positions that reuse that memory once the keys are stored (the values are permuted in
+    /// shared memory).
     pub const fn blocksort_shared_bytes(&self, key_bytes: usize, value_bytes: usize) -> usize {
         const SHARED_ALIGN: usize = 16;
-        const fn aligned(bytes: usize) -> usize {
-            bytes.div_ceil(SHARED_ALIGN) * SHARED_ALIGN
-        }
         let nv = self.tile();
-        let keys = aligned((nv + 1) * key_bytes);
+        let keys = ((nv + 1) * key_bytes).div_ceil(SHARED_ALIGN) * SHARED_ALIGN;
         if value_bytes == 0 {
             return keys;
         }
-        let sort = if sorts_entries(key_bytes, value_bytes) {
-            aligned((nv + 1) * SORT_ENTRY_BYTES)
-        } else {
-            keys + nv * size_of::<i32>()
-        };
-        let permute = aligned(nv * value_bytes) + nv * size_of::<i32>();
+        let positions = nv * size_of::<i32>();
+        let sort = keys + positions;
+        let permute = (nv * value_bytes).div_ceil(SHARED_ALIGN) * SHARED_ALIGN + positions;
         if sort > permute {
             sort
         } else {
@@ -227,16 +210,11 @@ impl MergesortTuning {
             (0..=8, 0..=8) => (256, 256, 128, 15),
             _ => (128, 128, 0, 7),
         };
-        let quad_min_blocks = match (key_bytes, value_bytes) {
-            (5..=8, 0) => 5,
-            _ => 0,
-        };
         MergesortTuning {
             threads,
             pass_threads,
             quad_threads,
             four_way_min_keys: FOUR_WAY_MIN_BYTES / (key_bytes + value_bytes),
-            quad_min_blocks,
             vt,
         }
     }
@@ -299,17 +277,6 @@ impl MergesortScratch {
     pub fn new() -> Self {
         Self::default()
     }
-}
-
-/// Bytes of the block sort's (key, tile position) entry (kernels/mergesort.cu `sort_entry`).
-const SORT_ENTRY_BYTES: usize = 8;
-
-/// Whether the block sort of keys of `key_bytes` with values sorts (key, tile position) entries
-/// (one 8-byte shared-memory access per key and level) rather than permuting a second array of
-/// positions at each level: for keys of at most 4 bytes (kernels/mergesort.cu `SORT_ENTRIES`,
-/// whose static_assert checks the two agree).
-pub const fn sorts_entries(key_bytes: usize, value_bytes: usize) -> bool {
-    value_bytes > 0 && key_bytes <= SORT_ENTRY_BYTES - size_of::<i32>()
 }
 
 /// Bytes of keys and values from which the shipped tunings sort with four-way passes. On the
