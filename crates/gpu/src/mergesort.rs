@@ -81,6 +81,13 @@ pub fn mergesort_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
     )
 }
 
+/// `bytes` rounded up to the 16-byte alignment at which the kernels start each shared-memory
+/// region (kernels/mergesort.cu `align16`, `quad_smem`), so that every region can hold any key.
+const fn shared_aligned(bytes: usize) -> usize {
+    const SHARED_ALIGN: usize = 16;
+    bytes.div_ceil(SHARED_ALIGN) * SHARED_ALIGN
+}
+
 /// Launch shapes of the mergesort: the block sort's NT x VT tile, and the merge passes' tile of
 /// `pass_threads` x VT keys, which must divide the block tile (so that runs are whole pass
 /// tiles and no pass tile straddles two pairs of runs).
@@ -136,15 +143,14 @@ impl MergesortTuning {
     /// positions that reuse that memory once the keys are stored (the values are permuted in
     /// shared memory).
     pub const fn blocksort_shared_bytes(&self, key_bytes: usize, value_bytes: usize) -> usize {
-        const SHARED_ALIGN: usize = 16;
         let nv = self.tile();
-        let keys = ((nv + 1) * key_bytes).div_ceil(SHARED_ALIGN) * SHARED_ALIGN;
+        let keys = shared_aligned((nv + 1) * key_bytes);
         if value_bytes == 0 {
             return keys;
         }
         let positions = nv * size_of::<i32>();
         let sort = keys + positions;
-        let permute = (nv * value_bytes).div_ceil(SHARED_ALIGN) * SHARED_ALIGN + positions;
+        let permute = shared_aligned(nv * value_bytes) + positions;
         if sort > permute {
             sort
         } else {
@@ -156,9 +162,8 @@ impl MergesortTuning {
     /// the tile's input and then the first level's output (NV + PIECE keys), with values the
     /// first level's NV + PIECE source positions.
     pub const fn quad_shared_bytes(&self, key_bytes: usize, has_values: bool) -> usize {
-        const SHARED_ALIGN: usize = 16;
         let slots = self.quad_tile() + self.quad_piece();
-        let keys = (slots * key_bytes).div_ceil(SHARED_ALIGN) * SHARED_ALIGN;
+        let keys = shared_aligned(slots * key_bytes);
         keys + if has_values { slots * 4 } else { 0 }
     }
 
