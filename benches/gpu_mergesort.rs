@@ -40,16 +40,19 @@ fn global_passes(n: usize, tuning: MergesortTuning) -> u32 {
     1 + two_way + four_way
 }
 
-/// A sweep entry (block sort threads, pass threads, four-way pass threads, VT) as a tuning with
-/// four-way passes forced on at every size when their threads are not 0.
+/// A sweep entry (block sort threads, pass threads, four-way pass threads, lanes per four-way
+/// cut, VT) as a tuning with four-way passes forced on at every size when their threads are not 0.
+type Sweep = (u32, u32, u32, u32, u32);
+
 fn swept_tuning(
-    &(threads, pass_threads, quad_threads, vt): &(u32, u32, u32, u32),
+    &(threads, pass_threads, quad_threads, quad_cut_lanes, vt): &Sweep,
 ) -> MergesortTuning {
     MergesortTuning {
         threads,
         pass_threads,
         quad_threads,
         four_way_min_keys: 0,
+        quad_cut_lanes,
         vt,
     }
 }
@@ -57,8 +60,15 @@ fn swept_tuning(
 /// A tuning's launch shapes as the sweep lines print them.
 fn shape(t: MergesortTuning) -> String {
     format!(
-        "nt={} pass nt={} quad nt={} vt={}",
-        t.threads, t.pass_threads, t.quad_threads, t.vt
+        "nt={} pass nt={} quad nt={} lanes={} vt={}",
+        t.threads,
+        t.pass_threads,
+        t.quad_threads,
+        match t.quad_cut_lanes {
+            0 => "auto".to_owned(),
+            lanes => lanes.to_string(),
+        },
+        t.vt
     )
 }
 
@@ -118,7 +128,7 @@ fn bench<K>(
     mode: Mode,
     kind: &str,
     pairs: bool,
-    sweep: &[(u32, u32, u32, u32)],
+    sweep: &[Sweep],
     copy_gbs: f64,
     cub: &HashMap<(String, u32), f64>,
 ) where
@@ -289,15 +299,21 @@ fn main() {
     );
     println!("| impl | kind | n | ms | Gkeys/s | passes (block sort + merge) | time in copies of the data | CUB merge sort = CUB/ours | CUB radix sort = CUB/ours |");
     println!("|---|---|---|---|---|---|---|---|---|");
-    // Sweeps: (block sort threads, pass threads, four-way pass threads, VT), four-way passes
-    // forced on at every size when their threads are not 0. The 1024-thread block sorts need more
+    // Sweeps: (block sort threads, pass threads, four-way pass threads, lanes per four-way cut
+    // (0: chosen by the number of cuts, as shipped), VT), four-way passes forced on at every size
+    // when their threads are not 0. The 1024-thread block sorts need more
     // than 48 KiB of (dynamic) shared memory.
     bench::<u32>(
         &gpu,
         mode,
         "u32",
         false,
-        &[(512, 128, 512, 23), (1024, 128, 512, 23)],
+        &[
+            (512, 128, 512, 1, 23),
+            (512, 128, 512, 8, 23),
+            (512, 128, 512, 32, 23),
+            (1024, 128, 512, 0, 23),
+        ],
         copy,
         &cub,
     );
@@ -306,7 +322,12 @@ fn main() {
         mode,
         "u64",
         false,
-        &[(256, 256, 128, 23), (512, 256, 128, 23)],
+        &[
+            (256, 256, 128, 1, 23),
+            (256, 256, 128, 4, 23),
+            (256, 256, 128, 16, 23),
+            (256, 256, 256, 0, 23),
+        ],
         copy,
         &cub,
     );
@@ -315,7 +336,13 @@ fn main() {
         mode,
         "u32-pairs",
         true,
-        &[(512, 256, 256, 11), (1024, 256, 256, 11)],
+        &[
+            (512, 256, 256, 1, 11),
+            (512, 256, 256, 4, 11),
+            (512, 256, 256, 16, 11),
+            (512, 256, 128, 0, 11),
+            (1024, 256, 256, 0, 11),
+        ],
         copy,
         &cub,
     );

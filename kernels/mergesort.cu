@@ -1,8 +1,8 @@
 //! The two-phase mergesort kernels: block sort of each tile, then merge passes split by merge path.
 // The host prepends the same prelude as for the merge (key_type, key_compare, value_type, TP_NT,
 // TP_VT, TP_HAS_VALUES, TP_PARTITION_NT), TP_PASS_NT and TP_QUAD_NT (threads of the two-way and
-// four-way merge passes; TP_NT is the block sort's), then partition.cuh, serial.cuh, cta_merge.cuh
-// and cta_mergesort.cuh.
+// four-way merge passes; TP_NT is the block sort's), then partition.cuh, serial.cuh,
+// cta_merge.cuh and cta_mergesort.cuh.
 
 using twophase::size_type;
 
@@ -271,6 +271,39 @@ __device__ __forceinline__ key_type element_before(const key_type* __restrict__ 
   return twophase::takes_a<twophase::bounds_lower>(a_key, b_key, key_compare()) ? b_key : a_key;
 }
 
+// One round of a `lanes`-ary search for the first `false` of a monotone predicate (true then
+// false) over candidates [lo, lo + n): lane `l` probes candidate `probe(l)`, all n when
+// n <= lanes, else `lanes` evenly spread ones. The lanes of a group then agree, from the ballot of
+// their answers, on the candidates left: with `t` answers true (a prefix of the lanes, the
+// predicate being monotone), the first false lies past probe(t - 1) and at or before probe(t).
+struct kary_round {
+  size_type lo, n;
+  int lanes;
+  __device__ __forceinline__ int active_lanes() const { return n < (size_type)lanes ? (int)n : lanes; }
+  __device__ __forceinline__ size_type probe(int l) const {
+    return n <= (size_type)lanes ? lo + l : lo + n * (size_type)(l + 1) / (size_type)(lanes + 1);
+  }
+};
+
+// The lanes of this thread's cut group (`lanes` consecutive lanes of a warp, a power of two) as a
+// mask of the warp, for the group's shuffles and ballots.
+__device__ __forceinline__ unsigned cut_group_mask(int lanes) {
+  const unsigned group_bits = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1;
+  return group_bits << (threadIdx.x % 32 / lanes * lanes);
+}
+
+// The `true` answers of a cut group's lanes, as a count: the predicate is monotone over the
+// lanes' probes, so the true answers are the first ones. A group of one lane skips the warp
+// vote (`lanes` is the same in every thread, so the branch never diverges).
+__device__ __forceinline__ int group_trues(unsigned group_mask, int lanes, bool answer) {
+  return lanes == 1 ? (int)answer : __popc(__ballot_sync(group_mask, answer) & group_mask);
+}
+
+// Lane `src`'s `value`, within a cut group (the value itself in a group of one lane).
+__device__ __forceinline__ size_type group_share(unsigned group_mask, int lanes, size_type value, int src) {
+  return lanes == 1 ? value : __shfl_sync(group_mask, value, src, lanes);
+}
+
 // Phase 1 of a four-way pass: cuts[3p .. 3p + 3) = (x, a, c), the cut of output position
 // min(p * spacing, count) inside its quad (twophase_partition::quad_cut): a keys from R0, x - a
 // from R1, c from R2, the rest from R3. The cut is the merge path of X = merge(R0, R1) and
@@ -281,44 +314,61 @@ __device__ __forceinline__ key_type element_before(const key_type* __restrict__ 
 //   sample are read straight off the samples (two dependent loads a probe).
 // - Fine search inside the one window left: each probe finds X's and Y's element by a merge path
 //   search inside a window, the two searches in lockstep.
+// Each cut is searched by a group of `lanes` lanes of one warp (a power of two up to 32): every
+// round the lanes probe `lanes` candidates at once, so a search over n candidates takes
+// log(n) / log(lanes + 1) rounds of dependent loads instead of log2(n). With one lane a cut is a
+// chain of a hundred or more dependent loads; where the cuts are too few to keep the memory
+// system busy, that chain's length is the kernel's time and more lanes shorten it, while where
+// they are many the kernel is bound by the scattered loads themselves and one lane is best (the
+// host picks, MergesortTuning::quad_cut_lanes).
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_mergesort_quad_partition(const key_type* __restrict__ keys, size_type count, size_type run,
                                       const size_type* __restrict__ partitions, size_type spacing,
-                                      size_type num_cuts, size_type* __restrict__ cuts) {
-  const size_type p = (size_type)blockIdx.x * blockDim.x + threadIdx.x;
-  if (p >= num_cuts) return;
+                                      size_type num_cuts, int lanes, size_type* __restrict__ cuts) {
+  static_assert(TP_PARTITION_NT % 32 == 0, "cut groups must not straddle warps");
+  const size_type p = ((size_type)blockIdx.x * blockDim.x + threadIdx.x) / lanes;
+  if (p >= num_cuts) return;  // the whole group: its lanes share p
+  const int lane = threadIdx.x % lanes;
+  const unsigned group = cut_group_mask(lanes);
   const size_type pos = min(p * spacing, count);
   const mergesort_quad quad(count, run, pos);
   const run_pair x_pair = {quad.starts[0], quad.starts[1], quad.starts[2]};
   const run_pair y_pair = {quad.starts[2], quad.starts[3], quad.starts[4]};
   const size_type diag = pos - quad.starts[0];
   const size_type nx = x_pair.total(), ny = y_pair.total();
+  // The cut's X count lies in [begin, end].
   size_type begin = diag > ny ? diag - ny : 0;
   size_type end = min(diag, nx);
   if (diag % spacing == 0) {
-    // X's output j*spacing against Y's output diag-1-j*spacing, the last before Y's sample at
-    // diag - j*spacing (a multiple of spacing: quads start at multiples of it).
+    // Coarse: does X's output j*spacing come before Y's output diag-1-j*spacing, the last before
+    // Y's sample at diag - j*spacing (a multiple of spacing: quads start at multiples of it)?
     size_type j_lo = (begin + spacing - 1) / spacing, j_hi = (end + spacing - 1) / spacing;
     while (j_lo < j_hi) {
-      const size_type j = j_lo + (j_hi - j_lo) / 2;
-      const size_type xi = j * spacing, yt = diag - xi;
-      const key_type x_key = element_at(keys, x_pair, sampled_path(x_pair, partitions, spacing, xi), xi);
-      const key_type y_key = element_before(keys, y_pair, sampled_path(y_pair, partitions, spacing, yt), yt);
-      if (twophase::takes_a<twophase::bounds_lower>(x_key, y_key, key_compare())) {
-        begin = xi + 1;
-        j_lo = j + 1;
-      } else {
-        end = xi;
-        j_hi = j;
+      const kary_round round = {j_lo, j_hi - j_lo, lanes};
+      bool answer = false;
+      if (lane < round.active_lanes()) {
+        const size_type xi = round.probe(lane) * spacing, yt = diag - xi;
+        const key_type x_key = element_at(keys, x_pair, sampled_path(x_pair, partitions, spacing, xi), xi);
+        const key_type y_key = element_before(keys, y_pair, sampled_path(y_pair, partitions, spacing, yt), yt);
+        answer = twophase::takes_a<twophase::bounds_lower>(x_key, y_key, key_compare());
+      }
+      const int t = group_trues(group, lanes, answer);
+      if (t > 0) {
+        j_lo = round.probe(t - 1) + 1;
+        begin = max(begin, (j_lo - 1) * spacing + 1);
+      }
+      if (t < round.active_lanes()) {
+        j_hi = round.probe(t);
+        end = min(end, j_hi * spacing);
       }
     }
   }
   // Fine: X's output `mid` comes before Y's output `diag - 1 - mid` iff the cut lies past `mid`.
-  // The A counts of both merge paths are monotone in their diagonals, so each probe bounds the
+  // The A counts of both merge paths are monotone in their diagonals, so each round bounds the
   // searches of the later ones: X's A count at any later probe lies between its counts at the
   // probes that last moved `begin` and `end`, and Y's (whose diagonal falls as `mid` grows) the
-  // other way round. That about halves the fine search's loads (the CPU twin, which only has to
-  // be right, searches the whole window each time; both find the same unique cut).
+  // other way round; the lanes that made those probes share their counts. (The CPU twin, which
+  // only has to be right, searches the whole window each time; both find the same unique cut.)
   size_type x_lo = 0, x_hi = nx, y_lo = 0, y_hi = ny;
   auto search = [&](window_search& xs, window_search& ys) {
     xs.clamp(x_lo, x_hi);
@@ -329,22 +379,37 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     }
   };
   while (begin < end) {
-    const size_type mid = begin + (end - begin) / 2;
-    window_search xs(keys, x_pair, partitions, spacing, mid);
-    window_search ys(keys, y_pair, partitions, spacing, diag - 1 - mid);
-    search(xs, ys);
-    const key_type x_key = element_at(keys, x_pair, xs.a_count(), mid);
-    const key_type y_key = element_at(keys, y_pair, ys.a_count(), diag - 1 - mid);
-    if (twophase::takes_a<twophase::bounds_lower>(x_key, y_key, key_compare())) {
-      begin = mid + 1;
-      x_lo = xs.a_count();
-      y_hi = ys.a_count();
-    } else {
-      end = mid;
-      x_hi = xs.a_count();
-      y_lo = ys.a_count();
+    const kary_round round = {begin, end - begin, lanes};
+    bool answer = false;
+    size_type x_count = 0, y_count = 0;
+    if (lane < round.active_lanes()) {
+      const size_type mid = round.probe(lane);
+      window_search xs(keys, x_pair, partitions, spacing, mid);
+      window_search ys(keys, y_pair, partitions, spacing, diag - 1 - mid);
+      search(xs, ys);
+      x_count = xs.a_count();
+      y_count = ys.a_count();
+      const key_type x_key = element_at(keys, x_pair, x_count, mid);
+      const key_type y_key = element_at(keys, y_pair, y_count, diag - 1 - mid);
+      answer = twophase::takes_a<twophase::bounds_lower>(x_key, y_key, key_compare());
+    }
+    const int t = group_trues(group, lanes, answer);
+    const size_type x_before = group_share(group, lanes, x_count, max(t - 1, 0));
+    const size_type y_before = group_share(group, lanes, y_count, max(t - 1, 0));
+    const size_type x_after = group_share(group, lanes, x_count, min(t, lanes - 1));
+    const size_type y_after = group_share(group, lanes, y_count, min(t, lanes - 1));
+    if (t > 0) {
+      begin = round.probe(t - 1) + 1;
+      x_lo = x_before;
+      y_hi = y_before;
+    }
+    if (t < round.active_lanes()) {
+      end = round.probe(t);
+      x_hi = x_after;
+      y_lo = y_after;
     }
   }
+  if (lane != 0) return;
   window_search xs(keys, x_pair, partitions, spacing, begin);
   window_search ys(keys, y_pair, partitions, spacing, diag - begin);
   search(xs, ys);
@@ -367,13 +432,36 @@ struct quad_piece {
 // Shared memory of one four-way tile: one key buffer holds the tile's input (NV keys, the slices
 // of R0..R3 in order) and then, overwritten after a barrier, the level-one output (X's part, then
 // Y's part from the next multiple of PIECE: at most NV + PIECE - 1 keys), with one slot past the
-// end that the serial merge may read; with values, the level-one sources.
+// end that the serial merge may read; with values, the level-one sources, then the tile's NV
+// input values (copied in asynchronously while the keys are merged, then gathered from here).
 template <int NV, int VT>
 struct quad_smem {
+  static constexpr int align16(int bytes) { return (bytes + 15) / 16 * 16; }
   static constexpr int KEYS = NV + quad_piece<VT>::PIECE;
-  static constexpr int KEY_BYTES = (KEYS * (int)sizeof(key_type) + 15) / 16 * 16;
-  static constexpr int BYTES = KEY_BYTES + (TP_HAS_VALUES ? (NV + quad_piece<VT>::PIECE) * (int)sizeof(int) : 0);
+  static constexpr int KEY_BYTES = align16(KEYS * (int)sizeof(key_type));
+  static constexpr int SOURCE_BYTES = TP_HAS_VALUES ? align16(KEYS * (int)sizeof(int)) : 0;
+  static constexpr int VALUE_BYTES = TP_HAS_VALUES ? NV * (int)sizeof(value_type) : 0;
+  static constexpr int BYTES = KEY_BYTES + SOURCE_BYTES + VALUE_BYTES;
 };
+
+// Start copying `*src` to shared `*dst` without waiting for it (cp.async, sm_80+) where the
+// value's size allows (4, 8 or 16 bytes), else copy it now; copy_async_wait() waits for this
+// thread's copies. The four-way tile's value loads thus overlap its two merge levels instead of
+// following them.
+template <typename T>
+__device__ __forceinline__ void copy_async(T* dst, const T* __restrict__ src) {
+  if constexpr (sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16) {
+    const unsigned shared_address = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(shared_address), "l"(src), "n"(sizeof(T))
+                 : "memory");
+  } else {
+    *dst = *src;
+  }
+}
+
+__device__ __forceinline__ void copy_async_wait() {
+  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;" ::: "memory");
+}
 
 // The global index of tile position `pos` of a four-way tile whose input is the slices of runs
 // 0..3 in order: slice k starts at global `first[k]` and ends at tile position `ends[k]`.
@@ -407,6 +495,8 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
   static_assert(NT * (PIECE - VT) >= 2 * PIECE, "four-way tile: too few threads for one level-one piece each");
   key_type* keys_shared = reinterpret_cast<key_type*>(smem);
   int* sources = reinterpret_cast<int*>(smem + quad_smem<NV, VT>::KEY_BYTES);
+  value_type* vals_shared =
+      reinterpret_cast<value_type*>(smem + quad_smem<NV, VT>::KEY_BYTES + quad_smem<NV, VT>::SOURCE_BYTES);
   const int tid = threadIdx.x;
   const size_type tile = blockIdx.x;
   const size_type diag0 = tile * NV;
@@ -426,6 +516,14 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
   const int tile_cnt = (int)(d1 - d0);
   const int ends[4] = {n0, n0 + n1, n0 + n1 + n2, tile_cnt};
 
+  if (TP_HAS_VALUES) {
+    // The tile's values, in tile-input order, on their way to shared memory while the keys merge.
+#pragma unroll
+    for (int i = 0; i < VT; ++i) {
+      const int idx = NT * i + tid;
+      if (!checked || idx < tile_cnt) copy_async(vals_shared + idx, vals_src + slice_global(first, ends, idx));
+    }
+  }
   {
     key_type x[VT];
 #pragma unroll
@@ -499,14 +597,13 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
     // Every read of `sources` above happened before store_through_shared's first barrier.
 #pragma unroll
     for (int i = 0; i < VT; ++i) sources[VT * tid + i] = indices[i];
+    copy_async_wait();
     __syncthreads();
     value_type v[VT];
 #pragma unroll
     for (int i = 0; i < VT; ++i) {
       const int idx = NT * i + tid;
-      if (!checked || idx < tile_cnt) {
-        v[i] = vals_src[slice_global(first, ends, sources[idx])];
-      }
+      if (!checked || idx < tile_cnt) v[i] = vals_shared[sources[idx]];
     }
 #pragma unroll
     for (int i = 0; i < VT; ++i) {

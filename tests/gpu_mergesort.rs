@@ -265,18 +265,22 @@ fn mergesort_two_way_and_four_way_pass_plans() {
     let gpu = gpu();
     let mut rng = rng();
     let mut scratch = MergesortScratch::new();
+    // (block sort threads, pass threads, four-way threads, lanes per four-way cut, VT): every
+    // cut-search width, from the binary search of one lane to a warp's 32-ary one.
     let tunings = [
-        (64, 32, 32, 3),
-        (64, 64, 32, 5),
-        (128, 32, 64, 7),
-        (64, 32, 0, 3),
+        (64, 32, 32, 1, 3),
+        (64, 64, 32, 4, 5),
+        (128, 32, 64, 32, 7),
+        (64, 32, 32, 8, 3),
+        (64, 32, 0, 1, 3),
     ];
-    for (threads, pass_threads, quad_threads, vt) in tunings {
+    for (threads, pass_threads, quad_threads, quad_cut_lanes, vt) in tunings {
         let tuning = MergesortTuning {
             threads,
             pass_threads,
             quad_threads,
             four_way_min_keys: 0,
+            quad_cut_lanes,
             vt,
         };
         let tile = tuning.tile();
@@ -328,5 +332,31 @@ fn mergesort_two_way_and_four_way_pass_plans() {
                 );
             }
         }
+    }
+}
+
+/// The four-way partition's lane choice (no GPU needed): the H100's measured best at each size
+/// (docs/mergesort.md), always a power of two from 1 to 32.
+#[test]
+fn quad_cut_lanes_fill_the_partition_budget() {
+    use twophase_gpu::mergesort::quad_cut_lanes;
+    const H100_SMS: u32 = 132;
+    let cuts = |n: usize, quad_tile: usize| n.div_ceil(quad_tile) + 1;
+    // u32 keys at 2^27 (512 x 23 quad tiles): 4 lanes; u32 pairs at 2^27 (256 x 11): 1 lane.
+    assert_eq!(quad_cut_lanes(cuts(1 << 27, 512 * 23), H100_SMS), 4);
+    assert_eq!(quad_cut_lanes(cuts(1 << 27, 256 * 11), H100_SMS), 1);
+    // u64 keys (128 x 23) and u32 pairs at 2^24: 8 lanes.
+    assert_eq!(quad_cut_lanes(cuts(1 << 24, 128 * 23), H100_SMS), 8);
+    assert_eq!(quad_cut_lanes(cuts(1 << 24, 256 * 11), H100_SMS), 8);
+    // Few cuts: a whole warp; very many: one lane.
+    assert_eq!(quad_cut_lanes(2, H100_SMS), 32);
+    assert_eq!(quad_cut_lanes(0, H100_SMS), 32);
+    assert_eq!(quad_cut_lanes(usize::MAX / 1024, H100_SMS), 1);
+    for c in (1..1 << 20).step_by(997) {
+        let lanes = quad_cut_lanes(c, H100_SMS);
+        assert!(
+            lanes.is_power_of_two() && lanes <= 32,
+            "{c} cuts: {lanes} lanes"
+        );
     }
 }

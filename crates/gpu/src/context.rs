@@ -37,6 +37,8 @@ pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     arch: u32,
+    /// Streaming multiprocessors of the device.
+    multiprocessors: u32,
     kernels: Mutex<HashMap<String, Arc<Kernels>>>,
     /// Device buffers reused by the host-slice calls (`&[T]` in, `Vec<T>` out), grown on demand.
     pub(crate) staging: Mutex<Vec<CudaSlice<u8>>>,
@@ -93,10 +95,16 @@ impl Gpu {
         let (major, minor) = ctx.compute_capability()?;
         let arch = u32::try_from(major * 10 + minor)
             .map_err(|_| GpuError::TooLarge(format!("compute capability {major}.{minor}")))?;
+        let multiprocessors = ctx.attribute(
+            cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+        )?;
+        let multiprocessors = u32::try_from(multiprocessors)
+            .map_err(|_| GpuError::TooLarge(format!("{multiprocessors} multiprocessors")))?;
         Ok(Gpu {
             ctx,
             stream,
             arch,
+            multiprocessors,
             kernels: Mutex::new(HashMap::new()),
             staging: Mutex::new(Vec::new()),
             merge_scratch: Mutex::new(crate::merge::MergeScratch::new()),
@@ -149,6 +157,11 @@ impl Gpu {
     /// The device architecture as NVRTC names it (90 for sm_90).
     pub fn arch(&self) -> u32 {
         self.arch
+    }
+
+    /// The device's streaming multiprocessors (SMs).
+    pub fn multiprocessors(&self) -> u32 {
+        self.multiprocessors
     }
 
     /// The most shared memory one block may use after opting in (the device's

@@ -106,6 +106,11 @@ pub struct MergesortTuning {
     /// 2^27 keys, and a fixed latency of tens of microseconds at any size), so it only pays where
     /// one two-way pass moves much more than that.
     pub four_way_min_keys: usize,
+    /// Lanes of a warp that search one four-way cut together: a power of two up to 32, or 0 for
+    /// [`quad_cut_lanes`]'s choice by the number of cuts. A cut is a chain of dependent loads;
+    /// `lanes` lanes probe `lanes` candidates a round, which makes the chain log2(lanes + 1)
+    /// times shorter for about `lanes` times the loads.
+    pub quad_cut_lanes: u32,
     /// Keys per thread (VT), in every kernel.
     pub vt: u32,
 }
@@ -160,11 +165,14 @@ impl MergesortTuning {
 
     /// Shared memory of a four-way tile (kernels/mergesort.cu `quad_smem`): one key buffer for
     /// the tile's input and then the first level's output (NV + PIECE keys), with values the
-    /// first level's NV + PIECE source positions.
-    pub const fn quad_shared_bytes(&self, key_bytes: usize, has_values: bool) -> usize {
+    /// first level's NV + PIECE source positions and the tile's NV input values.
+    pub const fn quad_shared_bytes(&self, key_bytes: usize, value_bytes: usize) -> usize {
         let slots = self.quad_tile() + self.quad_piece();
         let keys = shared_aligned(slots * key_bytes);
-        keys + if has_values { slots * 4 } else { 0 }
+        if value_bytes == 0 {
+            return keys;
+        }
+        keys + shared_aligned(slots * size_of::<i32>()) + self.quad_tile() * value_bytes
     }
 
     /// The two-way and four-way merge passes that follow the block sort of `count` keys: every
@@ -220,6 +228,7 @@ impl MergesortTuning {
             pass_threads,
             quad_threads,
             four_way_min_keys: FOUR_WAY_MIN_BYTES / (key_bytes + value_bytes),
+            quad_cut_lanes: 0,
             vt,
         }
     }
@@ -228,7 +237,6 @@ impl MergesortTuning {
     /// of `value_bytes` (0: keys only). The block sort's shared memory is dynamic and may exceed
     /// 48 KiB (up to [`MAX_OPTIN_SHARED_BYTES`]; the device's own limit is checked at launch).
     pub fn validate(&self, key_bytes: usize, value_bytes: usize) -> Result<(), GpuError> {
-        let has_values = value_bytes > 0;
         check_launch_shape_within(
             self.threads,
             self.vt,
@@ -240,13 +248,20 @@ impl MergesortTuning {
             ((self.pass_tile() + 1) * key_bytes).max(self.pass_tile() * size_of::<i32>());
         check_launch_shape(self.pass_threads, self.vt, true, pass_shared)?;
         if self.quad_threads > 0 {
-            let quad_shared = self.quad_shared_bytes(key_bytes, has_values);
+            let quad_shared = self.quad_shared_bytes(key_bytes, value_bytes);
             check_launch_shape(self.quad_threads, self.vt, true, quad_shared)?;
             let (piece, vt) = (self.quad_piece() as u32, self.vt);
             if self.quad_threads * (piece - vt) < 2 * piece {
                 return Err(GpuError::InvalidTuning(format!(
                     "quad_threads = {} is too few for one level-one piece of {piece} outputs a thread (VT = {vt})",
                     self.quad_threads
+                )));
+            }
+            let lanes = self.quad_cut_lanes;
+            if lanes != 0 && !(lanes.is_power_of_two() && lanes <= WARP_LANES) {
+                return Err(GpuError::InvalidTuning(format!(
+                    "quad_cut_lanes = {} must be 0 or a power of two up to {WARP_LANES}",
+                    self.quad_cut_lanes
                 )));
             }
             if self.quad_threads > self.threads {
@@ -291,14 +306,38 @@ impl MergesortScratch {
 /// 2^20 sort, where the partition's fixed latency dominates).
 pub const FOUR_WAY_MIN_BYTES: usize = 1 << 27;
 
+/// Threads of a warp: a four-way cut's lanes shuffle within one.
+const WARP_LANES: u32 = 32;
+
+/// Four-way partition threads per SM that keep the memory system busy with the cuts' scattered
+/// loads: on the H100 (132 SMs) the fastest lane count at every measured size put 45-50
+/// thousand threads on the cuts (u32 keys at 2^27: 11.4k cuts, 4 lanes best; u32 pairs at 2^27:
+/// 47.6k cuts, 1 lane; u64 and pairs at 2^24: 5.7-6k cuts, 8 lanes; docs/mergesort.md).
+const QUAD_CUT_THREADS_PER_SM: usize = 384;
+
+/// Lanes per four-way cut for `cuts` cuts on a device of `multiprocessors` SMs: the most (a power
+/// of two up to a warp) that keep the partition's threads within [`QUAD_CUT_THREADS_PER_SM`] an
+/// SM, and at least one. Fewer cuts than that leave the memory system idle while each cut's chain
+/// of dependent loads runs, so more lanes shorten the chains; more cuts already fill it, and more
+/// lanes would only add loads.
+pub fn quad_cut_lanes(cuts: usize, multiprocessors: u32) -> u32 {
+    let budget = QUAD_CUT_THREADS_PER_SM * multiprocessors as usize / cuts.max(1);
+    let mut lanes = 1;
+    while lanes < WARP_LANES && (2 * lanes) as usize <= budget {
+        lanes *= 2;
+    }
+    lanes
+}
+
 /// Words per four-way cut (kernels/mergesort.cu): the counts taken from X, from run 0 and from
 /// run 2.
 const QUAD_CUT_WORDS: usize = 3;
 
-/// Launch shape of a partition kernel: one thread per tile boundary.
-fn partition_config(boundaries: usize) -> LaunchConfig {
+/// Launch shape of a partition kernel: `threads` threads (one per tile boundary, or with four-way
+/// cuts one group of lanes per cut).
+fn partition_config(threads: usize) -> LaunchConfig {
     LaunchConfig {
-        grid_dim: (boundaries.div_ceil(PARTITION_THREADS as usize) as u32, 1, 1),
+        grid_dim: (threads.div_ceil(PARTITION_THREADS as usize) as u32, 1, 1),
         block_dim: (PARTITION_THREADS, 1, 1),
         shared_mem_bytes: 0,
     }
@@ -496,6 +535,11 @@ impl Gpu {
             shared_mem_bytes: 0,
         };
         let (quad_spacing, cut_count) = (tuning.quad_tile() as u64, num_cuts as u64);
+        let lanes = match tuning.quad_cut_lanes {
+            0 => quad_cut_lanes(num_cuts, self.multiprocessors()),
+            forced => forced,
+        };
+        let lanes_arg = lanes as i32;
         for quad_pass in 0..four_way_passes {
             let run = (tile as u64) << (two_way_passes + 2 * quad_pass);
             // The two-way partitions of this input at every quad tile: the samples of X and Y.
@@ -508,10 +552,13 @@ impl Gpu {
                 .arg(&partitions)
                 .arg(&quad_spacing)
                 .arg(&cut_count)
+                .arg(&lanes_arg)
                 .arg(&cuts);
-            // SAFETY: matches twophase_mergesort_quad_partition; `cuts` holds QUAD_CUT_WORDS
-            // entries per cut; the samples were written by the launch before on this stream.
-            unsafe { launch.launch(partition_config(num_cuts)) }?;
+            // SAFETY: matches twophase_mergesort_quad_partition, with one group of `lanes` threads
+            // (a power of two up to 32, validated or chosen above) per cut; `cuts` holds
+            // QUAD_CUT_WORDS entries per cut; the samples were written by the launch before on
+            // this stream.
+            unsafe { launch.launch(partition_config(num_cuts * lanes as usize)) }?;
             let mut launch = stream.launch_builder(quad_tile_kernel);
             launch
                 .arg(&src.0)
