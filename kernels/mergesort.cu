@@ -273,15 +273,19 @@ __device__ __forceinline__ key_type element_before(const key_type* __restrict__ 
 
 // One round of a `lanes`-ary search for the first `false` of a monotone predicate (true then
 // false) over candidates [lo, lo + n): lane `l` probes candidate `probe(l)`, all n when
-// n <= lanes, else `lanes` evenly spread ones. The lanes of a group then agree, from the ballot of
-// their answers, on the candidates left: with `t` answers true (a prefix of the lanes, the
-// predicate being monotone), the first false lies past probe(t - 1) and at or before probe(t).
+// n <= lanes, else `lanes` evenly spread ones, about n * (l + 1) / (lanes + 1) past lo (with one
+// lane, a binary search's middle). The lanes of a group then agree, from the ballot of their
+// answers, on the candidates left: with `t` answers true (a prefix of the lanes, the predicate
+// being monotone), the first false lies past probe(t - 1) and at or before probe(t).
 struct kary_round {
   size_type lo, n;
   int lanes;
+  // (2^32 - 1) / (lanes + 1), rounded down so that every probe stays below lo + n. (A 64-bit
+  // division in every round would be a subroutine of dependent instructions on the cut's chain.)
+  unsigned reciprocal;
   __device__ __forceinline__ int active_lanes() const { return n < (size_type)lanes ? (int)n : lanes; }
   __device__ __forceinline__ size_type probe(int l) const {
-    return n <= (size_type)lanes ? lo + l : lo + n * (size_type)(l + 1) / (size_type)(lanes + 1);
+    return n <= (size_type)lanes ? lo + l : lo + __umul64hi(n * (size_type)(l + 1), (size_type)reciprocal << 32);
   }
 };
 
@@ -326,9 +330,11 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
                                       const size_type* __restrict__ partitions, size_type spacing,
                                       size_type num_cuts, int lanes, size_type* __restrict__ cuts) {
   static_assert(TP_PARTITION_NT % 32 == 0, "cut groups must not straddle warps");
-  const size_type p = ((size_type)blockIdx.x * blockDim.x + threadIdx.x) / lanes;
+  const int shift = __ffs(lanes) - 1;  // lanes = 2^shift
+  const unsigned reciprocal = 0xffffffffu / (unsigned)(lanes + 1);
+  const size_type p = ((size_type)blockIdx.x * blockDim.x + threadIdx.x) >> shift;
   if (p >= num_cuts) return;  // the whole group: its lanes share p
-  const int lane = threadIdx.x % lanes;
+  const int lane = threadIdx.x & (lanes - 1);
   const unsigned group = cut_group_mask(lanes);
   const size_type pos = min(p * spacing, count);
   const mergesort_quad quad(count, run, pos);
@@ -344,7 +350,7 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     // Y's sample at diag - j*spacing (a multiple of spacing: quads start at multiples of it)?
     size_type j_lo = (begin + spacing - 1) / spacing, j_hi = (end + spacing - 1) / spacing;
     while (j_lo < j_hi) {
-      const kary_round round = {j_lo, j_hi - j_lo, lanes};
+      const kary_round round = {j_lo, j_hi - j_lo, lanes, reciprocal};
       bool answer = false;
       if (lane < round.active_lanes()) {
         const size_type xi = round.probe(lane) * spacing, yt = diag - xi;
@@ -379,7 +385,7 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     }
   };
   while (begin < end) {
-    const kary_round round = {begin, end - begin, lanes};
+    const kary_round round = {begin, end - begin, lanes, reciprocal};
     bool answer = false;
     size_type x_count = 0, y_count = 0;
     if (lane < round.active_lanes()) {
