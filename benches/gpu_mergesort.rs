@@ -20,6 +20,8 @@ use twophase_gpu::cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
 const WARMUP: usize = 5;
 /// Timed runs per measurement; the median is reported.
 const REPS: usize = 41;
+/// Alternations of the shipped sort with and without programmatic dependent launch.
+const PDL_ALTERNATIONS: usize = 3;
 /// Sizes (log2 of keys) measured.
 const SIZES: [u32; 3] = [20, 24, 27];
 /// Size (log2 of keys) of the profile mode (`--profile`): every configuration sorts once after
@@ -234,6 +236,33 @@ fn bench<K>(
             bytes_per_pass,
             copy_gbs,
             cub,
+        );
+        // The same sort with every kernel launched normally (no programmatic dependent launch),
+        // alternating with it, so that a drift of the clocks does not pass for a difference.
+        let mut with_pdl = Vec::new();
+        let mut without_pdl = Vec::new();
+        for _ in 0..PDL_ALTERNATIONS {
+            for (on, times) in [(false, &mut without_pdl), (true, &mut with_pdl)] {
+                gpu.set_programmatic_launch(on);
+                times.push(
+                    time_events(gpu, WARMUP, REPS, |_| {
+                        restore(&mut keys, &mut values);
+                        sort_tuned(&mut keys, &mut values, tuning);
+                    }) - copy_ms,
+                );
+            }
+        }
+        let show = |times: &[f64]| {
+            times
+                .iter()
+                .map(|t| format!("{t:.4}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        println!(
+            "programmatic dependent launch {kind} 2^{log2n}: on {} ms, off {} ms (alternating)",
+            show(&with_pdl),
+            show(&without_pdl)
         );
         for tuned in sweep.iter().map(swept_tuning) {
             restore(&mut keys, &mut values);

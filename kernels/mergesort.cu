@@ -6,6 +6,19 @@
 
 using twophase::size_type;
 
+// Programmatic dependent launch (sm_90+): every kernel of the sort after the block sort is launched
+// as a programmatic dependent of the one before, so that its blocks are scheduled while the
+// previous kernel's last blocks run. Each kernel first waits for the previous one to complete
+// and its writes to be visible (before touching global memory: a pass's partition kernel writes
+// the partitions the previous tile kernel reads), then lets its own dependent be scheduled.
+// Both are no-ops for a kernel launched normally.
+__device__ __forceinline__ void follow_previous_kernel() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 // Shared memory of one block-sort tile (dynamic: the host passes BYTES, MergesortTuning::
 // blocksort_shared_bytes): NV + 1 keys (the serial merge reads one slot past a run's end), then,
 // with values, the NV tile positions that follow the keys through the sort. Once the sorted keys
@@ -87,6 +100,7 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
                        value_type* vals_out) {
   constexpr int NV = TP_NT * TP_VT;
   extern __shared__ __align__(16) unsigned char smem[];
+  follow_previous_kernel();
   if ((size_type)(blockIdx.x + 1) * NV <= count) {
     blocksort_tile<false>(keys_in, vals_in, count, keys_out, vals_out, smem);
   } else {
@@ -111,6 +125,7 @@ struct mergesort_pair {
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_mergesort_partition(const key_type* __restrict__ keys, size_type count, size_type run,
                                  size_type spacing, size_type num_partitions, size_type* __restrict__ partitions) {
+  follow_previous_kernel();
   const size_type p = (size_type)blockIdx.x * blockDim.x + threadIdx.x;
   if (p >= num_partitions) return;
   const size_type pos = min(p * spacing, count);
@@ -131,6 +146,7 @@ extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
   constexpr int NV = NT * VT;
   __shared__ __align__(16) unsigned char smem[pass_smem<NV>::BYTES];
   static_assert(pass_smem<NV>::BYTES <= 48 * 1024, "tile too large for static shared memory");
+  follow_previous_kernel();
   const size_type tile = blockIdx.x;
   const size_type diag0 = tile * NV;
   const size_type diag1 = min(diag0 + NV, count);
@@ -330,6 +346,7 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
                                       const size_type* __restrict__ partitions, size_type spacing,
                                       size_type num_cuts, int lanes, size_type* __restrict__ cuts) {
   static_assert(TP_PARTITION_NT % 32 == 0, "cut groups must not straddle warps");
+  follow_previous_kernel();
   const int shift = __ffs(lanes) - 1;  // lanes = 2^shift
   const unsigned reciprocal = 0xffffffffu / (unsigned)(lanes + 1);
   const size_type p = ((size_type)blockIdx.x * blockDim.x + threadIdx.x) >> shift;
@@ -626,6 +643,7 @@ extern "C" __global__ void __launch_bounds__(TP_QUAD_NT)
   constexpr int NV = TP_QUAD_NT * TP_VT;
   __shared__ __align__(16) unsigned char smem[quad_smem<NV, TP_VT>::BYTES];
   static_assert(quad_smem<NV, TP_VT>::BYTES <= 48 * 1024, "four-way tile too large for static shared memory");
+  follow_previous_kernel();
   if ((size_type)(blockIdx.x + 1) * NV <= count) {
     quad_tile<false>(src, count, run, cuts, dst, vals_src, vals_dst, smem);
   } else {

@@ -1,5 +1,6 @@
 //! The two-phase GPU mergesort: block sort of each tile, then merge passes split by merge path.
 
+use std::ffi::c_void;
 use std::mem::{align_of, size_of};
 
 use std::sync::Arc;
@@ -333,16 +334,6 @@ pub fn quad_cut_lanes(cuts: usize, multiprocessors: u32) -> u32 {
 /// run 2.
 const QUAD_CUT_WORDS: usize = 3;
 
-/// Launch shape of a partition kernel: `threads` threads (one per tile boundary, or with four-way
-/// cuts one group of lanes per cut).
-fn partition_config(threads: usize) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (threads.div_ceil(PARTITION_THREADS as usize) as u32, 1, 1),
-        block_dim: (PARTITION_THREADS, 1, 1),
-        shared_mem_bytes: 0,
-    }
-}
-
 /// Number of two-way merge passes after the block sort: ceil(log2(tiles)).
 pub fn merge_passes(count: usize, tile: usize) -> u32 {
     let tiles = count.div_ceil(tile);
@@ -479,46 +470,75 @@ impl Gpu {
             std::mem::swap(&mut src, &mut dst);
         }
 
+        // Every kernel after the block sort is launched as a programmatic dependent of the one
+        // before (Gpu::launch_raw; kernels/mergesort.cu `follow_previous_kernel` waits for it
+        // before touching memory). Parameters go as pointers to their values, in the kernels'
+        // order: 64-bit addresses and sizes, and the four-way partition's 32-bit lane count.
+        fn param<T>(value: &T) -> *mut c_void {
+            (value as *const T).cast_mut().cast()
+        }
+        let grid = |blocks: usize| -> Result<u32, GpuError> {
+            u32::try_from(blocks)
+                .ok()
+                .filter(|&b| u64::from(b) <= MAX_GRID_X)
+                .ok_or_else(|| GpuError::TooLarge(format!("{blocks} blocks in one grid")))
+        };
+        let partition_blocks = |threads: usize| grid(threads.div_ceil(PARTITION_THREADS as usize));
+
         // The two-way merge paths of one pass over `keys` (runs of `run`) at every `spacing`-th
         // output, `boundaries` of them, into `partitions`: the two-way passes' tile boundaries,
         // and the four-way passes' samples.
         let launch_partitions = |keys: u64, run: u64, spacing: usize, boundaries: usize| {
             let (spacing, boundary_count) = (spacing as u64, boundaries as u64);
-            let mut launch = stream.launch_builder(partition);
-            launch
-                .arg(&keys)
-                .arg(&count_arg)
-                .arg(&run)
-                .arg(&spacing)
-                .arg(&boundary_count)
-                .arg(&partitions);
-            // SAFETY: matches twophase_mergesort_partition; `partitions` was grown to hold
-            // max(num_pass_tiles, num_quad_tiles) + 1 >= `boundaries` entries; `keys` holds
-            // `count` keys.
-            unsafe { launch.launch(partition_config(boundaries)) }.map(|_| ())
+            let mut params = [
+                param(&keys),
+                param(&count_arg),
+                param(&run),
+                param(&spacing),
+                param(&boundary_count),
+                param(&partitions),
+            ];
+            // SAFETY: `params` points at six 64-bit values matching twophase_mergesort_partition,
+            // alive for the call; `partitions` was grown to hold max(num_pass_tiles,
+            // num_quad_tiles) + 1 >= `boundaries` entries; `keys` holds `count` keys; one thread
+            // per boundary.
+            unsafe {
+                self.launch_raw(
+                    partition,
+                    partition_blocks(boundaries)?,
+                    PARTITION_THREADS,
+                    &mut params,
+                    true,
+                )
+            }
         };
         let num_partitions = num_pass_tiles + 1;
-        let pass_config = LaunchConfig {
-            grid_dim: (num_pass_tiles as u32, 1, 1),
-            block_dim: (tuning.pass_threads, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let pass_grid = grid(num_pass_tiles)?;
         for pass in 0..two_way_passes {
             let run = (tile as u64) << pass;
             launch_partitions(src.0, run, pass_tile, num_partitions)?;
-            let mut launch = stream.launch_builder(tile_kernel);
-            launch
-                .arg(&src.0)
-                .arg(&count_arg)
-                .arg(&run)
-                .arg(&partitions)
-                .arg(&dst.0)
-                .arg(&src.1)
-                .arg(&dst.1);
-            // SAFETY: matches twophase_mergesort_tile (built for TP_PASS_NT threads); `src` and
-            // `dst` are distinct buffers of `count` keys (and values); the partitions were
-            // written by the launch before on this stream; one block per pass tile.
-            unsafe { launch.launch(pass_config) }?;
+            let mut params = [
+                param(&src.0),
+                param(&count_arg),
+                param(&run),
+                param(&partitions),
+                param(&dst.0),
+                param(&src.1),
+                param(&dst.1),
+            ];
+            // SAFETY: `params` points at seven 64-bit values matching twophase_mergesort_tile
+            // (built for TP_PASS_NT threads), alive for the call; `src` and `dst` are distinct
+            // buffers of `count` keys (and values); the partitions are written by the launch
+            // before, which this one waits for; one block per pass tile.
+            unsafe {
+                self.launch_raw(
+                    tile_kernel,
+                    pass_grid,
+                    tuning.pass_threads,
+                    &mut params,
+                    true,
+                )
+            }?;
             std::mem::swap(&mut src, &mut dst);
         }
         if four_way_passes == 0 {
@@ -529,49 +549,64 @@ impl Gpu {
             kernels.function(MERGESORT_ENTRY_QUAD_TILE)?,
         );
         let num_cuts = num_quad_tiles + 1;
-        let quad_config = LaunchConfig {
-            grid_dim: (num_quad_tiles as u32, 1, 1),
-            block_dim: (tuning.quad_threads, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let quad_grid = grid(num_quad_tiles)?;
         let (quad_spacing, cut_count) = (tuning.quad_tile() as u64, num_cuts as u64);
         let lanes = match tuning.quad_cut_lanes {
             0 => quad_cut_lanes(num_cuts, self.multiprocessors()),
             forced => forced,
         };
         let lanes_arg = lanes as i32;
+        let cut_blocks = partition_blocks(num_cuts * lanes as usize)?;
         for quad_pass in 0..four_way_passes {
             let run = (tile as u64) << (two_way_passes + 2 * quad_pass);
             // The two-way partitions of this input at every quad tile: the samples of X and Y.
             launch_partitions(src.0, run, tuning.quad_tile(), num_cuts)?;
-            let mut launch = stream.launch_builder(quad_partition);
-            launch
-                .arg(&src.0)
-                .arg(&count_arg)
-                .arg(&run)
-                .arg(&partitions)
-                .arg(&quad_spacing)
-                .arg(&cut_count)
-                .arg(&lanes_arg)
-                .arg(&cuts);
-            // SAFETY: matches twophase_mergesort_quad_partition, with one group of `lanes` threads
-            // (a power of two up to 32, validated or chosen above) per cut; `cuts` holds
-            // QUAD_CUT_WORDS entries per cut; the samples were written by the launch before on
-            // this stream.
-            unsafe { launch.launch(partition_config(num_cuts * lanes as usize)) }?;
-            let mut launch = stream.launch_builder(quad_tile_kernel);
-            launch
-                .arg(&src.0)
-                .arg(&count_arg)
-                .arg(&run)
-                .arg(&cuts)
-                .arg(&dst.0)
-                .arg(&src.1)
-                .arg(&dst.1);
-            // SAFETY: matches twophase_mergesort_quad_tile (built for TP_QUAD_NT threads); `src`
-            // and `dst` are distinct buffers of `count` keys (and values); one block per quad
-            // tile; the cuts were written by the launch before on this stream.
-            unsafe { launch.launch(quad_config) }?;
+            let mut params = [
+                param(&src.0),
+                param(&count_arg),
+                param(&run),
+                param(&partitions),
+                param(&quad_spacing),
+                param(&cut_count),
+                param(&lanes_arg),
+                param(&cuts),
+            ];
+            // SAFETY: `params` points at values matching twophase_mergesort_quad_partition (six
+            // 64-bit, the 32-bit lane count, one 64-bit), alive for the call; one group of `lanes`
+            // threads (a power of two up to 32, validated or chosen above) per cut; `cuts` holds
+            // QUAD_CUT_WORDS entries per cut; the samples are written by the launch before,
+            // which this one waits for.
+            unsafe {
+                self.launch_raw(
+                    quad_partition,
+                    cut_blocks,
+                    PARTITION_THREADS,
+                    &mut params,
+                    true,
+                )
+            }?;
+            let mut params = [
+                param(&src.0),
+                param(&count_arg),
+                param(&run),
+                param(&cuts),
+                param(&dst.0),
+                param(&src.1),
+                param(&dst.1),
+            ];
+            // SAFETY: `params` points at seven 64-bit values matching twophase_mergesort_quad_tile
+            // (built for TP_QUAD_NT threads), alive for the call; `src` and `dst` are distinct
+            // buffers of `count` keys (and values); one block per quad tile; the cuts are written
+            // by the launch before, which this one waits for.
+            unsafe {
+                self.launch_raw(
+                    quad_tile_kernel,
+                    quad_grid,
+                    tuning.quad_threads,
+                    &mut params,
+                    true,
+                )
+            }?;
             std::mem::swap(&mut src, &mut dst);
         }
         Ok(())
