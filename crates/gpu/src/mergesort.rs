@@ -216,6 +216,11 @@ impl MergesortTuning {
     /// - 4-byte keys with 4-byte values: 256 threads: 11.72 ms against 12.63 with 512 and 14.42
     ///   two-way only.
     /// - 8-byte pairs: 128 threads (not measured since; a 47 KB tile at 256).
+    ///
+    /// Lanes per four-way cut: 0, so that each sort picks them by its number of cuts
+    /// ([`quad_cut_lanes`]): at 2^27 one lane per cut was best for u64 keys and u32 pairs and
+    /// within 0.3% of the best for u32 keys, at 2^24 4-8 lanes were 12-13% faster than one, at 2^20
+    /// 32 lanes nearly twice as fast (docs/mergesort.md, session 5).
     pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
         let (threads, pass_threads, quad_threads, vt) = match (key_bytes, value_bytes) {
             (0..=4, 0) => (512, 128, 512, 23),
