@@ -322,7 +322,7 @@ const WARP_LANES: u32 = 32;
 const QUAD_CUT_THREADS_PER_SM: usize = 384;
 
 /// Lanes per four-way cut for `cuts` cuts on a device of `multiprocessors` SMs: the most (a power
-/// of two up to a warp) that keep the partition's threads within [`QUAD_CUT_THREADS_PER_SM`] an
+/// of two up to a warp) that keep the partition's threads within `QUAD_CUT_THREADS_PER_SM` (384) an
 /// SM, and at least one. Fewer cuts than that leave the memory system idle while each cut's chain
 /// of dependent loads runs, so more lanes shorten the chains; more cuts already fill it, and more
 /// lanes would only add loads.
