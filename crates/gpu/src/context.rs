@@ -19,6 +19,9 @@ pub const PDL_MIN_ARCH: u32 = 90;
 /// The kernels of one compiled program, by name.
 pub(crate) struct Kernels {
     functions: HashMap<&'static str, CudaFunction>,
+    /// Dynamic shared memory each kernel has been allowed past the default 48 KiB (set once per
+    /// loaded kernel, not on every launch).
+    dynamic_shared: Mutex<HashMap<&'static str, usize>>,
 }
 
 impl Kernels {
@@ -28,6 +31,41 @@ impl Kernels {
             call: "cuModuleGetFunction",
             message: format!("{entry} missing"),
         })
+    }
+
+    /// Let kernel `entry` launch with `bytes` of dynamic shared memory: past the default
+    /// `default_max` bytes it must opt in (`MAX_DYNAMIC_SHARED_SIZE_BYTES`), up to the device's
+    /// `device_max`. The attribute is set once per kernel and size, then remembered.
+    pub(crate) fn allow_dynamic_shared(
+        &self,
+        entry: &'static str,
+        bytes: usize,
+        default_max: usize,
+        device_max: usize,
+    ) -> Result<(), GpuError> {
+        if bytes <= default_max {
+            return Ok(());
+        }
+        if bytes > device_max {
+            return Err(GpuError::InvalidTuning(format!(
+                "{entry} needs {bytes} bytes of shared memory; this device allows {device_max}"
+            )));
+        }
+        let mut allowed = self
+            .dynamic_shared
+            .lock()
+            .map_err(|_| GpuError::Poisoned("dynamic shared memory attributes"))?;
+        if allowed.get(entry).is_some_and(|&b| b >= bytes) {
+            return Ok(());
+        }
+        let bytes_attr = i32::try_from(bytes)
+            .map_err(|_| GpuError::TooLarge(format!("{bytes} bytes of shared memory")))?;
+        self.function(entry)?.set_attribute(
+            driver_sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            bytes_attr,
+        )?;
+        allowed.insert(entry, bytes);
+        Ok(())
     }
 }
 
@@ -39,6 +77,8 @@ pub struct Gpu {
     arch: u32,
     /// Streaming multiprocessors of the device.
     multiprocessors: u32,
+    /// The device's `MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`, in bytes.
+    max_shared_optin: usize,
     kernels: Mutex<HashMap<String, Arc<Kernels>>>,
     /// Device buffers reused by the host-slice calls (`&[T]` in, `Vec<T>` out), grown on demand.
     pub(crate) staging: Mutex<Vec<CudaSlice<u8>>>,
@@ -100,11 +140,18 @@ impl Gpu {
         )?;
         let multiprocessors = u32::try_from(multiprocessors)
             .map_err(|_| GpuError::TooLarge(format!("{multiprocessors} multiprocessors")))?;
+        let max_shared_optin = ctx.attribute(
+            driver_sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+        )?;
+        let max_shared_optin = usize::try_from(max_shared_optin).map_err(|_| {
+            GpuError::TooLarge(format!("shared memory per block {max_shared_optin}"))
+        })?;
         Ok(Gpu {
             ctx,
             stream,
             arch,
             multiprocessors,
+            max_shared_optin,
             kernels: Mutex::new(HashMap::new()),
             staging: Mutex::new(Vec::new()),
             merge_scratch: Mutex::new(crate::merge::MergeScratch::new()),
@@ -166,12 +213,8 @@ impl Gpu {
 
     /// The most shared memory one block may use after opting in (the device's
     /// `MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`).
-    pub fn max_shared_per_block_optin(&self) -> Result<usize, GpuError> {
-        let bytes = self.ctx.attribute(
-            cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-        )?;
-        usize::try_from(bytes)
-            .map_err(|_| GpuError::TooLarge(format!("shared memory per block {bytes}")))
+    pub fn max_shared_per_block_optin(&self) -> usize {
+        self.max_shared_optin
     }
 
     /// The device's name.
@@ -206,7 +249,10 @@ impl Gpu {
         for &entry in entry_points {
             functions.insert(entry, module.load_function(entry)?);
         }
-        let kernels = Arc::new(Kernels { functions });
+        let kernels = Arc::new(Kernels {
+            functions,
+            dynamic_shared: Mutex::new(HashMap::new()),
+        });
         cache.insert(key.to_owned(), kernels.clone());
         Ok(kernels)
     }

@@ -456,18 +456,12 @@ impl Gpu {
             .arg(&first.0)
             .arg(&first.1);
         let blocksort_shared = tuning.blocksort_shared_bytes(size_of::<K>(), value_bytes);
-        if blocksort_shared > MAX_STATIC_SHARED_BYTES {
-            let device_max = self.max_shared_per_block_optin()?;
-            if blocksort_shared > device_max {
-                return Err(GpuError::InvalidTuning(format!(
-                    "the block sort needs {blocksort_shared} bytes of shared memory; this device allows {device_max}"
-                )));
-            }
-            blocksort.set_attribute(
-                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                blocksort_shared as i32,
-            )?;
-        }
+        kernels.allow_dynamic_shared(
+            MERGESORT_ENTRY_BLOCKSORT,
+            blocksort_shared,
+            MAX_STATIC_SHARED_BYTES,
+            self.max_shared_per_block_optin(),
+        )?;
         let tile_config = LaunchConfig {
             grid_dim: (num_tiles as u32, 1, 1),
             block_dim: (tuning.threads, 1, 1),
