@@ -292,47 +292,54 @@ fn mergesort_two_way_and_four_way_pass_plans() {
                 let input: Vec<u32> = keys(&mut rng, n, pattern, &Less, &|r| r.gen(), &|r| {
                     r.gen_range(0..5)
                 });
-                let mut expected = input.clone();
-                expected.sort();
                 let mut d_keys = gpu
                     .stream()
                     .clone_htod(&vec![u32::MAX - 7; n])
                     .expect("upload poison");
                 gpu.mergesort_device_tuned(&mut d_keys, &Less, tuning, &mut scratch)
                     .expect("poison sort");
-                let mut d_keys = gpu.stream().clone_htod(&input).expect("upload");
-                gpu.mergesort_device_tuned(&mut d_keys, &Less, tuning, &mut scratch)
-                    .expect("tuned sort");
-                let got = gpu.stream().clone_dtoh(&d_keys).expect("download");
-                assert!(
-                    got == expected,
-                    "{tuning:?}: keys differ, n = {n}, {pattern:?}, plan {:?}",
-                    tuning.pass_plan(n)
-                );
-                let positions: Vec<u32> = (0..n as u32).collect();
-                let mut d_keys = gpu.stream().clone_htod(&input).expect("upload");
-                let mut d_values = gpu.stream().clone_htod(&positions).expect("upload");
-                gpu.mergesort_pairs_device_tuned(
-                    &mut d_keys,
-                    &mut d_values,
-                    &Less,
-                    tuning,
-                    &mut scratch,
-                )
-                .expect("tuned pairs sort");
-                let got_keys = gpu.stream().clone_dtoh(&d_keys).expect("download");
-                let got_values = gpu.stream().clone_dtoh(&d_values).expect("download");
-                let mut expected_pairs: Vec<(u32, u32)> =
-                    input.iter().copied().zip(positions).collect();
-                expected_pairs.sort_by_key(|p| p.0);
-                let got_pairs: Vec<(u32, u32)> = got_keys.into_iter().zip(got_values).collect();
-                assert!(
-                    got_pairs == expected_pairs,
-                    "{tuning:?}: pairs not a stable sort, n = {n}, {pattern:?}"
-                );
+                let case = format!("n = {n}, {pattern:?}, plan {:?}", tuning.pass_plan(n));
+                assert_tuned_sorts(&gpu, &mut scratch, tuning, &input, true, &case);
             }
         }
     }
+}
+
+/// Sort `input` on the device with `tuning`, and, `with_pairs`, the pairs (key, input position)
+/// too; assert that the keys equal std's sort and the pairs std's stable sort by key. `case`
+/// names the input in the failure messages.
+fn assert_tuned_sorts(
+    gpu: &Gpu,
+    scratch: &mut MergesortScratch,
+    tuning: MergesortTuning,
+    input: &[u32],
+    with_pairs: bool,
+    case: &str,
+) {
+    let mut expected = input.to_vec();
+    expected.sort();
+    let mut d_keys = gpu.stream().clone_htod(input).expect("upload");
+    gpu.mergesort_device_tuned(&mut d_keys, &Less, tuning, scratch)
+        .expect("tuned sort");
+    let got = gpu.stream().clone_dtoh(&d_keys).expect("download");
+    assert!(got == expected, "{tuning:?}: keys differ, {case}");
+    if !with_pairs {
+        return;
+    }
+    let positions: Vec<u32> = (0..input.len() as u32).collect();
+    let mut d_keys = gpu.stream().clone_htod(input).expect("upload");
+    let mut d_values = gpu.stream().clone_htod(&positions).expect("upload");
+    gpu.mergesort_pairs_device_tuned(&mut d_keys, &mut d_values, &Less, tuning, scratch)
+        .expect("tuned pairs sort");
+    let got_keys = gpu.stream().clone_dtoh(&d_keys).expect("download");
+    let got_values = gpu.stream().clone_dtoh(&d_values).expect("download");
+    let mut expected_pairs: Vec<(u32, u32)> = input.iter().copied().zip(positions).collect();
+    expected_pairs.sort_by_key(|p| p.0);
+    let got_pairs: Vec<(u32, u32)> = got_keys.into_iter().zip(got_values).collect();
+    assert!(
+        got_pairs == expected_pairs,
+        "{tuning:?}: pairs not a stable sort, {case}"
+    );
 }
 
 /// Block sorts of 1024 threads need more than 48 KiB of dynamic shared memory (an opt-in the
@@ -366,39 +373,9 @@ fn mergesort_block_sort_past_48_kib_of_shared_memory() {
                 let input: Vec<u32> = keys(&mut rng, n, pattern, &Less, &|r| r.gen(), &|r| {
                     r.gen_range(0..5)
                 });
-                let positions: Vec<u32> = (0..n as u32).collect();
-                let mut expected: Vec<(u32, u32)> =
-                    input.iter().copied().zip(positions.clone()).collect();
-                expected.sort_by_key(|p| p.0);
                 for _ in 0..2 {
-                    let mut d_keys = gpu.stream().clone_htod(&input).expect("upload");
-                    gpu.mergesort_device_tuned(&mut d_keys, &Less, tuning, &mut scratch)
-                        .expect("keys sort");
-                    let got = gpu.stream().clone_dtoh(&d_keys).expect("download");
-                    assert!(
-                        got.iter().eq(expected.iter().map(|p| &p.0)),
-                        "{tuning:?}: keys differ, n = {n}, {pattern:?}"
-                    );
-                    if !with_pairs {
-                        continue;
-                    }
-                    let mut d_keys = gpu.stream().clone_htod(&input).expect("upload");
-                    let mut d_values = gpu.stream().clone_htod(&positions).expect("upload");
-                    gpu.mergesort_pairs_device_tuned(
-                        &mut d_keys,
-                        &mut d_values,
-                        &Less,
-                        tuning,
-                        &mut scratch,
-                    )
-                    .expect("pairs sort");
-                    let got_keys = gpu.stream().clone_dtoh(&d_keys).expect("download");
-                    let got_values = gpu.stream().clone_dtoh(&d_values).expect("download");
-                    let got: Vec<(u32, u32)> = got_keys.into_iter().zip(got_values).collect();
-                    assert!(
-                        got == expected,
-                        "{tuning:?}: pairs differ, n = {n}, {pattern:?}"
-                    );
+                    let case = format!("n = {n}, {pattern:?}");
+                    assert_tuned_sorts(&gpu, &mut scratch, tuning, &input, with_pairs, &case);
                 }
             }
         }

@@ -69,6 +69,12 @@ impl Kernels {
     }
 }
 
+/// One raw kernel parameter for [`Gpu::launch_raw`]: a pointer to its value, which the driver
+/// reads (and copies) during the launch, so the value must outlive that call.
+pub(crate) fn kernel_param<T>(value: &T) -> *mut c_void {
+    (value as *const T).cast_mut().cast()
+}
+
 /// A handle over a cudarc context and stream. Calls run on that stream; the handle also keeps the
 /// compiled kernels (per instantiation) and reusable device buffers for the host-slice calls.
 pub struct Gpu {
@@ -257,7 +263,8 @@ impl Gpu {
         Ok(kernels)
     }
 
-    /// Launch `function` with raw parameters, as a programmatic dependent of the previous launch
+    /// Launch `function` with raw parameters (each a [`kernel_param`] pointer to its value), as a
+    /// programmatic dependent of the previous launch
     /// on this stream when `dependent` and programmatic launch is on.
     ///
     /// # Safety

@@ -7,7 +7,7 @@ use cudarc::driver::{
 };
 
 use crate::compare::DeviceComparator;
-use crate::context::{Gpu, Staged};
+use crate::context::{kernel_param, Gpu, Staged};
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
 use crate::program::{
@@ -218,15 +218,15 @@ impl Gpu {
 
         let grid = num_tiles as u32;
         let mut params: [*mut std::ffi::c_void; 9] = [
-            (&args.a as *const u64).cast_mut().cast(),
-            (&a_count as *const u64).cast_mut().cast(),
-            (&args.b as *const u64).cast_mut().cast(),
-            (&b_count as *const u64).cast_mut().cast(),
-            (&partitions_ptr as *const u64).cast_mut().cast(),
-            (&args.out as *const u64).cast_mut().cast(),
-            (&args.values.0 as *const u64).cast_mut().cast(),
-            (&args.values.1 as *const u64).cast_mut().cast(),
-            (&args.values.2 as *const u64).cast_mut().cast(),
+            kernel_param(&args.a),
+            kernel_param(&a_count),
+            kernel_param(&args.b),
+            kernel_param(&b_count),
+            kernel_param(&partitions_ptr),
+            kernel_param(&args.out),
+            kernel_param(&args.values.0),
+            kernel_param(&args.values.1),
+            kernel_param(&args.values.2),
         ];
         // SAFETY: `params` points at nine 64-bit values matching twophase_merge_tile's parameters
         // (pointers as device addresses, sizes as unsigned long long), alive until the call

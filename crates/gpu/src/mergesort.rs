@@ -1,6 +1,5 @@
 //! The two-phase GPU mergesort: block sort of each tile, then merge passes split by merge path.
 
-use std::ffi::c_void;
 use std::mem::{align_of, size_of};
 
 use std::sync::Arc;
@@ -8,7 +7,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg};
 
 use crate::compare::DeviceComparator;
-use crate::context::{Gpu, SortBuffers};
+use crate::context::{kernel_param, Gpu, SortBuffers};
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
 use crate::merge::MAX_GRID_X;
@@ -481,9 +480,6 @@ impl Gpu {
         // pointers to their values, in the kernels' order: 64-bit addresses and sizes, and the
         // four-way partition's 32-bit lane count.
         let dependent = count * (size_of::<K>() + value_bytes) < PDL_MAX_BYTES;
-        fn param<T>(value: &T) -> *mut c_void {
-            (value as *const T).cast_mut().cast()
-        }
         let grid = |blocks: usize| -> Result<u32, GpuError> {
             u32::try_from(blocks)
                 .ok()
@@ -498,12 +494,12 @@ impl Gpu {
         let launch_partitions = |keys: u64, run: u64, spacing: usize, boundaries: usize| {
             let (spacing, boundary_count) = (spacing as u64, boundaries as u64);
             let mut params = [
-                param(&keys),
-                param(&count_arg),
-                param(&run),
-                param(&spacing),
-                param(&boundary_count),
-                param(&partitions),
+                kernel_param(&keys),
+                kernel_param(&count_arg),
+                kernel_param(&run),
+                kernel_param(&spacing),
+                kernel_param(&boundary_count),
+                kernel_param(&partitions),
             ];
             // SAFETY: `params` points at six 64-bit values matching twophase_mergesort_partition,
             // alive for the call; `partitions` was grown to hold max(num_pass_tiles,
@@ -525,13 +521,13 @@ impl Gpu {
             let run = (tile as u64) << pass;
             launch_partitions(src.0, run, pass_tile, num_partitions)?;
             let mut params = [
-                param(&src.0),
-                param(&count_arg),
-                param(&run),
-                param(&partitions),
-                param(&dst.0),
-                param(&src.1),
-                param(&dst.1),
+                kernel_param(&src.0),
+                kernel_param(&count_arg),
+                kernel_param(&run),
+                kernel_param(&partitions),
+                kernel_param(&dst.0),
+                kernel_param(&src.1),
+                kernel_param(&dst.1),
             ];
             // SAFETY: `params` points at seven 64-bit values matching twophase_mergesort_tile
             // (built for TP_PASS_NT threads), alive for the call; `src` and `dst` are distinct
@@ -569,14 +565,14 @@ impl Gpu {
             // The two-way partitions of this input at every quad tile: the samples of X and Y.
             launch_partitions(src.0, run, tuning.quad_tile(), num_cuts)?;
             let mut params = [
-                param(&src.0),
-                param(&count_arg),
-                param(&run),
-                param(&partitions),
-                param(&quad_spacing),
-                param(&cut_count),
-                param(&lanes_arg),
-                param(&cuts),
+                kernel_param(&src.0),
+                kernel_param(&count_arg),
+                kernel_param(&run),
+                kernel_param(&partitions),
+                kernel_param(&quad_spacing),
+                kernel_param(&cut_count),
+                kernel_param(&lanes_arg),
+                kernel_param(&cuts),
             ];
             // SAFETY: `params` points at values matching twophase_mergesort_quad_partition (six
             // 64-bit, the 32-bit lane count, one 64-bit), alive for the call; one group of `lanes`
@@ -593,13 +589,13 @@ impl Gpu {
                 )
             }?;
             let mut params = [
-                param(&src.0),
-                param(&count_arg),
-                param(&run),
-                param(&cuts),
-                param(&dst.0),
-                param(&src.1),
-                param(&dst.1),
+                kernel_param(&src.0),
+                kernel_param(&count_arg),
+                kernel_param(&run),
+                kernel_param(&cuts),
+                kernel_param(&dst.0),
+                kernel_param(&src.1),
+                kernel_param(&dst.1),
             ];
             // SAFETY: `params` points at seven 64-bit values matching twophase_mergesort_quad_tile
             // (built for TP_QUAD_NT threads), alive for the call; `src` and `dst` are distinct

@@ -12,7 +12,7 @@ use std::mem::{align_of, size_of};
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use crate::compare::DeviceComparator;
-use crate::context::{Gpu, Staged};
+use crate::context::{kernel_param, Gpu, Staged};
 use crate::error::GpuError;
 use crate::key::{cuda_value_type, DeviceKey, DeviceValue};
 use crate::merge::MAX_GRID_X;
@@ -505,12 +505,12 @@ impl Gpu {
             u32::try_from(num_partitions.div_ceil(PARTITION_THREADS as usize))
                 .map_err(|_| GpuError::TooLarge(format!("{num_partitions} partitions")))?;
         let mut params: [*mut c_void; 6] = [
-            (&scan as *const u64).cast_mut().cast(),
-            (&segments as *const u64).cast_mut().cast(),
-            (&total_u as *const u64).cast_mut().cast(),
-            (&spacing as *const u64).cast_mut().cast(),
-            (&partition_count as *const u64).cast_mut().cast(),
-            (&partitions_ptr as *const u64).cast_mut().cast(),
+            kernel_param(&scan),
+            kernel_param(&segments),
+            kernel_param(&total_u),
+            kernel_param(&spacing),
+            kernel_param(&partition_count),
+            kernel_param(&partitions_ptr),
         ];
         // SAFETY: six 64-bit values matching twophase_lbs_partition's parameters in
         // kernels/load_balance.cu; the scan holds `num_segments` indices of type I and the
@@ -526,20 +526,20 @@ impl Gpu {
         }?;
 
         let head: [*mut c_void; 4] = [
-            (&scan as *const u64).cast_mut().cast(),
-            (&segments as *const u64).cast_mut().cast(),
-            (&total_u as *const u64).cast_mut().cast(),
-            (&partitions_ptr as *const u64).cast_mut().cast(),
+            kernel_param(&scan),
+            kernel_param(&segments),
+            kernel_param(&total_u),
+            kernel_param(&partitions_ptr),
         ];
         let mut params: Vec<*mut c_void> = head.to_vec();
         match &call {
             TileCall::Segments { segments, ranks } => {
-                params.push((segments as *const u64).cast_mut().cast());
-                params.push((ranks as *const u64).cast_mut().cast());
+                params.push(kernel_param(segments));
+                params.push(kernel_param(ranks));
             }
             TileCall::Expand { values, out } => {
-                params.push((values as *const u64).cast_mut().cast());
-                params.push((out as *const u64).cast_mut().cast());
+                params.push(kernel_param(values));
+                params.push(kernel_param(out));
             }
             TileCall::Move {
                 gather,
@@ -547,13 +547,13 @@ impl Gpu {
                 input,
                 output,
             } => {
-                params.push((gather as *const u64).cast_mut().cast());
-                params.push((scatter as *const u64).cast_mut().cast());
-                params.push((input as *const u64).cast_mut().cast());
-                params.push((output as *const u64).cast_mut().cast());
+                params.push(kernel_param(gather));
+                params.push(kernel_param(scatter));
+                params.push(kernel_param(input));
+                params.push(kernel_param(output));
             }
             TileCall::ForEach { args } => {
-                params.push((args as *const OpArgs).cast_mut().cast());
+                params.push(kernel_param(args));
             }
         }
         // SAFETY: the parameters match the chosen tile kernel of kernels/load_balance.cu (four
@@ -1122,13 +1122,13 @@ impl Gpu {
             u32::try_from(num_partitions.div_ceil(PARTITION_THREADS as usize))
                 .map_err(|_| GpuError::TooLarge(format!("{num_partitions} partitions")))?;
         let mut params: [*mut c_void; 7] = [
-            (&needles.0 as *const u64).cast_mut().cast(),
-            (&n_count as *const u64).cast_mut().cast(),
-            (&haystack.0 as *const u64).cast_mut().cast(),
-            (&h_count as *const u64).cast_mut().cast(),
-            (&spacing as *const u64).cast_mut().cast(),
-            (&partition_count as *const u64).cast_mut().cast(),
-            (&partitions_ptr as *const u64).cast_mut().cast(),
+            kernel_param(&needles.0),
+            kernel_param(&n_count),
+            kernel_param(&haystack.0),
+            kernel_param(&h_count),
+            kernel_param(&spacing),
+            kernel_param(&partition_count),
+            kernel_param(&partitions_ptr),
         ];
         // SAFETY: seven 64-bit values matching twophase_search_partition's parameters in
         // kernels/sorted_search.cu; the inputs hold the given counts of K, the partitions buffer
@@ -1143,12 +1143,12 @@ impl Gpu {
             )
         }?;
         let mut params: [*mut c_void; 6] = [
-            (&needles.0 as *const u64).cast_mut().cast(),
-            (&n_count as *const u64).cast_mut().cast(),
-            (&haystack.0 as *const u64).cast_mut().cast(),
-            (&h_count as *const u64).cast_mut().cast(),
-            (&partitions_ptr as *const u64).cast_mut().cast(),
-            (&out as *const u64).cast_mut().cast(),
+            kernel_param(&needles.0),
+            kernel_param(&n_count),
+            kernel_param(&haystack.0),
+            kernel_param(&h_count),
+            kernel_param(&partitions_ptr),
+            kernel_param(&out),
         ];
         // SAFETY: six 64-bit values matching twophase_search_tile's parameters; `out` holds one
         // index of type I per needle (checked by the callers); one block per tile.
