@@ -43,18 +43,22 @@ fn global_passes(n: usize, tuning: MergesortTuning) -> u32 {
 }
 
 /// A sweep entry (block sort threads, pass threads, four-way pass threads, lanes per four-way
-/// cut, VT) as a tuning with four-way passes forced on at every size when their threads are not 0.
+/// cut, VT) as a tuning with four-way passes forced on at every size when their threads are not 0,
+/// and the shipped tuning's four-way tile register budget (`shipped.quad_registers`).
 type Sweep = (u32, u32, u32, u32, u32);
 
 fn swept_tuning(
+    shipped: MergesortTuning,
     &(threads, pass_threads, quad_threads, quad_cut_lanes, vt): &Sweep,
 ) -> MergesortTuning {
+    let quad_registers = shipped.quad_registers;
     MergesortTuning {
         threads,
         pass_threads,
         quad_threads,
         four_way_min_keys: 0,
         quad_cut_lanes,
+        quad_registers,
         vt,
     }
 }
@@ -207,7 +211,7 @@ fn bench<K>(
         if mode == Mode::Profile {
             // One untimed sort, then the profiled one, for the shipped tuning and each sweep.
             let shipped = std::iter::once(tuning);
-            let swept = sweep.iter().map(swept_tuning);
+            let swept = sweep.iter().map(|entry| swept_tuning(tuning, entry));
             for tuned in shipped.chain(swept) {
                 for _ in 0..2 {
                     restore(&mut keys, &mut values);
@@ -264,7 +268,7 @@ fn bench<K>(
             show(&with_pdl),
             show(&without_pdl)
         );
-        for tuned in sweep.iter().map(swept_tuning) {
+        for tuned in sweep.iter().map(|entry| swept_tuning(tuning, entry)) {
             restore(&mut keys, &mut values);
             sort_tuned(&mut keys, &mut values, tuned);
             let correct = stream.clone_dtoh(&keys).expect("download") == sorted_input;

@@ -486,21 +486,63 @@ __device__ __forceinline__ void copy_async_wait() {
   asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;" ::: "memory");
 }
 
-// The global index of tile position `pos` of a four-way tile whose input is the slices of runs
-// 0..3 in order: slice k starts at global `first[k]` and ends at tile position `ends[k]`.
-// Selects with constant indices only: an array indexed by a computed run number is placed in
-// local memory (a stack frame, one local load per key and value).
-__device__ __forceinline__ size_type slice_global(const size_type (&first)[4], const int (&ends)[4], int pos) {
-  size_type base = first[0];
-  int slice_start = 0;
+// Where a four-way tile's input lies in global memory: the slices of runs 0..3 in order, slice k
+// from tile position ends[k - 1] (0 for k = 0) to ends[k], as offsets from the quad's first key:
+// tile position `pos` of slice k is at offset delta[k] + pos. With 32-bit offsets (a quad of at
+// most 2^32 - 1 keys, so every sort of fewer keys) an element costs three compares, three selects,
+// an add and a wide multiply-add for its address; a 64-bit global index built per element cost
+// about 17 instructions a key. Selects on constant indices only: an array indexed by a computed
+// run number is placed in local memory (one local load per key and value).
+template <typename offset_t>
+struct quad_slices {
+  offset_t delta[4];
+  int ends[4];
+  __device__ __forceinline__ quad_slices(size_type quad_first, const size_type (&first)[4], const int (&tile_ends)[4]) {
 #pragma unroll
-  for (int k = 1; k < 4; ++k) {
-    if (pos >= ends[k - 1]) {
-      base = first[k];
-      slice_start = ends[k - 1];
+    for (int k = 0; k < 4; ++k) {
+      ends[k] = tile_ends[k];
+      // Modulo 2^32 for 32-bit offsets: the sum with pos is the offset itself, which fits.
+      delta[k] = (offset_t)(first[k] - quad_first - (size_type)(k == 0 ? 0 : tile_ends[k - 1]));
     }
   }
-  return base + (pos - slice_start);
+  __device__ __forceinline__ offset_t offset(int pos) const {
+    offset_t d = delta[0];
+#pragma unroll
+    for (int k = 1; k < 4; ++k) {
+      if (pos >= ends[k - 1]) d = delta[k];
+    }
+    return d + (offset_t)pos;
+  }
+};
+
+// Load a four-way tile's input keys to shared memory in tile order (all VT loads in flight before
+// the stores), and start copying its values there (copy_async) to be gathered after the merges.
+template <bool checked, int NT, int VT, typename offset_t>
+__device__ __forceinline__ void load_quad_input(const key_type* __restrict__ src,
+                                                const value_type* __restrict__ vals_src, size_type quad_first,
+                                                const size_type (&first)[4], const int (&ends)[4], int tile_cnt,
+                                                key_type* keys_shared, value_type* vals_shared, int tid) {
+  const quad_slices<offset_t> slices(quad_first, first, ends);
+  if (TP_HAS_VALUES) {
+    const value_type* vals_quad = vals_src + quad_first;
+#pragma unroll
+    for (int i = 0; i < VT; ++i) {
+      const int idx = NT * i + tid;
+      if (!checked || idx < tile_cnt) copy_async(vals_shared + idx, vals_quad + slices.offset(idx));
+    }
+  }
+  const key_type* keys_quad = src + quad_first;
+  key_type x[VT];
+#pragma unroll
+  for (int i = 0; i < VT; ++i) {
+    const int idx = NT * i + tid;
+    if (!checked || idx < tile_cnt) x[i] = keys_quad[slices.offset(idx)];
+  }
+#pragma unroll
+  for (int i = 0; i < VT; ++i) {
+    const int idx = NT * i + tid;
+    if (!checked || idx < tile_cnt) keys_shared[idx] = x[i];
+  }
 }
 
 // Phase 2 of a four-way pass: tile t merges outputs [t * NV, min((t + 1) * NV, count)) of its
@@ -539,28 +581,13 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
   const int tile_cnt = (int)(d1 - d0);
   const int ends[4] = {n0, n0 + n1, n0 + n1 + n2, tile_cnt};
 
-  if (TP_HAS_VALUES) {
-    // The tile's values, in tile-input order, on their way to shared memory while the keys merge.
-#pragma unroll
-    for (int i = 0; i < VT; ++i) {
-      const int idx = NT * i + tid;
-      if (!checked || idx < tile_cnt) copy_async(vals_shared + idx, vals_src + slice_global(first, ends, idx));
-    }
-  }
-  {
-    key_type x[VT];
-#pragma unroll
-    for (int i = 0; i < VT; ++i) {
-      const int idx = NT * i + tid;
-      if (!checked || idx < tile_cnt) {
-        x[i] = src[slice_global(first, ends, idx)];
-      }
-    }
-#pragma unroll
-    for (int i = 0; i < VT; ++i) {
-      const int idx = NT * i + tid;
-      if (!checked || idx < tile_cnt) keys_shared[idx] = x[i];
-    }
+  constexpr size_type NARROW_QUAD_KEYS = 0xffffffffull;  // quads whose offsets fit 32 bits
+  if (quad.starts[4] - quad.starts[0] <= NARROW_QUAD_KEYS) {
+    load_quad_input<checked, NT, VT, unsigned>(src, vals_src, quad.starts[0], first, ends, tile_cnt, keys_shared,
+                                               vals_shared, tid);
+  } else {
+    load_quad_input<checked, NT, VT, size_type>(src, vals_src, quad.starts[0], first, ends, tile_cnt, keys_shared,
+                                                vals_shared, tid);
   }
   __syncthreads();
 
@@ -586,6 +613,8 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
                                                                        key_compare());
       twophase::merge_range range = {base + mp, base + a_cnt, base + a_cnt + diag - mp, base + a_cnt + b_cnt};
       produced = min(PIECE, range.total());
+      // (An unchecked merge for the full pieces, with this checked one for the last piece of each
+      // part, made ptxas spill in the tile's main path at 64 registers.)
       twophase::serial_merge<twophase::bounds_lower, PIECE, true>(keys_shared, range, key_compare(), piece_keys,
                                                                   piece_sources);
     }
@@ -636,7 +665,15 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
   }
 }
 
-extern "C" __global__ void __launch_bounds__(TP_QUAD_NT)
+// Blocks of the four-way tile that must fit on an SM by registers (MergesortTuning::
+// quad_registers): ptxas uses as many registers as the launch bounds allow.
+constexpr int REGISTERS_PER_SM = 65536;  // sm_80 and sm_90
+constexpr int QUAD_MIN_BLOCKS_PER_SM =
+    TP_QUAD_REGISTERS > 0 && REGISTERS_PER_SM / (TP_QUAD_NT * TP_QUAD_REGISTERS) > 1
+        ? REGISTERS_PER_SM / (TP_QUAD_NT * TP_QUAD_REGISTERS)
+        : 1;
+
+extern "C" __global__ void __launch_bounds__(TP_QUAD_NT, QUAD_MIN_BLOCKS_PER_SM)
     twophase_mergesort_quad_tile(const key_type* __restrict__ src, size_type count, size_type run,
                                  const size_type* __restrict__ cuts, key_type* __restrict__ dst,
                                  const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst) {

@@ -281,6 +281,7 @@ fn mergesort_two_way_and_four_way_pass_plans() {
             quad_threads,
             four_way_min_keys: 0,
             quad_cut_lanes,
+            quad_registers: 0,
             vt,
         };
         let tile = tuning.tile();
@@ -363,6 +364,7 @@ fn mergesort_block_sort_past_48_kib_of_shared_memory() {
             quad_threads,
             four_way_min_keys: 0,
             quad_cut_lanes: 0,
+            quad_registers: 0,
             vt,
         };
         let value_bytes = if with_pairs { 4 } else { 0 };

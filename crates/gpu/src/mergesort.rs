@@ -32,8 +32,8 @@ pub const MERGESORT_SOURCES: [&str; 5] = [
 /// shape is in every program's name already).
 fn primitive_name(tuning: MergesortTuning) -> String {
     format!(
-        "mergesort_pass{}_quad{}",
-        tuning.pass_threads, tuning.quad_threads
+        "mergesort_pass{}_quad{}r{}",
+        tuning.pass_threads, tuning.quad_threads, tuning.quad_registers
     )
 }
 
@@ -66,8 +66,8 @@ pub fn mergesort_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
     tuning: MergesortTuning,
 ) -> Program {
     let pass_define = format!(
-        "#define TP_PASS_NT {}\n#define TP_QUAD_NT {}\n",
-        tuning.pass_threads, tuning.quad_threads
+        "#define TP_PASS_NT {}\n#define TP_QUAD_NT {}\n#define TP_QUAD_REGISTERS {}\n",
+        tuning.pass_threads, tuning.quad_threads, tuning.quad_registers
     );
     let mut sources = vec![pass_define.as_str()];
     sources.extend(MERGESORT_SOURCES);
@@ -111,6 +111,11 @@ pub struct MergesortTuning {
     /// `lanes` lanes probe `lanes` candidates a round, which makes the chain log2(lanes + 1)
     /// times shorter for about `lanes` times the loads.
     pub quad_cut_lanes: u32,
+    /// Registers a thread of the four-way tile may use (0: the compiler's choice), so that
+    /// `65536 / (quad_threads * quad_registers)` blocks fit on an SM. ptxas takes what the
+    /// kernel's launch bounds allow, not what keeps blocks resident: the u32 four-way tile took
+    /// 82-124 registers (one 512-thread block an SM) when its loads changed.
+    pub quad_registers: u32,
     /// Keys per thread (VT), in every kernel.
     pub vt: u32,
 }
@@ -220,20 +225,27 @@ impl MergesortTuning {
     /// ([`quad_cut_lanes`]): at 2^27 one lane per cut was best for u64 keys and u32 pairs and
     /// within 0.3% of the best for u32 keys, at 2^24 4-8 lanes were 12-13% faster than one, at 2^20
     /// 32 lanes nearly twice as fast (docs/mergesort.md, session 5).
+    ///
+    /// Four-way tile registers: the counts the tiles compiled to before session 6's loads, which
+    /// kept the blocks an SM that the sweeps above measured: 64 for 4-byte keys (two 512-thread
+    /// blocks) and for 4-byte pairs (four 256-thread blocks), 96 for 8-byte keys (five 128-thread
+    /// blocks; session 4 measured 96 as fast as 108).
     pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
-        let (threads, pass_threads, quad_threads, vt) = match (key_bytes, value_bytes) {
-            (0..=4, 0) => (512, 128, 512, 23),
-            (0..=8, 0) => (256, 256, 128, 23),
-            (0..=4, 1..=4) => (512, 256, 256, 11),
-            (0..=8, 0..=8) => (256, 256, 128, 15),
-            _ => (128, 128, 0, 7),
-        };
+        let (threads, pass_threads, quad_threads, quad_registers, vt) =
+            match (key_bytes, value_bytes) {
+                (0..=4, 0) => (512, 128, 512, 64, 23),
+                (0..=8, 0) => (256, 256, 128, 96, 23),
+                (0..=4, 1..=4) => (512, 256, 256, 64, 11),
+                (0..=8, 0..=8) => (256, 256, 128, 0, 15),
+                _ => (128, 128, 0, 0, 7),
+            };
         MergesortTuning {
             threads,
             pass_threads,
             quad_threads,
             four_way_min_keys: FOUR_WAY_MIN_BYTES / (key_bytes + value_bytes),
             quad_cut_lanes: 0,
+            quad_registers,
             vt,
         }
     }
