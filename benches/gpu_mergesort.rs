@@ -43,15 +43,13 @@ fn global_passes(n: usize, tuning: MergesortTuning) -> u32 {
 }
 
 /// A sweep entry (block sort threads, pass threads, four-way pass threads, lanes per four-way
-/// cut, VT) as a tuning with four-way passes forced on at every size when their threads are not 0,
-/// and the shipped tuning's four-way tile register budget (`shipped.quad_registers`).
-type Sweep = (u32, u32, u32, u32, u32);
+/// cut, four-way tile registers, VT) as a tuning with four-way passes forced on at every size
+/// when their threads are not 0.
+type Sweep = (u32, u32, u32, u32, u32, u32);
 
 fn swept_tuning(
-    shipped: MergesortTuning,
-    &(threads, pass_threads, quad_threads, quad_cut_lanes, vt): &Sweep,
+    &(threads, pass_threads, quad_threads, quad_cut_lanes, quad_registers, vt): &Sweep,
 ) -> MergesortTuning {
-    let quad_registers = shipped.quad_registers;
     MergesortTuning {
         threads,
         pass_threads,
@@ -66,7 +64,7 @@ fn swept_tuning(
 /// A tuning's launch shapes as the sweep lines print them.
 fn shape(t: MergesortTuning) -> String {
     format!(
-        "nt={} pass nt={} quad nt={} lanes={} vt={}",
+        "nt={} pass nt={} quad nt={} lanes={} quad regs={} vt={}",
         t.threads,
         t.pass_threads,
         t.quad_threads,
@@ -74,6 +72,7 @@ fn shape(t: MergesortTuning) -> String {
             0 => "auto".to_owned(),
             lanes => lanes.to_string(),
         },
+        t.quad_registers,
         t.vt
     )
 }
@@ -211,7 +210,7 @@ fn bench<K>(
         if mode == Mode::Profile {
             // One untimed sort, then the profiled one, for the shipped tuning and each sweep.
             let shipped = std::iter::once(tuning);
-            let swept = sweep.iter().map(|entry| swept_tuning(tuning, entry));
+            let swept = sweep.iter().map(swept_tuning);
             for tuned in shipped.chain(swept) {
                 for _ in 0..2 {
                     restore(&mut keys, &mut values);
@@ -268,7 +267,7 @@ fn bench<K>(
             show(&with_pdl),
             show(&without_pdl)
         );
-        for tuned in sweep.iter().map(|entry| swept_tuning(tuning, entry)) {
+        for tuned in sweep.iter().map(swept_tuning) {
             restore(&mut keys, &mut values);
             sort_tuned(&mut keys, &mut values, tuned);
             let correct = stream.clone_dtoh(&keys).expect("download") == sorted_input;
@@ -333,20 +332,21 @@ fn main() {
     println!("| impl | kind | n | ms | Gkeys/s | passes (block sort + merge) | time in copies of the data | CUB merge sort = CUB/ours | CUB radix sort = CUB/ours |");
     println!("|---|---|---|---|---|---|---|---|---|");
     // Sweeps: (block sort threads, pass threads, four-way pass threads, lanes per four-way cut
-    // (0: chosen by the number of cuts, as shipped), VT), four-way passes forced on at every size
-    // when their threads are not 0. The 1024-thread block sorts need more
-    // than 48 KiB of (dynamic) shared memory.
+    // (0: chosen by the number of cuts, as shipped), four-way tile registers (0: ptxas's
+    // choice), VT), four-way passes forced on at every size when their threads are not 0. The
+    // 1024-thread block sorts need more than 48 KiB of (dynamic) shared memory.
     bench::<u32>(
         &gpu,
         mode,
         "u32",
         false,
         &[
-            (512, 128, 512, 1, 23),
-            (512, 128, 256, 0, 23),
-            (1024, 128, 512, 0, 23),
-            (1024, 128, 256, 0, 33),
-            (1024, 256, 256, 0, 33),
+            (1024, 128, 256, 0, 64, 33),
+            (1024, 128, 128, 0, 80, 33),
+            (1024, 256, 256, 0, 80, 33),
+            (1024, 128, 256, 0, 80, 35),
+            (512, 128, 256, 0, 80, 23),
+            (512, 128, 512, 0, 64, 23),
         ],
         copy,
         &cub,
@@ -357,10 +357,9 @@ fn main() {
         "u64",
         false,
         &[
-            (256, 256, 128, 1, 23),
-            (256, 256, 128, 4, 23),
-            (256, 256, 128, 16, 23),
-            (256, 256, 256, 0, 23),
+            (256, 256, 128, 1, 96, 23),
+            (256, 256, 128, 0, 0, 23),
+            (256, 256, 256, 0, 96, 23),
         ],
         copy,
         &cub,
@@ -371,11 +370,10 @@ fn main() {
         "u32-pairs",
         true,
         &[
-            (512, 256, 256, 1, 11),
-            (512, 256, 256, 4, 11),
-            (512, 256, 256, 16, 11),
-            (512, 256, 128, 0, 11),
-            (1024, 256, 256, 0, 11),
+            (512, 256, 256, 1, 64, 11),
+            (512, 256, 256, 0, 80, 11),
+            (512, 256, 128, 0, 64, 11),
+            (1024, 256, 256, 0, 64, 11),
         ],
         copy,
         &cub,

@@ -455,12 +455,14 @@ struct quad_piece {
 // Shared memory of one four-way tile: one key buffer holds the tile's input (NV keys, the slices
 // of R0..R3 in order) and then, overwritten after a barrier, the level-one output (X's part, then
 // Y's part from the next multiple of PIECE: at most NV + PIECE - 1 keys), with one slot past the
-// end that the serial merge may read; with values, the level-one sources, then the tile's NV
-// input values (copied in asynchronously while the keys are merged, then gathered from here).
+// end that the serial merge may read; the input's NV keys are followed by PIECE + 1 readable
+// slots, so that level one's last piece of a part may run all PIECE steps (below); with values,
+// the level-one sources, then the tile's NV input values (copied in asynchronously while the keys
+// are merged, then gathered from here).
 template <int NV, int VT>
 struct quad_smem {
   static constexpr int align16(int bytes) { return (bytes + 15) / 16 * 16; }
-  static constexpr int KEYS = NV + quad_piece<VT>::PIECE;
+  static constexpr int KEYS = NV + quad_piece<VT>::PIECE + 1;
   static constexpr int KEY_BYTES = align16(KEYS * (int)sizeof(key_type));
   static constexpr int SOURCE_BYTES = TP_HAS_VALUES ? align16(KEYS * (int)sizeof(int)) : 0;
   static constexpr int VALUE_BYTES = TP_HAS_VALUES ? NV * (int)sizeof(value_type) : 0;
@@ -613,10 +615,13 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
                                                                        key_compare());
       twophase::merge_range range = {base + mp, base + a_cnt, base + a_cnt + diag - mp, base + a_cnt + b_cnt};
       produced = min(PIECE, range.total());
-      // (An unchecked merge for the full pieces, with this checked one for the last piece of each
-      // part, made ptxas spill in the tile's main path at 64 registers.)
-      twophase::serial_merge<twophase::bounds_lower, PIECE, true>(keys_shared, range, key_compare(), piece_keys,
-                                                                  piece_sources);
+      // Unchecked, PIECE steps even for the last piece of a part, which has fewer outputs: once
+      // both of its runs are exhausted every step takes B and reads one slot further, at most
+      // b_end + PIECE <= NV + PIECE, which the buffer holds (quad_smem::KEYS); the steps past
+      // `produced` are not stored. (A checked merge costs a compare and a branch a step; an
+      // unchecked one for full pieces beside it made ptxas spill at 64 registers.)
+      twophase::serial_merge<twophase::bounds_lower, PIECE, false>(keys_shared, range, key_compare(), piece_keys,
+                                                                   piece_sources);
     }
     __syncthreads();
 #pragma unroll

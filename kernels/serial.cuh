@@ -30,24 +30,27 @@ __device__ __forceinline__ void serial_merge(keys_it keys_shared, merge_range& r
   const int count = checked ? min(VT, range.total()) : VT;
   key_t a_key = keys_shared[range.a_begin];
   key_t b_key = keys_shared[range.b_begin];
+  // After step i, a_begin + b_begin = diag + i + 1: only a_begin is advanced (a predicated add),
+  // b_begin follows from it, and the next head is read at the advanced side. (A select of the
+  // taken index, an add and two selects of the new a_begin and b_begin cost one more
+  // instruction a step.)
+  const int diag = range.a_begin + range.b_begin;
 #pragma unroll
   for (int i = 0; i < VT; ++i) {
     if (checked && i >= count) break;
     const bool p = merge_predicate<bounds>(a_key, b_key, range, comp);
-    int index = p ? range.a_begin : range.b_begin;
     keys[i] = p ? a_key : b_key;
-    indices[i] = index;
-    ++index;
+    indices[i] = p ? range.a_begin : range.b_begin;
+    range.a_begin += p;
+    range.b_begin = diag + i + 1 - range.a_begin;
     // The next head of the side just consumed. Reading one past the last consumed element stays
     // inside the tile buffer (it holds tile + 1 slots), and in the checked form only happens
     // while outputs remain.
-    const key_t next = keys_shared[index];
+    const key_t next = keys_shared[p ? range.a_begin : range.b_begin];
     if (p) {
       a_key = next;
-      range.a_begin = index;
     } else {
       b_key = next;
-      range.b_begin = index;
     }
   }
 }

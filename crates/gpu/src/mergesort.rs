@@ -169,10 +169,12 @@ impl MergesortTuning {
     }
 
     /// Shared memory of a four-way tile (kernels/mergesort.cu `quad_smem`): one key buffer for
-    /// the tile's input and then the first level's output (NV + PIECE keys), with values the
-    /// first level's NV + PIECE source positions and the tile's NV input values.
+    /// the tile's input and then the first level's output (NV + PIECE + 1 keys), with values
+    /// the first level's NV + PIECE + 1 source positions and the tile's NV input values.
     pub const fn quad_shared_bytes(&self, key_bytes: usize, value_bytes: usize) -> usize {
-        let slots = self.quad_tile() + self.quad_piece();
+        // The level-one output (tile + piece - 1 keys) and one slot past it; or the input and
+        // piece + 1 slots that the last level-one piece of a part may read past it.
+        let slots = self.quad_tile() + self.quad_piece() + 1;
         let keys = shared_aligned(slots * key_bytes);
         if value_bytes == 0 {
             return keys;
@@ -233,7 +235,7 @@ impl MergesortTuning {
     pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
         let (threads, pass_threads, quad_threads, quad_registers, vt) =
             match (key_bytes, value_bytes) {
-                (0..=4, 0) => (512, 128, 512, 64, 23),
+                (0..=4, 0) => (1024, 128, 256, 64, 33),
                 (0..=8, 0) => (256, 256, 128, 96, 23),
                 (0..=4, 1..=4) => (512, 256, 256, 64, 11),
                 (0..=8, 0..=8) => (256, 256, 128, 0, 15),
