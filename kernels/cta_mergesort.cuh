@@ -5,7 +5,8 @@ namespace twophase {
 
 // Sort one tile of `count` keys (count <= NT * VT) held in registers in thread order (thread t
 // holds tile positions VT*t .. VT*t + VT - 1), carrying each key's tile position in `ids`:
-// an odd-even transposition sort of each thread's VT keys, then log2(NT) merge levels, each
+// an odd-even transposition sort of each thread's VT keys (or, for keys alone whose equivalents
+// are identical, a sorting network), then log2(NT) merge levels, each
 // doubling the sorted runs by merging pairs of runs in `keys_shared` (NT * VT + 1 keys) and
 // permuting `ids` through `ids_shared` (NT * VT ints; unused when !TRACK_IDS).
 // Positions past `count` act as +infinity: they never move before a real key.
@@ -15,7 +16,13 @@ __device__ __forceinline__ void cta_sort(key_t (&keys)[VT], int (&ids)[VT], int 
   const int tid = threadIdx.x;
   const int first = VT * tid;
   const int valid = checked ? max(0, min(VT, count - first)) : VT;
-  serial_sort<VT>(keys, ids, valid, comp);
+  // Full tiles of keys alone whose equivalents are identical: stability is unobservable, so the
+  // cheaper unstable network does (the merge levels below stay stable either way).
+  if constexpr (!checked && !TRACK_IDS && comp_t::equivalents_identical) {
+    network_sort<VT>(keys, comp);
+  } else {
+    serial_sort<VT>(keys, ids, valid, comp);
+  }
 
 #pragma unroll 1
   for (int coop = 2; coop <= NT; coop *= 2) {

@@ -384,6 +384,31 @@ fn mergesort_block_sort_past_48_kib_of_shared_memory() {
     }
 }
 
+/// The launches' tuning falls back to one within static shared memory where the device cannot
+/// give a block the shipped block sort's shared memory (no GPU needed).
+#[test]
+fn tuning_falls_back_within_static_shared_memory() {
+    const H100_OPTIN: usize = 227 * 1024;
+    const STATIC: usize = 48 * 1024;
+    for (key, value) in [(4, 0), (8, 0), (4, 4), (8, 8), (16, 0)] {
+        let shipped = MergesortTuning::for_types(key, value);
+        let within = MergesortTuning::within_static_shared(key, value);
+        assert!(
+            within.blocksort_shared_bytes(key, value) <= STATIC,
+            "{key}+{value}"
+        );
+        assert_eq!(MergesortTuning::for_device(key, value, H100_OPTIN), shipped);
+        assert_eq!(MergesortTuning::for_device(key, value, STATIC), within);
+        within.validate(key, value).expect("valid fallback");
+    }
+    // u32 keys ship a block sort past 48 KiB; every other type fits already.
+    assert!(MergesortTuning::for_types(4, 0).blocksort_shared_bytes(4, 0) > STATIC);
+    assert_ne!(
+        MergesortTuning::for_types(4, 0),
+        MergesortTuning::within_static_shared(4, 0)
+    );
+}
+
 /// The four-way partition's lane choice (no GPU needed): the H100's measured best at each size
 /// (docs/mergesort.md; for u32 keys at 2^27, 4 lanes measured within 0.3% of one lane's best),
 /// always a power of two from 1 to 32.

@@ -21,7 +21,11 @@ pub trait DeviceKey: bytemuck::Pod + Send + Sync + 'static {
 }
 
 /// The primitive numeric keys, for which `a < b` means the same in Rust and CUDA.
-pub trait PrimitiveKey: DeviceKey + PartialOrd {}
+pub trait PrimitiveKey: DeviceKey + PartialOrd {
+    /// Whether two values neither of which is `<` the other are always the same bits: true for
+    /// the integers, false for the floats (-0.0 and +0.0; NaNs).
+    const EQUIVALENTS_IDENTICAL: bool;
+}
 
 /// Floating-point keys, with the CUDA expression mapping a value to a signed integer whose order is
 /// `total_cmp`'s (NaN last, -0.0 before +0.0).
@@ -33,25 +37,27 @@ pub trait FloatKey: DeviceKey {
 }
 
 macro_rules! primitive_key {
-    ($($t:ty => $cuda:literal),* $(,)?) => {$(
+    ($($t:ty => $cuda:literal, $identical:literal),* $(,)?) => {$(
         impl DeviceKey for $t {
             const CUDA_TYPE: &'static str = $cuda;
         }
-        impl PrimitiveKey for $t {}
+        impl PrimitiveKey for $t {
+            const EQUIVALENTS_IDENTICAL: bool = $identical;
+        }
     )*};
 }
 
 primitive_key!(
-    u8 => "unsigned char",
-    i8 => "signed char",
-    u16 => "unsigned short",
-    i16 => "short",
-    u32 => "unsigned int",
-    i32 => "int",
-    u64 => "unsigned long long",
-    i64 => "long long",
-    f32 => "float",
-    f64 => "double",
+    u8 => "unsigned char", true,
+    i8 => "signed char", true,
+    u16 => "unsigned short", true,
+    i16 => "short", true,
+    u32 => "unsigned int", true,
+    i32 => "int", true,
+    u64 => "unsigned long long", true,
+    i64 => "long long", true,
+    f32 => "float", false,
+    f64 => "double", false,
 );
 
 impl FloatKey for f32 {

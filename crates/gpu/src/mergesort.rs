@@ -229,12 +229,45 @@ impl MergesortTuning {
     /// 32 lanes nearly twice as fast (docs/mergesort.md, session 5).
     ///
     /// Four-way tile registers: the counts the tiles compiled to before session 6's loads, which
-    /// kept the blocks an SM that the sweeps above measured: 64 for 4-byte keys (two 512-thread
-    /// blocks) and for 4-byte pairs (four 256-thread blocks), 96 for 8-byte keys (five 128-thread
-    /// blocks; session 4 measured 96 as fast as 108).
+    /// kept the blocks an SM that the sweeps above measured: 64 for 4-byte keys and for 4-byte
+    /// pairs (four 256-thread blocks), 96 for 8-byte keys (five 128-thread blocks; session 4
+    /// measured 96 as fast as 108).
+    ///
+    /// Session 6 (cheaper merge steps, docs/mergesort.md): 4-byte keys moved to a 1024 x 33
+    /// block sort (33792 keys, 132 KiB of dynamic shared memory, one block an SM), which leaves
+    /// 12 merge levels at 2^27, six four-way passes instead of seven, with 256 x 33 four-way
+    /// tiles: 5.11 ms against 5.55 for 512 x 23 throughout and 5.30 with 128 x 33 four-way tiles;
+    /// 64 registers for the four-way tile (four blocks an SM) against 5.34 ms at 80 (three).
+    /// Devices that cannot give a block 132 KiB get [`within_static_shared`](Self::within_static_shared).
     pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
+        Self::shipped(key_bytes, value_bytes, false)
+    }
+
+    /// [`for_types`](Self::for_types) where its block sort fits in `max_shared_optin` bytes of
+    /// shared memory a block (the device's opt-in limit,
+    /// [`Gpu::max_shared_per_block_optin`](crate::context::Gpu::max_shared_per_block_optin)),
+    /// else [`within_static_shared`](Self::within_static_shared). The launches use this.
+    pub const fn for_device(key_bytes: usize, value_bytes: usize, max_shared_optin: usize) -> Self {
+        let tuning = Self::for_types(key_bytes, value_bytes);
+        if tuning.blocksort_shared_bytes(key_bytes, value_bytes) <= max_shared_optin {
+            tuning
+        } else {
+            Self::within_static_shared(key_bytes, value_bytes)
+        }
+    }
+
+    /// The best measured tuning whose block sort fits in 48 KiB of shared memory (every CUDA GPU):
+    /// for 4-byte keys a 512 x 23 block sort and 512 x 23 four-way tiles (5.55 ms at 2^27 on the
+    /// H100 against 5.11 for the 1024 x 33 block sort, which needs 132 KiB); the other types'
+    /// shipped tunings fit already.
+    pub const fn within_static_shared(key_bytes: usize, value_bytes: usize) -> Self {
+        Self::shipped(key_bytes, value_bytes, true)
+    }
+
+    const fn shipped(key_bytes: usize, value_bytes: usize, static_shared: bool) -> Self {
         let (threads, pass_threads, quad_threads, quad_registers, vt) =
             match (key_bytes, value_bytes) {
+                (0..=4, 0) if static_shared => (512, 128, 512, 64, 23),
                 (0..=4, 0) => (1024, 128, 256, 64, 33),
                 (0..=8, 0) => (256, 256, 128, 96, 23),
                 (0..=4, 1..=4) => (512, 256, 256, 64, 11),
@@ -663,7 +696,7 @@ impl Gpu {
         self.mergesort_device_tuned(
             keys,
             comp,
-            MergesortTuning::for_types(size_of::<K>(), 0),
+            MergesortTuning::for_device(size_of::<K>(), 0, self.max_shared_per_block_optin()),
             scratch,
         )
     }
@@ -709,7 +742,11 @@ impl Gpu {
         SK: DevicePtrMut<K>,
         SV: DevicePtrMut<V>,
     {
-        let tuning = MergesortTuning::for_types(size_of::<K>(), size_of::<V>());
+        let tuning = MergesortTuning::for_device(
+            size_of::<K>(),
+            size_of::<V>(),
+            self.max_shared_per_block_optin(),
+        );
         self.mergesort_pairs_device_tuned(keys, values, comp, tuning, scratch)
     }
 
@@ -791,7 +828,11 @@ impl Gpu {
             "mergesort scratch",
             |buffers, scratch| {
                 let value_bytes = buffers.layout.map_or(0, |(size, _)| size);
-                let tuning = MergesortTuning::for_types(size_of::<K>(), value_bytes);
+                let tuning = MergesortTuning::for_device(
+                    size_of::<K>(),
+                    value_bytes,
+                    self.max_shared_per_block_optin(),
+                );
                 self.launch_mergesort::<K, C>(buffers, comp, tuning, scratch)
             },
         )
@@ -812,8 +853,31 @@ impl ProgramFactory for MergesortPrograms {
     }
 }
 
+/// Builds mergesort programs at the tuning within static shared memory, for [`shipped_programs`].
+struct MergesortStaticSharedPrograms;
+
+impl ProgramFactory for MergesortStaticSharedPrograms {
+    fn program<K: DeviceKey>(
+        &self,
+        comp: &dyn DeviceComparator<K>,
+        values: ValueLayout,
+    ) -> Program {
+        let value_bytes = values.map_or(0, |(size, _)| size);
+        let tuning = MergesortTuning::within_static_shared(size_of::<K>(), value_bytes);
+        mergesort_program::<K, dyn DeviceComparator<K>>(comp, values, tuning)
+    }
+}
+
 /// Every mergesort program instantiation the library ships: each primitive key type × built-in
-/// comparator × shipped value layout, at its shipped tuning. CI compiles all of them with NVRTC.
+/// comparator × shipped value layout, at its shipped tuning and at its tuning within static
+/// shared memory (for devices with less opt-in shared memory), once each. CI compiles all of
+/// them with NVRTC.
 pub fn shipped_mergesort_programs() -> Vec<Program> {
-    shipped_programs(&MergesortPrograms)
+    let mut programs = shipped_programs(&MergesortPrograms);
+    for program in shipped_programs(&MergesortStaticSharedPrograms) {
+        if !programs.iter().any(|p| p.name == program.name) {
+            programs.push(program);
+        }
+    }
+    programs
 }
