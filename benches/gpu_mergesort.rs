@@ -334,18 +334,19 @@ fn main() {
     // Sweeps: (block sort threads, pass threads, four-way pass threads, lanes per four-way cut
     // (0: chosen by the number of cuts, as shipped), four-way tile registers (0: ptxas's
     // choice), VT), four-way passes forced on at every size when their threads are not 0. The
-    // 1024-thread block sorts need more than 48 KiB of (dynamic) shared memory.
+    // 1024-thread block sorts and the 512-thread four-way tiles of 33 keys or of pairs need more
+    // than 48 KiB of (dynamic) shared memory.
     bench::<u32>(
         &gpu,
         mode,
         "u32",
         false,
         &[
-            (1024, 128, 256, 0, 64, 33),
-            (1024, 128, 128, 0, 80, 33),
-            (1024, 256, 256, 0, 80, 33),
-            (1024, 128, 256, 0, 80, 35),
-            (512, 128, 256, 0, 80, 23),
+            (1024, 128, 256, 1, 64, 33),
+            (1024, 128, 256, 4, 64, 33),
+            (1024, 128, 512, 0, 64, 33),
+            (1024, 128, 512, 1, 64, 33),
+            (1024, 128, 256, 0, 64, 35),
             (512, 128, 512, 0, 64, 23),
         ],
         copy,
@@ -358,8 +359,8 @@ fn main() {
         false,
         &[
             (256, 256, 128, 1, 96, 23),
-            (256, 256, 128, 0, 0, 23),
             (256, 256, 256, 0, 96, 23),
+            (256, 256, 256, 0, 128, 23),
         ],
         copy,
         &cub,
@@ -371,9 +372,9 @@ fn main() {
         true,
         &[
             (512, 256, 256, 1, 64, 11),
-            (512, 256, 256, 0, 80, 11),
-            (512, 256, 128, 0, 64, 11),
+            (512, 256, 512, 0, 64, 11),
             (1024, 256, 256, 0, 64, 11),
+            (1024, 256, 512, 0, 64, 11),
         ],
         copy,
         &cub,

@@ -683,8 +683,9 @@ extern "C" __global__ void __launch_bounds__(TP_QUAD_NT, QUAD_MIN_BLOCKS_PER_SM)
                                  const size_type* __restrict__ cuts, key_type* __restrict__ dst,
                                  const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst) {
   constexpr int NV = TP_QUAD_NT * TP_VT;
-  __shared__ __align__(16) unsigned char smem[quad_smem<NV, TP_VT>::BYTES];
-  static_assert(quad_smem<NV, TP_VT>::BYTES <= 48 * 1024, "four-way tile too large for static shared memory");
+  // Dynamic: quad_smem<NV, TP_VT>::BYTES (MergesortTuning::quad_shared_bytes), past 48 KiB for
+  // the larger tiles.
+  extern __shared__ __align__(16) unsigned char smem[];
   follow_previous_kernel();
   if ((size_type)(blockIdx.x + 1) * NV <= count) {
     quad_tile<false>(src, count, run, cuts, dst, vals_src, vals_dst, smem);

@@ -279,6 +279,24 @@ impl Gpu {
         params: &mut [*mut c_void],
         dependent: bool,
     ) -> Result<(), GpuError> {
+        // SAFETY: forwarded; no dynamic shared memory.
+        unsafe { self.launch_raw_shared(function, grid, threads, 0, params, dependent) }
+    }
+
+    /// [`launch_raw`](Self::launch_raw) with `shared_bytes` of dynamic shared memory (past 48 KiB
+    /// the kernel must have opted in, [`Kernels::allow_dynamic_shared`]).
+    ///
+    /// # Safety
+    /// As for [`launch_raw`](Self::launch_raw).
+    pub(crate) unsafe fn launch_raw_shared(
+        &self,
+        function: &CudaFunction,
+        grid: u32,
+        threads: u32,
+        shared_bytes: u32,
+        params: &mut [*mut c_void],
+        dependent: bool,
+    ) -> Result<(), GpuError> {
         // SAFETY: an all-zero launch attribute value is valid plain data (a union of integers and
         // plain structs); only the field selected by `id` is then set.
         let mut value: driver_sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
@@ -296,7 +314,7 @@ impl Gpu {
             blockDimX: threads,
             blockDimY: 1,
             blockDimZ: 1,
-            sharedMemBytes: 0,
+            sharedMemBytes: shared_bytes,
             hStream: self.stream().cu_stream(),
             attrs: &mut attribute,
             numAttrs: u32::from(pdl),

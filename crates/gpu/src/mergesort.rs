@@ -249,7 +249,14 @@ impl MergesortTuning {
     /// else [`within_static_shared`](Self::within_static_shared). The launches use this.
     pub const fn for_device(key_bytes: usize, value_bytes: usize, max_shared_optin: usize) -> Self {
         let tuning = Self::for_types(key_bytes, value_bytes);
-        if tuning.blocksort_shared_bytes(key_bytes, value_bytes) <= max_shared_optin {
+        let quad_shared = if tuning.quad_threads > 0 {
+            tuning.quad_shared_bytes(key_bytes, value_bytes)
+        } else {
+            0
+        };
+        if tuning.blocksort_shared_bytes(key_bytes, value_bytes) <= max_shared_optin
+            && quad_shared <= max_shared_optin
+        {
             tuning
         } else {
             Self::within_static_shared(key_bytes, value_bytes)
@@ -300,8 +307,13 @@ impl MergesortTuning {
             ((self.pass_tile() + 1) * key_bytes).max(self.pass_tile() * size_of::<i32>());
         check_launch_shape(self.pass_threads, self.vt, true, pass_shared)?;
         if self.quad_threads > 0 {
-            let quad_shared = self.quad_shared_bytes(key_bytes, value_bytes);
-            check_launch_shape(self.quad_threads, self.vt, true, quad_shared)?;
+            check_launch_shape_within(
+                self.quad_threads,
+                self.vt,
+                true,
+                self.quad_shared_bytes(key_bytes, value_bytes),
+                MAX_OPTIN_SHARED_BYTES,
+            )?;
             let (piece, vt) = (self.quad_piece() as u32, self.vt);
             if self.quad_threads * (piece - vt) < 2 * piece {
                 return Err(GpuError::InvalidTuning(format!(
@@ -598,6 +610,16 @@ impl Gpu {
             kernels.function(MERGESORT_ENTRY_QUAD_PARTITION)?,
             kernels.function(MERGESORT_ENTRY_QUAD_TILE)?,
         );
+        let quad_shared_bytes = tuning.quad_shared_bytes(size_of::<K>(), value_bytes);
+        kernels.allow_dynamic_shared(
+            MERGESORT_ENTRY_QUAD_TILE,
+            quad_shared_bytes,
+            MAX_STATIC_SHARED_BYTES,
+            self.max_shared_per_block_optin(),
+        )?;
+        let quad_shared = u32::try_from(quad_shared_bytes).map_err(|_| {
+            GpuError::TooLarge(format!("{quad_shared_bytes} bytes of shared memory"))
+        })?;
         let num_cuts = num_quad_tiles + 1;
         let quad_grid = grid(num_quad_tiles)?;
         let (quad_spacing, cut_count) = (tuning.quad_tile() as u64, num_cuts as u64);
@@ -649,10 +671,11 @@ impl Gpu {
             // buffers of `count` keys (and values); one block per quad tile; the cuts are written
             // by the launch before, which this one waits for.
             unsafe {
-                self.launch_raw(
+                self.launch_raw_shared(
                     quad_tile_kernel,
                     quad_grid,
                     tuning.quad_threads,
+                    quad_shared,
                     &mut params,
                     dependent,
                 )
