@@ -233,12 +233,15 @@ impl MergesortTuning {
     /// pairs (four 256-thread blocks), 96 for 8-byte keys (five 128-thread blocks; session 4
     /// measured 96 as fast as 108).
     ///
-    /// Session 6 (cheaper merge steps, docs/mergesort.md): 4-byte keys moved to a 1024 x 33
-    /// block sort (33792 keys, 132 KiB of dynamic shared memory, one block an SM), which leaves
-    /// 12 merge levels at 2^27, six four-way passes instead of seven, with 256 x 33 four-way
-    /// tiles: 5.11 ms against 5.55 for 512 x 23 throughout and 5.30 with 128 x 33 four-way tiles;
+    /// Session 6 (cheaper merge steps, docs/mergesort.md): 4-byte keys moved to a 1024 x 37
+    /// block sort (37888 keys, 148 KiB of dynamic shared memory, one block an SM), which leaves
+    /// 12 merge levels at 2^27, six four-way passes instead of seven, with 256 x 37 four-way
+    /// tiles. At 2^27: VT 33 5.01 ms, 35 4.92, 37 4.88, 39 4.87 (in one run; at 2^24 VT 37 took
+    /// 0.757 ms against 0.786 for 35 and 0.770 for 39), and 5.53 ms for 512 x 23 throughout; with
+    /// VT 33, 128 x 33 four-way tiles 5.30 ms and 512 x 33 ones 5.08 against 5.01 for 256 x 33,
     /// 64 registers for the four-way tile (four blocks an SM) against 5.34 ms at 80 (three).
-    /// Devices that cannot give a block 132 KiB get [`within_static_shared`](Self::within_static_shared).
+    /// Devices that cannot give a block 148 KiB get
+    /// [`within_static_shared`](Self::within_static_shared).
     pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
         Self::shipped(key_bytes, value_bytes, false)
     }
@@ -263,9 +266,10 @@ impl MergesortTuning {
         }
     }
 
-    /// The best measured tuning whose block sort fits in 48 KiB of shared memory (every CUDA GPU):
-    /// for 4-byte keys a 512 x 23 block sort and 512 x 23 four-way tiles (5.55 ms at 2^27 on the
-    /// H100 against 5.11 for the 1024 x 33 block sort, which needs 132 KiB); the other types'
+    /// The best measured tuning whose block sort and four-way tile fit in 48 KiB of shared memory
+    /// (every CUDA GPU):
+    /// for 4-byte keys a 512 x 23 block sort and 512 x 23 four-way tiles (5.53 ms at 2^27 on the
+    /// H100 against 4.88 for the 1024 x 37 block sort, which needs 148 KiB); the other types'
     /// shipped tunings fit already.
     pub const fn within_static_shared(key_bytes: usize, value_bytes: usize) -> Self {
         Self::shipped(key_bytes, value_bytes, true)
@@ -275,7 +279,7 @@ impl MergesortTuning {
         let (threads, pass_threads, quad_threads, quad_registers, vt) =
             match (key_bytes, value_bytes) {
                 (0..=4, 0) if static_shared => (512, 128, 512, 64, 23),
-                (0..=4, 0) => (1024, 128, 256, 64, 33),
+                (0..=4, 0) => (1024, 128, 256, 64, 37),
                 (0..=8, 0) => (256, 256, 128, 96, 23),
                 (0..=4, 1..=4) => (512, 256, 256, 64, 11),
                 (0..=8, 0..=8) => (256, 256, 128, 0, 15),
