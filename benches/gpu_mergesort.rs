@@ -143,13 +143,14 @@ fn bench<K>(
     let stream = gpu.stream();
     let mut scratch = MergesortScratch::new();
     let value_bytes = if pairs { 4 } else { 0 };
-    let tuning = MergesortTuning::for_types(std::mem::size_of::<K>(), value_bytes);
     let sizes: &[u32] = match mode {
         Mode::Time => &SIZES,
         Mode::Profile => &[PROFILE_LOG2N],
     };
     for &log2n in sizes {
         let n = 1usize << log2n;
+        // What the untuned calls use for this size on this device.
+        let tuning = gpu.shipped_mergesort_tuning(std::mem::size_of::<K>(), value_bytes, n);
         let seed = rand::random::<u64>();
         let input: Vec<K> = random_keys(n, seed);
         let positions: Vec<u32> = (0..n as u32).collect();
