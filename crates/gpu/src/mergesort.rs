@@ -400,7 +400,9 @@ const WARP_LANES: u32 = 32;
 /// Four-way partition threads per SM that keep the memory system busy with the cuts' scattered
 /// loads: on the H100 (132 SMs) the fastest lane count at every measured size put 45-50
 /// thousand threads on the cuts (u32 keys at 2^27: 11.4k cuts, 4 lanes best; u32 pairs at 2^27:
-/// 47.6k cuts, 1 lane; u64 and pairs at 2^24: 5.7-6k cuts, 8 lanes; docs/mergesort.md).
+/// 47.6k cuts, 1 lane; u64 and pairs at 2^24: 5.7-6k cuts, 8 lanes; docs/mergesort.md). Session
+/// 6's u32 tuning has 14.2k cuts at 2^27, where this picks 2 lanes: 4.879 ms against 4.860 for
+/// one lane and 5.07 for four (with VT 33), within the spread of the rule's other sizes.
 const QUAD_CUT_THREADS_PER_SM: usize = 384;
 
 /// Lanes per four-way cut for `cuts` cuts on a device of `multiprocessors` SMs: the most (a power
