@@ -27,9 +27,12 @@ __device__ __forceinline__ void follow_previous_kernel() {
 // sorted position they would touch a different 32-byte sector for nearly every lane of a warp.
 // (Sorting 8-byte (key, position) entries instead, one shared-memory access per key and level,
 // measured slower on the H100: 2.74 against 2.66 ms for 2^27 u32 pairs.)
+// `bytes` rounded up to 16, where each shared-memory region starts (so that any key or value
+// type is aligned in it); MergesortTuning's shared_aligned on the host.
+constexpr int align16(int bytes) { return (bytes + 15) / 16 * 16; }
+
 template <int NV>
 struct blocksort_smem {
-  static constexpr int align16(int bytes) { return (bytes + 15) / 16 * 16; }
   static constexpr int KEY_BYTES = align16((NV + 1) * (int)sizeof(key_type));
   static constexpr int SORT_BYTES = KEY_BYTES + (TP_HAS_VALUES ? NV * (int)sizeof(int) : 0);
   static constexpr int VALUE_BYTES = align16(NV * (int)sizeof(value_type));
@@ -461,7 +464,6 @@ struct quad_piece {
 // are merged, then gathered from here).
 template <int NV, int VT>
 struct quad_smem {
-  static constexpr int align16(int bytes) { return (bytes + 15) / 16 * 16; }
   static constexpr int KEYS = NV + quad_piece<VT>::PIECE + 1;
   static constexpr int KEY_BYTES = align16(KEYS * (int)sizeof(key_type));
   static constexpr int SOURCE_BYTES = TP_HAS_VALUES ? align16(KEYS * (int)sizeof(int)) : 0;

@@ -30,10 +30,10 @@ __device__ __forceinline__ void serial_merge(keys_it keys_shared, merge_range& r
   const int count = checked ? min(VT, range.total()) : VT;
   key_t a_key = keys_shared[range.a_begin];
   key_t b_key = keys_shared[range.b_begin];
-  // After step i, a_begin + b_begin = diag + i + 1: only a_begin is advanced (a predicated add),
-  // b_begin follows from it, and the next head is read at the advanced side. (A select of the
-  // taken index, an add and two selects of the new a_begin and b_begin cost one more
-  // instruction a step.)
+  // After step i, a_begin + b_begin = diag + i + 1: only a_begin is advanced, b_begin follows
+  // from it, and the next head is read at the advanced side. (Selecting the taken index, then
+  // both new indices, gave about as many instructions a step but made the four-way tile spill
+  // at its 64-80 register budgets; this form did not.)
   const int diag = range.a_begin + range.b_begin;
 #pragma unroll
   for (int i = 0; i < VT; ++i) {
@@ -78,17 +78,16 @@ __device__ __forceinline__ void serial_sort(key_t (&keys)[VT], value_t (&values)
 }
 
 
-// Unstable sort of the first `count` of VT register keys by Batcher's odd-even merge sort for any
-// VT (Knuth's formulation: merges of sorted runs of p = 1, 2, 4, ... keys, each by compare-
-// exchanges at distances k = p, p/2, ..., 1 between keys in the same run pair): 246 compare-
-// exchanges for 33 keys, where serial_sort's odd-even transposition needs 528. Only for keys
-// whose equivalents are identical (key_compare::equivalents_identical) and that carry nothing,
-// where stability cannot be observed. All VT keys are sorted (a partial tile keeps serial_sort,
-// whose count check as a predicate on each exchange made ptxas spill). Fully unrolled: constant
-// indices, registers only.
 // ceil(log2(n)) for n >= 1, at compile time.
 constexpr int ceil_log2(int n) { return n <= 1 ? 0 : 1 + ceil_log2((n + 1) / 2); }
 
+// Unstable sort of all VT register keys by Batcher's odd-even merge sort for any VT (Knuth's
+// formulation: merges of sorted runs of p = 1, 2, 4, ... keys, each by compare-exchanges at
+// distances k = p, p/2, ..., 1 between keys in the same run pair): 246 compare-exchanges for 33
+// keys, where serial_sort's odd-even transposition needs 528. Only for keys whose equivalents are
+// identical (key_compare::equivalents_identical) and that carry nothing, where stability cannot
+// be observed. A partial tile keeps serial_sort, whose count check as a predicate on each
+// exchange made ptxas spill here. Fully unrolled: constant indices, registers only.
 template <int VT, typename key_t, typename comp_t>
 __device__ __forceinline__ void network_sort(key_t (&keys)[VT], comp_t comp) {
   constexpr int LOG = ceil_log2(VT);

@@ -275,15 +275,7 @@ fn mergesort_two_way_and_four_way_pass_plans() {
         (64, 32, 0, 1, 3),
     ];
     for (threads, pass_threads, quad_threads, quad_cut_lanes, vt) in tunings {
-        let tuning = MergesortTuning {
-            threads,
-            pass_threads,
-            quad_threads,
-            four_way_min_keys: 0,
-            quad_cut_lanes,
-            quad_registers: 0,
-            vt,
-        };
+        let tuning = forced_tuning(threads, pass_threads, quad_threads, quad_cut_lanes, vt);
         let tile = tuning.tile();
         let mut sizes = vec![tile + 1, 2 * tile, 3 * tile - 1, 5 * tile + 3];
         sizes.extend((2..=9).map(|p| (tile << p) - 1));
@@ -303,6 +295,27 @@ fn mergesort_two_way_and_four_way_pass_plans() {
                 assert_tuned_sorts(&gpu, &mut scratch, tuning, &input, true, &case);
             }
         }
+    }
+}
+
+/// A tuning of these launch shapes with four-way passes at every size (when `quad_threads` is
+/// not 0), `quad_cut_lanes` lanes per cut (0: chosen by the number of cuts) and the compiler's
+/// register choice for the four-way tile.
+fn forced_tuning(
+    threads: u32,
+    pass_threads: u32,
+    quad_threads: u32,
+    quad_cut_lanes: u32,
+    vt: u32,
+) -> MergesortTuning {
+    MergesortTuning {
+        threads,
+        pass_threads,
+        quad_threads,
+        four_way_min_keys: 0,
+        quad_cut_lanes,
+        quad_registers: 0,
+        vt,
     }
 }
 
@@ -354,19 +367,11 @@ fn mergesort_block_sort_past_48_kib_of_shared_memory() {
     let mut scratch = MergesortScratch::new();
     // (block sort threads, pass threads, four-way threads, VT, with pairs): block-sort shared
     // memory of 94 KiB for 1024 x 23 u32 keys, and of 90 KiB for 1024 x 11 u32 pairs (45 KiB for
-    // that tuning's keys-only sorts). Keys only for the first: a 512 x 23 four-way tile of pairs
-    // would not fit its 48 KiB of static shared memory.
+    // that tuning's keys-only sorts). Keys only for the first (a 512 x 23 four-way tile of pairs
+    // needs 138 KiB, past the 48 KiB this test was written within).
     let tunings = [(1024, 128, 512, 23, false), (1024, 256, 256, 11, true)];
     for (threads, pass_threads, quad_threads, vt, with_pairs) in tunings {
-        let tuning = MergesortTuning {
-            threads,
-            pass_threads,
-            quad_threads,
-            four_way_min_keys: 0,
-            quad_cut_lanes: 0,
-            quad_registers: 0,
-            vt,
-        };
+        let tuning = forced_tuning(threads, pass_threads, quad_threads, 0, vt);
         let value_bytes = if with_pairs { 4 } else { 0 };
         assert!(tuning.blocksort_shared_bytes(4, value_bytes) > 48 * 1024);
         let tile = tuning.tile();

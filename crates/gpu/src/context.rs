@@ -33,18 +33,21 @@ impl Kernels {
         })
     }
 
-    /// Let kernel `entry` launch with `bytes` of dynamic shared memory: past the default
-    /// `default_max` bytes it must opt in (`MAX_DYNAMIC_SHARED_SIZE_BYTES`), up to the device's
-    /// `device_max`. The attribute is set once per kernel and size, then remembered.
+    /// Let kernel `entry` launch with `bytes` of dynamic shared memory, and return that size as
+    /// the launch takes it: past the default `default_max` bytes it must opt in
+    /// (`MAX_DYNAMIC_SHARED_SIZE_BYTES`), up to the device's `device_max`. The attribute is set
+    /// once per kernel and size, then remembered.
     pub(crate) fn allow_dynamic_shared(
         &self,
         entry: &'static str,
         bytes: usize,
         default_max: usize,
         device_max: usize,
-    ) -> Result<(), GpuError> {
+    ) -> Result<u32, GpuError> {
+        let too_large = || GpuError::TooLarge(format!("{bytes} bytes of shared memory"));
+        let launch_bytes = u32::try_from(bytes).map_err(|_| too_large())?;
         if bytes <= default_max {
-            return Ok(());
+            return Ok(launch_bytes);
         }
         if bytes > device_max {
             return Err(GpuError::InvalidTuning(format!(
@@ -56,16 +59,15 @@ impl Kernels {
             .lock()
             .map_err(|_| GpuError::Poisoned("dynamic shared memory attributes"))?;
         if allowed.get(entry).is_some_and(|&b| b >= bytes) {
-            return Ok(());
+            return Ok(launch_bytes);
         }
-        let bytes_attr = i32::try_from(bytes)
-            .map_err(|_| GpuError::TooLarge(format!("{bytes} bytes of shared memory")))?;
+        let bytes_attr = i32::try_from(bytes).map_err(|_| too_large())?;
         self.function(entry)?.set_attribute(
             driver_sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
             bytes_attr,
         )?;
         allowed.insert(entry, bytes);
-        Ok(())
+        Ok(launch_bytes)
     }
 }
 
@@ -141,17 +143,19 @@ impl Gpu {
         let (major, minor) = ctx.compute_capability()?;
         let arch = u32::try_from(major * 10 + minor)
             .map_err(|_| GpuError::TooLarge(format!("compute capability {major}.{minor}")))?;
-        let multiprocessors = ctx.attribute(
-            cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+        // A device attribute as a non-negative count (`what` names it in the error).
+        let count = |attribute, what: &str| -> Result<u32, GpuError> {
+            let value = ctx.attribute(attribute)?;
+            u32::try_from(value).map_err(|_| GpuError::TooLarge(format!("{what} {value}")))
+        };
+        let multiprocessors = count(
+            driver_sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            "multiprocessors",
         )?;
-        let multiprocessors = u32::try_from(multiprocessors)
-            .map_err(|_| GpuError::TooLarge(format!("{multiprocessors} multiprocessors")))?;
-        let max_shared_optin = ctx.attribute(
+        let max_shared_optin = count(
             driver_sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-        )?;
-        let max_shared_optin = usize::try_from(max_shared_optin).map_err(|_| {
-            GpuError::TooLarge(format!("shared memory per block {max_shared_optin}"))
-        })?;
+            "shared memory per block",
+        )? as usize;
         Ok(Gpu {
             ctx,
             stream,

@@ -539,17 +539,16 @@ impl Gpu {
             .arg(&count_arg)
             .arg(&first.0)
             .arg(&first.1);
-        let blocksort_shared = tuning.blocksort_shared_bytes(size_of::<K>(), value_bytes);
-        kernels.allow_dynamic_shared(
+        let blocksort_shared = kernels.allow_dynamic_shared(
             MERGESORT_ENTRY_BLOCKSORT,
-            blocksort_shared,
+            tuning.blocksort_shared_bytes(size_of::<K>(), value_bytes),
             MAX_STATIC_SHARED_BYTES,
             self.max_shared_per_block_optin(),
         )?;
         let tile_config = LaunchConfig {
             grid_dim: (num_tiles as u32, 1, 1),
             block_dim: (tuning.threads, 1, 1),
-            shared_mem_bytes: blocksort_shared as u32,
+            shared_mem_bytes: blocksort_shared,
         };
         // SAFETY: the arguments match twophase_blocksort in kernels/mergesort.cu; `keys`/`values`
         // hold `count` elements and the scratch buffers at least as many (grown above); one block
@@ -636,16 +635,12 @@ impl Gpu {
             kernels.function(MERGESORT_ENTRY_QUAD_PARTITION)?,
             kernels.function(MERGESORT_ENTRY_QUAD_TILE)?,
         );
-        let quad_shared_bytes = tuning.quad_shared_bytes(size_of::<K>(), value_bytes);
-        kernels.allow_dynamic_shared(
+        let quad_shared = kernels.allow_dynamic_shared(
             MERGESORT_ENTRY_QUAD_TILE,
-            quad_shared_bytes,
+            tuning.quad_shared_bytes(size_of::<K>(), value_bytes),
             MAX_STATIC_SHARED_BYTES,
             self.max_shared_per_block_optin(),
         )?;
-        let quad_shared = u32::try_from(quad_shared_bytes).map_err(|_| {
-            GpuError::TooLarge(format!("{quad_shared_bytes} bytes of shared memory"))
-        })?;
         let num_cuts = num_quad_tiles + 1;
         let quad_grid = grid(num_quad_tiles)?;
         let (quad_spacing, cut_count) = (tuning.quad_tile() as u64, num_cuts as u64);
@@ -898,8 +893,11 @@ impl Gpu {
     }
 }
 
-/// Builds mergesort programs at the shipped tuning, for [`shipped_programs`].
-struct MergesortPrograms;
+/// Builds mergesort programs at the shipped tuning, or with `static_shared` at the tuning within
+/// static shared memory ([`MergesortTuning::within_static_shared`]), for [`shipped_programs`].
+struct MergesortPrograms {
+    static_shared: bool,
+}
 
 impl ProgramFactory for MergesortPrograms {
     fn program<K: DeviceKey>(
@@ -907,22 +905,8 @@ impl ProgramFactory for MergesortPrograms {
         comp: &dyn DeviceComparator<K>,
         values: ValueLayout,
     ) -> Program {
-        let tuning = MergesortTuning::for_types(size_of::<K>(), values.map_or(0, |(size, _)| size));
-        mergesort_program::<K, dyn DeviceComparator<K>>(comp, values, tuning)
-    }
-}
-
-/// Builds mergesort programs at the tuning within static shared memory, for [`shipped_programs`].
-struct MergesortStaticSharedPrograms;
-
-impl ProgramFactory for MergesortStaticSharedPrograms {
-    fn program<K: DeviceKey>(
-        &self,
-        comp: &dyn DeviceComparator<K>,
-        values: ValueLayout,
-    ) -> Program {
         let value_bytes = values.map_or(0, |(size, _)| size);
-        let tuning = MergesortTuning::within_static_shared(size_of::<K>(), value_bytes);
+        let tuning = MergesortTuning::shipped(size_of::<K>(), value_bytes, self.static_shared);
         mergesort_program::<K, dyn DeviceComparator<K>>(comp, values, tuning)
     }
 }
@@ -932,8 +916,12 @@ impl ProgramFactory for MergesortStaticSharedPrograms {
 /// shared memory (for devices with less opt-in shared memory), once each. CI compiles all of
 /// them with NVRTC.
 pub fn shipped_mergesort_programs() -> Vec<Program> {
-    let mut programs = shipped_programs(&MergesortPrograms);
-    for program in shipped_programs(&MergesortStaticSharedPrograms) {
+    let mut programs = shipped_programs(&MergesortPrograms {
+        static_shared: false,
+    });
+    for program in shipped_programs(&MergesortPrograms {
+        static_shared: true,
+    }) {
         if !programs.iter().any(|p| p.name == program.name) {
             programs.push(program);
         }
