@@ -204,65 +204,6 @@ __device__ __forceinline__ size_type sampled_path(const run_pair& pair, const si
                                            : partitions[(pair.a_begin + diag) / spacing] - pair.a_begin;
 }
 
-// One merge path search of `pair` at pair-local diagonal `diag`, confined to the window between
-// the two neighbouring samples (at most log2(spacing) probes; twophase_partition windowed_path).
-// Kept as state with a single-probe `step` so that the four-way partition can run the searches in
-// X and in Y in lockstep: their loads are independent, so each lockstep probe costs one load
-// latency instead of two.
-struct window_search {
-  const key_type* a;  // the window's slice of the pair's A run
-  const key_type* b;  // the window's slice of the pair's B run
-  size_type a0;       // A count at the window's start
-  int begin, end, diag;
-  __device__ __forceinline__ window_search(const key_type* __restrict__ keys, const run_pair& pair,
-                                           const size_type* __restrict__ partitions, size_type spacing,
-                                           size_type pair_diag) {
-    const size_type diag0 = pair_diag / spacing * spacing;
-    a0 = sampled_path(pair, partitions, spacing, diag0);
-    diag = (int)(pair_diag - diag0);
-    if (diag == 0) {
-      a = b = keys;
-      begin = end = 0;
-      return;
-    }
-    const size_type diag1 = min(diag0 + spacing, pair.total());
-    const size_type a1 = sampled_path(pair, partitions, spacing, diag1);
-    const int a_cnt = (int)(a1 - a0);
-    const int b_cnt = (int)((diag1 - a1) - (diag0 - a0));
-    a = keys + pair.a_begin + a0;
-    b = keys + pair.a_end + (diag0 - a0);
-    begin = diag > b_cnt ? diag - b_cnt : 0;
-    end = min(diag, a_cnt);
-  }
-  // Narrow the search to A counts (pair-local) in [lo, hi], known to hold the answer.
-  __device__ __forceinline__ void clamp(size_type lo, size_type hi) {
-    if (lo > a0) begin = max(begin, (int)min(lo - a0, (size_type)end));
-    if (hi >= a0) end = (int)min(hi - a0, (size_type)end);
-    begin = min(begin, end);
-  }
-  __device__ __forceinline__ bool active() const { return begin < end; }
-  // One probe of the merge path's binary search (twophase::merge_path, Lower bounds).
-  __device__ __forceinline__ void step() {
-    const int mid = begin + (end - begin) / 2;
-    if (twophase::takes_a<twophase::bounds_lower>(a[mid], b[diag - 1 - mid], key_compare())) {
-      begin = mid + 1;
-    } else {
-      end = mid;
-    }
-  }
-  // The A count among the pair's first `pair_diag` outputs, once the search is done.
-  __device__ __forceinline__ size_type a_count() const { return a0 + begin; }
-};
-
-// The A count among the first `diag` outputs of `pair`'s merge (twophase_partition windowed_path).
-__device__ __forceinline__ size_type windowed_path(const key_type* __restrict__ keys, const run_pair& pair,
-                                                   const size_type* __restrict__ partitions, size_type spacing,
-                                                   size_type diag) {
-  window_search s(keys, pair, partitions, spacing, diag);
-  while (s.active()) s.step();
-  return s.a_count();
-}
-
 // Output `i` (< pair.total()) of `pair`'s stable merge, given the A count `a_cnt` among its first
 // i outputs: the earlier in merge order of the two heads.
 __device__ __forceinline__ key_type element_at(const key_type* __restrict__ keys, const run_pair& pair, size_type a_cnt,
@@ -290,6 +231,71 @@ __device__ __forceinline__ key_type element_before(const key_type* __restrict__ 
   return twophase::takes_a<twophase::bounds_lower>(a_key, b_key, key_compare()) ? b_key : a_key;
 }
 
+// Stable selection among the four runs of a quad (twophase_partition::select_runs): the counts
+// taken from each run among the quad's first `diag` outputs, given bounds lo[k] <= count <= hi[k]
+// that hold the answer (run-local; sum(lo) <= diag <= sum(hi)), returned in `lo`. Each round
+// compares the middles of the runs still open: the last one in merge order is not taken when the
+// open-range elements before the middles, plus the other open middles, make `t` (the outputs left
+// to place) or more, and the first one is taken when the elements before the middles alone are
+// fewer than `t`; one of the two always holds, so each round halves at least one run's range and
+// loads only the new middles. The scan visits runs in order, so a later run's middle comes first
+// only when strictly less (earlier runs first on ties). Run numbers are compile-time indices
+// throughout: an array indexed by a computed run would be placed in local memory.
+__device__ __forceinline__ void select_runs(const key_type* __restrict__ keys, const size_type (&starts)[5],
+                                            size_type (&lo)[4], size_type (&hi)[4], size_type diag) {
+  size_type t = diag - (lo[0] + lo[1] + lo[2] + lo[3]);
+  size_type mid[4];
+  key_type key[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    mid[k] = lo[k] + (hi[k] - lo[k]) / 2;
+    if (lo[k] < hi[k]) key[k] = keys[starts[k] + mid[k]];
+  }
+  while (t > 0) {
+    int first = -1, last = -1, open = 0;
+    key_type first_key, last_key;
+    size_type u = 0;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      if (lo[k] < hi[k]) {
+        u += mid[k] - lo[k];
+        ++open;
+        if (first < 0 || key_compare()(key[k], first_key)) {
+          first = k;
+          first_key = key[k];
+        }
+        if (last < 0 || !key_compare()(key[k], last_key)) {
+          last = k;
+          last_key = key[k];
+        }
+      }
+    }
+    if (open <= 1) {  // open == 0 cannot happen with t > 0 and valid bounds
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        if (k == first) lo[k] += t;
+      }
+      return;
+    }
+    const bool drop_last = u + open > t;
+    const bool take_first = u < t;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const bool lowers = drop_last && k == last;
+      const bool raises = take_first && k == first;
+      if (lowers) hi[k] = mid[k];
+      if (raises) {
+        t -= mid[k] + 1 - lo[k];
+        lo[k] = mid[k] + 1;
+      }
+      if (lowers || raises) {
+        mid[k] = lo[k] + (hi[k] - lo[k]) / 2;
+        if (lo[k] < hi[k]) key[k] = keys[starts[k] + mid[k]];
+      }
+    }
+  }
+}
+
 // One round of a `lanes`-ary search for the first `false` of a monotone predicate (true then
 // false) over candidates [lo, lo + n): lane `l` probes candidate `probe(l)`, all n when
 // n <= lanes, else `lanes` evenly spread ones, about n * (l + 1) / (lanes + 1) past lo (with one
@@ -309,7 +315,7 @@ struct kary_round {
 };
 
 // The lanes of this thread's cut group (`lanes` consecutive lanes of a warp, a power of two) as a
-// mask of the warp, for the group's shuffles and ballots.
+// mask of the warp, for the group's ballots.
 __device__ __forceinline__ unsigned cut_group_mask(int lanes) {
   const unsigned group_bits = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1;
   return group_bits << (threadIdx.x % 32 / lanes * lanes);
@@ -322,11 +328,6 @@ __device__ __forceinline__ int group_trues(unsigned group_mask, int lanes, bool 
   return lanes == 1 ? (int)answer : __popc(__ballot_sync(group_mask, answer) & group_mask);
 }
 
-// Lane `src`'s `value`, within a cut group (the value itself in a group of one lane).
-__device__ __forceinline__ size_type group_share(unsigned group_mask, int lanes, size_type value, int src) {
-  return lanes == 1 ? value : __shfl_sync(group_mask, value, src, lanes);
-}
-
 // Phase 1 of a four-way pass: cuts[3p .. 3p + 3) = (x, a, c), the cut of output position
 // min(p * spacing, count) inside its quad (twophase_partition::quad_cut): a keys from R0, x - a
 // from R1, c from R2, the rest from R3. The cut is the merge path of X = merge(R0, R1) and
@@ -335,15 +336,17 @@ __device__ __forceinline__ size_type group_share(unsigned group_mask, int lanes,
 // - Coarse search over X indices that are multiples of `spacing`: with the cut diagonal itself a
 //   multiple of `spacing`, both X's element there and Y's element just before the matching Y
 //   sample are read straight off the samples (two dependent loads a probe).
-// - Fine search inside the one window left: each probe finds X's and Y's element by a merge path
-//   search inside a window, the two searches in lockstep.
-// Each cut is searched by a group of `lanes` lanes of one warp (a power of two up to 32): every
-// round the lanes probe `lanes` candidates at once, so a search over n candidates takes
-// log(n) / log(lanes + 1) rounds of dependent loads instead of log2(n). With one lane a cut is a
-// chain of a hundred or more dependent loads; where the cuts are too few to keep the memory
-// system busy, that chain's length is the kernel's time and more lanes shorten it, while where
-// they are many the kernel is bound by the scattered loads themselves and one lane is best (the
-// host picks, MergesortTuning::quad_cut_lanes).
+// - Fine selection inside the window left: the samples at its ends bound the count taken from
+//   each run, and select_runs halves one run's bound a round (one dependent load a round, about
+//   4 log2(spacing / 2) rounds; the nested search it replaced, a merge path search of X and of Y
+//   inside every probe, was the square of log2(spacing)).
+// The coarse search of each cut is run by a group of `lanes` lanes of one warp (a power of two
+// up to 32): every round the lanes probe `lanes` candidates at once, so a search over n candidates
+// takes log(n) / log(lanes + 1) rounds of dependent loads instead of log2(n). Where the cuts are
+// too few to keep the memory system busy, the chain's length is the kernel's time and more lanes
+// shorten it, while where they are many the kernel is bound by the scattered loads themselves and
+// one lane is best (the host picks, MergesortTuning::quad_cut_lanes). The fine selection runs on
+// the group's first lane.
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_mergesort_quad_partition(const key_type* __restrict__ keys, size_type count, size_type run,
                                       const size_type* __restrict__ partitions, size_type spacing,
@@ -389,59 +392,20 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
       }
     }
   }
-  // Fine: X's output `mid` comes before Y's output `diag - 1 - mid` iff the cut lies past `mid`.
-  // The A counts of both merge paths are monotone in their diagonals, so each round bounds the
-  // searches of the later ones: X's A count at any later probe lies between its counts at the
-  // probes that last moved `begin` and `end`, and Y's (whose diagonal falls as `mid` grows) the
-  // other way round; the lanes that made those probes share their counts. (The CPU twin, which
-  // only has to be right, searches the whole window each time; both find the same unique cut.)
-  size_type x_lo = 0, x_hi = nx, y_lo = 0, y_hi = ny;
-  auto search = [&](window_search& xs, window_search& ys) {
-    xs.clamp(x_lo, x_hi);
-    ys.clamp(y_lo, y_hi);
-    while (xs.active() || ys.active()) {
-      if (xs.active()) xs.step();
-      if (ys.active()) ys.step();
-    }
-  };
-  while (begin < end) {
-    const kary_round round = {begin, end - begin, lanes, reciprocal};
-    bool answer = false;
-    size_type x_count = 0, y_count = 0;
-    if (lane < round.active_lanes()) {
-      const size_type mid = round.probe(lane);
-      window_search xs(keys, x_pair, partitions, spacing, mid);
-      window_search ys(keys, y_pair, partitions, spacing, diag - 1 - mid);
-      search(xs, ys);
-      x_count = xs.a_count();
-      y_count = ys.a_count();
-      const key_type x_key = element_at(keys, x_pair, x_count, mid);
-      const key_type y_key = element_at(keys, y_pair, y_count, diag - 1 - mid);
-      answer = twophase::takes_a<twophase::bounds_lower>(x_key, y_key, key_compare());
-    }
-    const int t = group_trues(group, lanes, answer);
-    const size_type x_before = group_share(group, lanes, x_count, max(t - 1, 0));
-    const size_type y_before = group_share(group, lanes, y_count, max(t - 1, 0));
-    const size_type x_after = group_share(group, lanes, x_count, min(t, lanes - 1));
-    const size_type y_after = group_share(group, lanes, y_count, min(t, lanes - 1));
-    if (t > 0) {
-      begin = round.probe(t - 1) + 1;
-      x_lo = x_before;
-      y_hi = y_before;
-    }
-    if (t < round.active_lanes()) {
-      end = round.probe(t);
-      x_hi = x_after;
-      y_lo = y_after;
-    }
-  }
+  // Fine, on one lane: X's count lies in [begin, end] and Y's in [diag - end, diag - begin];
+  // widened to the samples around them, each half's merge path bounds the counts of both its
+  // runs (monotone in the half's diagonal), and select_runs finds the four counts inside.
   if (lane != 0) return;
-  window_search xs(keys, x_pair, partitions, spacing, begin);
-  window_search ys(keys, y_pair, partitions, spacing, diag - begin);
-  search(xs, ys);
-  cuts[3 * p] = begin;
-  cuts[3 * p + 1] = xs.a_count();
-  cuts[3 * p + 2] = ys.a_count();
+  const size_type x0 = begin / spacing * spacing, x1 = min((end + spacing - 1) / spacing * spacing, nx);
+  const size_type y0 = (diag - end) / spacing * spacing, y1 = min((diag - begin + spacing - 1) / spacing * spacing, ny);
+  const size_type a0 = sampled_path(x_pair, partitions, spacing, x0), a1 = sampled_path(x_pair, partitions, spacing, x1);
+  const size_type c0 = sampled_path(y_pair, partitions, spacing, y0), c1 = sampled_path(y_pair, partitions, spacing, y1);
+  size_type lo[4] = {a0, x0 - a0, c0, y0 - c0};
+  size_type hi[4] = {a1, x1 - a1, c1, y1 - c1};
+  select_runs(keys, quad.starts, lo, hi, diag);
+  cuts[3 * p] = lo[0] + lo[1];
+  cuts[3 * p + 1] = lo[0];
+  cuts[3 * p + 2] = lo[2];
 }
 
 // Level-one pieces of a four-way tile: the X part (R0 with R1) and the Y part (R2 with R3) are

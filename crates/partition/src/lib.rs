@@ -469,16 +469,85 @@ fn element_before<'k, T, F: Fn(&T, &T) -> bool>(
     }
 }
 
+/// Stable selection among sorted runs (earlier runs first on ties): the counts taken from each
+/// run among the first `diag` outputs of their merge, given bounds `lo[k] <= count[k] <= hi[k]`
+/// known to hold the answer (`sum(lo) <= diag <= sum(hi)`; `hi[k] <= runs[k].len()`).
+///
+/// Each round looks at the middle element of every run whose bounds are still open. Let `u` be
+/// the number of open-range elements before those middles, `open` the number of open runs and
+/// `t` the outputs still to place among the open ranges:
+/// - the last middle in merge order has at least `u + open - 1` open-range elements before it, so
+///   when that is `>= t` it is not taken and its run's upper bound drops to its index;
+/// - the first middle has at most `u` open-range elements before it, so when `u < t` it is taken
+///   and its run's lower bound rises past it.
+///
+/// One of the two always holds, so every round halves at least one run's range: about
+/// `sum(log2(hi[k] - lo[k]))` rounds, each a comparison of middles and one or two new loads. The
+/// four-way cut uses it where a nested search (a merge path search of X and of Y inside every
+/// probe of the search between them) would cost the square of that.
+pub fn select_runs<T, F: Fn(&T, &T) -> bool, const N: usize>(
+    runs: [&[T]; N],
+    mut lo: [usize; N],
+    mut hi: [usize; N],
+    diag: usize,
+    is_less: &F,
+) -> [usize; N] {
+    // Whether run k's element `key_k` comes before run l's `key_l` in the stable merge.
+    let precedes = |k: usize, key_k: &T, l: usize, key_l: &T| {
+        if k < l {
+            takes_a::<Lower, T, F>(key_k, key_l, is_less)
+        } else {
+            is_less(key_k, key_l)
+        }
+    };
+    let placed: usize = lo.iter().sum();
+    assert!(
+        placed <= diag && diag <= hi.iter().sum(),
+        "select_runs: the bounds do not hold the diagonal"
+    );
+    let mut t = diag - placed;
+    while t > 0 {
+        let mids: [usize; N] = core::array::from_fn(|k| lo[k] + (hi[k] - lo[k]) / 2);
+        let key = |k: usize| &runs[k][mids[k]];
+        let (mut first, mut last, mut open, mut u) = (N, N, 0, 0);
+        for k in (0..N).filter(|&k| lo[k] < hi[k]) {
+            u += mids[k] - lo[k];
+            open += 1;
+            if first == N || precedes(k, key(k), first, key(first)) {
+                first = k;
+            }
+            if last == N || precedes(last, key(last), k, key(k)) {
+                last = k;
+            }
+        }
+        assert!(open > 0, "select_runs: outputs left but no open run");
+        if open == 1 {
+            lo[first] += t;
+            break;
+        }
+        // The last middle has at least u + open - 1 >= t open-range elements before it.
+        if u + open > t {
+            hi[last] = mids[last];
+        }
+        // The first middle has at most u < t open-range elements before it.
+        if u < t {
+            t -= mids[first] + 1 - lo[first];
+            lo[first] = mids[first] + 1;
+        }
+    }
+    lo
+}
+
 /// The cut after `diag` quad-local outputs of the four-way merge of `quad`: the merge path of X
-/// and Y at `diag`, where an element of X or Y is found by a merge path search inside the window
-/// of the two-way `partitions` (of the same pass input, run length `run`, cut every `spacing`
-/// outputs; `4 * run` must be a multiple of `spacing`).
+/// and Y at `diag`, bracketed with the two-way `partitions` (of the same pass input, run length
+/// `run`, cut every `spacing` outputs; `4 * run` must be a multiple of `spacing`), which are
+/// samples of X and of Y.
 /// - Coarse: when `diag` is a multiple of `spacing` (every tile boundary but the sort's end), a
 ///   search over X indices that are multiples of `spacing` brackets the cut to one window; there
 ///   X's element and Y's element just before the matching Y sample are read straight off the
 ///   samples, so a probe costs no search.
-/// - Fine: a search inside the window left (or the whole range otherwise), each probe a merge
-///   path search of log2(spacing) comparisons in X and in Y.
+/// - Fine: the samples around the X and Y brackets bound the count taken from each of the four
+///   runs, and [`select_runs`] finds the counts inside those bounds.
 pub fn quad_cut<T, F: Fn(&T, &T) -> bool>(
     keys: &[T],
     quad: &MergeQuad,
@@ -510,27 +579,33 @@ pub fn quad_cut<T, F: Fn(&T, &T) -> bool>(
             }
         }
     }
-    // `x` takes from X at output `mid` iff X's element `mid` precedes Y's element `diag-1-mid`.
-    let x_first = |mid: usize| {
-        takes_a::<Lower, T, &F>(
-            windowed_element(keys, &x_pair, partitions, spacing, mid, &is_less),
-            windowed_element(keys, &y_pair, partitions, spacing, diag - 1 - mid, &is_less),
-            &&is_less,
-        )
-    };
-    while begin < end {
-        let mid = begin + (end - begin) / 2;
-        if x_first(mid) {
-            begin = mid + 1;
-        } else {
-            end = mid;
-        }
-    }
-    let x = begin;
+    // X's count lies in [begin, end] and Y's in [diag - end, diag - begin]; widened to samples,
+    // each half's merge path there bounds the counts of both its runs (both are monotone in the
+    // half's diagonal).
+    let sample_below = |i: usize| i / spacing * spacing;
+    let sample_above = |i: usize, n: usize| (i.div_ceil(spacing) * spacing).min(n);
+    let (x0, x1) = (sample_below(begin), sample_above(end, nx));
+    let (y0, y1) = (sample_below(diag - end), sample_above(diag - begin, ny));
+    let (a0, a1) = (
+        sampled_path(&x_pair, partitions, spacing, x0),
+        sampled_path(&x_pair, partitions, spacing, x1),
+    );
+    let (c0, c1) = (
+        sampled_path(&y_pair, partitions, spacing, y0),
+        sampled_path(&y_pair, partitions, spacing, y1),
+    );
+    let runs = [0, 1, 2, 3].map(|k| &keys[quad.starts[k]..quad.starts[k + 1]]);
+    let counts = select_runs(
+        runs,
+        [a0, x0 - a0, c0, y0 - c0],
+        [a1, x1 - a1, c1, y1 - c1],
+        diag,
+        &is_less,
+    );
     QuadCut {
-        x,
-        a: windowed_path(keys, &x_pair, partitions, spacing, x, &is_less),
-        c: windowed_path(keys, &y_pair, partitions, spacing, diag - x, &is_less),
+        x: counts[0] + counts[1],
+        a: counts[0],
+        c: counts[2],
     }
 }
 

@@ -179,6 +179,32 @@ fn brute_quad_origins(keys: &[u32], quad: &MergeQuad) -> Vec<usize> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
+    /// Selection among three sorted runs, from any bounds that hold the answer, counts exactly
+    /// what a stable merge (earlier runs first on ties) takes from each run before `diag`.
+    #[test]
+    fn select_runs_counts_each_run_from_any_valid_bounds(
+        r0 in sorted_keys(40, 5),
+        r1 in sorted_keys(40, 5),
+        r2 in sorted_keys(40, 5),
+        diag_frac in 0.0f64..=1.0,
+        slack in prop::array::uniform6(0usize..50),
+    ) {
+        let runs = [&r0[..], &r1[..], &r2[..]];
+        let mut tagged: Vec<(u32, usize)> = runs
+            .iter()
+            .enumerate()
+            .flat_map(|(k, r)| r.iter().map(move |&v| (v, k)))
+            .collect();
+        tagged.sort(); // (key, run): stable across runs, earlier runs first on ties
+        let total = tagged.len();
+        let diag = ((total as f64) * diag_frac) as usize;
+        let truth: [usize; 3] =
+            core::array::from_fn(|k| tagged[..diag].iter().filter(|p| p.1 == k).count());
+        let lo: [usize; 3] = core::array::from_fn(|k| truth[k].saturating_sub(slack[k]));
+        let hi: [usize; 3] = core::array::from_fn(|k| (truth[k] + slack[3 + k]).min(runs[k].len()));
+        prop_assert_eq!(select_runs(runs, lo, hi, diag, &less), truth);
+    }
+
     /// The four-way cut, found through the two-way samples, counts exactly the outputs of each
     /// run before every diagonal of every quad, and tiles chain end to start.
     #[test]
