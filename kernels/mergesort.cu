@@ -239,26 +239,33 @@ __device__ __forceinline__ key_type element_before(const key_type* __restrict__ 
 // to place) or more, and the first one is taken when the elements before the middles alone are
 // fewer than `t`; one of the two always holds, so each round halves at least one run's range and
 // loads only the new middles. The scan visits runs in order, so a later run's middle comes first
-// only when strictly less (earlier runs first on ties). Run numbers are compile-time indices
-// throughout: an array indexed by a computed run would be placed in local memory.
+// only when strictly less (earlier runs first on ties).
+// - The bounds span less than 2^31 in all (the four-way partition's span two windows of
+//   samples), so a round works on 32-bit offsets from each run's lower bound: the rounds' last
+//   loads hit lines already cached, and there the round's arithmetic is its latency.
+// - Run numbers are compile-time indices throughout: an array indexed by a computed run would be
+//   placed in local memory.
 __device__ __forceinline__ void select_runs(const key_type* __restrict__ keys, const size_type (&starts)[5],
-                                            size_type (&lo)[4], size_type (&hi)[4], size_type diag) {
-  size_type t = diag - (lo[0] + lo[1] + lo[2] + lo[3]);
-  size_type mid[4];
+                                            size_type (&lo)[4], const size_type (&hi)[4], size_type diag) {
+  const key_type* base[4];
+  int begin[4], end[4], mid[4];
   key_type key[4];
+  int t = (int)(diag - (lo[0] + lo[1] + lo[2] + lo[3]));
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
-    mid[k] = lo[k] + (hi[k] - lo[k]) / 2;
-    if (lo[k] < hi[k]) key[k] = keys[starts[k] + mid[k]];
+    base[k] = keys + starts[k] + lo[k];
+    begin[k] = 0;
+    end[k] = (int)(hi[k] - lo[k]);
+    mid[k] = end[k] >> 1;
+    if (begin[k] < end[k]) key[k] = base[k][mid[k]];
   }
   while (t > 0) {
-    int first = -1, last = -1, open = 0;
+    int first = -1, last = -1, open = 0, u = 0;
     key_type first_key, last_key;
-    size_type u = 0;
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
-      if (lo[k] < hi[k]) {
-        u += mid[k] - lo[k];
+      if (begin[k] < end[k]) {
+        u += mid[k] - begin[k];
         ++open;
         if (first < 0 || key_compare()(key[k], first_key)) {
           first = k;
@@ -273,9 +280,9 @@ __device__ __forceinline__ void select_runs(const key_type* __restrict__ keys, c
     if (open <= 1) {  // open == 0 cannot happen with t > 0 and valid bounds
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
-        if (k == first) lo[k] += t;
+        if (k == first) begin[k] += t;
       }
-      return;
+      break;
     }
     const bool drop_last = u + open > t;
     const bool take_first = u < t;
@@ -283,17 +290,19 @@ __device__ __forceinline__ void select_runs(const key_type* __restrict__ keys, c
     for (int k = 0; k < 4; ++k) {
       const bool lowers = drop_last && k == last;
       const bool raises = take_first && k == first;
-      if (lowers) hi[k] = mid[k];
+      if (lowers) end[k] = mid[k];
       if (raises) {
-        t -= mid[k] + 1 - lo[k];
-        lo[k] = mid[k] + 1;
+        t -= mid[k] + 1 - begin[k];
+        begin[k] = mid[k] + 1;
       }
       if (lowers || raises) {
-        mid[k] = lo[k] + (hi[k] - lo[k]) / 2;
-        if (lo[k] < hi[k]) key[k] = keys[starts[k] + mid[k]];
+        mid[k] = (begin[k] + end[k]) >> 1;  // both >= 0
+        if (begin[k] < end[k]) key[k] = base[k][mid[k]];
       }
     }
   }
+#pragma unroll
+  for (int k = 0; k < 4; ++k) lo[k] += begin[k];
 }
 
 // One round of a `lanes`-ary search for the first `false` of a monotone predicate (true then

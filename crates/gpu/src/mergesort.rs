@@ -388,11 +388,12 @@ impl MergesortScratch {
 }
 
 /// Bytes of keys and values from which the shipped tunings sort with four-way passes. On the
-/// H100 (docs/mergesort.md) four-way passes won from 128 MiB: u64 keys at 2^24 (1.61 against
-/// 1.67 ms), u32 keys with u32 values at 2^24 (1.65 against 1.68 ms), u32 keys at 2^27 (7.20
-/// against 7.62 ms); they lost below (u32 keys at 2^24, 64 MiB: 1.24 against 0.94 ms; every
-/// 2^20 sort, where the partition's fixed latency dominates).
-pub const FOUR_WAY_MIN_BYTES: usize = 1 << 27;
+/// H100 (docs/mergesort.md), once the four-way cuts became a selection among the four runs
+/// (session 7), four-way passes won at 64 MiB: u32 keys at 2^24, 0.79 against 0.82 ms two-way
+/// only; they still lose at 4 MiB (every 2^20 sort: 0.15-0.20 against 0.09-0.14 ms), where the
+/// partitions' fixed latency dominates. (With the nested searches before, they won only from
+/// 128 MiB.)
+pub const FOUR_WAY_MIN_BYTES: usize = 1 << 26;
 
 /// Threads of a warp: a four-way cut's lanes shuffle within one.
 const WARP_LANES: u32 = 32;
