@@ -101,15 +101,16 @@ pub struct MergesortTuning {
     /// no larger than `threads`. A four-way pass merges four runs per read and write of the keys
     /// (two merge levels in shared memory), so it replaces two two-way passes.
     pub quad_threads: u32,
-    /// Smallest sort that uses the four-way passes: each four-way pass pays a partition of
-    /// nested merge path searches (scattered loads; on an H100 about 0.1 to 0.2 ms a pass at
-    /// 2^27 keys, and a fixed latency of tens of microseconds at any size), so it only pays where
-    /// one two-way pass moves much more than that.
+    /// Smallest sort that uses the four-way passes: each four-way pass pays a partition whose
+    /// cuts are chains of dependent scattered loads (on an H100 about 50-65 us a pass at 2^27
+    /// keys, and a fixed latency of tens of microseconds at any size), so it only pays where one
+    /// two-way pass moves much more than that.
     pub four_way_min_keys: usize,
-    /// Lanes of a warp that search one four-way cut together: a power of two up to 32, or 0 for
-    /// [`quad_cut_lanes`]'s choice by the number of cuts. A cut is a chain of dependent loads;
-    /// `lanes` lanes probe `lanes` candidates a round, which makes the chain log2(lanes + 1)
-    /// times shorter for about `lanes` times the loads.
+    /// Lanes of a warp that run one four-way cut's coarse search together: a power of two up to
+    /// 32, or 0 for [`quad_cut_lanes`]'s choice by the number of cuts. A cut is a chain of
+    /// dependent loads; `lanes` lanes probe `lanes` candidates a round, which makes the coarse
+    /// search log2(lanes + 1) times shorter for about `lanes` times the loads (the fine
+    /// selection that follows runs on one lane).
     pub quad_cut_lanes: u32,
     /// Registers a thread of the four-way tile may use (0: the compiler's choice), so that
     /// `65536 / (quad_threads * quad_registers)` blocks fit on an SM. ptxas takes what the
@@ -226,7 +227,10 @@ impl MergesortTuning {
     /// Lanes per four-way cut: 0, so that each sort picks them by its number of cuts
     /// ([`quad_cut_lanes`]): at 2^27 one lane per cut was best for u64 keys and u32 pairs and
     /// within 0.3% of the best for u32 keys, at 2^24 4-8 lanes were 12-13% faster than one, at 2^20
-    /// 32 lanes nearly twice as fast (docs/mergesort.md, session 5).
+    /// 32 lanes nearly twice as fast (docs/mergesort.md, session 5). Since the fine search became
+    /// a one-lane selection (session 7) lanes only shorten the coarse search: at 2^27 one, four
+    /// and the automatic lanes are within 0.7% for u32, one lane 2-3% ahead of four for u64 and
+    /// pairs; at 2^24 four lanes 2-3% ahead of one.
     ///
     /// Four-way tile registers: the counts the tiles compiled to before session 6's loads, which
     /// kept the blocks an SM that the sweeps above measured: 64 for 4-byte keys and for 4-byte
@@ -395,7 +399,7 @@ impl MergesortScratch {
 /// 128 MiB.)
 pub const FOUR_WAY_MIN_BYTES: usize = 1 << 26;
 
-/// Threads of a warp: a four-way cut's lanes shuffle within one.
+/// Threads of a warp: a four-way cut's lanes vote within one.
 const WARP_LANES: u32 = 32;
 
 /// Four-way partition threads per SM that keep the memory system busy with the cuts' scattered
@@ -403,7 +407,9 @@ const WARP_LANES: u32 = 32;
 /// thousand threads on the cuts (u32 keys at 2^27: 11.4k cuts, 4 lanes best; u32 pairs at 2^27:
 /// 47.6k cuts, 1 lane; u64 and pairs at 2^24: 5.7-6k cuts, 8 lanes; docs/mergesort.md). Session
 /// 6's u32 tuning has 14.2k cuts at 2^27, where this picks 2 lanes: 4.879 ms against 4.860 for
-/// one lane and 5.07 for four (with VT 33), within the spread of the rule's other sizes.
+/// one lane and 5.07 for four (with VT 33), within the spread of the rule's other sizes. Measured
+/// when the lanes searched both phases of a cut; with session 7's one-lane fine selection the
+/// rule's picks stayed within 0.7% of the best lane count at 2^27 and 2^24 (docs/mergesort.md).
 const QUAD_CUT_THREADS_PER_SM: usize = 384;
 
 /// Lanes per four-way cut for `cuts` cuts on a device of `multiprocessors` SMs: the most (a power
