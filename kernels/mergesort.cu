@@ -123,19 +123,84 @@ struct mergesort_pair {
   }
 };
 
+// One round of a `lanes`-ary search for the first `false` of a monotone predicate (true then
+// false) over candidates [lo, lo + n): lane `l` probes candidate `probe(l)`, all n when
+// n <= lanes, else `lanes` evenly spread ones, about n * (l + 1) / (lanes + 1) past lo (with one
+// lane, a binary search's middle). The lanes of a group then agree, from the ballot of their
+// answers, on the candidates left: with `t` answers true (a prefix of the lanes, the predicate
+// being monotone), the first false lies past probe(t - 1) and at or before probe(t).
+struct kary_round {
+  size_type lo, n;
+  int lanes;
+  // (2^32 - 1) / (lanes + 1), rounded down so that every probe stays below lo + n. (A 64-bit
+  // division in every round would be a subroutine of dependent instructions on the cut's chain.)
+  unsigned reciprocal;
+  __device__ __forceinline__ int active_lanes() const { return n < (size_type)lanes ? (int)n : lanes; }
+  __device__ __forceinline__ size_type probe(int l) const {
+    return n <= (size_type)lanes ? lo + l : lo + __umul64hi(n * (size_type)(l + 1), (size_type)reciprocal << 32);
+  }
+};
+
+// The lanes of this thread's search group (`lanes` consecutive lanes of a warp, a power of two:
+// one two-way boundary or four-way cut) as a mask of the warp, for the group's ballots.
+__device__ __forceinline__ unsigned cut_group_mask(int lanes) {
+  const unsigned group_bits = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1;
+  return group_bits << (threadIdx.x % 32 / lanes * lanes);
+}
+
+// The `true` answers of a search group's lanes, as a count: the predicate is monotone over the
+// lanes' probes, so the true answers are the first ones. A group of one lane skips the warp
+// vote (`lanes` is the same in every thread, so the branch never diverges).
+__device__ __forceinline__ int group_trues(unsigned group_mask, int lanes, bool answer) {
+  return lanes == 1 ? (int)answer : __popc(__ballot_sync(group_mask, answer) & group_mask);
+}
+
 // Phase 1 of a merge pass: partitions[p] = global index of the A key at which output position
-// min(p * spacing, count) cuts its pair's merge (twophase_partition::mergesort_path).
+// min(p * spacing, count) cuts its pair's merge (twophase_partition::mergesort_path). Each search
+// is run by a group of `lanes` lanes of one warp (a power of two up to 32; the host picks them,
+// MergesortTuning::boundary_search_lanes), `lanes`-ary: a pass's boundaries are few (one a tile)
+// and each is a chain of up to log2(run) dependent loads, so in a small sort the binary search of
+// one lane leaves most of the machine idle for that chain's length.
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_mergesort_partition(const key_type* __restrict__ keys, size_type count, size_type run,
-                                 size_type spacing, size_type num_partitions, size_type* __restrict__ partitions) {
+                                 size_type spacing, size_type num_partitions, int lanes,
+                                 size_type* __restrict__ partitions) {
+  static_assert(TP_PARTITION_NT % 32 == 0, "search groups must not straddle warps");
   follow_previous_kernel();
-  const size_type p = (size_type)blockIdx.x * blockDim.x + threadIdx.x;
-  if (p >= num_partitions) return;
+  const int shift = __ffs(lanes) - 1;  // lanes = 2^shift
+  const size_type p = ((size_type)blockIdx.x * blockDim.x + threadIdx.x) >> shift;
+  if (p >= num_partitions) return;  // the whole group: its lanes share p
   const size_type pos = min(p * spacing, count);
   const mergesort_pair pair(count, run, pos);
-  partitions[p] = pair.a_begin + twophase::merge_path<twophase::bounds_lower, size_type>(
-                                     keys + pair.a_begin, pair.a_end - pair.a_begin, keys + pair.a_end,
-                                     pair.b_end - pair.a_end, pos - pair.a_begin, key_compare());
+  const key_type* a = keys + pair.a_begin;
+  const key_type* b = keys + pair.a_end;
+  const size_type diag = pos - pair.a_begin, a_count = pair.a_end - pair.a_begin, b_count = pair.b_end - pair.a_end;
+  if (lanes == 1) {
+    // The plain binary search: a round of the lanes-ary one costs a wide multiply more on the
+    // chain (at 2^27 u32 keys, 128 against 111 us a sort for the samples).
+    partitions[p] = pair.a_begin + twophase::merge_path<twophase::bounds_lower, size_type>(a, a_count, b, b_count,
+                                                                                           diag, key_compare());
+    return;
+  }
+  const int lane = threadIdx.x & (lanes - 1);
+  const unsigned group = cut_group_mask(lanes);
+  const unsigned reciprocal = 0xffffffffu / (unsigned)(lanes + 1);
+  // Merge path (twophase::merge_path, Lower bounds): A's output `mid` is among the first `diag`
+  // iff it comes before B's `diag - 1 - mid`; true for a prefix of the candidates.
+  size_type begin = diag > b_count ? diag - b_count : 0;
+  size_type end = min(diag, a_count);
+  while (begin < end) {
+    const kary_round round = {begin, end - begin, lanes, reciprocal};
+    bool answer = false;
+    if (lane < round.active_lanes()) {
+      const size_type mid = round.probe(lane);
+      answer = twophase::takes_a<twophase::bounds_lower>(a[mid], b[diag - 1 - mid], key_compare());
+    }
+    const int t = group_trues(group, lanes, answer);
+    if (t > 0) begin = round.probe(t - 1) + 1;
+    if (t < round.active_lanes()) end = round.probe(t);
+  }
+  if (lane == 0) partitions[p] = pair.a_begin + begin;
 }
 
 // Phase 2 of a merge pass: tile t merges outputs [t * NV, min((t + 1) * NV, count)) of its pair of
@@ -303,38 +368,6 @@ __device__ __forceinline__ void select_runs(const key_type* __restrict__ keys, c
   }
 #pragma unroll
   for (int k = 0; k < 4; ++k) lo[k] += begin[k];
-}
-
-// One round of a `lanes`-ary search for the first `false` of a monotone predicate (true then
-// false) over candidates [lo, lo + n): lane `l` probes candidate `probe(l)`, all n when
-// n <= lanes, else `lanes` evenly spread ones, about n * (l + 1) / (lanes + 1) past lo (with one
-// lane, a binary search's middle). The lanes of a group then agree, from the ballot of their
-// answers, on the candidates left: with `t` answers true (a prefix of the lanes, the predicate
-// being monotone), the first false lies past probe(t - 1) and at or before probe(t).
-struct kary_round {
-  size_type lo, n;
-  int lanes;
-  // (2^32 - 1) / (lanes + 1), rounded down so that every probe stays below lo + n. (A 64-bit
-  // division in every round would be a subroutine of dependent instructions on the cut's chain.)
-  unsigned reciprocal;
-  __device__ __forceinline__ int active_lanes() const { return n < (size_type)lanes ? (int)n : lanes; }
-  __device__ __forceinline__ size_type probe(int l) const {
-    return n <= (size_type)lanes ? lo + l : lo + __umul64hi(n * (size_type)(l + 1), (size_type)reciprocal << 32);
-  }
-};
-
-// The lanes of this thread's cut group (`lanes` consecutive lanes of a warp, a power of two) as a
-// mask of the warp, for the group's ballots.
-__device__ __forceinline__ unsigned cut_group_mask(int lanes) {
-  const unsigned group_bits = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1;
-  return group_bits << (threadIdx.x % 32 / lanes * lanes);
-}
-
-// The `true` answers of a cut group's lanes, as a count: the predicate is monotone over the
-// lanes' probes, so the true answers are the first ones. A group of one lane skips the warp
-// vote (`lanes` is the same in every thread, so the branch never diverges).
-__device__ __forceinline__ int group_trues(unsigned group_mask, int lanes, bool answer) {
-  return lanes == 1 ? (int)answer : __popc(__ballot_sync(group_mask, answer) & group_mask);
 }
 
 // Phase 1 of a four-way pass: cuts[3p .. 3p + 3) = (x, a, c), the cut of output position

@@ -156,7 +156,14 @@ fn mergesort_user_struct_custom_comparator_is_stable() {
     let comp = rec_key_descending();
     let mut rng = rng();
     let tuning = MergesortTuning::for_types(std::mem::size_of::<Rec>(), 0);
-    for n in sizes(tuning) {
+    // The shipped tuning's first size with four-way passes, where each quad cut resolves ties
+    // between four runs under the user comparator.
+    let four_way = tuning.four_way_min_keys + 3;
+    assert!(
+        tuning.pass_plan(four_way).1 > 0,
+        "{four_way} keys take no four-way pass"
+    );
+    for n in sizes(tuning).into_iter().chain([four_way]) {
         for distinct in [1u32, 5, u32::MAX] {
             let input: Vec<Rec> = (0..n as u32)
                 .map(|tag| Rec {
@@ -265,14 +272,17 @@ fn mergesort_two_way_and_four_way_pass_plans() {
     let gpu = gpu();
     let mut rng = rng();
     let mut scratch = MergesortScratch::new();
-    // (block sort threads, pass threads, four-way threads, lanes per four-way cut, VT): every
-    // cut-search width, from the binary search of one lane to a warp's 32-ary one.
+    // (block sort threads, pass threads, four-way threads, lanes per partition search, VT): every
+    // search width, from the binary search of one lane to a warp's 32-ary one, in the four-way
+    // cuts and in the two-way boundaries (the two-way-only tunings: 8 lanes and the automatic
+    // choice).
     let tunings = [
         (64, 32, 32, 1, 3),
         (64, 64, 32, 4, 5),
         (128, 32, 64, 32, 7),
         (64, 32, 32, 8, 3),
-        (64, 32, 0, 1, 3),
+        (64, 32, 0, 8, 3),
+        (64, 32, 0, 0, 3),
     ];
     for (threads, pass_threads, quad_threads, quad_cut_lanes, vt) in tunings {
         let tuning = forced_tuning(threads, pass_threads, quad_threads, quad_cut_lanes, vt);
@@ -447,5 +457,31 @@ fn quad_cut_lanes_fill_the_partition_budget() {
             lanes.is_power_of_two() && lanes <= 32,
             "{c} cuts: {lanes} lanes"
         );
+    }
+}
+
+/// The two-way boundaries' lane choice (no GPU needed): one lane for the 14.2k samples of a u32
+/// sort at 2^27 and the 1.8k of one at 2^24 (256 x 37 four-way tiles), where fewer lanes than a
+/// warp measured slower or within 2%; a whole warp for the few boundaries of a 2^20 sort.
+#[test]
+fn boundary_search_lanes_follow_their_budget() {
+    use twophase_gpu::mergesort::boundary_search_lanes;
+    const H100_SMS: u32 = 132;
+    let boundaries = |n: usize, tile: usize| n.div_ceil(tile) + 1;
+    assert_eq!(
+        boundary_search_lanes(boundaries(1 << 27, 256 * 37), H100_SMS),
+        1
+    );
+    assert_eq!(
+        boundary_search_lanes(boundaries(1 << 24, 256 * 37), H100_SMS),
+        1
+    );
+    assert_eq!(
+        boundary_search_lanes(boundaries(1 << 20, 128 * 23), H100_SMS),
+        32
+    );
+    for b in (1..1 << 20).step_by(997) {
+        let lanes = boundary_search_lanes(b, H100_SMS);
+        assert!(lanes == 1 || lanes == 32, "{b} boundaries: {lanes} lanes");
     }
 }

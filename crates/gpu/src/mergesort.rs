@@ -106,11 +106,12 @@ pub struct MergesortTuning {
     /// keys, and a fixed latency of tens of microseconds at any size), so it only pays where one
     /// two-way pass moves much more than that.
     pub four_way_min_keys: usize,
-    /// Lanes of a warp that run one four-way cut's coarse search together: a power of two up to
-    /// 32, or 0 for [`quad_cut_lanes`]'s choice by the number of cuts. A cut is a chain of
-    /// dependent loads; `lanes` lanes probe `lanes` candidates a round, which makes the coarse
-    /// search log2(lanes + 1) times shorter for about `lanes` times the loads (the fine
-    /// selection that follows runs on one lane).
+    /// Lanes of a warp that run one partition search together, a two-way pass boundary (or
+    /// four-way sample) or a four-way cut's coarse search: a power of two up to 32, or 0 for
+    /// the choice of [`boundary_search_lanes`] and [`quad_cut_lanes`] by the number of searches. A search is a chain of dependent
+    /// loads; `lanes` lanes probe `lanes` candidates a round, which makes it log2(lanes + 1)
+    /// times shorter for about `lanes` times the loads (a four-way cut's fine selection runs on
+    /// one lane).
     pub quad_cut_lanes: u32,
     /// Registers a thread of the four-way tile may use (0: the compiler's choice), so that
     /// `65536 / (quad_threads * quad_registers)` blocks fit on an SM. ptxas takes what the
@@ -334,6 +335,14 @@ impl MergesortTuning {
         let pass_shared =
             ((self.pass_tile() + 1) * key_bytes).max(self.pass_tile() * size_of::<i32>());
         check_launch_shape(self.pass_threads, self.vt, true, pass_shared)?;
+        // Every pass's partition searches use the lanes, two-way passes' too.
+        let lanes = self.quad_cut_lanes;
+        if lanes != 0 && !(lanes.is_power_of_two() && lanes <= WARP_LANES) {
+            return Err(GpuError::InvalidTuning(format!(
+                "quad_cut_lanes = {} must be 0 or a power of two up to {WARP_LANES}",
+                self.quad_cut_lanes
+            )));
+        }
         if self.quad_threads > 0 {
             check_launch_shape_within(
                 self.quad_threads,
@@ -347,13 +356,6 @@ impl MergesortTuning {
                 return Err(GpuError::InvalidTuning(format!(
                     "quad_threads = {} is too few for one level-one piece of {piece} outputs a thread (VT = {vt})",
                     self.quad_threads
-                )));
-            }
-            let lanes = self.quad_cut_lanes;
-            if lanes != 0 && !(lanes.is_power_of_two() && lanes <= WARP_LANES) {
-                return Err(GpuError::InvalidTuning(format!(
-                    "quad_cut_lanes = {} must be 0 or a power of two up to {WARP_LANES}",
-                    self.quad_cut_lanes
                 )));
             }
             if self.quad_threads > self.threads {
@@ -418,7 +420,32 @@ const QUAD_CUT_THREADS_PER_SM: usize = 384;
 /// of dependent loads runs, so more lanes shorten the chains; more cuts already fill it, and more
 /// lanes would only add loads.
 pub fn quad_cut_lanes(cuts: usize, multiprocessors: u32) -> u32 {
-    let budget = QUAD_CUT_THREADS_PER_SM * multiprocessors as usize / cuts.max(1);
+    lanes_within(QUAD_CUT_THREADS_PER_SM, cuts, multiprocessors)
+}
+
+/// Two-way partition threads per SM (a pass's tile boundaries, or a four-way pass's samples) up
+/// to which each boundary is searched by a whole warp: on the H100 (docs/mergesort.md, session 7)
+/// 32 lanes took whole 2^20 sorts (90-360 boundaries a launch) from 0.092 to 0.075-0.079 ms
+/// (u32), 0.138 to 0.116-0.120 (u64) and 0.120 to 0.103-0.106 (u32 pairs), while 2-16 lanes on
+/// the 1.8k-14k boundaries of 2^24 and 2^27 sorts ranged from 2% faster (u32 at 2^24) to 4%
+/// slower (u64 and pairs at 2^24), and 2 lanes took the 2^27 u32 samples from 111 to 153 us.
+const BOUNDARY_SEARCH_THREADS_PER_SM: usize = 384;
+
+/// Lanes per two-way partition search for `boundaries` searches on a device of
+/// `multiprocessors` SMs: a whole warp where that keeps within `BOUNDARY_SEARCH_THREADS_PER_SM`
+/// (384) threads an SM, else the binary search of one lane.
+pub fn boundary_search_lanes(boundaries: usize, multiprocessors: u32) -> u32 {
+    if lanes_within(BOUNDARY_SEARCH_THREADS_PER_SM, boundaries, multiprocessors) == WARP_LANES {
+        WARP_LANES
+    } else {
+        1
+    }
+}
+
+/// The most lanes per search (a power of two up to a warp, at least one) that keep `searches`
+/// searches within `threads_per_sm` threads an SM.
+fn lanes_within(threads_per_sm: usize, searches: usize, multiprocessors: u32) -> u32 {
+    let budget = threads_per_sm * multiprocessors as usize / searches.max(1);
     let mut lanes = 1;
     while lanes < WARP_LANES && (2 * lanes) as usize <= budget {
         lanes *= 2;
@@ -579,27 +606,38 @@ impl Gpu {
         };
         let partition_blocks = |threads: usize| grid(threads.div_ceil(PARTITION_THREADS as usize));
 
+        // Lanes per search of `searches` two-way boundaries or (`quad`) four-way cuts: the
+        // tuning's, or chosen by their number.
+        let search_lanes = |searches: usize, quad: bool| match (tuning.quad_cut_lanes, quad) {
+            (0, true) => quad_cut_lanes(searches, self.multiprocessors()),
+            (0, false) => boundary_search_lanes(searches, self.multiprocessors()),
+            (forced, _) => forced,
+        };
         // The two-way merge paths of one pass over `keys` (runs of `run`) at every `spacing`-th
         // output, `boundaries` of them, into `partitions`: the two-way passes' tile boundaries,
         // and the four-way passes' samples.
         let launch_partitions = |keys: u64, run: u64, spacing: usize, boundaries: usize| {
             let (spacing, boundary_count) = (spacing as u64, boundaries as u64);
+            let lanes = search_lanes(boundaries, false);
+            let lanes_arg = lanes as i32;
             let mut params = [
                 kernel_param(&keys),
                 kernel_param(&count_arg),
                 kernel_param(&run),
                 kernel_param(&spacing),
                 kernel_param(&boundary_count),
+                kernel_param(&lanes_arg),
                 kernel_param(&partitions),
             ];
-            // SAFETY: `params` points at six 64-bit values matching twophase_mergesort_partition,
-            // alive for the call; `partitions` was grown to hold max(num_pass_tiles,
-            // num_quad_tiles) + 1 >= `boundaries` entries; `keys` holds `count` keys; one thread
-            // per boundary.
+            // SAFETY: `params` points at values matching twophase_mergesort_partition (five
+            // 64-bit, the 32-bit lane count, one 64-bit), alive for the call; `partitions` was
+            // grown to hold max(num_pass_tiles, num_quad_tiles) + 1 >= `boundaries` entries;
+            // `keys` holds `count` keys; one group of `lanes` threads (a power of two up to 32,
+            // validated or chosen above) per boundary.
             unsafe {
                 self.launch_raw(
                     partition,
-                    partition_blocks(boundaries)?,
+                    partition_blocks(boundaries * lanes as usize)?,
                     PARTITION_THREADS,
                     &mut params,
                     dependent,
@@ -651,10 +689,7 @@ impl Gpu {
         let num_cuts = num_quad_tiles + 1;
         let quad_grid = grid(num_quad_tiles)?;
         let (quad_spacing, cut_count) = (tuning.quad_tile() as u64, num_cuts as u64);
-        let lanes = match tuning.quad_cut_lanes {
-            0 => quad_cut_lanes(num_cuts, self.multiprocessors()),
-            forced => forced,
-        };
+        let lanes = search_lanes(num_cuts, true);
         let lanes_arg = lanes as i32;
         let cut_blocks = partition_blocks(num_cuts * lanes as usize)?;
         for quad_pass in 0..four_way_passes {
