@@ -296,6 +296,21 @@ fn bench<K>(
                 call();
             }
             let call_ms = median((0..REPS).map(|_| call()).collect());
+            // The host's share of a call: issuing the launches, the GPU still busy. When it
+            // comes near the event-timed sort, small sorts are bound by the launches.
+            let mut enqueue = || {
+                restore(&mut keys, &mut values);
+                stream.synchronize().expect("sync");
+                let t = Instant::now();
+                sort_tuned(&mut keys, &mut values, tuning);
+                let issued = t.elapsed().as_secs_f64() * 1e3;
+                stream.synchronize().expect("sync");
+                issued
+            };
+            let enqueue_ms = median((0..REPS).map(|_| enqueue()).collect());
+            println!(
+                "host enqueue {kind} 2^{log2n}: {enqueue_ms:.4} ms to issue one sort's launches"
+            );
             let call_kind = format!("{kind}-call");
             print_row(
                 &call_kind,
