@@ -351,7 +351,9 @@ fn main() {
     // (0: chosen by the number of cuts, as shipped), four-way tile registers (0: ptxas's
     // choice), VT), four-way passes forced on at every size when their threads are not 0. The
     // 1024-thread block sorts and the 512-thread four-way tiles of 33 keys or of pairs need more
-    // than 48 KiB of (dynamic) shared memory.
+    // than 48 KiB of (dynamic) shared memory. The last entry of each is the 2^20 sort as shipped
+    // (two-way passes only) but with its 32-lane boundary searches in a partition kernel of
+    // their own rather than in the tile blocks.
     bench::<u32>(
         &gpu,
         mode,
@@ -361,6 +363,7 @@ fn main() {
             (1024, 128, 256, 1, 64, 37),
             (1024, 128, 256, 4, 64, 37),
             (1024, 128, 256, 0, 64, 39),
+            (512, 128, 0, 32, 0, 23),
         ],
         copy,
         &cub,
@@ -370,7 +373,11 @@ fn main() {
         mode,
         "u64",
         false,
-        &[(256, 256, 128, 1, 96, 23), (256, 256, 128, 4, 96, 23)],
+        &[
+            (256, 256, 128, 1, 96, 23),
+            (256, 256, 128, 4, 96, 23),
+            (256, 256, 0, 32, 0, 23),
+        ],
         copy,
         &cub,
     );
@@ -379,7 +386,11 @@ fn main() {
         mode,
         "u32-pairs",
         true,
-        &[(512, 256, 256, 1, 64, 11), (512, 256, 256, 4, 64, 11)],
+        &[
+            (512, 256, 256, 1, 64, 11),
+            (512, 256, 256, 4, 64, 11),
+            (512, 256, 0, 32, 0, 11),
+        ],
         copy,
         &cub,
     );

@@ -155,22 +155,15 @@ __device__ __forceinline__ int group_trues(unsigned group_mask, int lanes, bool 
   return lanes == 1 ? (int)answer : __popc(__ballot_sync(group_mask, answer) & group_mask);
 }
 
-// Phase 1 of a merge pass: partitions[p] = global index of the A key at which output position
-// min(p * spacing, count) cuts its pair's merge (twophase_partition::mergesort_path). Each search
-// is run by a group of `lanes` lanes of one warp (a power of two up to 32; the host picks them,
-// MergesortTuning::boundary_search_lanes), `lanes`-ary: a pass's boundaries are few (one a tile)
-// and each is a chain of up to log2(run) dependent loads, so in a small sort the binary search of
-// one lane leaves most of the machine idle for that chain's length.
-extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
-    twophase_mergesort_partition(const key_type* __restrict__ keys, size_type count, size_type run,
-                                 size_type spacing, size_type num_partitions, int lanes,
-                                 size_type* __restrict__ partitions) {
-  static_assert(TP_PARTITION_NT % 32 == 0, "search groups must not straddle warps");
-  follow_previous_kernel();
-  const int shift = __ffs(lanes) - 1;  // lanes = 2^shift
-  const size_type p = ((size_type)blockIdx.x * blockDim.x + threadIdx.x) >> shift;
-  if (p >= num_partitions) return;  // the whole group: its lanes share p
-  const size_type pos = min(p * spacing, count);
+// The global index of the A key at which output position `pos` (<= count) of a merge pass with
+// runs of `run` cuts its pair's merge (twophase_partition::mergesort_path), searched by a group of
+// `lanes` lanes of one warp (a power of two up to 32, every lane of the group calling), `lanes`-ary:
+// each round the lanes probe `lanes` evenly spread candidates and a ballot keeps the span between
+// the last true and the first false. A pass's boundaries are few (one a tile) and each is a chain
+// of up to log2(run) dependent loads, so in a small sort the binary search of one lane leaves most
+// of the machine idle for that chain's length. Every lane of the group returns the index.
+__device__ __forceinline__ size_type pass_boundary(const key_type* __restrict__ keys, size_type count,
+                                                   size_type run, size_type pos, int lanes) {
   const mergesort_pair pair(count, run, pos);
   const key_type* a = keys + pair.a_begin;
   const key_type* b = keys + pair.a_end;
@@ -178,9 +171,8 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
   if (lanes == 1) {
     // The plain binary search: a round of the lanes-ary one costs a wide multiply more on the
     // chain (at 2^27 u32 keys, 128 against 111 us a sort for the samples).
-    partitions[p] = pair.a_begin + twophase::merge_path<twophase::bounds_lower, size_type>(a, a_count, b, b_count,
-                                                                                           diag, key_compare());
-    return;
+    return pair.a_begin +
+           twophase::merge_path<twophase::bounds_lower, size_type>(a, a_count, b, b_count, diag, key_compare());
   }
   const int lane = threadIdx.x & (lanes - 1);
   const unsigned group = cut_group_mask(lanes);
@@ -200,11 +192,29 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     if (t > 0) begin = round.probe(t - 1) + 1;
     if (t < round.active_lanes()) end = round.probe(t);
   }
-  if (lane == 0) partitions[p] = pair.a_begin + begin;
+  return pair.a_begin + begin;
+}
+
+// Phase 1 of a merge pass: partitions[p] = pass_boundary at output min(p * spacing, count), one
+// group of `lanes` lanes a boundary (the host picks them, MergesortTuning::boundary_search_lanes).
+extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
+    twophase_mergesort_partition(const key_type* __restrict__ keys, size_type count, size_type run,
+                                 size_type spacing, size_type num_partitions, int lanes,
+                                 size_type* __restrict__ partitions) {
+  static_assert(TP_PARTITION_NT % 32 == 0, "search groups must not straddle warps");
+  follow_previous_kernel();
+  const int shift = __ffs(lanes) - 1;  // lanes = 2^shift
+  const size_type p = ((size_type)blockIdx.x * blockDim.x + threadIdx.x) >> shift;
+  if (p >= num_partitions) return;  // the whole group: its lanes share p
+  const size_type boundary = pass_boundary(keys, count, run, min(p * spacing, count), lanes);
+  if ((threadIdx.x & (lanes - 1)) == 0) partitions[p] = boundary;
 }
 
 // Phase 2 of a merge pass: tile t merges outputs [t * NV, min((t + 1) * NV, count)) of its pair of
 // runs from `src` into `dst` (twophase_partition::mergesort_tile), values gathered alongside.
+// Without `partitions` (null) the block finds its own two boundaries first, a warp each by
+// pass_boundary: in a small sort that saves the partition kernel's launch, the sort's
+// bottleneck there, for one 32-ary search a block.
 extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
     twophase_mergesort_tile(const key_type* __restrict__ src, size_type count, size_type run,
                             const size_type* __restrict__ partitions, key_type* __restrict__ dst,
@@ -219,9 +229,24 @@ extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
   const size_type diag0 = tile * NV;
   const size_type diag1 = min(diag0 + NV, count);
   const mergesort_pair pair(count, run, diag0);
-  const size_type a0 = partitions[tile];
+  size_type a0, a1;
+  if (partitions != nullptr) {
+    a0 = partitions[tile];
+    a1 = partitions[tile + 1];
+  } else {
+    static_assert(NT % 32 == 0, "the boundary searches take whole warps");
+    size_type* bounds = reinterpret_cast<size_type*>(smem);
+    for (int which = threadIdx.x / 32; which < 2; which += NT / 32) {
+      const size_type boundary = pass_boundary(src, count, run, which == 0 ? diag0 : diag1, 32);
+      if (threadIdx.x % 32 == 0) bounds[which] = boundary;
+    }
+    __syncthreads();
+    a0 = bounds[0];
+    a1 = bounds[1];
+    __syncthreads();  // cta_merge reuses the shared memory
+  }
   // A boundary at the end of a pair is stored as the next pair's start; this tile ends its pair.
-  const size_type a1 = diag1 == pair.b_end ? pair.a_end : partitions[tile + 1];
+  if (diag1 == pair.b_end) a1 = pair.a_end;
   const size_type b0 = pair.a_end + (diag0 - pair.a_begin) - (a0 - pair.a_begin);
   const int a_cnt = (int)(a1 - a0);
   const int tile_cnt = (int)(diag1 - diag0);

@@ -274,8 +274,9 @@ fn mergesort_two_way_and_four_way_pass_plans() {
     let mut scratch = MergesortScratch::new();
     // (block sort threads, pass threads, four-way threads, lanes per partition search, VT): every
     // search width, from the binary search of one lane to a warp's 32-ary one, in the four-way
-    // cuts and in the two-way boundaries (the two-way-only tunings: 8 lanes and the automatic
-    // choice).
+    // cuts and in the two-way boundaries (the two-way-only tunings: 8 lanes in the partition
+    // kernel, and the automatic choice, where a one-warp tile block searches both of its own
+    // boundaries).
     let tunings = [
         (64, 32, 32, 1, 3),
         (64, 64, 32, 4, 5),

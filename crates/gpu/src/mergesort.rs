@@ -108,7 +108,9 @@ pub struct MergesortTuning {
     pub four_way_min_keys: usize,
     /// Lanes of a warp that run one partition search together, a two-way pass boundary (or
     /// four-way sample) or a four-way cut's coarse search: a power of two up to 32, or 0 for
-    /// the choice of [`boundary_search_lanes`] and [`quad_cut_lanes`] by the number of searches. A search is a chain of dependent
+    /// the choice of [`boundary_search_lanes`] and [`quad_cut_lanes`] by the number of searches
+    /// (where the choice is a warp, a two-way pass's tile blocks search their own boundaries; a
+    /// set lane count always runs them in a partition kernel). A search is a chain of dependent
     /// loads; `lanes` lanes probe `lanes` candidates a round, which makes it log2(lanes + 1)
     /// times shorter for about `lanes` times the loads (a four-way cut's fine selection runs on
     /// one lane).
@@ -429,11 +431,15 @@ pub fn quad_cut_lanes(cuts: usize, multiprocessors: u32) -> u32 {
 /// (u32), 0.138 to 0.116-0.120 (u64) and 0.120 to 0.103-0.106 (u32 pairs), while 2-16 lanes on
 /// the 1.8k-14k boundaries of 2^24 and 2^27 sorts ranged from 2% faster (u32 at 2^24) to 4%
 /// slower (u64 and pairs at 2^24), and 2 lanes took the 2^27 u32 samples from 111 to 153 us.
+/// Where a two-way pass gets a warp a boundary, the tile blocks search their own two boundaries
+/// (session 8: 2^20 u32 0.0792 -> 0.0721 ms, u64 0.1156 -> 0.1046, pairs 0.1103 -> 0.0948, one
+/// launch a pass fewer).
 const BOUNDARY_SEARCH_THREADS_PER_SM: usize = 384;
 
 /// Lanes per two-way partition search for `boundaries` searches on a device of
 /// `multiprocessors` SMs: a whole warp where that keeps within `BOUNDARY_SEARCH_THREADS_PER_SM`
-/// (384) threads an SM, else the binary search of one lane.
+/// (384) threads an SM, else the binary search of one lane. With a warp (and the tuning's lanes
+/// automatic), a two-way pass has no partition kernel: each tile block searches its own two.
 pub fn boundary_search_lanes(boundaries: usize, multiprocessors: u32) -> u32 {
     if lanes_within(BOUNDARY_SEARCH_THREADS_PER_SM, boundaries, multiprocessors) == WARP_LANES {
         WARP_LANES
@@ -646,22 +652,31 @@ impl Gpu {
         };
         let num_partitions = num_pass_tiles + 1;
         let pass_grid = grid(num_pass_tiles)?;
+        // Where a warp searches each boundary (few boundaries, the tuning's lanes automatic), each
+        // tile block finds its own two (a null partitions argument): one launch a pass instead of
+        // two.
+        let own_boundaries =
+            tuning.quad_cut_lanes == 0 && search_lanes(num_partitions, false) == WARP_LANES;
+        let tile_partitions = if own_boundaries { 0 } else { partitions };
         for pass in 0..two_way_passes {
             let run = (tile as u64) << pass;
-            launch_partitions(src.0, run, pass_tile, num_partitions)?;
+            if !own_boundaries {
+                launch_partitions(src.0, run, pass_tile, num_partitions)?;
+            }
             let mut params = [
                 kernel_param(&src.0),
                 kernel_param(&count_arg),
                 kernel_param(&run),
-                kernel_param(&partitions),
+                kernel_param(&tile_partitions),
                 kernel_param(&dst.0),
                 kernel_param(&src.1),
                 kernel_param(&dst.1),
             ];
             // SAFETY: `params` points at seven 64-bit values matching twophase_mergesort_tile
             // (built for TP_PASS_NT threads), alive for the call; `src` and `dst` are distinct
-            // buffers of `count` keys (and values); the partitions are written by the launch
-            // before, which this one waits for; one block per pass tile.
+            // buffers of `count` keys (and values); the partitions are null (each block searches
+            // its own) or written by the launch before, which this one waits for; one block per
+            // pass tile.
             unsafe {
                 self.launch_raw(
                     tile_kernel,
