@@ -28,6 +28,13 @@ pub trait DeviceComparator<K: DeviceKey>: Send + Sync {
     fn equivalents_identical(&self) -> bool {
         false
     }
+    /// Whether this is one of twophase's own strict weak orders on its own key types ([`Less`]
+    /// and [`Greater`] on integers, the float total orders): then no input can make it
+    /// inconsistent, and the mergesort skips the device-side checks that keep an inconsistent
+    /// order from losing keys. False by default: a user comparator is always checked.
+    fn trusted_order(&self) -> bool {
+        false
+    }
 }
 
 /// Ascending order by `<`, for the primitive keys.
@@ -50,6 +57,9 @@ impl<K: PrimitiveKey> DeviceComparator<K> for Less {
     fn equivalents_identical(&self) -> bool {
         K::EQUIVALENTS_IDENTICAL
     }
+    fn trusted_order(&self) -> bool {
+        true
+    }
     fn name(&self) -> Cow<'_, str> {
         Cow::Borrowed("less")
     }
@@ -64,6 +74,9 @@ impl<K: PrimitiveKey> DeviceComparator<K> for Less {
 impl<K: PrimitiveKey> DeviceComparator<K> for Greater {
     fn equivalents_identical(&self) -> bool {
         K::EQUIVALENTS_IDENTICAL
+    }
+    fn trusted_order(&self) -> bool {
+        true
     }
     fn name(&self) -> Cow<'_, str> {
         Cow::Borrowed("greater")
@@ -88,6 +101,9 @@ impl<K: FloatKey> DeviceComparator<K> for TotalOrder {
     fn equivalents_identical(&self) -> bool {
         true
     }
+    fn trusted_order(&self) -> bool {
+        true
+    }
     fn name(&self) -> Cow<'_, str> {
         Cow::Borrowed("total")
     }
@@ -105,6 +121,9 @@ impl<K: FloatKey> DeviceComparator<K> for TotalOrder {
 impl<K: FloatKey> DeviceComparator<K> for TotalOrderDesc {
     /// The total order's key is a bijection of the bits.
     fn equivalents_identical(&self) -> bool {
+        true
+    }
+    fn trusted_order(&self) -> bool {
         true
     }
     fn name(&self) -> Cow<'_, str> {
@@ -181,5 +200,8 @@ impl<K: DeviceKey, C: DeviceComparator<K> + ?Sized> DeviceComparator<K> for &C {
     }
     fn equivalents_identical(&self) -> bool {
         (**self).equivalents_identical()
+    }
+    fn trusted_order(&self) -> bool {
+        (**self).trusted_order()
     }
 }

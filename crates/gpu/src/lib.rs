@@ -13,6 +13,7 @@ pub mod merge;
 pub mod mergesort;
 pub mod program;
 pub mod search;
+pub mod status;
 pub mod textbook;
 
 pub use batcher::{BatcherScratch, BatcherTuning, SortScratch, SortVariant};
@@ -22,6 +23,7 @@ pub use error::GpuError;
 pub use key::{DeviceKey, DeviceValue, FloatKey, PrimitiveKey};
 pub use merge::{MergeScratch, MergeTuning};
 pub use mergesort::{MergesortScratch, MergesortTuning};
+pub use status::{CheckArgs, InputCheck};
 pub use search::{
     DeviceIndex, HostIndex, LoadBalanceOp, LoadBalanceTuning, OpArgs, SearchBound, SearchScratch,
     SortedSearchTuning,

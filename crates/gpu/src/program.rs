@@ -186,12 +186,13 @@ pub fn program_id<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
         sanitize(&comp.name()),
     );
     let key = format!(
-        "{name}|{}|{}|{}|{}|{}",
+        "{name}|{}|{}|{}|{}|{}|{}",
         K::CUDA_DEFINITION,
         value_type(values),
         comp.cuda_helpers(),
         comp.cuda_body(),
-        comp.equivalents_identical()
+        comp.equivalents_identical(),
+        comp.trusted_order()
     );
     (key, name)
 }
@@ -213,7 +214,7 @@ pub fn program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
          #define TP_PARTITION_NT {pnt}\n\
          template <int N, int A> struct alignas(A) twophase_value_bytes {{ unsigned char bytes[N]; }};\n\
          {definition}\ntypedef {key_type} key_type;\ntypedef {value_type} value_type;\n{helpers}\n\
-         struct key_compare {{\n  static constexpr bool equivalents_identical = {identical};\n  __device__ __forceinline__ bool operator()(const key_type& a, const key_type& b) const {{\n    {body}\n  }}\n}};\n",
+         struct key_compare {{\n  static constexpr bool equivalents_identical = {identical};\n  static constexpr bool trusted_order = {trusted};\n  __device__ __forceinline__ bool operator()(const key_type& a, const key_type& b) const {{\n    {body}\n  }}\n}};\n",
         has_values = values.is_some(),
         pnt = PARTITION_THREADS,
         definition = K::CUDA_DEFINITION,
@@ -222,6 +223,7 @@ pub fn program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
         helpers = comp.cuda_helpers(),
         body = comp.cuda_body(),
         identical = comp.equivalents_identical(),
+        trusted = comp.trusted_order(),
     );
     for part in sources {
         source.push_str(part);

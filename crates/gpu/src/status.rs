@@ -1,0 +1,174 @@
+//! Device-side input checks: the status word kernels raise bits in, and the errors those bits name.
+//!
+//! A kernel that sees its input break a precondition (partitions that are not monotone, an
+//! unsorted merge input or needle run, a bad scan or position) keeps every read and write inside
+//! its buffers, produces a permutation (or in-range indices), and raises a bit in the call's
+//! status word. Host-slice calls read the word after their synchronization and return
+//! [`GpuError::InvalidInput`] naming the argument; device-buffer calls leave it in their scratch,
+//! where [`InputCheck::check`] (through each scratch's `check`) reads and clears it.
+//!
+//! The same words hold the partition repair slot: a partition kernel that finds boundary `p`
+//! and `p + 1` out of order raises `(generation << 32) | (u32::MAX - p)` there with an atomic
+//! maximum, so that, per call, the slot holds the first bad boundary, and a value of an older
+//! call (a smaller generation) never counts. Tiles past that boundary follow a fixed valid path
+//! from it (kernels/partition.cuh, `repaired_boundary`): the output stays a permutation.
+
+use cudarc::driver::{CudaSlice, DevicePtrMut};
+
+use crate::context::Gpu;
+use crate::error::GpuError;
+
+/// Status bit: the first input is not sorted under the comparator (a merge's `a`, a sorted
+/// search's needles).
+pub const STATUS_FIRST_UNSORTED: u32 = 1;
+/// Status bit: the second input is not sorted under the comparator (a merge's `b`, a sorted
+/// search's haystack).
+pub const STATUS_SECOND_UNSORTED: u32 = 2;
+/// Status bit: the comparator answered inconsistently (a sort's merge found its own sorted runs
+/// out of order): it is not a strict weak order.
+pub const STATUS_ORDER_INCONSISTENT: u32 = 4;
+/// Status bit: a segment scan does not start at 0, decreases, or passes the total.
+pub const STATUS_SCAN_INVALID: u32 = 8;
+/// Status bit: a gather or scatter position lies outside its buffer.
+pub const STATUS_POSITION_INVALID: u32 = 16;
+
+/// Words of one check: the status bits, then the partition repair slot.
+const WORDS: usize = 2;
+/// Index of the status bits among the words.
+const STATUS_WORD: usize = 0;
+/// Index of the partition repair slot among the words.
+const REPAIR_WORD: usize = 1;
+/// Bytes of one word.
+const WORD_BYTES: u64 = 8;
+
+/// What each status bit means for one primitive, by argument: `(bit, message)`.
+pub type StatusNames = &'static [(u32, &'static str)];
+
+/// Device addresses and generation of one call's checks, passed to its kernels.
+#[derive(Clone, Copy, Debug)]
+pub struct CheckArgs {
+    /// Address of the status word (`unsigned long long*`, bits raised with atomicOr).
+    pub status: u64,
+    /// Address of the partition repair slot (`unsigned long long*`).
+    pub repair: u64,
+    /// This launch's generation (never 0): a repair slot value of an older one is ignored.
+    pub generation: u32,
+}
+
+/// The status word and repair slot of one scratch (allocated zeroed on first use) and the
+/// generation counter of the launches that use them.
+#[derive(Default)]
+pub struct InputCheck {
+    words: Option<CudaSlice<u64>>,
+    generation: u32,
+}
+
+impl std::fmt::Debug for InputCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InputCheck")
+            .field("allocated", &self.words.is_some())
+            .field("generation", &self.generation)
+            .finish()
+    }
+}
+
+impl InputCheck {
+    /// An empty check; device memory is taken on first use.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The addresses to pass to one launch (or one pass of a sort), with a fresh generation.
+    pub fn args(&mut self, gpu: &Gpu) -> Result<CheckArgs, GpuError> {
+        if self.words.is_none() {
+            // Zeroed: no status bit raised, and a repair slot of generation 0, which no launch has.
+            self.words = Some(gpu.stream().alloc_zeros::<u64>(WORDS)?);
+            self.generation = 0;
+        }
+        self.generation = self.generation.wrapping_add(1).max(1);
+        let stream = gpu.stream().clone();
+        let words = self.words.as_mut().ok_or(GpuError::Poisoned("input check"))?;
+        let (base, _sync) = words.device_ptr_mut(&stream);
+        Ok(CheckArgs {
+            status: base + STATUS_WORD as u64 * WORD_BYTES,
+            repair: base + REPAIR_WORD as u64 * WORD_BYTES,
+            generation: self.generation,
+        })
+    }
+
+    /// Wait for the stream, then return and clear the status bits raised since the last call
+    /// (0 when none, or when no launch used this check yet).
+    pub fn take_status(&mut self, gpu: &Gpu) -> Result<u32, GpuError> {
+        let Some(words) = self.words.as_mut() else {
+            return Ok(0);
+        };
+        let stream = gpu.stream();
+        let mut host = [0u64; WORDS];
+        stream.memcpy_dtoh(&*words, &mut host)?;
+        stream.synchronize()?;
+        let bits = host[STATUS_WORD];
+        if bits != 0 {
+            stream.memset_zeros(&mut words.slice_mut(STATUS_WORD..STATUS_WORD + 1))?;
+            stream.synchronize()?;
+        }
+        // Only the low 32 bits are ever raised.
+        Ok(bits as u32)
+    }
+
+    /// Wait for the stream, then `Err(InvalidInput)` naming what `names` says of every bit raised
+    /// since the last check (the bits are cleared), or `Ok` when none was.
+    pub fn check(&mut self, gpu: &Gpu, names: StatusNames) -> Result<(), GpuError> {
+        let bits = self.take_status(gpu)?;
+        match status_error(bits, names) {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether device memory was taken (for tests and debug output).
+    pub fn is_allocated(&self) -> bool {
+        self.words.is_some()
+    }
+}
+
+/// The error for status `bits` under `names` (every bit raised, in bit order, joined by "; "),
+/// or `None` for no bit.
+pub fn status_error(bits: u32, names: StatusNames) -> Option<GpuError> {
+    if bits == 0 {
+        return None;
+    }
+    let mut parts: Vec<String> = names
+        .iter()
+        .filter(|(bit, _)| bits & bit != 0)
+        .map(|(_, message)| (*message).to_owned())
+        .collect();
+    let known = names.iter().fold(0, |acc, (bit, _)| acc | bit);
+    if bits & !known != 0 {
+        parts.push(format!("input check bits {:#x} raised", bits & !known));
+    }
+    Some(GpuError::InvalidInput(parts.join("; ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NAMES: StatusNames = &[
+        (STATUS_FIRST_UNSORTED, "`a` is not sorted under the comparator"),
+        (STATUS_SECOND_UNSORTED, "`b` is not sorted under the comparator"),
+    ];
+
+    #[test]
+    fn status_error_names_every_raised_bit() {
+        assert!(status_error(0, NAMES).is_none());
+        let message = status_error(STATUS_FIRST_UNSORTED | STATUS_SECOND_UNSORTED, NAMES)
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(message.contains("`a` is not sorted"), "{message}");
+        assert!(message.contains("`b` is not sorted"), "{message}");
+        let other = status_error(STATUS_SCAN_INVALID, NAMES)
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(other.contains("0x8"), "{other}");
+    }
+}
