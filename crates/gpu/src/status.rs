@@ -172,3 +172,29 @@ mod tests {
         assert!(other.contains("0x8"), "{other}");
     }
 }
+
+/// The messages of [`GpuError::InvalidInput`] shared by both backends, so that a CPU call and a GPU
+/// call reject the same input with the same words.
+pub mod messages {
+    /// A merge's first input.
+    pub const A_UNSORTED: &str = "`a` is not sorted under the comparator";
+    /// A merge's second input.
+    pub const B_UNSORTED: &str = "`b` is not sorted under the comparator";
+    /// A key-value merge's first keys.
+    pub const A_KEYS_UNSORTED: &str = "`a_keys` is not sorted under the comparator";
+    /// A key-value merge's second keys.
+    pub const B_KEYS_UNSORTED: &str = "`b_keys` is not sorted under the comparator";
+    /// A sorted search's needles.
+    pub const NEEDLES_UNSORTED: &str = "`needles` is not sorted under the comparator";
+    /// A sorted search's haystack.
+    pub const HAYSTACK_UNSORTED: &str = "`haystack` is not sorted under the comparator";
+    /// A sort whose comparator answered inconsistently.
+    pub const ORDER_INCONSISTENT: &str =
+        "the comparator does not implement a strict weak order (it answered inconsistently); the keys are a permutation of the input in unspecified order";
+    /// A segment scan that is not an exclusive scan of sizes within the total.
+    pub const SCAN_INVALID: &str = "`scan` must start at 0, not decrease, and not pass `total`";
+    /// A gather position past the input.
+    pub const GATHER_INVALID: &str = "a `gather` position plus its segment's size passes the input";
+    /// A scatter position past the output.
+    pub const SCATTER_INVALID: &str = "a `scatter` position plus its segment's size passes the output";
+}
