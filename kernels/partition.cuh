@@ -46,4 +46,104 @@ struct merge_range {
   __device__ __forceinline__ bool b_valid() const { return b_begin < b_end; }
 };
 
+// ---- Input checks (crates/gpu/src/status.rs): no input may move a tile outside its ranges. ----
+
+// Status bits a kernel raises in the call's status word (twophase_gpu::status::STATUS_*).
+constexpr unsigned STATUS_FIRST_UNSORTED = 1;
+constexpr unsigned STATUS_SECOND_UNSORTED = 2;
+constexpr unsigned STATUS_ORDER_INCONSISTENT = 4;
+constexpr unsigned STATUS_SCAN_INVALID = 8;
+constexpr unsigned STATUS_POSITION_INVALID = 16;
+
+// No bad boundary in this launch.
+constexpr size_type NO_BAD_BOUNDARY = ~0ull;
+// The largest boundary index the repair slot encodes (32 bits); a later bad one is recorded as
+// this one, which only repairs earlier than needed (still a valid path).
+constexpr size_type MAX_ENCODED_BOUNDARY = 0xfffffffeull;
+
+// The status word, the partition repair slot and this launch's generation (twophase_gpu::
+// CheckArgs): the slot holds (generation << 32) | (0xffffffff - first bad boundary), raised by
+// atomicMax, so that an older launch's value (smaller generation) never counts.
+struct input_check {
+  unsigned long long* status;
+  unsigned long long* repair;
+  unsigned generation;
+};
+
+__device__ __forceinline__ void raise_status(const input_check& check, unsigned bits) {
+  atomicOr(check.status, (unsigned long long)bits);
+}
+
+// Record that boundaries p and p + 1 of this launch's partitions are out of order.
+__device__ __forceinline__ void report_bad_boundary(const input_check& check, size_type p) {
+  const size_type encoded = p < MAX_ENCODED_BOUNDARY ? p : MAX_ENCODED_BOUNDARY;
+  atomicMax(check.repair, ((unsigned long long)check.generation << 32) | (0xffffffffull - encoded));
+}
+
+// The first bad boundary reported in this launch's partition kernel, or NO_BAD_BOUNDARY.
+__device__ __forceinline__ size_type first_bad_boundary(const input_check& check) {
+  const unsigned long long code = *check.repair;
+  if ((unsigned)(code >> 32) != check.generation) return NO_BAD_BOUNDARY;
+  return 0xffffffffull - (code & 0xffffffffull);
+}
+
+// Whether the merge path points (a0 at diagonal d0) and (a1 at d1 >= d0) make a valid step: both
+// the A count and the B count do not decrease.
+__device__ __forceinline__ bool monotone_step(size_type a0, size_type d0, size_type a1, size_type d1) {
+  return a0 <= a1 && d0 - a0 <= d1 - a1;
+}
+
+// Boundary p of a merge of a_count A keys, repaired: its own merge path `path` up to the first bad
+// boundary `bad`, then, from the path at `bad` (`bad_path`, at diagonal `bad_diag`), the
+// remaining A keys first and then B: a valid monotone path whatever the comparator answered.
+__device__ __forceinline__ size_type repaired_boundary(size_type p, size_type path, size_type diag, size_type bad,
+                                                       size_type bad_path, size_type bad_diag, size_type a_count) {
+  if (p <= bad) return path;
+  const size_type a_first = bad_path + (diag - bad_diag);
+  return a_first < a_count ? a_first : a_count;
+}
+
+// Partition kernels check each boundary against the one before it. Blocks overlap by one
+// boundary (block `blk` computes boundaries [blk * (GROUPS - 1), + GROUPS)), so that every
+// adjacent pair lies inside one block; the shared boundary is written twice with the same value.
+template <int GROUPS>
+__device__ __forceinline__ size_type overlapped_boundary(int group) {
+  return (size_type)blockIdx.x * (GROUPS - 1) + group;
+}
+
+// ---- In-tile walk check: thread merge paths that tile their merge exactly. ----
+
+// Whether every thread's serial walk of one in-tile merge ended where the next thread's started,
+// so that the threads' outputs are a permutation of the merge's inputs. `start` is this thread's
+// A position before its walk, `end` after it; `has_next` whether thread tid + 1 walks the same
+// merge and has outputs. Every thread of the block calls (two barriers); `warp_starts` holds
+// NT / 32 ints of shared memory. The same answer in every thread.
+template <int NT>
+__device__ __forceinline__ bool walks_tile_exactly(int start, int end, bool has_next, int* warp_starts) {
+  static_assert(NT % 32 == 0, "whole warps");
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int next_in_warp = __shfl_down_sync(0xffffffffu, start, 1);
+  if (lane == 0) warp_starts[warp] = start;
+  __syncthreads();
+  const int next = lane < 31 ? next_in_warp : (warp + 1 < NT / 32 ? warp_starts[warp + 1] : end);
+  const bool bad = has_next && next != end;
+  return __syncthreads_or(bad) == 0;
+}
+
+// The fallback of a merge whose walks were not exact: this thread's outputs are positions
+// [diag, diag + count) of A then B unmerged (A at a_begin.. + a_count, B at b_begin..), a
+// permutation whatever the comparator answered. `keys_it` as for serial_merge.
+template <int VT, bool checked, typename keys_it, typename key_t>
+__device__ __forceinline__ void concatenate(keys_it keys_shared, int a_begin, int a_count, int b_begin, int diag,
+                                            int count, key_t (&keys)[VT], int (&indices)[VT]) {
+#pragma unroll
+  for (int i = 0; i < VT; ++i) {
+    if (checked && i >= count) break;
+    const int pos = diag + i;
+    const int index = pos < a_count ? a_begin + pos : b_begin + (pos - a_count);
+    keys[i] = keys_shared[index];
+    indices[i] = index;
+  }
+}
+
 }  // namespace twophase
