@@ -5,57 +5,87 @@
 using twophase::size_type;
 
 // Phase 1: partitions[p] = merge path (A elements before) at output diagonal min(p * spacing, total).
+// Blocks overlap by one boundary (twophase::overlapped_boundary), so that each block checks every
+// adjacent pair of its boundaries: a pair out of order (unsorted inputs, or a comparator that is
+// not a strict weak order) is reported to the repair slot, and the tile kernel repairs the path.
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_merge_partition(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
                              size_type b_count, size_type spacing, size_type num_partitions,
-                             size_type* __restrict__ partitions) {
+                             size_type* __restrict__ partitions, unsigned long long* status,
+                             unsigned long long* repair, unsigned generation) {
 #if __CUDA_ARCH__ >= 900
   // Programmatic dependent launch: let the tile kernel's blocks be scheduled now; they wait in
   // griddepcontrol.wait until this grid has completed and its writes are visible.
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
-  const size_type p = (size_type)blockIdx.x * blockDim.x + threadIdx.x;
-  if (p >= num_partitions) return;
+  __shared__ size_type paths[TP_PARTITION_NT];
+  const twophase::input_check check = {status, repair, generation};
+  const int group = threadIdx.x;
+  const size_type p = twophase::overlapped_boundary<TP_PARTITION_NT>(group);
   const size_type total = a_count + b_count;
-  size_type diag = p * spacing;
-  if (diag > total) diag = total;
-  partitions[p] = twophase::merge_path<twophase::bounds_lower, size_type>(a, a_count, b, b_count, diag, key_compare());
+  const size_type diag = min(p * spacing, total);
+  size_type path = 0;
+  if (p < num_partitions) {
+    path = twophase::merge_path<twophase::bounds_lower, size_type>(a, a_count, b, b_count, diag, key_compare());
+    partitions[p] = path;
+  }
+  paths[group] = path;
+  __syncthreads();
+  if (group > 0 && p < num_partitions &&
+      !twophase::monotone_step(paths[group - 1], min((p - 1) * spacing, total), path, diag)) {
+    twophase::report_bad_boundary(check, p - 1);
+    twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
+  }
 }
 
-// Phase 2: tile t produces outputs [t * NV, min((t + 1) * NV, total)).
+// Phase 2: tile t produces outputs [t * NV, min((t + 1) * NV, total)), between its two boundaries
+// repaired past the first bad one (twophase::repaired_boundary), so that the tiles always cover
+// both inputs exactly once.
 extern "C" __global__ void __launch_bounds__(TP_NT)
     twophase_merge_tile(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
                         size_type b_count, const size_type* __restrict__ partitions, key_type* __restrict__ out,
                         const value_type* __restrict__ a_vals, const value_type* __restrict__ b_vals,
-                        value_type* __restrict__ out_vals) {
+                        value_type* __restrict__ out_vals, unsigned long long* status, unsigned long long* repair,
+                        unsigned generation) {
   constexpr int NT = TP_NT;
   constexpr int VT = TP_VT;
   constexpr int NV = NT * VT;
   constexpr int KEY_BYTES = (NV + 1) * (int)sizeof(key_type);
   constexpr int INDEX_BYTES = NV * (int)sizeof(int);
   constexpr int SMEM_BYTES = KEY_BYTES > INDEX_BYTES ? KEY_BYTES : INDEX_BYTES;
-  static_assert(SMEM_BYTES <= 48 * 1024, "tile too large for static shared memory");
+  static_assert(SMEM_BYTES + twophase::merge_check_smem<NT>::BYTES <= 48 * 1024,
+                "tile too large for static shared memory");
   __shared__ __align__(16) unsigned char smem[SMEM_BYTES];
+  __shared__ int warp_starts[NT / 32];
 
 #if __CUDA_ARCH__ >= 900
   // Launched as a programmatic dependent of the partition kernel: wait for its partitions. A
   // no-op when launched normally.
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
+  const twophase::input_check check = {status, repair, generation};
   const size_type tile = blockIdx.x;
   const size_type total = a_count + b_count;
   const size_type diag0 = tile * NV;
   const size_type diag1 = diag0 + NV < total ? diag0 + NV : total;
-  const size_type a0 = partitions[tile];
-  const size_type a1 = partitions[tile + 1];
+  size_type a0 = partitions[tile];
+  size_type a1 = partitions[tile + 1];
+  const size_type bad = twophase::first_bad_boundary(check);
+  if (bad != twophase::NO_BAD_BOUNDARY) {
+    const size_type bad_path = partitions[bad], bad_diag = min(bad * NV, total);
+    a0 = twophase::repaired_boundary(tile, a0, diag0, bad, bad_path, bad_diag, a_count);
+    a1 = twophase::repaired_boundary(tile + 1, a1, diag1, bad, bad_path, bad_diag, a_count);
+  }
   const size_type b0 = diag0 - a0;
   const int a_cnt = (int)(a1 - a0);
   const int tile_cnt = (int)(diag1 - diag0);
   if (tile_cnt == NV) {
-    twophase::cta_merge<NT, VT, false, TP_HAS_VALUES>(a, b, out, a_vals, b_vals, out_vals, a0, b0, diag0, a_cnt,
-                                                      tile_cnt, smem, key_compare());
+    twophase::cta_merge<NT, VT, false, TP_HAS_VALUES, true, true>(
+        a, b, out, a_vals, b_vals, out_vals, a0, b0, diag0, a_cnt, tile_cnt, smem, warp_starts,
+        twophase::STATUS_ORDER_INCONSISTENT, check, key_compare());
   } else {
-    twophase::cta_merge<NT, VT, true, TP_HAS_VALUES>(a, b, out, a_vals, b_vals, out_vals, a0, b0, diag0, a_cnt,
-                                                     tile_cnt, smem, key_compare());
+    twophase::cta_merge<NT, VT, true, TP_HAS_VALUES, true, true>(
+        a, b, out, a_vals, b_vals, out_vals, a0, b0, diag0, a_cnt, tile_cnt, smem, warp_starts,
+        twophase::STATUS_ORDER_INCONSISTENT, check, key_compare());
   }
 }

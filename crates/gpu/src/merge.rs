@@ -10,11 +10,27 @@ use crate::compare::DeviceComparator;
 use crate::context::{kernel_param, Gpu, Staged};
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
+use crate::status::{
+    messages, CheckArgs, InputCheck, StatusNames, STATUS_FIRST_UNSORTED, STATUS_ORDER_INCONSISTENT,
+    STATUS_SECOND_UNSORTED,
+};
 use crate::program::{
     check_launch_shape, program, program_id, shipped_programs, Program, ProgramFactory,
     CTA_MERGE_CUH, MERGE_CU, MERGE_ENTRY_PARTITION, MERGE_ENTRY_TILE, PARTITION_CUH, SERIAL_CUH,
 };
 pub use crate::program::{MAX_STATIC_SHARED_BYTES, PARTITION_THREADS};
+
+/// Blocks of a partition kernel whose blocks overlap by one boundary (each computes
+/// PARTITION_THREADS boundaries, the first of them the previous block's last), so that every
+/// adjacent pair of boundaries is checked inside one block (kernels/partition.cuh).
+pub(crate) fn overlapped_partition_blocks(num_partitions: usize) -> usize {
+    overlapped_blocks(num_partitions, PARTITION_THREADS as usize)
+}
+
+/// Blocks of `groups` boundaries each, overlapping by one, that cover `num_partitions` boundaries.
+pub(crate) fn overlapped_blocks(num_partitions: usize, groups: usize) -> usize {
+    num_partitions.saturating_sub(1).div_ceil(groups.saturating_sub(1).max(1)).max(1)
+}
 
 /// Largest grid the tile kernel may use: CUDA's limit on gridDim.x (2^31 - 1).
 pub const MAX_GRID_X: u64 = (1 << 31) - 1;
@@ -81,15 +97,43 @@ impl MergeTuning {
 
 /// Device scratch of the merge (the partitions), reusable across calls: it only grows, so a loop
 /// of calls of the same or smaller size allocates nothing.
+///
+/// It also holds the input check of the calls that use it: a merge whose inputs turn out not to be
+/// sorted under the comparator (or whose comparator answers inconsistently) still writes a
+/// permutation of its inputs and stays inside its buffers, and raises a status here, which
+/// [`check`](Self::check) reports.
 #[derive(Debug, Default)]
 pub struct MergeScratch {
     partitions: Option<CudaSlice<u64>>,
+    input_check: InputCheck,
 }
+
+/// What the merge's status bits say, for a keys merge.
+const MERGE_STATUS: StatusNames = &[
+    (STATUS_FIRST_UNSORTED, messages::A_UNSORTED),
+    (STATUS_SECOND_UNSORTED, messages::B_UNSORTED),
+    (STATUS_ORDER_INCONSISTENT, messages::ORDER_INCONSISTENT),
+];
+
+/// What the merge's status bits say, for a key-value merge.
+const MERGE_PAIRS_STATUS: StatusNames = &[
+    (STATUS_FIRST_UNSORTED, messages::A_KEYS_UNSORTED),
+    (STATUS_SECOND_UNSORTED, messages::B_KEYS_UNSORTED),
+    (STATUS_ORDER_INCONSISTENT, messages::ORDER_INCONSISTENT),
+];
 
 impl MergeScratch {
     /// An empty scratch; device memory is taken on first use.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Wait for this handle's stream, then report whether a device-buffer merge that used this
+    /// scratch since the last check found its input out of order: `Err(InvalidInput)` naming
+    /// `a` or `b` (or the comparator, when it answered inconsistently). The status is cleared.
+    /// Such a merge's output is a permutation of its inputs in unspecified order.
+    pub fn check(&mut self, gpu: &Gpu) -> Result<(), GpuError> {
+        self.input_check.check(gpu, MERGE_STATUS)
     }
 
     fn partitions(&mut self, gpu: &Gpu, count: usize) -> Result<&mut CudaSlice<u64>, GpuError> {
@@ -189,8 +233,14 @@ impl Gpu {
                 "{total} outputs need {num_tiles} tiles"
             )));
         }
-        let partition_blocks = num_partitions.div_ceil(PARTITION_THREADS as usize);
+        let partition_blocks = overlapped_partition_blocks(num_partitions);
         let stream = self.stream().clone();
+        let check = scratch.input_check.args(self)?;
+        let CheckArgs {
+            status,
+            repair,
+            generation,
+        } = check;
         let partitions = scratch.partitions(self, num_partitions)?;
         let (partitions_ptr, _partitions_guard) = partitions.device_ptr_mut(&stream);
 
@@ -204,20 +254,25 @@ impl Gpu {
             .arg(&b_count)
             .arg(&spacing)
             .arg(&partition_count)
-            .arg(&partitions_ptr);
+            .arg(&partitions_ptr)
+            .arg(&status)
+            .arg(&repair)
+            .arg(&generation);
         let config = LaunchConfig {
             grid_dim: (partition_blocks as u32, 1, 1),
             block_dim: (PARTITION_THREADS, 1, 1),
             shared_mem_bytes: 0,
         };
         // SAFETY: the arguments match twophase_merge_partition's parameters in kernels/merge.cu
-        // (pointers as 64-bit device addresses, sizes as unsigned long long); `partitions` holds
-        // `num_partitions` entries, the inputs `a_count` and `b_count` keys, all valid on this
-        // stream until the guards drop after the launches.
+        // (pointers as 64-bit device addresses, sizes as unsigned long long, the generation as
+        // unsigned int); `partitions` holds `num_partitions` entries, the inputs `a_count` and
+        // `b_count` keys, the check's words live in the scratch, all valid on this stream until
+        // the guards drop after the launches. The blocks overlap by one boundary, so
+        // `partition_blocks` of PARTITION_THREADS cover every boundary.
         unsafe { launch.launch(config) }?;
 
         let grid = num_tiles as u32;
-        let mut params: [*mut std::ffi::c_void; 9] = [
+        let mut params: [*mut std::ffi::c_void; 12] = [
             kernel_param(&args.a),
             kernel_param(&a_count),
             kernel_param(&args.b),
@@ -227,10 +282,13 @@ impl Gpu {
             kernel_param(&args.values.0),
             kernel_param(&args.values.1),
             kernel_param(&args.values.2),
+            kernel_param(&status),
+            kernel_param(&repair),
+            kernel_param(&generation),
         ];
-        // SAFETY: `params` points at nine 64-bit values matching twophase_merge_tile's parameters
-        // (pointers as device addresses, sizes as unsigned long long), alive until the call
-        // returns; `out` (and `out_vals`) hold a_count + b_count elements (checked by the
+        // SAFETY: `params` points at eleven 64-bit values and one 32-bit generation matching
+        // twophase_merge_tile's parameters (pointers as device addresses, sizes as unsigned long
+        // long), alive until the call returns; `out` (and `out_vals`) hold a_count + b_count elements (checked by the
         // callers), the value pointers are read only when the program was instantiated with
         // values; the grid has one block per tile. As a programmatic dependent, the tile kernel
         // waits (griddepcontrol.wait) for the partition kernel before reading the partitions.
@@ -478,7 +536,7 @@ impl Gpu {
             Staged::Upload(bytemuck::cast_slice(b)),
             Staged::Download(bytemuck::cast_slice_mut(&mut out)),
         ];
-        self.through_staging(&mut buffers, |[a_ptr, b_ptr, out_ptr]| {
+        let launched = self.through_staging(&mut buffers, |[a_ptr, b_ptr, out_ptr]| {
             let args = MergeArgs {
                 a: a_ptr,
                 a_count: a.len(),
@@ -488,9 +546,10 @@ impl Gpu {
                 values: (0, 0, 0),
             };
             launch(args, &mut scratch)
-        })?;
+        });
+        let checked = launched.and_then(|()| scratch.input_check.check(self, MERGE_STATUS));
         self.put_scratch(scratch)?;
-        Ok(out)
+        checked.map(|()| out)
     }
 
     /// Host convenience: merge two sorted key-value host sequences on the GPU (stable).
@@ -545,7 +604,7 @@ impl Gpu {
             Staged::Upload(bytemuck::cast_slice(b_vals)),
             Staged::Download(bytemuck::cast_slice_mut(&mut out_vals)),
         ];
-        self.through_staging(&mut buffers, |[a, b, out, av, bv, ov]| {
+        let launched = self.through_staging(&mut buffers, |[a, b, out, av, bv, ov]| {
             let args = MergeArgs {
                 a,
                 a_count: a_keys.len(),
@@ -555,9 +614,10 @@ impl Gpu {
                 values: (av, bv, ov),
             };
             launch(args, &mut scratch)
-        })?;
+        });
+        let checked = launched.and_then(|()| scratch.input_check.check(self, MERGE_PAIRS_STATUS));
         self.put_scratch(scratch)?;
-        Ok((out_keys, out_vals))
+        checked.map(|()| (out_keys, out_vals))
     }
 
     fn take_scratch(&self) -> Result<MergeScratch, GpuError> {

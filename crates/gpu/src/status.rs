@@ -137,6 +137,14 @@ pub fn status_error(bits: u32, names: StatusNames) -> Option<GpuError> {
     if bits == 0 {
         return None;
     }
+    // An unsorted input, a bad scan or position explains any inconsistency seen downstream of it.
+    let input_bits =
+        STATUS_FIRST_UNSORTED | STATUS_SECOND_UNSORTED | STATUS_SCAN_INVALID | STATUS_POSITION_INVALID;
+    let bits = if bits & input_bits != 0 {
+        bits & !STATUS_ORDER_INCONSISTENT
+    } else {
+        bits
+    };
     let mut parts: Vec<String> = names
         .iter()
         .filter(|(bit, _)| bits & bit != 0)
