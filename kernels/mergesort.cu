@@ -37,8 +37,14 @@ struct blocksort_smem {
   static constexpr int SORT_BYTES = KEY_BYTES + (TP_HAS_VALUES ? NV * (int)sizeof(int) : 0);
   static constexpr int VALUE_BYTES = align16(NV * (int)sizeof(value_type));
   static constexpr int PERMUTE_BYTES = TP_HAS_VALUES ? VALUE_BYTES + NV * (int)sizeof(int) : 0;
-  static constexpr int BYTES = SORT_BYTES > PERMUTE_BYTES ? SORT_BYTES : PERMUTE_BYTES;
+  static constexpr int DATA_BYTES = align16(SORT_BYTES > PERMUTE_BYTES ? SORT_BYTES : PERMUTE_BYTES);
+  // Then the merge levels' walk check (twophase::walks_tile_exactly): NT / 32 ints.
+  static constexpr int BYTES = DATA_BYTES + align16(TP_NT / 32 * (int)sizeof(int));
 };
+
+// Whether this sort checks that its comparator behaves: a user comparator may answer
+// inconsistently, and then merge paths stop tiling their merges; twophase's own orders cannot.
+constexpr bool CHECK_ORDER = !key_compare::trusted_order;
 
 // Shared memory of one merge-pass tile: the NV + 1 keys, later reused for the NV source indices
 // of the value gather. Kept as small as the merge's so that as many blocks fit on an SM.
@@ -53,7 +59,8 @@ struct pass_smem {
 // into `keys_out` (and the values with them). In place when keys_in == keys_out.
 template <bool checked>
 __device__ __forceinline__ void blocksort_tile(const key_type* keys_in, const value_type* vals_in, size_type count,
-                                               key_type* keys_out, value_type* vals_out, unsigned char* smem) {
+                                               key_type* keys_out, value_type* vals_out, unsigned char* smem,
+                                               const twophase::input_check& check) {
   constexpr int NT = TP_NT;
   constexpr int VT = TP_VT;
   constexpr int NV = NT * VT;
@@ -72,7 +79,9 @@ __device__ __forceinline__ void blocksort_tile(const key_type* keys_in, const va
     ids[i] = pos;
   }
   int* sort_ids_shared = reinterpret_cast<int*>(smem + blocksort_smem<NV>::KEY_BYTES);
-  twophase::cta_sort<NT, VT, checked, TP_HAS_VALUES>(keys, ids, tile_cnt, keys_shared, sort_ids_shared, key_compare());
+  int* warp_starts = reinterpret_cast<int*>(smem + blocksort_smem<NV>::DATA_BYTES);
+  twophase::cta_sort<NT, VT, checked, TP_HAS_VALUES, CHECK_ORDER>(keys, ids, tile_cnt, keys_shared, sort_ids_shared,
+                                                                   warp_starts, check, key_compare());
   twophase::store_through_shared<NT, VT, checked>(keys, keys_shared, keys_out + tile_start, tile_cnt, tid);
   if (TP_HAS_VALUES) {
     // The tile's values, coalesced, and each output's tile position, strided, over the sort's
@@ -100,14 +109,16 @@ __device__ __forceinline__ void blocksort_tile(const key_type* keys_in, const va
 
 extern "C" __global__ void __launch_bounds__(TP_NT)
     twophase_blocksort(const key_type* keys_in, const value_type* vals_in, size_type count, key_type* keys_out,
-                       value_type* vals_out) {
+                       value_type* vals_out, unsigned long long* status) {
   constexpr int NV = TP_NT * TP_VT;
   extern __shared__ __align__(16) unsigned char smem[];
   follow_previous_kernel();
+  // Only the status word: the block sort has no partitions to repair.
+  const twophase::input_check check = {status, nullptr, 0};
   if ((size_type)(blockIdx.x + 1) * NV <= count) {
-    blocksort_tile<false>(keys_in, vals_in, count, keys_out, vals_out, smem);
+    blocksort_tile<false>(keys_in, vals_in, count, keys_out, vals_out, smem, check);
   } else {
-    blocksort_tile<true>(keys_in, vals_in, count, keys_out, vals_out, smem);
+    blocksort_tile<true>(keys_in, vals_in, count, keys_out, vals_out, smem, check);
   }
 }
 
@@ -197,17 +208,56 @@ __device__ __forceinline__ size_type pass_boundary(const key_type* __restrict__ 
 
 // Phase 1 of a merge pass: partitions[p] = pass_boundary at output min(p * spacing, count), one
 // group of `lanes` lanes a boundary (the host picks them, MergesortTuning::boundary_search_lanes).
+// With CHECK_ORDER the blocks overlap by one boundary (twophase::overlapped_boundary) and each
+// checks every adjacent pair of its boundaries inside one pair of runs: a pair out of order (the
+// comparator answered inconsistently) goes to the repair slot, which the tile kernel follows.
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_mergesort_partition(const key_type* __restrict__ keys, size_type count, size_type run,
                                  size_type spacing, size_type num_partitions, int lanes,
-                                 size_type* __restrict__ partitions) {
+                                 size_type* __restrict__ partitions, unsigned long long* status,
+                                 unsigned long long* repair, unsigned generation) {
   static_assert(TP_PARTITION_NT % 32 == 0, "search groups must not straddle warps");
   follow_previous_kernel();
   const int shift = __ffs(lanes) - 1;  // lanes = 2^shift
-  const size_type p = ((size_type)blockIdx.x * blockDim.x + threadIdx.x) >> shift;
-  if (p >= num_partitions) return;  // the whole group: its lanes share p
-  const size_type boundary = pass_boundary(keys, count, run, min(p * spacing, count), lanes);
-  if ((threadIdx.x & (lanes - 1)) == 0) partitions[p] = boundary;
+  const int group = threadIdx.x >> shift, groups = blockDim.x >> shift;
+  const bool leader = (threadIdx.x & (lanes - 1)) == 0;
+  const size_type p = CHECK_ORDER ? (size_type)blockIdx.x * (groups - 1) + group
+                                  : ((size_type)blockIdx.x * blockDim.x + threadIdx.x) >> shift;
+  const size_type pos = min(p * spacing, count);
+  size_type boundary = 0;
+  if (p < num_partitions) {  // the whole group: its lanes share p
+    boundary = pass_boundary(keys, count, run, pos, lanes);
+    if (leader) partitions[p] = boundary;
+  }
+  if constexpr (CHECK_ORDER) {
+    __shared__ size_type boundaries[TP_PARTITION_NT];
+    if (leader) boundaries[group] = boundary;
+    __syncthreads();
+    if (leader && group > 0 && p < num_partitions) {
+      const size_type prev_pos = min((p - 1) * spacing, count);
+      const bool same_pair = mergesort_pair(count, run, prev_pos).a_begin == mergesort_pair(count, run, pos).a_begin;
+      if (same_pair && !twophase::monotone_step(boundaries[group - 1], prev_pos, boundary, pos)) {
+        const twophase::input_check check = {status, repair, generation};
+        twophase::report_bad_boundary(check, p - 1);
+        twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
+      }
+    }
+  }
+}
+
+// Boundary p (at output `pos`) of a merge pass, repaired past the first bad boundary `bad` (at
+// `bad_pos`, merge path `bad_path`): as searched up to `bad`; past it, in bad's pair of runs, the
+// pair's remaining A keys first from bad's path on, and in later pairs A first from the pair's
+// start (twophase::repaired_boundary per pair): a valid path in every pair.
+__device__ __forceinline__ size_type repaired_pass_boundary(size_type count, size_type run, size_type p,
+                                                            size_type path, size_type pos, size_type bad,
+                                                            size_type bad_path, size_type bad_pos) {
+  if (p <= bad) return path;
+  const mergesort_pair pair(count, run, pos);
+  const bool bad_pair = mergesort_pair(count, run, bad_pos).a_begin == pair.a_begin;
+  const size_type from = bad_pair ? bad_path : pair.a_begin, from_pos = bad_pair ? bad_pos : pair.a_begin;
+  const size_type a_first = from + (pos - from_pos);
+  return a_first < pair.a_end ? a_first : pair.a_end;
 }
 
 // Phase 2 of a merge pass: tile t merges outputs [t * NV, min((t + 1) * NV, count)) of its pair of
@@ -218,13 +268,17 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
 extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
     twophase_mergesort_tile(const key_type* __restrict__ src, size_type count, size_type run,
                             const size_type* __restrict__ partitions, key_type* __restrict__ dst,
-                            const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst) {
+                            const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst,
+                            unsigned long long* status, unsigned long long* repair, unsigned generation) {
   constexpr int NT = TP_PASS_NT;
   constexpr int VT = TP_VT;
   constexpr int NV = NT * VT;
   __shared__ __align__(16) unsigned char smem[pass_smem<NV>::BYTES];
-  static_assert(pass_smem<NV>::BYTES <= 48 * 1024, "tile too large for static shared memory");
+  __shared__ int warp_starts[NT / 32];
+  static_assert(pass_smem<NV>::BYTES + twophase::merge_check_smem<NT>::BYTES <= 48 * 1024,
+                "tile too large for static shared memory");
   follow_previous_kernel();
+  const twophase::input_check check = {status, repair, generation};
   const size_type tile = blockIdx.x;
   const size_type diag0 = tile * NV;
   const size_type diag1 = min(diag0 + NV, count);
@@ -233,7 +287,17 @@ extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
   if (partitions != nullptr) {
     a0 = partitions[tile];
     a1 = partitions[tile + 1];
+    if constexpr (CHECK_ORDER) {
+      const size_type bad = twophase::first_bad_boundary(check);
+      if (bad != twophase::NO_BAD_BOUNDARY) {
+        const size_type bad_path = partitions[bad], bad_pos = min(bad * NV, count);
+        a0 = repaired_pass_boundary(count, run, tile, a0, diag0, bad, bad_path, bad_pos);
+        a1 = repaired_pass_boundary(count, run, tile + 1, a1, diag1, bad, bad_path, bad_pos);
+      }
+    }
   } else {
+    // Only with a trusted comparator (the host's choice): boundaries searched here are never
+    // checked against each other.
     static_assert(NT % 32 == 0, "the boundary searches take whole warps");
     size_type* bounds = reinterpret_cast<size_type*>(smem);
     for (int which = threadIdx.x / 32; which < 2; which += NT / 32) {
@@ -250,12 +314,15 @@ extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
   const size_type b0 = pair.a_end + (diag0 - pair.a_begin) - (a0 - pair.a_begin);
   const int a_cnt = (int)(a1 - a0);
   const int tile_cnt = (int)(diag1 - diag0);
+  constexpr unsigned WALK_STATUS = twophase::STATUS_ORDER_INCONSISTENT;
   if (tile_cnt == NV) {
-    twophase::cta_merge<NT, VT, false, TP_HAS_VALUES>(src, src, dst, vals_src, vals_src, vals_dst, a0, b0, diag0,
-                                                      a_cnt, tile_cnt, smem, key_compare());
+    twophase::cta_merge<NT, VT, false, TP_HAS_VALUES, false, CHECK_ORDER>(
+        src, src, dst, vals_src, vals_src, vals_dst, a0, b0, diag0, a_cnt, tile_cnt, smem, warp_starts, WALK_STATUS,
+        check, key_compare());
   } else {
-    twophase::cta_merge<NT, VT, true, TP_HAS_VALUES>(src, src, dst, vals_src, vals_src, vals_dst, a0, b0, diag0,
-                                                     a_cnt, tile_cnt, smem, key_compare());
+    twophase::cta_merge<NT, VT, true, TP_HAS_VALUES, false, CHECK_ORDER>(
+        src, src, dst, vals_src, vals_src, vals_dst, a0, b0, diag0, a_cnt, tile_cnt, smem, warp_starts, WALK_STATUS,
+        check, key_compare());
   }
 }
 

@@ -10,15 +10,15 @@ use crate::compare::DeviceComparator;
 use crate::context::{kernel_param, Gpu, Staged};
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
-use crate::status::{
-    messages, CheckArgs, InputCheck, StatusNames, STATUS_FIRST_UNSORTED, STATUS_ORDER_INCONSISTENT,
-    STATUS_SECOND_UNSORTED,
-};
 use crate::program::{
     check_launch_shape, program, program_id, shipped_programs, Program, ProgramFactory,
     CTA_MERGE_CUH, MERGE_CU, MERGE_ENTRY_PARTITION, MERGE_ENTRY_TILE, PARTITION_CUH, SERIAL_CUH,
 };
 pub use crate::program::{MAX_STATIC_SHARED_BYTES, PARTITION_THREADS};
+use crate::status::{
+    messages, CheckArgs, InputCheck, StatusNames, STATUS_FIRST_UNSORTED, STATUS_ORDER_INCONSISTENT,
+    STATUS_SECOND_UNSORTED,
+};
 
 /// Blocks of a partition kernel whose blocks overlap by one boundary (each computes
 /// PARTITION_THREADS boundaries, the first of them the previous block's last), so that every
@@ -29,7 +29,10 @@ pub(crate) fn overlapped_partition_blocks(num_partitions: usize) -> usize {
 
 /// Blocks of `groups` boundaries each, overlapping by one, that cover `num_partitions` boundaries.
 pub(crate) fn overlapped_blocks(num_partitions: usize, groups: usize) -> usize {
-    num_partitions.saturating_sub(1).div_ceil(groups.saturating_sub(1).max(1)).max(1)
+    num_partitions
+        .saturating_sub(1)
+        .div_ceil(groups.saturating_sub(1).max(1))
+        .max(1)
 }
 
 /// Largest grid the tile kernel may use: CUDA's limit on gridDim.x (2^31 - 1).

@@ -10,6 +10,7 @@ use crate::compare::DeviceComparator;
 use crate::context::{kernel_param, Gpu, SortBuffers};
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
+use crate::merge::overlapped_blocks;
 use crate::merge::MAX_GRID_X;
 use crate::program::{
     check_launch_shape, check_launch_shape_within, program, program_id, shipped_programs, Program,
@@ -18,6 +19,7 @@ use crate::program::{
     MERGESORT_ENTRY_QUAD_PARTITION, MERGESORT_ENTRY_QUAD_TILE, MERGESORT_ENTRY_TILE, PARTITION_CUH,
     PARTITION_THREADS, SERIAL_CUH,
 };
+use crate::status::{messages, CheckArgs, InputCheck, StatusNames, STATUS_ORDER_INCONSISTENT};
 
 /// The mergesort's kernel sources, in the order they follow the prelude.
 pub const MERGESORT_SOURCES: [&str; 5] = [
@@ -159,17 +161,16 @@ impl MergesortTuning {
     pub const fn blocksort_shared_bytes(&self, key_bytes: usize, value_bytes: usize) -> usize {
         let nv = self.tile();
         let keys = shared_aligned((nv + 1) * key_bytes);
+        // The merge levels' walk check: one int a warp (kernels/partition.cuh).
+        let walk_check =
+            shared_aligned(self.threads as usize / WARP_LANES as usize * size_of::<i32>());
         if value_bytes == 0 {
-            return keys;
+            return keys + walk_check;
         }
         let positions = nv * size_of::<i32>();
         let sort = keys + positions;
         let permute = shared_aligned(nv * value_bytes) + positions;
-        if sort > permute {
-            sort
-        } else {
-            permute
-        }
+        shared_aligned(if sort > permute { sort } else { permute }) + walk_check
     }
 
     /// Shared memory of a four-way tile (kernels/mergesort.cu `quad_smem`): one key buffer for
@@ -380,18 +381,34 @@ impl MergesortTuning {
 /// Device scratch of the mergesort: the pass partitions and the ping-pong key and value buffers.
 /// They only grow, so repeated sorts of the same or smaller size allocate nothing.
 #[derive(Debug, Default)]
+///
+/// It also holds the order check of the sorts that use it: a sort whose comparator answers
+/// inconsistently (not a strict weak order) still leaves a permutation of its keys, and raises a
+/// status here that [`check`](Self::check) reports.
 pub struct MergesortScratch {
     partitions: Option<CudaSlice<u64>>,
     /// Four-way cuts: three counts per quad-tile boundary.
     cuts: Option<CudaSlice<u64>>,
     keys: Option<CudaSlice<u8>>,
     values: Option<CudaSlice<u8>>,
+    input_check: InputCheck,
 }
+
+/// What the mergesort's status bits say.
+const MERGESORT_STATUS: StatusNames = &[(STATUS_ORDER_INCONSISTENT, messages::ORDER_INCONSISTENT)];
 
 impl MergesortScratch {
     /// An empty scratch; device memory is taken on first use.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Wait for this handle's stream, then report whether a device-buffer sort that used this
+    /// scratch since the last check saw its comparator answer inconsistently:
+    /// `Err(InvalidInput)` naming the comparator. The status is cleared. Such a sort leaves a
+    /// permutation of its keys (and pairs) in unspecified order.
+    pub fn check(&mut self, gpu: &Gpu) -> Result<(), GpuError> {
+        self.input_check.check(gpu, MERGESORT_STATUS)
     }
 }
 
@@ -525,7 +542,15 @@ impl Gpu {
                 "{count} keys need {num_tiles} tiles"
             )));
         }
-        let (two_way_passes, four_way_passes) = tuning.pass_plan(count);
+        // A comparator that is not trusted gets checked kernels (kernels/mergesort.cu
+        // CHECK_ORDER): partitions checked and repaired, walks checked, and two-way passes only
+        // (the four-way passes' cuts are not checked).
+        let trusted = comp.trusted_order();
+        let (two_way_passes, four_way_passes) = if trusted {
+            tuning.pass_plan(count)
+        } else {
+            (merge_passes(count, tile), 0)
+        };
         let passes = two_way_passes + four_way_passes;
         let pass_tile = tuning.pass_tile();
         let num_pass_tiles = count.div_ceil(pass_tile);
@@ -572,13 +597,15 @@ impl Gpu {
         let (mut src, mut dst) = ((keys, values), (scratch_keys, scratch_values));
         let first = if passes % 2 == 1 { dst } else { src };
         let count_arg = count as u64;
+        let blocksort_check = scratch.input_check.args(self)?;
         let mut launch = stream.launch_builder(blocksort);
         launch
             .arg(&src.0)
             .arg(&src.1)
             .arg(&count_arg)
             .arg(&first.0)
-            .arg(&first.1);
+            .arg(&first.1)
+            .arg(&blocksort_check.status);
         let blocksort_shared = kernels.allow_dynamic_shared(
             MERGESORT_ENTRY_BLOCKSORT,
             tuning.blocksort_shared_bytes(size_of::<K>(), value_bytes),
@@ -592,7 +619,8 @@ impl Gpu {
         };
         // SAFETY: the arguments match twophase_blocksort in kernels/mergesort.cu; `keys`/`values`
         // hold `count` elements and the scratch buffers at least as many (grown above); one block
-        // per tile; the value pointers are read only when the program has values.
+        // per tile; the value pointers are read only when the program has values; the status
+        // word lives in the scratch.
         unsafe { launch.launch(tile_config) }?;
         if passes % 2 == 1 {
             std::mem::swap(&mut src, &mut dst);
@@ -611,6 +639,18 @@ impl Gpu {
                 .ok_or_else(|| GpuError::TooLarge(format!("{blocks} blocks in one grid")))
         };
         let partition_blocks = |threads: usize| grid(threads.div_ceil(PARTITION_THREADS as usize));
+        // Checked partition kernels overlap their blocks by one boundary (a group of `lanes`
+        // threads a boundary).
+        let pass_partition_blocks = |boundaries: usize, lanes: u32| {
+            if trusted {
+                partition_blocks(boundaries * lanes as usize)
+            } else {
+                grid(overlapped_blocks(
+                    boundaries,
+                    (PARTITION_THREADS / lanes) as usize,
+                ))
+            }
+        };
 
         // Lanes per search of `searches` two-way boundaries or (`quad`) four-way cuts: the
         // tuning's, or chosen by their number.
@@ -622,46 +662,56 @@ impl Gpu {
         // The two-way merge paths of one pass over `keys` (runs of `run`) at every `spacing`-th
         // output, `boundaries` of them, into `partitions`: the two-way passes' tile boundaries,
         // and the four-way passes' samples.
-        let launch_partitions = |keys: u64, run: u64, spacing: usize, boundaries: usize| {
-            let (spacing, boundary_count) = (spacing as u64, boundaries as u64);
-            let lanes = search_lanes(boundaries, false);
-            let lanes_arg = lanes as i32;
-            let mut params = [
-                kernel_param(&keys),
-                kernel_param(&count_arg),
-                kernel_param(&run),
-                kernel_param(&spacing),
-                kernel_param(&boundary_count),
-                kernel_param(&lanes_arg),
-                kernel_param(&partitions),
-            ];
-            // SAFETY: `params` points at values matching twophase_mergesort_partition (five
-            // 64-bit, the 32-bit lane count, one 64-bit), alive for the call; `partitions` was
-            // grown to hold max(num_pass_tiles, num_quad_tiles) + 1 >= `boundaries` entries;
-            // `keys` holds `count` keys; one group of `lanes` threads (a power of two up to 32,
-            // validated or chosen above) per boundary.
-            unsafe {
-                self.launch_raw(
-                    partition,
-                    partition_blocks(boundaries * lanes as usize)?,
-                    PARTITION_THREADS,
-                    &mut params,
-                    dependent,
-                )
-            }
-        };
+        let launch_partitions =
+            |keys: u64, run: u64, spacing: usize, boundaries: usize, check: &CheckArgs| {
+                let (spacing, boundary_count) = (spacing as u64, boundaries as u64);
+                let lanes = search_lanes(boundaries, false);
+                let lanes_arg = lanes as i32;
+                let mut params = [
+                    kernel_param(&keys),
+                    kernel_param(&count_arg),
+                    kernel_param(&run),
+                    kernel_param(&spacing),
+                    kernel_param(&boundary_count),
+                    kernel_param(&lanes_arg),
+                    kernel_param(&partitions),
+                    kernel_param(&check.status),
+                    kernel_param(&check.repair),
+                    kernel_param(&check.generation),
+                ];
+                // SAFETY: `params` points at values matching twophase_mergesort_partition (five
+                // 64-bit, the 32-bit lane count, three 64-bit, the 32-bit generation), alive for the
+                // call; `partitions` was grown to hold max(num_pass_tiles, num_quad_tiles) + 1 >=
+                // `boundaries` entries; `keys` holds `count` keys; one group of `lanes` threads (a
+                // power of two up to 32, validated or chosen above) per boundary, the blocks
+                // overlapping by one boundary for an untrusted comparator as the kernel does
+                // (CHECK_ORDER); the check's words live in the scratch.
+                unsafe {
+                    self.launch_raw(
+                        partition,
+                        pass_partition_blocks(boundaries, lanes)?,
+                        PARTITION_THREADS,
+                        &mut params,
+                        dependent,
+                    )
+                }
+            };
         let num_partitions = num_pass_tiles + 1;
         let pass_grid = grid(num_pass_tiles)?;
         // Where a warp searches each boundary (few boundaries, the tuning's lanes automatic), each
         // tile block finds its own two (a null partitions argument): one launch a pass instead of
         // two.
-        let own_boundaries =
-            tuning.quad_cut_lanes == 0 && search_lanes(num_partitions, false) == WARP_LANES;
+        // Only for a trusted comparator: boundaries a block finds itself are not checked against
+        // each other.
+        let own_boundaries = trusted
+            && tuning.quad_cut_lanes == 0
+            && search_lanes(num_partitions, false) == WARP_LANES;
         let tile_partitions = if own_boundaries { 0 } else { partitions };
         for pass in 0..two_way_passes {
             let run = (tile as u64) << pass;
+            let check = scratch.input_check.args(self)?;
             if !own_boundaries {
-                launch_partitions(src.0, run, pass_tile, num_partitions)?;
+                launch_partitions(src.0, run, pass_tile, num_partitions, &check)?;
             }
             let mut params = [
                 kernel_param(&src.0),
@@ -671,12 +721,16 @@ impl Gpu {
                 kernel_param(&dst.0),
                 kernel_param(&src.1),
                 kernel_param(&dst.1),
+                kernel_param(&check.status),
+                kernel_param(&check.repair),
+                kernel_param(&check.generation),
             ];
-            // SAFETY: `params` points at seven 64-bit values matching twophase_mergesort_tile
-            // (built for TP_PASS_NT threads), alive for the call; `src` and `dst` are distinct
-            // buffers of `count` keys (and values); the partitions are null (each block searches
-            // its own) or written by the launch before, which this one waits for; one block per
-            // pass tile.
+            // SAFETY: `params` points at nine 64-bit values and the 32-bit generation matching
+            // twophase_mergesort_tile (built for TP_PASS_NT threads), alive for the call; `src`
+            // and `dst` are distinct buffers of `count` keys (and values); the partitions are
+            // null (each block searches its own) or written by the launch before, which this one
+            // waits for, as is the repair slot of this pass's generation; one block per pass
+            // tile.
             unsafe {
                 self.launch_raw(
                     tile_kernel,
@@ -710,7 +764,8 @@ impl Gpu {
         for quad_pass in 0..four_way_passes {
             let run = (tile as u64) << (two_way_passes + 2 * quad_pass);
             // The two-way partitions of this input at every quad tile: the samples of X and Y.
-            launch_partitions(src.0, run, tuning.quad_tile(), num_cuts)?;
+            let check = scratch.input_check.args(self)?;
+            launch_partitions(src.0, run, tuning.quad_tile(), num_cuts, &check)?;
             let mut params = [
                 kernel_param(&src.0),
                 kernel_param(&count_arg),
@@ -944,7 +999,10 @@ impl Gpu {
                 let value_bytes = buffers.layout.map_or(0, |(size, _)| size);
                 let tuning =
                     self.shipped_mergesort_tuning(size_of::<K>(), value_bytes, buffers.count);
-                self.launch_mergesort::<K, C>(buffers, comp, tuning, scratch)
+                self.launch_mergesort::<K, C>(buffers, comp, tuning, scratch)?;
+                // Before the download: on an inconsistent comparator the host slices keep their
+                // keys as they were (a permutation, and what the caller had).
+                scratch.check(self)
             },
         )
     }

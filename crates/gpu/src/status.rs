@@ -87,7 +87,10 @@ impl InputCheck {
         }
         self.generation = self.generation.wrapping_add(1).max(1);
         let stream = gpu.stream().clone();
-        let words = self.words.as_mut().ok_or(GpuError::Poisoned("input check"))?;
+        let words = self
+            .words
+            .as_mut()
+            .ok_or(GpuError::Poisoned("input check"))?;
         let (base, _sync) = words.device_ptr_mut(&stream);
         Ok(CheckArgs {
             status: base + STATUS_WORD as u64 * WORD_BYTES,
@@ -138,8 +141,10 @@ pub fn status_error(bits: u32, names: StatusNames) -> Option<GpuError> {
         return None;
     }
     // An unsorted input, a bad scan or position explains any inconsistency seen downstream of it.
-    let input_bits =
-        STATUS_FIRST_UNSORTED | STATUS_SECOND_UNSORTED | STATUS_SCAN_INVALID | STATUS_POSITION_INVALID;
+    let input_bits = STATUS_FIRST_UNSORTED
+        | STATUS_SECOND_UNSORTED
+        | STATUS_SCAN_INVALID
+        | STATUS_POSITION_INVALID;
     let bits = if bits & input_bits != 0 {
         bits & !STATUS_ORDER_INCONSISTENT
     } else {
@@ -162,8 +167,14 @@ mod tests {
     use super::*;
 
     const NAMES: StatusNames = &[
-        (STATUS_FIRST_UNSORTED, "`a` is not sorted under the comparator"),
-        (STATUS_SECOND_UNSORTED, "`b` is not sorted under the comparator"),
+        (
+            STATUS_FIRST_UNSORTED,
+            "`a` is not sorted under the comparator",
+        ),
+        (
+            STATUS_SECOND_UNSORTED,
+            "`b` is not sorted under the comparator",
+        ),
     ];
 
     #[test]
@@ -204,5 +215,6 @@ pub mod messages {
     /// A gather position past the input.
     pub const GATHER_INVALID: &str = "a `gather` position plus its segment's size passes the input";
     /// A scatter position past the output.
-    pub const SCATTER_INVALID: &str = "a `scatter` position plus its segment's size passes the output";
+    pub const SCATTER_INVALID: &str =
+        "a `scatter` position plus its segment's size passes the output";
 }

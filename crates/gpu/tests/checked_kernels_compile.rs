@@ -1,0 +1,64 @@
+//! CI check without a GPU: the checked kernels (a user comparator, never trusted) compile with NVRTC.
+
+use twophase_gpu::merge::{merge_program, MergeTuning};
+use twophase_gpu::mergesort::{mergesort_program, MergesortTuning};
+use twophase_gpu::program::{compile_cubin, nvrtc_available, Program};
+use twophase_gpu::{CudaComparator, DeviceComparator};
+
+/// Architectures CI compiles for: Ampere (A100) and Hopper (H100/H200).
+const CI_ARCHS: [u32; 2] = [80, 90];
+
+/// A user comparator: not trusted, so the programs carry every input check.
+fn user_less() -> impl DeviceComparator<u32> {
+    CudaComparator::new("user_less", "return a < b;", |a: &u32, b: &u32| a < b)
+}
+
+fn checked_programs() -> Vec<Program> {
+    let comp = user_less();
+    assert!(!comp.trusted_order());
+    let pairs = Some((4, 4));
+    let mut programs = Vec::new();
+    for values in [None, pairs] {
+        let value_bytes = values.map_or(0, |(size, _)| size);
+        programs.push(merge_program::<u32, _>(
+            &comp,
+            values,
+            MergeTuning::for_types(4, value_bytes),
+        ));
+        for tuning in [
+            MergesortTuning::for_types(4, value_bytes),
+            MergesortTuning::within_static_shared(4, value_bytes),
+        ] {
+            programs.push(mergesort_program::<u32, _>(&comp, values, tuning));
+        }
+    }
+    programs
+}
+
+#[test]
+fn checked_merge_and_mergesort_kernels_compile() {
+    if !nvrtc_available() {
+        let on_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
+        assert!(!on_ci, "CI is set but libnvrtc cannot be loaded");
+        eprintln!("SKIPPED: libnvrtc not found (CI unset)");
+        return;
+    }
+    let programs = checked_programs();
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let jobs: Vec<_> = programs
+            .iter()
+            .flat_map(|p| CI_ARCHS.iter().map(move |&arch| (p, arch)))
+            .map(|(program, arch)| {
+                scope.spawn(move || {
+                    compile_cubin(&program.source, &program.name, arch)
+                        .err()
+                        .map(|e| format!("{} sm_{arch}: {e}", program.name))
+                })
+            })
+            .collect();
+        jobs.into_iter()
+            .filter_map(|job| job.join().expect("compile thread"))
+            .collect()
+    });
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
