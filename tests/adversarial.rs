@@ -2246,3 +2246,63 @@ fn staging_host_slice_calls() {
         assert!(out == input, "n = {n}: interval_move");
     }
 }
+
+// ---- The checks themselves (no GPU needed) ----
+
+/// The multiset checks catch a lost or duplicated key and a value moved to another key, and the
+/// adversarial inputs are what their names say: unsorted inputs are unsorted, bad scans and
+/// positions break the rules, the comparators are not strict weak orders.
+#[test]
+fn checks_catch_lost_keys_and_inputs_are_adversarial() {
+    let lost = std::panic::catch_unwind(|| assert_permutation(&[1u32, 2, 2], &[1, 2, 3], "lost"));
+    assert!(lost.is_err(), "a duplicated key over a lost one passed");
+    let nan = f32::from_bits(F32_NANS[1]);
+    let nans = std::panic::catch_unwind(|| assert_permutation(&[f32::NAN], &[nan], "nan"));
+    assert!(nans.is_err(), "two NaN payloads compared equal");
+    let moved = std::panic::catch_unwind(|| {
+        assert_pairs_permutation((&[1u32, 2], &[20u32, 10]), (&[1, 2], &[10, 20]), "moved")
+    });
+    assert!(moved.is_err(), "values swapped between keys passed");
+    assert_pairs_permutation(
+        (&[2u32, 1], &[20u32, 10]),
+        (&[1, 2], &[10, 20]),
+        "reordered",
+    );
+
+    let mut rng = rng();
+    for n in [2, 3, 100, 10_000] {
+        for how in UNSORTED {
+            let v = unsorted_u32(&mut rng, n, how, 64);
+            assert!(
+                v.windows(2).any(|w| w[0] > w[1]),
+                "{how:?}, n = {n}: sorted"
+            );
+        }
+    }
+    for (what, scan, total) in bad_scans() {
+        let bad = (scan.is_empty() && total > 0)
+            || scan.first().is_some_and(|&s| s != 0)
+            || scan.windows(2).any(|w| w[0] > w[1])
+            || scan.last().is_some_and(|&s| s > total);
+        assert!(bad, "scan {what} is valid");
+    }
+    for size in [1, 2] {
+        for (what, pos) in bad_positions(size, 10) {
+            let end = pos.checked_add(size);
+            assert!(end.is_none_or(|e| e > 10), "position {what} fits");
+        }
+    }
+    let keys: Vec<u32> = (0..16).collect();
+    for comp in inconsistent_comparators() {
+        let less = |a: &u32, b: &u32| comp.is_less(a, b);
+        let broken = keys.iter().any(|a| less(a, a))
+            || keys
+                .iter()
+                .any(|a| keys.iter().any(|b| less(a, b) && less(b, a)))
+            || keys.iter().any(|a| {
+                keys.iter()
+                    .any(|b| keys.iter().any(|c| less(a, b) && less(b, c) && !less(a, c)))
+            });
+        assert!(broken, "{} is a strict weak order on 0..16", comp.name());
+    }
+}
