@@ -1537,6 +1537,8 @@ fn mismatched_lengths_are_errors() {
     let (av, bv) = (positions(n), positions(n + 1));
     for (what, short) in [("one short", n - 1), ("one long", n + 1), ("empty", 0)] {
         let a_vals = positions(short);
+        // As far from `b`'s n + 1 keys as `a_vals` is from `a`'s n.
+        let b_vals = positions(if short == 0 { 0 } else { short + 1 });
         let case = |call: &str| format!("{call}, values {what}");
         expect_mismatch(
             own,
@@ -1545,7 +1547,7 @@ fn mismatched_lengths_are_errors() {
         );
         expect_mismatch(
             own,
-            gpu.merge_pairs(&a, &av, &b, &a_vals, &Less),
+            gpu.merge_pairs(&a, &av, &b, &b_vals, &Less),
             &case("Gpu::merge_pairs (b)"),
         );
         for variant in MergeVariant::ALL {
