@@ -23,8 +23,9 @@ use rand::Rng;
 use twophase::cpu::SearchBound as CpuBound;
 use twophase::gpu::{
     self as tgpu, BatcherTuning, CudaComparator, DeviceComparator, DeviceKey, Gpu, GpuError, Less,
-    LoadBalanceTuning, MergeScratch, MergeTuning, MergeVariant, MergesortScratch, MergesortTuning,
-    SearchScratch, SortVariant, SortedSearchTuning, TextbookMergeTuning, TotalOrder,
+    LoadBalanceOp, LoadBalanceTuning, MergeScratch, MergeTuning, MergeVariant, MergesortScratch,
+    MergesortTuning, SearchScratch, SortScratch, SortVariant, SortedSearchTuning,
+    TextbookMergeTuning, TotalOrder,
 };
 use twophase_gpu::SearchBound;
 
@@ -846,6 +847,7 @@ fn inconsistent_comparators_device_sorts_keep_a_permutation() {
     let gpu = gpu();
     let mut rng = rng();
     let mut scratch = MergesortScratch::new();
+    let mut sort_scratch = SortScratch::new();
     for tuning in forced_sort_tunings() {
         for n in forced_sizes(tuning) {
             let input = u32_keys(&mut rng, n);
@@ -860,9 +862,39 @@ fn inconsistent_comparators_device_sorts_keep_a_permutation() {
                 let case = format!("{}, n = {n}, {tuning:?}", comp.name());
                 let got = device_sort(&gpu, &mut scratch, tuning, &input, &comp, &case);
                 assert_permutation(&got, &input, &case);
+                device_batcher_sort(&gpu, &mut sort_scratch, &input, &comp, &case);
             }
         }
     }
+}
+
+/// Batcher's sort of `input` (keys, then pairs) in guarded device buffers: `Ok` or a refusal
+/// naming the comparator, and a permutation of the keys and of the pairs either way.
+fn device_batcher_sort<C: DeviceComparator<u32>>(
+    gpu: &Gpu,
+    scratch: &mut SortScratch,
+    input: &[u32],
+    comp: &C,
+    case: &str,
+) {
+    let case = format!("{case}, Batcher");
+    let mut keys = Guarded::new(gpu, input, POISON_U32);
+    let call = gpu.sort_variant_device(SortVariant::Batcher, &mut keys.view_mut(), comp, scratch);
+    ok_or_named(Handle::Own(gpu), call, NAMES_SORT, &case);
+    assert_permutation(&keys.download(gpu, &case), input, &case);
+    let values = positions(input.len());
+    let mut keys = Guarded::new(gpu, input, POISON_U32);
+    let mut vals = Guarded::new(gpu, &values, POISON_U32);
+    let call = gpu.sort_pairs_variant_device(
+        SortVariant::Batcher,
+        &mut keys.view_mut(),
+        &mut vals.view_mut(),
+        comp,
+        scratch,
+    );
+    ok_or_named(Handle::Own(gpu), call, NAMES_SORT, &case);
+    let (got_keys, got_vals) = (keys.download(gpu, &case), vals.download(gpu, &case));
+    assert_pairs_permutation((&got_keys, &got_vals), (input, &values), &case);
 }
 
 /// Sort `input` on the device (keys, then key-value pairs with their positions as values) with
@@ -975,6 +1007,8 @@ fn inconsistent_comparators_merges_and_searches_stay_in_bounds() {
             if let Some(out) = out {
                 assert_permutation(&out, &concat(&a, &b), &c);
             }
+            let c = case("device merges");
+            device_merge_variants(&gpu, &mut merge_scratch, (&a, &b), &comp, &c);
             let c = case("Gpu::sorted_search_device");
             device_search(
                 &gpu,
@@ -985,6 +1019,68 @@ fn inconsistent_comparators_merges_and_searches_stay_in_bounds() {
                 &c,
             );
         }
+    }
+}
+
+/// The textbook merges and the key-value merge of `a` and `b` in guarded device buffers under a
+/// comparator that may not be a strict weak order: `Ok` or a refusal naming an input or the
+/// comparator, and a permutation of the inputs (keys, and pairs) when `Ok`.
+fn device_merge_variants<C: DeviceComparator<u32>>(
+    gpu: &Gpu,
+    scratch: &mut MergeScratch,
+    (a, b): (&[u32], &[u32]),
+    comp: &C,
+    case: &str,
+) {
+    let (da, db) = (
+        Guarded::new(gpu, a, POISON_U32),
+        Guarded::new(gpu, b, POISON_U32),
+    );
+    for variant in [
+        MergeVariant::Basic,
+        MergeVariant::Tiled,
+        MergeVariant::Circular,
+    ] {
+        let case = format!("{case}, Gpu::merge_variant_device {}", variant.name());
+        let mut out = Guarded::new(gpu, &vec![POISON_U32; a.len() + b.len()], POISON_U32);
+        let call = gpu.merge_variant_device(
+            variant,
+            &da.view(),
+            &db.view(),
+            &mut out.view_mut(),
+            comp,
+            scratch,
+        );
+        let merged = device_ok_or_named(gpu, call, || scratch.check(gpu), NAMES_MERGE_ANY, &case);
+        let out = out.download(gpu, &case);
+        if merged {
+            assert_permutation(&out, &concat(a, b), &case);
+        }
+    }
+    let case = format!("{case}, Gpu::merge_pairs_device");
+    let (av, bv) = (positions(a.len()), positions(b.len()));
+    let (dav, dbv) = (
+        Guarded::new(gpu, &av, POISON_U32),
+        Guarded::new(gpu, &bv, POISON_U32),
+    );
+    let total = a.len() + b.len();
+    let mut out_keys = Guarded::new(gpu, &vec![POISON_U32; total], POISON_U32);
+    let mut out_vals = Guarded::new(gpu, &vec![POISON_U32; total], POISON_U32);
+    let call = gpu.merge_pairs_device(
+        &da.view(),
+        &dav.view(),
+        &db.view(),
+        &dbv.view(),
+        &mut out_keys.view_mut(),
+        &mut out_vals.view_mut(),
+        comp,
+        scratch,
+    );
+    let merged = device_ok_or_named(gpu, call, || scratch.check(gpu), NAMES_MERGE_ANY, &case);
+    let (keys, vals) = (out_keys.download(gpu, &case), out_vals.download(gpu, &case));
+    if merged {
+        let (in_keys, in_vals) = (concat(a, b), concat(&av, &bv));
+        assert_pairs_permutation((&keys, &vals), (&in_keys, &in_vals), &case);
     }
 }
 
@@ -1394,12 +1490,22 @@ fn bad_scans_are_named() {
         );
         device_expect_named(&gpu, call, || scratch.check(&gpu), NAMES_SCAN, &c);
         out.download(&gpu, &c);
+
+        // A snippet that does nothing: the launch itself must refuse the scan.
+        let c = case("Gpu::load_balance_for_each_device");
+        let call = gpu.load_balance_for_each_device(
+            &d_scan.view(),
+            total,
+            &LoadBalanceOp::none(),
+            &[],
+            &mut scratch,
+        );
+        device_expect_named(&gpu, call, || scratch.check(&gpu), NAMES_SCAN, &c);
     }
 }
 
-/// Positions that break an interval move of a segment of `size` items at `start` within `len`
-/// elements: one past the end, the end itself, `usize::MAX`, and the one whose `pos + size`
-/// wraps around to 0.
+/// Positions that break an interval move of a segment of `size` items within `len` elements:
+/// one past the end, the end itself, `usize::MAX`, and the one whose `pos + size` wraps to 0.
 fn bad_positions(size: usize, len: usize) -> Vec<(&'static str, usize)> {
     vec![
         ("one past the end", len - size + 1),
