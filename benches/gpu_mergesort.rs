@@ -13,7 +13,9 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use rayon::prelude::*;
-use twophase::gpu::{Gpu, Less, MergesortScratch, MergesortTuning, PrimitiveKey};
+use twophase::gpu::{
+    CudaComparator, DeviceComparator, Gpu, Less, MergesortScratch, MergesortTuning, PrimitiveKey,
+};
 use twophase_gpu::cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
 
 /// Untimed runs before timing (module load, first touch, clock ramp).
@@ -127,8 +129,16 @@ fn check_stable<K: Ord + Copy>(input: &[K], keys: &[K], values: &[u32]) -> bool 
             .all(|(k, v)| k[0] != k[1] || v[0] < v[1])
 }
 
+/// Environment variable: when set, time the shipped tunings only (no sweeps, no alternation of
+/// programmatic dependent launch), for before/after comparisons inside one device command.
+const SHIPPED_ONLY_ENV: &str = "TWOPHASE_BENCH_SHIPPED_ONLY";
+
+fn shipped_only() -> bool {
+    std::env::var_os(SHIPPED_ONLY_ENV).is_some()
+}
+
 #[allow(clippy::too_many_arguments)] // The benchmark's knobs, each used once.
-fn bench<K>(
+fn bench<K, C>(
     gpu: &Gpu,
     mode: Mode,
     kind: &str,
@@ -136,10 +146,14 @@ fn bench<K>(
     sweep: &[Sweep],
     copy_gbs: f64,
     cub: &HashMap<(String, u32), f64>,
+    comp: &C,
 ) where
     K: PrimitiveKey + DeviceRepr + ValidAsZeroBits + Ord + Send + Sync + std::fmt::Debug,
+    C: DeviceComparator<K>,
     rand::distributions::Standard: rand::distributions::Distribution<K>,
 {
+    let sweep: &[Sweep] = if shipped_only() { &[] } else { sweep };
+    let alternations = if shipped_only() { 0 } else { PDL_ALTERNATIONS };
     let stream = gpu.stream();
     let mut scratch = MergesortScratch::new();
     let value_bytes = if pairs { 4 } else { 0 };
@@ -166,10 +180,10 @@ fn bench<K>(
         let mut poisoned = stream.clone_htod(&poison).expect("upload");
         if pairs {
             let mut pv = stream.clone_htod(&vec![u32::MAX; n]).expect("upload");
-            gpu.mergesort_pairs_device(&mut poisoned, &mut pv, &Less, &mut scratch)
+            gpu.mergesort_pairs_device(&mut poisoned, &mut pv, comp, &mut scratch)
                 .expect("poison sort");
         } else {
-            gpu.mergesort_device(&mut poisoned, &Less, &mut scratch)
+            gpu.mergesort_device(&mut poisoned, comp, &mut scratch)
                 .expect("poison sort");
         }
         drop(poisoned);
@@ -184,10 +198,10 @@ fn bench<K>(
         let mut sort_tuned =
             |keys: &mut CudaSlice<K>, values: &mut CudaSlice<u32>, tuning: MergesortTuning| {
                 if pairs {
-                    gpu.mergesort_pairs_device_tuned(keys, values, &Less, tuning, &mut scratch)
+                    gpu.mergesort_pairs_device_tuned(keys, values, comp, tuning, &mut scratch)
                         .expect("mergesort pairs");
                 } else {
-                    gpu.mergesort_device_tuned(keys, &Less, tuning, &mut scratch)
+                    gpu.mergesort_device_tuned(keys, comp, tuning, &mut scratch)
                         .expect("mergesort");
                 }
             };
@@ -245,7 +259,7 @@ fn bench<K>(
         // alternating with it, so that a drift of the clocks does not pass for a difference.
         let mut with_pdl = Vec::new();
         let mut without_pdl = Vec::new();
-        for _ in 0..PDL_ALTERNATIONS {
+        for _ in 0..alternations {
             for (on, times) in [(false, &mut without_pdl), (true, &mut with_pdl)] {
                 gpu.set_programmatic_launch(on);
                 times.push(
@@ -346,7 +360,7 @@ fn main() {
     // than 48 KiB of (dynamic) shared memory. The last entry of each is the 2^20 sort as shipped
     // (two-way passes only) but with its 32-lane boundary searches in a partition kernel of
     // their own rather than in the tile blocks.
-    bench::<u32>(
+    bench::<u32, _>(
         &gpu,
         mode,
         "u32",
@@ -359,8 +373,9 @@ fn main() {
         ],
         copy,
         &cub,
+        &Less,
     );
-    bench::<u64>(
+    bench::<u64, _>(
         &gpu,
         mode,
         "u64",
@@ -372,8 +387,9 @@ fn main() {
         ],
         copy,
         &cub,
+        &Less,
     );
-    bench::<u32>(
+    bench::<u32, _>(
         &gpu,
         mode,
         "u32-pairs",
@@ -385,5 +401,10 @@ fn main() {
         ],
         copy,
         &cub,
+        &Less,
     );
+    // A user comparator with the same order as `Less`: the sort a user's own comparator gets
+    // (never trusted: checked kernels).
+    let user_less = CudaComparator::new("user_less", "return a < b;", |a: &u32, b: &u32| a < b);
+    bench::<u32, _>(&gpu, mode, "u32-user", false, &[], copy, &cub, &user_less);
 }
