@@ -41,12 +41,6 @@ __device__ __forceinline__ void store_through_shared(const T (&x)[VT], T* shared
   }
 }
 
-// Shared memory of cta_merge beyond its NV + 1 keys (or NV indices): the walk check's warp starts.
-template <int NT>
-struct merge_check_smem {
-  static constexpr int BYTES = NT / 32 * (int)sizeof(int);
-};
-
 // Whether any adjacent pair of this thread's strided items of A (tile positions [0, a_cnt)) or of
 // B ([a_cnt, tile_cnt)) is out of order under `comp`; thread 0 also checks each range's first key
 // against the key before it in global memory. Raises the statuses in `check`.
@@ -57,7 +51,9 @@ __device__ __forceinline__ void check_sorted_ranges(const key_t* keys_shared, co
                                                     comp_t comp) {
   const int tid = threadIdx.x;
   bool a_bad = false, b_bad = false;
-#pragma unroll
+  // Rolled: unrolled, ptxas hoisted its 2 VT shared loads and spent 19 more registers on them,
+  // a block less an SM (4-byte keys at 384 threads: 75 against 56 registers, 3 -> 2 blocks).
+#pragma unroll 1
   for (int i = 0; i < VT; ++i) {
     const int idx = NT * i + tid;
     if ((!checked || idx < tile_cnt) && idx > 0 && idx != a_cnt) {
@@ -80,22 +76,21 @@ __device__ __forceinline__ void check_sorted_ranges(const key_t* keys_shared, co
 // Merge one tile: outputs [diag0, diag0 + tile_cnt) of the whole merge, from a[a0, a0 + a_cnt) and
 // b[b0, b0 + tile_cnt - a_cnt) (0 <= a_cnt <= tile_cnt: the caller's ranges are valid). `checked`
 // is the form for a partial (last) tile. With HAS_VALUES, values are gathered from global memory by
-// each output's source index (stable: Lower bounds). `smem` holds max(NV + 1 keys, NV ints);
-// `warp_starts` merge_check_smem. What the tile verifies of its input:
+// each output's source index (stable: Lower bounds). `smem` holds max(NV + 1 keys, NV ints).
+// What the tile verifies of its input:
 // - CHECK_SORTED: every adjacent pair of A and of B in the tile (and the pair straddling the
 //   tile's start) is in order, else STATUS_FIRST_UNSORTED / STATUS_SECOND_UNSORTED (the
 //   user-facing merge, whose inputs nothing else sorted);
 // - CHECK_WALKS: the threads' serial walks tiled the merge exactly, else the tile's output is A
-//   then B unmerged (a permutation) and `walk_status` is raised (skipped in a sort whose
+//   then B unmerged (a permutation) and WALK_STATUS is raised (skipped in a sort whose
 //   comparator is trusted: its runs are its own, sorted).
-template <int NT, int VT, bool checked, bool HAS_VALUES, bool CHECK_SORTED, bool CHECK_WALKS, typename key_t,
-          typename value_t, typename comp_t>
+template <int NT, int VT, bool checked, bool HAS_VALUES, bool CHECK_SORTED, bool CHECK_WALKS, unsigned WALK_STATUS,
+          typename key_t, typename value_t, typename comp_t>
 __device__ __forceinline__ void cta_merge(const key_t* __restrict__ a, const key_t* __restrict__ b,
                                           key_t* __restrict__ out, const value_t* __restrict__ a_vals,
                                           const value_t* __restrict__ b_vals, value_t* __restrict__ out_vals,
                                           size_type a0, size_type b0, size_type diag0, int a_cnt, int tile_cnt,
-                                          unsigned char* smem, int* warp_starts, unsigned walk_status,
-                                          const input_check& check, comp_t comp) {
+                                          unsigned char* smem, const input_check& check, comp_t comp) {
   const int tid = threadIdx.x;
   key_t* keys_shared = reinterpret_cast<key_t*>(smem);
   load_tile<NT, VT, checked>(a, a0, a_cnt, b, b0, tile_cnt, keys_shared, tid);
@@ -106,14 +101,16 @@ __device__ __forceinline__ void cta_merge(const key_t* __restrict__ a, const key
   const int b_cnt = tile_cnt - a_cnt;
   const int mp = merge_path<bounds_lower, int>(keys_shared, a_cnt, keys_shared + a_cnt, b_cnt, diag, comp);
   merge_range range = {mp, a_cnt, a_cnt + diag - mp, tile_cnt};
+  const int next_start =
+      CHECK_WALKS ? next_walk_start<VT>(keys_shared, a_cnt, keys_shared + a_cnt, b_cnt, diag, mp, comp) : 0;
 
   // Phase 2: VT outputs in registers.
   key_t keys[VT];
   int indices[VT];
   serial_merge<bounds_lower, VT, checked>(keys_shared, range, comp, keys, indices);
-  if (CHECK_WALKS && !walks_tile_exactly<NT>(mp, range.a_begin, VT * (tid + 1) < tile_cnt, warp_starts)) {
+  if (CHECK_WALKS && !walks_tile_exactly(next_start, range.a_begin, VT * (tid + 1) < tile_cnt)) {
     concatenate<VT, checked>(keys_shared, 0, a_cnt, a_cnt, diag, tile_cnt - diag, keys, indices);
-    if (tid == 0) raise_status(check, walk_status);
+    if (tid == 0) raise_status(check, WALK_STATUS);
   }
 
   store_through_shared<NT, VT, checked>(keys, keys_shared, out + diag0, tile_cnt, tid);

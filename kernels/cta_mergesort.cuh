@@ -11,14 +11,12 @@ namespace twophase {
 // permuting `ids` through `ids_shared` (NT * VT ints; unused when !TRACK_IDS).
 // Positions past `count` act as +infinity: they never move before a real key.
 // With CHECK_WALKS (a comparator that is not trusted), each merge level checks that the threads'
-// walks tiled every pair of runs exactly (twophase::walks_tile_exactly over `warp_starts`, NT / 32
-// ints); where they did not, that level concatenates each pair instead and raises
+// walks tiled every pair of runs exactly (twophase::walks_tile_exactly); where they did not, that level concatenates each pair instead and raises
 // STATUS_ORDER_INCONSISTENT: the tile stays a permutation of its keys whatever `comp` answers.
 // (The register sorts only exchange keys, so they are permutations by construction.)
 template <int NT, int VT, bool checked, bool TRACK_IDS, bool CHECK_WALKS, typename key_t, typename comp_t>
 __device__ __forceinline__ void cta_sort(key_t (&keys)[VT], int (&ids)[VT], int count, key_t* keys_shared,
-                                         int* ids_shared, int* warp_starts, const input_check& check,
-                                         comp_t comp) {
+                                         int* ids_shared, const input_check& check, comp_t comp) {
   const int tid = threadIdx.x;
   const int first = VT * tid;
   const int valid = checked ? max(0, min(VT, count - first)) : VT;
@@ -53,6 +51,10 @@ __device__ __forceinline__ void cta_sort(key_t (&keys)[VT], int (&ids)[VT], int 
     const int mp = merge_path<bounds_lower, int>(keys_shared + a_begin, a_cnt, keys_shared + a_begin + a_cnt, b_cnt,
                                                  diag, comp);
     merge_range range = {a_begin + mp, a_begin + a_cnt, a_begin + a_cnt + diag - mp, a_begin + a_cnt + b_cnt};
+    const int next_start = CHECK_WALKS ? a_begin + next_walk_start<VT>(keys_shared + a_begin, a_cnt,
+                                                                       keys_shared + a_begin + a_cnt, b_cnt, diag,
+                                                                       mp, comp)
+                                       : 0;
     int sources[VT];
     if (checked) {
       // Threads past the end keep their (+infinity) registers as they are.
@@ -63,7 +65,7 @@ __device__ __forceinline__ void cta_sort(key_t (&keys)[VT], int (&ids)[VT], int 
     if constexpr (CHECK_WALKS) {
       // The next thread walks the same pair when it is not the first of a pair, and has outputs.
       const bool has_next = ((tid + 1) & (coop - 1)) != 0 && first + VT < a_begin + pair_count;
-      if (!walks_tile_exactly<NT>(a_begin + mp, range.a_begin, has_next, warp_starts)) {
+      if (!walks_tile_exactly(next_start, range.a_begin, has_next)) {
         if (!checked || diag < pair_count) {
           concatenate<VT, checked>(keys_shared, a_begin, a_cnt, a_begin + a_cnt, diag, pair_count - diag, keys,
                                    sources);

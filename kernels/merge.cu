@@ -53,10 +53,8 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
   constexpr int KEY_BYTES = (NV + 1) * (int)sizeof(key_type);
   constexpr int INDEX_BYTES = NV * (int)sizeof(int);
   constexpr int SMEM_BYTES = KEY_BYTES > INDEX_BYTES ? KEY_BYTES : INDEX_BYTES;
-  static_assert(SMEM_BYTES + twophase::merge_check_smem<NT>::BYTES <= 48 * 1024,
-                "tile too large for static shared memory");
+  static_assert(SMEM_BYTES <= 48 * 1024, "tile too large for static shared memory");
   __shared__ __align__(16) unsigned char smem[SMEM_BYTES];
-  __shared__ int warp_starts[NT / 32];
 
 #if __CUDA_ARCH__ >= 900
   // Launched as a programmatic dependent of the partition kernel: wait for its partitions. A
@@ -80,12 +78,10 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
   const int a_cnt = (int)(a1 - a0);
   const int tile_cnt = (int)(diag1 - diag0);
   if (tile_cnt == NV) {
-    twophase::cta_merge<NT, VT, false, TP_HAS_VALUES, true, true>(
-        a, b, out, a_vals, b_vals, out_vals, a0, b0, diag0, a_cnt, tile_cnt, smem, warp_starts,
-        twophase::STATUS_ORDER_INCONSISTENT, check, key_compare());
+    twophase::cta_merge<NT, VT, false, TP_HAS_VALUES, true, true, twophase::STATUS_ORDER_INCONSISTENT>(
+        a, b, out, a_vals, b_vals, out_vals, a0, b0, diag0, a_cnt, tile_cnt, smem, check, key_compare());
   } else {
-    twophase::cta_merge<NT, VT, true, TP_HAS_VALUES, true, true>(
-        a, b, out, a_vals, b_vals, out_vals, a0, b0, diag0, a_cnt, tile_cnt, smem, warp_starts,
-        twophase::STATUS_ORDER_INCONSISTENT, check, key_compare());
+    twophase::cta_merge<NT, VT, true, TP_HAS_VALUES, true, true, twophase::STATUS_ORDER_INCONSISTENT>(
+        a, b, out, a_vals, b_vals, out_vals, a0, b0, diag0, a_cnt, tile_cnt, smem, check, key_compare());
   }
 }

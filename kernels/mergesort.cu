@@ -37,9 +37,7 @@ struct blocksort_smem {
   static constexpr int SORT_BYTES = KEY_BYTES + (TP_HAS_VALUES ? NV * (int)sizeof(int) : 0);
   static constexpr int VALUE_BYTES = align16(NV * (int)sizeof(value_type));
   static constexpr int PERMUTE_BYTES = TP_HAS_VALUES ? VALUE_BYTES + NV * (int)sizeof(int) : 0;
-  static constexpr int DATA_BYTES = align16(SORT_BYTES > PERMUTE_BYTES ? SORT_BYTES : PERMUTE_BYTES);
-  // Then the merge levels' walk check (twophase::walks_tile_exactly): NT / 32 ints.
-  static constexpr int BYTES = DATA_BYTES + align16(TP_NT / 32 * (int)sizeof(int));
+  static constexpr int BYTES = SORT_BYTES > PERMUTE_BYTES ? SORT_BYTES : PERMUTE_BYTES;
 };
 
 // Whether this sort checks that its comparator behaves: a user comparator may answer
@@ -79,9 +77,8 @@ __device__ __forceinline__ void blocksort_tile(const key_type* keys_in, const va
     ids[i] = pos;
   }
   int* sort_ids_shared = reinterpret_cast<int*>(smem + blocksort_smem<NV>::KEY_BYTES);
-  int* warp_starts = reinterpret_cast<int*>(smem + blocksort_smem<NV>::DATA_BYTES);
   twophase::cta_sort<NT, VT, checked, TP_HAS_VALUES, CHECK_ORDER>(keys, ids, tile_cnt, keys_shared, sort_ids_shared,
-                                                                   warp_starts, check, key_compare());
+                                                                   check, key_compare());
   twophase::store_through_shared<NT, VT, checked>(keys, keys_shared, keys_out + tile_start, tile_cnt, tid);
   if (TP_HAS_VALUES) {
     // The tile's values, coalesced, and each output's tile position, strided, over the sort's
@@ -274,9 +271,7 @@ extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
   constexpr int VT = TP_VT;
   constexpr int NV = NT * VT;
   __shared__ __align__(16) unsigned char smem[pass_smem<NV>::BYTES];
-  __shared__ int warp_starts[NT / 32];
-  static_assert(pass_smem<NV>::BYTES + twophase::merge_check_smem<NT>::BYTES <= 48 * 1024,
-                "tile too large for static shared memory");
+  static_assert(pass_smem<NV>::BYTES <= 48 * 1024, "tile too large for static shared memory");
   follow_previous_kernel();
   const twophase::input_check check = {status, repair, generation};
   const size_type tile = blockIdx.x;
@@ -316,13 +311,11 @@ extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
   const int tile_cnt = (int)(diag1 - diag0);
   constexpr unsigned WALK_STATUS = twophase::STATUS_ORDER_INCONSISTENT;
   if (tile_cnt == NV) {
-    twophase::cta_merge<NT, VT, false, TP_HAS_VALUES, false, CHECK_ORDER>(
-        src, src, dst, vals_src, vals_src, vals_dst, a0, b0, diag0, a_cnt, tile_cnt, smem, warp_starts, WALK_STATUS,
-        check, key_compare());
+    twophase::cta_merge<NT, VT, false, TP_HAS_VALUES, false, CHECK_ORDER, WALK_STATUS>(
+        src, src, dst, vals_src, vals_src, vals_dst, a0, b0, diag0, a_cnt, tile_cnt, smem, check, key_compare());
   } else {
-    twophase::cta_merge<NT, VT, true, TP_HAS_VALUES, false, CHECK_ORDER>(
-        src, src, dst, vals_src, vals_src, vals_dst, a0, b0, diag0, a_cnt, tile_cnt, smem, warp_starts, WALK_STATUS,
-        check, key_compare());
+    twophase::cta_merge<NT, VT, true, TP_HAS_VALUES, false, CHECK_ORDER, WALK_STATUS>(
+        src, src, dst, vals_src, vals_src, vals_dst, a0, b0, diag0, a_cnt, tile_cnt, smem, check, key_compare());
   }
 }
 

@@ -113,21 +113,27 @@ __device__ __forceinline__ size_type overlapped_boundary(int group) {
 
 // ---- In-tile walk check: thread merge paths that tile their merge exactly. ----
 
-// Whether every thread's serial walk of one in-tile merge ended where the next thread's started,
-// so that the threads' outputs are a permutation of the merge's inputs. `start` is this thread's
-// A position before its walk, `end` after it; `has_next` whether thread tid + 1 walks the same
-// merge and has outputs. Every thread of the block calls (two barriers); `warp_starts` holds
-// NT / 32 ints of shared memory. The same answer in every thread.
-template <int NT>
-__device__ __forceinline__ bool walks_tile_exactly(int start, int end, bool has_next, int* warp_starts) {
-  static_assert(NT % 32 == 0, "whole warps");
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int next_in_warp = __shfl_down_sync(0xffffffffu, start, 1);
-  if (lane == 0) warp_starts[warp] = start;
-  __syncthreads();
-  const int next = lane < 31 ? next_in_warp : (warp + 1 < NT / 32 ? warp_starts[warp + 1] : end);
-  const bool bad = has_next && next != end;
-  return __syncthreads_or(bad) == 0;
+// Where the next thread's serial walk of the same in-tile merge starts: its merge path, passed
+// down the warp, or, for lane 31, searched again at the next diagonal (min(diag + VT, count)) over
+// the same merge (A: a[0, a_count), B: b[0, b_count)). Called before the walk, so that only this
+// one value stays live across it. Every lane of the warp calls (a shuffle).
+template <int VT, typename a_it, typename b_it, typename comp_t>
+__device__ __forceinline__ int next_walk_start(a_it a, int a_count, b_it b, int b_count, int diag, int path,
+                                               comp_t comp) {
+  const int next_in_warp = __shfl_down_sync(0xffffffffu, path, 1);
+  if (threadIdx.x % 32 != 31) return next_in_warp;
+  const int count = a_count + b_count;
+  const int next_diag = diag + VT < count ? diag + VT : count;
+  return merge_path<bounds_lower, int>(a, a_count, b, b_count, next_diag, comp);
+}
+
+// Whether every thread's serial walk of its in-tile merge ended where the next thread's starts
+// (`next`, from next_walk_start; `end` is this thread's A position after its walk, in the same
+// coordinates; `has_next` whether the next thread walks the same merge and has outputs), so that
+// the threads' outputs are a permutation of the merges' inputs. Every thread of the block calls
+// (one barrier); the same answer in every thread.
+__device__ __forceinline__ bool walks_tile_exactly(int next, int end, bool has_next) {
+  return __syncthreads_or(has_next && next != end) == 0;
 }
 
 // The fallback of a merge whose walks were not exact: this thread's outputs are positions

@@ -8,6 +8,9 @@ use twophase_gpu::{CudaComparator, DeviceComparator};
 /// Architectures CI compiles for: Ampere (A100) and Hopper (H100/H200).
 const CI_ARCHS: [u32; 2] = [80, 90];
 
+/// Set to a folder to keep every cubin there as `<program>-sm<arch>.cubin`.
+const CUBIN_DUMP_ENV: &str = "TWOPHASE_CUBIN_DUMP";
+
 /// A user comparator: not trusted, so the programs carry every input check.
 fn user_less() -> impl DeviceComparator<u32> {
     CudaComparator::new("user_less", "return a < b;", |a: &u32, b: &u32| a < b)
@@ -44,16 +47,29 @@ fn checked_merge_and_mergesort_kernels_compile() {
         return;
     }
     let programs = checked_programs();
+    // As in kernels_compile.rs: a folder to keep each cubin in, for scripts/kernel_resources.py.
+    let dump = std::env::var_os(CUBIN_DUMP_ENV).map(std::path::PathBuf::from);
+    if let Some(dir) = &dump {
+        std::fs::create_dir_all(dir).expect("cubin dump folder");
+    }
+    let dump = &dump;
     let failures: Vec<String> = std::thread::scope(|scope| {
         let jobs: Vec<_> = programs
             .iter()
             .flat_map(|p| CI_ARCHS.iter().map(move |&arch| (p, arch)))
             .map(|(program, arch)| {
-                scope.spawn(move || {
-                    compile_cubin(&program.source, &program.name, arch)
-                        .err()
-                        .map(|e| format!("{} sm_{arch}: {e}", program.name))
-                })
+                scope.spawn(
+                    move || match compile_cubin(&program.source, &program.name, arch) {
+                        Ok(cubin) => {
+                            if let Some(dir) = dump {
+                                let path = dir.join(format!("{}-sm{arch}.cubin", program.name));
+                                std::fs::write(path, cubin).expect("write cubin");
+                            }
+                            None
+                        }
+                        Err(e) => Some(format!("{} sm_{arch}: {e}", program.name)),
+                    },
+                )
             })
             .collect();
         jobs.into_iter()
