@@ -30,6 +30,30 @@
 //!
 //! A CPU call on another `Ord` type that does not implement [`NaturalOrder`] uses the `_by`
 //! form with [`less`]; or the type implements [`NaturalOrder`] in one line.
+//!
+//! ```
+//! let mut keys = vec![2.0f32, f32::NAN, -0.0, 0.0, -1.0];
+//! twophase::cpu::mergesort(&mut keys);
+//! let bits: Vec<u32> = keys.iter().map(|k| k.to_bits()).collect();
+//! let mut expected = vec![2.0f32, f32::NAN, -0.0, 0.0, -1.0];
+//! expected.sort_by(f32::total_cmp);
+//! assert_eq!(bits, expected.iter().map(|k| k.to_bits()).collect::<Vec<_>>());
+//! ```
+//!
+//! `Less` on floats does not compile:
+//!
+//! ```compile_fail
+//! let mut keys = vec![2.0f32, f32::NAN];
+//! let _ = twophase::gpu::mergesort_by(&mut keys, &twophase::gpu::Less);
+//! ```
+//!
+//! while the total order does (and is what `gpu::mergesort` picks):
+//!
+//! ```no_run
+//! let mut keys = vec![2.0f32, f32::NAN];
+//! let _ = twophase::gpu::mergesort_by(&mut keys, &twophase::gpu::TotalOrder);
+//! let _ = twophase::gpu::mergesort(&mut keys);
+//! ```
 
 /// Keys with a natural ascending strict weak order, used by the CPU calls that take no
 /// comparator: `<` for the integers, `char` and `bool`, the IEEE 754 total order for `f32` and

@@ -601,7 +601,9 @@ fn interval_move_rejects_every_bad_position_before_writing() {
     let fresh = || vec![0u32; 12];
     let gather_ok = vec![0, 9, 2, 7];
     let scatter_ok = vec![9, 0, 0, 4];
-    let cases: Vec<(Option<Vec<usize>>, Option<Vec<usize>>, &str)> = vec![
+    /// Gather positions, scatter positions, and the error they must give.
+    type Case = (Option<Vec<usize>>, Option<Vec<usize>>, &'static str);
+    let cases: Vec<Case> = vec![
         (Some(vec![0, 0, 0, 8]), None, messages::GATHER_INVALID), // 8 + 3 > 10
         (
             Some(vec![0, 0, 0, usize::MAX]),
@@ -839,7 +841,7 @@ fn answer(rule: u8, seed: u64, a: u32, b: u32) -> bool {
     match rule {
         0 => a <= b,
         1 => mix(seed ^ (u64::from(a) << 32 | u64::from(b))) & 1 == 0,
-        2 => mix(seed ^ COIN.fetch_add(1, Ordering::Relaxed)) % 3 == 0,
+        2 => mix(seed ^ COIN.fetch_add(1, Ordering::Relaxed)).is_multiple_of(3),
         _ => (a ^ seed as u32).count_ones() < (b ^ (seed >> 32) as u32).count_ones() + 1,
     }
 }
