@@ -51,7 +51,7 @@ fn load_tile<T: Copy>(a: &[T], b: &[T], range: &MergeRange, tile: &mut Vec<T>) -
 /// still holds a permutation of `a` and `b`, in unspecified order (no panic, no lost key).
 ///
 /// # Panics
-/// If `out.len()` is not `a.len() + b.len()`.
+/// If `out.len()` is not `a.len() + b.len()`, or that sum overflows `usize`.
 pub fn merge_into_by<T, F>(a: &[T], b: &[T], out: &mut [T], is_less: F)
 where
     T: Copy + Send + Sync,
@@ -87,6 +87,9 @@ where
 /// If `a` or `b` is not sorted under `is_less`, or `is_less` is not a strict weak order, the
 /// result is still a permutation of `a` and `b`, in unspecified order (no panic, no lost key).
 /// `twophase::gpu::merge_any` checks both inputs and returns an error instead.
+///
+/// # Panics
+/// If `a.len() + b.len()` overflows `usize` (possible only for zero-sized keys).
 pub fn merge_by<T, F>(a: &[T], b: &[T], is_less: F) -> Vec<T>
 where
     T: Copy + Send + Sync,

@@ -44,6 +44,9 @@ fn tile_ranges(
 /// If `needles` or `haystack` is not sorted, or `is_less` is not a strict weak order, every
 /// needle still gets a bound in `[0, haystack.len()]` (which one is unspecified) and nothing
 /// panics. `twophase::gpu::sorted_search_any` checks both inputs and returns an error instead.
+///
+/// # Panics
+/// If `needles.len() + haystack.len()` overflows `usize` (possible only for zero-sized keys).
 pub fn sorted_search_by<T, F>(
     needles: &[T],
     haystack: &[T],
