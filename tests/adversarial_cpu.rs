@@ -1,4 +1,4 @@
-//! Adversarial inputs for every CPU primitive and every `*_any` call (on the CPU here): a permutation or the named error.
+//! Adversarial inputs for every CPU primitive and `*_any` call: a permutation or the named error.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
