@@ -54,7 +54,7 @@ where
             |bench, input| {
                 bench.iter_batched_ref(
                     || input.clone(),
-                    |v| cpu::mergesort(v),
+                    |v| cpu::mergesort_by(v, twophase::order::less),
                     BatchSize::LargeInput,
                 )
             },

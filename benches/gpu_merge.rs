@@ -84,7 +84,7 @@ fn bench_keys<K: PrimitiveKey + DeviceRepr + Ord + Send + std::fmt::Debug>(
                 draw,
             );
             if s == 0 {
-                expected = cpu::merge(&a, &b);
+                expected = cpu::merge_by(&a, &b, twophase::order::less);
             }
             let da = stream.clone_htod(&a).expect("upload");
             let db = stream.clone_htod(&b).expect("upload");

@@ -171,6 +171,14 @@ fn floats_sort_in_total_order_with_nan_last() {
     );
     assert!(v.last().is_some_and(|x| x.is_nan()));
     assert!(v[3].is_sign_negative() && v[3] == 0.0 && v[5].is_sign_positive());
+    // The call without a comparator sorts floats by the same total order.
+    let mut plain = expected.clone();
+    plain.reverse();
+    cpu::mergesort(&mut plain);
+    assert_eq!(
+        plain.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+        expected.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+    );
 }
 
 #[test]

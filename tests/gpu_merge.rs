@@ -236,10 +236,10 @@ fn merge_f32_total_order() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn merge_f32_less_no_nan() {
+fn merge_f32_total_order_no_nan() {
     differential::<f32, _>(
-        "f32 less",
-        &Less,
+        "f32 total order",
+        &TotalOrder,
         f32::from_bits(0x7fc0_dead),
         &|r, c| match c {
             0 => r.gen_range(-1e9f32..0.0),

@@ -2,23 +2,37 @@
 
 use rayon::prelude::*;
 use twophase_partition::{
-    merge_path, merge_path_tile, partition_count, partition_diag, Lower, MergeRange,
+    merge_path, merge_path_tile, partition_count, partition_diag, repair_partitions, Lower,
+    MergeRange,
 };
 
 use super::{merge_range, MergeTuning};
+use crate::order::NaturalOrder;
 
-/// Phase 1: the merge path at every tile boundary, computed in parallel.
+/// `a.len() + b.len()`, the outputs of a merge.
+///
+/// # Panics
+/// If the sum overflows `usize` (only possible for zero-sized keys).
+pub(crate) fn merge_count(a_len: usize, b_len: usize) -> usize {
+    a_len
+        .checked_add(b_len)
+        .expect("a merge's output length overflows usize")
+}
+
+/// Phase 1: the merge path at every tile boundary, computed in parallel, then repaired into a
+/// valid staircase (a no-op on sorted inputs under a strict weak order).
 fn tile_partitions<T: Sync, F: Fn(&T, &T) -> bool + Sync>(
     a: &[T],
     b: &[T],
     is_less: &F,
 ) -> Vec<usize> {
-    let count = a.len() + b.len();
+    let count = merge_count(a.len(), b.len());
     let mut partitions = vec![0; partition_count(count, MergeTuning::TILE)];
     partitions.par_iter_mut().enumerate().for_each(|(p, mp)| {
         *mp =
             merge_path::<Lower, T, &F>(a, b, partition_diag(p, MergeTuning::TILE, count), is_less);
     });
+    repair_partitions(&mut partitions, MergeTuning::TILE, a.len(), b.len());
     partitions
 }
 
@@ -33,18 +47,21 @@ fn load_tile<T: Copy>(a: &[T], b: &[T], range: &MergeRange, tile: &mut Vec<T>) -
 
 /// Stable merge of sorted `a` and `b` into `out` (`out.len() == a.len() + b.len()`).
 ///
+/// If `a` or `b` is not sorted under `is_less`, or `is_less` is not a strict weak order, `out`
+/// still holds a permutation of `a` and `b`, in unspecified order (no panic, no lost key).
+///
 /// # Panics
-/// If `out` has the wrong length.
+/// If `out.len()` is not `a.len() + b.len()`, or that sum overflows `usize`.
 pub fn merge_into_by<T, F>(a: &[T], b: &[T], out: &mut [T], is_less: F)
 where
     T: Copy + Send + Sync,
     F: Fn(&T, &T) -> bool + Sync,
 {
-    let count = a.len() + b.len();
+    let count = merge_count(a.len(), b.len());
     assert_eq!(
         out.len(),
         count,
-        "merge output must hold a.len() + b.len() keys"
+        "the merge output must hold a.len() + b.len() keys"
     );
     let partitions = tile_partitions(a, b, &is_less);
     out.par_chunks_mut(MergeTuning::TILE)
@@ -66,6 +83,13 @@ where
 }
 
 /// Stable merge of sorted `a` and `b` under `is_less`.
+///
+/// If `a` or `b` is not sorted under `is_less`, or `is_less` is not a strict weak order, the
+/// result is still a permutation of `a` and `b`, in unspecified order (no panic, no lost key).
+/// `twophase::gpu::merge_any` checks both inputs and returns an error instead.
+///
+/// # Panics
+/// If `a.len() + b.len()` overflows `usize` (possible only for zero-sized keys).
 pub fn merge_by<T, F>(a: &[T], b: &[T], is_less: F) -> Vec<T>
 where
     T: Copy + Send + Sync,
@@ -74,18 +98,20 @@ where
     let Some(&fill) = a.first().or(b.first()) else {
         return Vec::new();
     };
-    let mut out = vec![fill; a.len() + b.len()];
+    let mut out = vec![fill; merge_count(a.len(), b.len())];
     merge_into_by(a, b, &mut out, is_less);
     out
 }
 
-/// Stable merge of sorted `a` and `b` in their natural order.
-pub fn merge<T: Copy + Ord + Send + Sync>(a: &[T], b: &[T]) -> Vec<T> {
-    merge_by(a, b, |x: &T, y: &T| x < y)
+/// Stable merge of sorted `a` and `b` in their natural order ([`NaturalOrder`]: floats by the
+/// IEEE 754 total order, NaN last).
+pub fn merge<T: NaturalOrder + Copy + Send + Sync>(a: &[T], b: &[T]) -> Vec<T> {
+    merge_by(a, b, T::natural_less)
 }
 
 /// Stable merge of key-value pairs sorted by key: values travel with their keys, and for equal
-/// keys A's pairs come first, each side in its own order.
+/// keys A's pairs come first, each side in its own order. Unsorted keys or an inconsistent
+/// `is_less` give a permutation of the pairs (each value still with its key), as [`merge_by`].
 ///
 /// # Panics
 /// If a key slice and its value slice differ in length.
@@ -104,14 +130,14 @@ where
     assert_eq!(
         a_keys.len(),
         a_values.len(),
-        "A keys and values differ in length"
+        "`a_keys` and `a_values` must have the same length"
     );
     assert_eq!(
         b_keys.len(),
         b_values.len(),
-        "B keys and values differ in length"
+        "`b_keys` and `b_values` must have the same length"
     );
-    let count = a_keys.len() + b_keys.len();
+    let count = merge_count(a_keys.len(), b_keys.len());
     let (Some(&key_fill), Some(&value_fill)) = (
         a_keys.first().or(b_keys.first()),
         a_values.first().or(b_values.first()),
@@ -148,7 +174,10 @@ where
     (keys, values)
 }
 
-/// Stable merge of key-value pairs sorted by key in the keys' natural order.
+/// Stable merge of key-value pairs sorted by key in the keys' natural order ([`NaturalOrder`]).
+///
+/// # Panics
+/// If a key slice and its value slice differ in length.
 pub fn merge_pairs<K, V>(
     a_keys: &[K],
     a_values: &[V],
@@ -156,8 +185,8 @@ pub fn merge_pairs<K, V>(
     b_values: &[V],
 ) -> (Vec<K>, Vec<V>)
 where
-    K: Copy + Ord + Send + Sync,
+    K: NaturalOrder + Copy + Send + Sync,
     V: Copy + Send + Sync,
 {
-    merge_pairs_by(a_keys, a_values, b_keys, b_values, |x: &K, y: &K| x < y)
+    merge_pairs_by(a_keys, a_values, b_keys, b_values, K::natural_less)
 }

@@ -4,10 +4,22 @@
 //! boundaries with [`twophase_partition`] (one binary search per tile, in parallel), phase 2 runs
 //! the register-unrolled serial functions of [`twophase_serial`] over each tile, one rayon task a
 //! tile. Sizes are `usize` throughout. Comparators are "is less" closures (see [`crate::order`]).
+//!
+//! # Any input
+//!
+//! Like the GPU backend and like std's sorts, no input makes these functions read out of bounds,
+//! lose or duplicate a key, or panic inside a worker: merges of unsorted inputs and sorts or
+//! merges under a comparator that is not a strict weak order (`<=`, `<` on floats with NaN, one
+//! that answers at random) return a permutation of their input in unspecified order, and
+//! searches return bounds within `[0, haystack.len()]`. Every partition boundary (per tile and
+//! per lane) is clamped into a valid staircase ([`twophase_partition::clamp_boundary`]), which
+//! costs O(1) per boundary and changes nothing on valid input. The functions that panic on bad
+//! input (mismatched lengths, a bad scan) say so in a `# Panics` section; the backend-neutral
+//! `twophase::gpu::*_any` calls return the GPU's errors instead.
 
 mod merge;
-mod search;
-mod sort;
+pub(crate) mod search;
+pub(crate) mod sort;
 
 pub use merge::{merge, merge_by, merge_into_by, merge_pairs, merge_pairs_by};
 pub use search::{
@@ -16,7 +28,7 @@ pub use search::{
 };
 pub use sort::{mergesort, mergesort_by, mergesort_pairs, mergesort_pairs_by};
 
-use twophase_partition::{merge_path, Lower, MergeRange};
+use twophase_partition::{clamp_boundary, merge_path, Lower, MergeRange};
 use twophase_serial::{serial_merge, serial_merge_checked};
 
 /// Tuning of the CPU merge.
@@ -70,10 +82,17 @@ pub(crate) const LANE_MIN_OUTPUTS: usize = 1024;
 
 /// Phase 2 on one range of one buffer: merge `range` of `keys` (A then B, stable) into `out`,
 /// calling `gather(k, source)` with each output position and the index in `keys` it came from.
-/// `out.len()` must equal `range.total()`.
+/// `out.len()` must equal `range.total()`, and `range` must lie inside `keys` with
+/// `a_begin <= a_end` and `b_begin <= b_end` (a tile of repaired partitions).
 ///
 /// The range is cut by merge path into [`LANES`] pieces of equal output (whole multiples of VT),
 /// and the lanes advance VT outputs each in turn, so their serial merges overlap in the core.
+/// Each lane boundary is clamped against the one before ([`clamp_boundary`]), so the lanes
+/// always cover the range exactly, whatever the keys and the comparator.
+///
+/// Returns `false` when the range's merge showed that its runs were not sorted under `is_less`
+/// (a lane boundary had to be clamped, or two lanes' outputs meet out of order), `true`
+/// otherwise; always `true` for sorted runs under a strict weak order.
 #[inline]
 pub(crate) fn merge_range<const VT: usize, T, F, G>(
     keys: &[T],
@@ -81,7 +100,8 @@ pub(crate) fn merge_range<const VT: usize, T, F, G>(
     is_less: &F,
     out: &mut [T],
     gather: G,
-) where
+) -> bool
+where
     T: Copy,
     F: Fn(&T, &T) -> bool,
     G: FnMut(usize, usize),
@@ -99,24 +119,31 @@ pub(crate) fn merge_range<const VT: usize, T, F, G>(
     );
     let mut lanes = [range; LANES];
     let mut positions = [0; LANES];
+    let mut valid = true;
+    let (mut mp0, mut diag0) = (0, 0);
     for (l, lane) in lanes.iter_mut().enumerate() {
-        let diag0 = (l * lane_outputs).min(total);
-        let diag1 = ((l + 1) * lane_outputs).min(total);
-        let path = |diag: usize| match diag {
-            0 => 0,
+        let diag1 = (l + 1).saturating_mul(lane_outputs).min(total);
+        let found = match diag1 {
             d if d == total => a.len(),
             d => merge_path::<Lower, T, &F>(a, b, d, is_less),
         };
-        let (mp0, mp1) = (path(diag0), path(diag1));
+        let mp1 = clamp_boundary(mp0, diag0, found, diag1, a.len(), b.len());
+        valid &= mp1 == found;
         *lane = MergeRange {
             a_begin: range.a_begin + mp0,
             a_end: range.a_begin + mp1,
-            b_begin: range.b_begin + diag0 - mp0,
-            b_end: range.b_begin + diag1 - mp1,
+            b_begin: range.b_begin + (diag0 - mp0),
+            b_end: range.b_begin + (diag1 - mp1),
         };
         positions[l] = diag0;
+        (mp0, diag0) = (mp1, diag1);
     }
     merge_lanes::<VT, T, F, G>(keys, lanes, positions, is_less, out, gather);
+    // The seams between lanes: O(LANES) comparisons that catch most inconsistent comparators.
+    valid
+        && positions[1..]
+            .iter()
+            .all(|&seam| seam == 0 || seam >= total || !is_less(&out[seam], &out[seam - 1]))
 }
 
 /// Phase 2 on [`LANES`] independent ranges of one buffer at once: lane `l` merges `lanes[l]`

@@ -2,11 +2,13 @@
 
 use rayon::prelude::*;
 use twophase_partition::{
-    load_balance_path, merge_path, partition_count, partition_diag, Lower, MergeRange, Upper,
+    load_balance_path, merge_path, partition_count, partition_diag, repair_partitions, Lower,
+    MergeRange, Upper,
 };
 use twophase_serial::{serial_load_balance, serial_search};
 
 use super::{split_by_bounds, SearchTuning};
+use crate::order::NaturalOrder;
 
 const VT: usize = SearchTuning::VT;
 const TILE: usize = SearchTuning::TILE;
@@ -38,6 +40,13 @@ fn tile_ranges(
 /// For each needle of the sorted `needles`, its lower or upper bound in the sorted `haystack`
 /// under `is_less`: one merge of the two arrays, split by merge path — no binary search per
 /// needle.
+///
+/// If `needles` or `haystack` is not sorted, or `is_less` is not a strict weak order, every
+/// needle still gets a bound in `[0, haystack.len()]` (which one is unspecified) and nothing
+/// panics. `twophase::gpu::sorted_search_any` checks both inputs and returns an error instead.
+///
+/// # Panics
+/// If `needles.len() + haystack.len()` overflows `usize` (possible only for zero-sized keys).
 pub fn sorted_search_by<T, F>(
     needles: &[T],
     haystack: &[T],
@@ -48,7 +57,10 @@ where
     T: Sync,
     F: Fn(&T, &T) -> bool + Sync,
 {
-    let count = needles.len() + haystack.len();
+    let count = needles
+        .len()
+        .checked_add(haystack.len())
+        .expect("a sorted search's merge length overflows usize");
     let mut partitions = vec![0; partition_count(count, TILE)];
     partitions.par_iter_mut().enumerate().for_each(|(p, mp)| {
         let diag = partition_diag(p, TILE, count);
@@ -57,6 +69,7 @@ where
             SearchBound::Upper => merge_path::<Upper, T, &F>(needles, haystack, diag, &is_less),
         };
     });
+    repair_partitions(&mut partitions, TILE, needles.len(), haystack.len());
     let mut out = vec![0; needles.len()];
     let pieces = split_by_bounds(&mut out, &partitions[1..]);
     tile_ranges(&partitions, count)
@@ -80,13 +93,33 @@ where
     out
 }
 
-/// [`sorted_search_by`] in the keys' natural order.
-pub fn sorted_search<T: Ord + Sync>(
+/// [`sorted_search_by`] in the keys' natural order ([`NaturalOrder`]: floats by the IEEE 754
+/// total order, NaN last).
+pub fn sorted_search<T: NaturalOrder + Sync>(
     needles: &[T],
     haystack: &[T],
     bound: SearchBound,
 ) -> Vec<usize> {
-    sorted_search_by(needles, haystack, bound, |a: &T, b: &T| a < b)
+    sorted_search_by(needles, haystack, bound, T::natural_less)
+}
+
+/// What is wrong with a segment scan for `total` work items, in the words of the `# Panics`
+/// sections here, or `None` when it is a valid exclusive scan: it starts at 0, does not
+/// decrease, and does not pass `total` (an empty scan only for no work items).
+pub(crate) fn scan_problem(scan: &[usize], total: usize) -> Option<&'static str> {
+    if scan.is_empty() {
+        return (total > 0).then_some("the scan must hold at least one segment when `total > 0`");
+    }
+    if scan[0] != 0 || scan.windows(2).any(|w| w[0] > w[1]) {
+        return Some("the scan must start at 0 and not decrease");
+    }
+    if scan.last().is_some_and(|&last| last > total) {
+        return Some("the scan must not pass `total`");
+    }
+    if total.checked_add(scan.len()).is_none() {
+        return Some("`total + scan.len()` overflows usize");
+    }
+    None
 }
 
 /// Phase 1 and 2 of a load-balancing search, handing each work item's (segment, rank) to `map`.
@@ -95,23 +128,16 @@ where
     U: Copy + Send + Default,
     M: Fn(usize, usize) -> U + Sync,
 {
-    assert!(
-        scan.first().is_none_or(|&s| s == 0),
-        "an exclusive scan starts at 0"
-    );
-    assert!(
-        !scan.is_empty() || total == 0,
-        "work items need at least one segment"
-    );
-    assert!(
-        scan.last().is_none_or(|&s| s <= total),
-        "segment offsets past the total"
-    );
+    if let Some(problem) = scan_problem(scan, total) {
+        panic!("{problem}");
+    }
     let count = total + scan.len();
     let mut partitions = vec![0; partition_count(count, TILE)];
     partitions.par_iter_mut().enumerate().for_each(|(p, mp)| {
         *mp = load_balance_path(total, scan, partition_diag(p, TILE, count));
     });
+    // A no-op on the valid scan checked above; it keeps every tile range valid regardless.
+    repair_partitions(&mut partitions, TILE, total, scan.len());
     let mut out = vec![U::default(); total];
     let pieces = split_by_bounds(&mut out, &partitions[1..]);
     tile_ranges(&partitions, count)
@@ -133,12 +159,17 @@ where
 /// Empty segments are skipped over; the last segment ends at `total`.
 ///
 /// # Panics
-/// If `scan` does not start at 0, exceeds `total`, or is empty while `total > 0`.
+/// If `scan` is not an exclusive scan of segment sizes within `total`: "the scan must start at
+/// 0 and not decrease", "the scan must not pass `total`", or it is empty while `total > 0`.
+/// `twophase::gpu::load_balance_search_any` returns an error instead.
 pub fn load_balance_search(scan: &[usize], total: usize) -> Vec<usize> {
     load_balance_map(scan, total, |segment, _| segment)
 }
 
 /// [`load_balance_search`] with each item's rank inside its segment: `(segment, rank)`.
+///
+/// # Panics
+/// As [`load_balance_search`].
 pub fn load_balance_search_with_ranks(scan: &[usize], total: usize) -> Vec<(usize, usize)> {
     load_balance_map(scan, total, |segment, rank| (segment, rank))
 }
@@ -153,6 +184,9 @@ pub fn interval_expand<V: Copy + Send + Sync + Default>(
     values: &[V],
     total: usize,
 ) -> Vec<V> {
-    assert!(values.len() >= scan.len(), "one value per segment");
+    assert!(
+        values.len() >= scan.len(),
+        "`values` must hold one value per segment of `scan`"
+    );
     load_balance_map(scan, total, |segment, _| values[segment])
 }

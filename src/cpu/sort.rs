@@ -3,19 +3,24 @@
 use rayon::prelude::*;
 use twophase_partition::{
     mergesort_pair, mergesort_path, mergesort_tile, partition_count, partition_diag,
+    repair_mergesort_partitions, MergeRange,
 };
 use twophase_serial::serial_sort;
 
-use twophase_partition::MergeRange;
-
 use super::{merge_lanes, merge_range, MergesortTuning, LANES, LANE_MIN_OUTPUTS};
+use crate::order::NaturalOrder;
 
 const VT: usize = MergesortTuning::VT;
 const TILE: usize = MergesortTuning::TILE;
 
 /// Sort one tile in place: VT-key odd-even transposition sorts, then merge levels of doubling
-/// runs inside the tile, ping-ponging with `scratch`.
-fn block_sort<T: Copy, F: Fn(&T, &T) -> bool>(tile: &mut [T], scratch: &mut Vec<T>, is_less: &F) {
+/// runs inside the tile, ping-ponging with `scratch`. Returns `false` when a merge level saw
+/// that `is_less` is not a strict weak order ([`merge_range`]).
+fn block_sort<T: Copy, F: Fn(&T, &T) -> bool>(
+    tile: &mut [T],
+    scratch: &mut Vec<T>,
+    is_less: &F,
+) -> bool {
     for piece in tile.chunks_mut(VT) {
         let mut keys = [piece[0]; VT];
         keys[..piece.len()].copy_from_slice(piece);
@@ -24,38 +29,47 @@ fn block_sort<T: Copy, F: Fn(&T, &T) -> bool>(tile: &mut [T], scratch: &mut Vec<
     }
     let n = tile.len();
     if n <= VT {
-        return;
+        return true;
     }
     scratch.clear();
     scratch.extend_from_slice(tile);
     let mut in_tile = true;
     let mut run = VT;
+    let mut consistent = true;
     while run < n {
         let (src, dst): (&[T], &mut [T]) = if in_tile {
             (tile, scratch)
         } else {
             (scratch, tile)
         };
-        merge_level(src, dst, run, is_less);
+        consistent &= merge_level(src, dst, run, is_less);
         in_tile = !in_tile;
-        run *= 2;
+        run = run.saturating_mul(2);
     }
     if !in_tile {
         tile.copy_from_slice(scratch);
     }
+    consistent
 }
 
 /// One serial merge level: every pair of runs of `run` keys in `src` merged into `dst`. Long
 /// pairs are cut into lanes by [`merge_range`]; short ones are merged [`LANES`] pairs at a time,
-/// one pair a lane, for the same overlap of dependency chains.
-fn merge_level<T: Copy, F: Fn(&T, &T) -> bool>(src: &[T], dst: &mut [T], run: usize, is_less: &F) {
+/// one pair a lane, for the same overlap of dependency chains. Returns `false` when a long
+/// pair's merge saw that `is_less` is not a strict weak order.
+fn merge_level<T: Copy, F: Fn(&T, &T) -> bool>(
+    src: &[T],
+    dst: &mut [T],
+    run: usize,
+    is_less: &F,
+) -> bool {
     let n = src.len();
-    let width = 2 * run;
+    let width = run.saturating_mul(2);
     if width >= LANE_MIN_OUTPUTS {
         let mut pos = 0;
+        let mut consistent = true;
         while pos < n {
             let pair = mergesort_pair(n, run, pos);
-            merge_range::<VT, T, F, _>(
+            consistent &= merge_range::<VT, T, F, _>(
                 src,
                 pair,
                 is_less,
@@ -64,7 +78,7 @@ fn merge_level<T: Copy, F: Fn(&T, &T) -> bool>(src: &[T], dst: &mut [T], run: us
             );
             pos = pair.b_end;
         }
-        return;
+        return consistent;
     }
     let mut group = 0;
     while group < n {
@@ -93,22 +107,29 @@ fn merge_level<T: Copy, F: Fn(&T, &T) -> bool>(src: &[T], dst: &mut [T], run: us
         );
         group = group_end;
     }
+    true
 }
 
-/// Stable sort of `keys` under `is_less`, two-phase: block sort of each tile in parallel, then
-/// `ceil(log2(n / TILE))` merge passes, each split into equal tiles by merge path.
-pub fn mergesort_by<T, F>(keys: &mut [T], is_less: F)
+/// [`mergesort_by`], returning `false` when the sort saw that `is_less` is not a strict weak
+/// order (a merge found its sorted runs out of order: a partition or lane boundary had to be
+/// repaired, or merged pieces meet out of order). Detection is best effort: `true` does not
+/// prove the order consistent, but `false` never happens under a strict weak order. Either way
+/// `keys` ends as a permutation of its input.
+pub(crate) fn mergesort_checked<T, F>(keys: &mut [T], is_less: &F) -> bool
 where
     T: Copy + Send + Sync,
     F: Fn(&T, &T) -> bool + Sync,
 {
     let n = keys.len();
-    keys.par_chunks_mut(TILE).for_each_init(
-        || Vec::with_capacity(TILE),
-        |scratch, tile| block_sort(tile, scratch, &is_less),
-    );
+    let mut consistent = keys
+        .par_chunks_mut(TILE)
+        .map_init(
+            || Vec::with_capacity(TILE),
+            |scratch, tile| block_sort(tile, scratch, is_less),
+        )
+        .reduce(|| true, |x, y| x & y);
     if n <= TILE {
-        return;
+        return consistent;
     }
     let mut buffer = keys.to_vec();
     let mut partitions = vec![0; partition_count(n, TILE)];
@@ -121,27 +142,91 @@ where
             (&buffer, keys)
         };
         partitions.par_iter_mut().enumerate().for_each(|(p, mp)| {
-            *mp = mergesort_path(src, run, partition_diag(p, TILE, n), &is_less);
+            *mp = mergesort_path(src, run, partition_diag(p, TILE, n), is_less);
         });
-        dst.par_chunks_mut(TILE).enumerate().for_each(|(t, chunk)| {
-            let range = mergesort_tile(&partitions, t, TILE, run, n);
-            merge_range::<VT, T, F, _>(src, range, &is_less, chunk, |_, _| {});
-        });
+        consistent &= repair_mergesort_partitions(&mut partitions, TILE, run, n);
+        consistent &= dst
+            .par_chunks_mut(TILE)
+            .enumerate()
+            .map(|(t, chunk)| {
+                let range = mergesort_tile(&partitions, t, TILE, run, n);
+                merge_range::<VT, T, F, _>(src, range, is_less, chunk, |_, _| {})
+            })
+            .reduce(|| true, |x, y| x & y);
+        // The seams between tiles of one pair: O(n / TILE) comparisons.
+        let width = run.saturating_mul(2);
+        let dst: &[T] = dst;
+        consistent &= (1..n.div_ceil(TILE))
+            .into_par_iter()
+            .map(|t| t * TILE)
+            .filter(|seam| !seam.is_multiple_of(width))
+            .all(|seam| !is_less(&dst[seam], &dst[seam - 1]));
         in_keys = !in_keys;
-        run *= 2;
+        run = run.saturating_mul(2);
     }
     if !in_keys {
         keys.copy_from_slice(&buffer);
     }
+    consistent
 }
 
-/// Stable sort of `keys` in their natural order.
-pub fn mergesort<T: Copy + Ord + Send + Sync>(keys: &mut [T]) {
-    mergesort_by(keys, |a: &T, b: &T| a < b);
+/// Stable sort of `keys` under `is_less`, two-phase: block sort of each tile in parallel, then
+/// `ceil(log2(n / TILE))` merge passes, each split into equal tiles by merge path.
+///
+/// If `is_less` is not a strict weak order (`<=`, `<` on floats with NaN, an answer at random),
+/// `keys` ends as a permutation of its input in unspecified order, as with std's `sort_by`: no
+/// key is lost or duplicated and nothing panics. `twophase::gpu::mergesort_any` reports such a
+/// comparator as an error where the sort detects it.
+pub fn mergesort_by<T, F>(keys: &mut [T], is_less: F)
+where
+    T: Copy + Send + Sync,
+    F: Fn(&T, &T) -> bool + Sync,
+{
+    mergesort_checked(keys, &is_less);
+}
+
+/// Stable sort of `keys` in their natural order ([`NaturalOrder`]: floats by the IEEE 754 total
+/// order, NaN last, as `sort_by(|a, b| a.total_cmp(b))`).
+pub fn mergesort<T: NaturalOrder + Copy + Send + Sync>(keys: &mut [T]) {
+    mergesort_by(keys, T::natural_less);
+}
+
+/// [`mergesort_pairs_by`] returning whether the order looked consistent, as
+/// [`mergesort_checked`]. `keys` and `values` must have the same length.
+pub(crate) fn mergesort_pairs_checked<K, V, F>(
+    keys: &mut [K],
+    values: &mut [V],
+    is_less: &F,
+) -> bool
+where
+    K: Copy + Send + Sync,
+    V: Copy + Send + Sync,
+    F: Fn(&K, &K) -> bool + Sync,
+{
+    assert_eq!(
+        keys.len(),
+        values.len(),
+        "`keys` and `values` must have the same length"
+    );
+    let mut pairs: Vec<(K, V)> = keys
+        .par_iter()
+        .copied()
+        .zip(values.par_iter().copied())
+        .collect();
+    let consistent = mergesort_checked(&mut pairs, &|x: &(K, V), y: &(K, V)| is_less(&x.0, &y.0));
+    keys.par_iter_mut()
+        .zip(values.par_iter_mut())
+        .zip(pairs.par_iter())
+        .for_each(|((k, v), &(pk, pv))| {
+            *k = pk;
+            *v = pv;
+        });
+    consistent
 }
 
 /// Stable sort of key-value pairs by key under `is_less`: values move with their keys and equal
-/// keys keep their input order.
+/// keys keep their input order. An inconsistent `is_less` gives a permutation of the pairs (each
+/// value still with its key) in unspecified order, as [`mergesort_by`].
 ///
 /// # Panics
 /// If `keys` and `values` differ in length.
@@ -151,26 +236,16 @@ where
     V: Copy + Send + Sync,
     F: Fn(&K, &K) -> bool + Sync,
 {
-    assert_eq!(keys.len(), values.len(), "keys and values differ in length");
-    let mut pairs: Vec<(K, V)> = keys
-        .par_iter()
-        .copied()
-        .zip(values.par_iter().copied())
-        .collect();
-    mergesort_by(&mut pairs, |x: &(K, V), y: &(K, V)| is_less(&x.0, &y.0));
-    keys.par_iter_mut()
-        .zip(values.par_iter_mut())
-        .zip(pairs.par_iter())
-        .for_each(|((k, v), &(pk, pv))| {
-            *k = pk;
-            *v = pv;
-        });
+    mergesort_pairs_checked(keys, values, &is_less);
 }
 
-/// Stable sort of key-value pairs by key in the keys' natural order.
-pub fn mergesort_pairs<K: Copy + Ord + Send + Sync, V: Copy + Send + Sync>(
+/// Stable sort of key-value pairs by key in the keys' natural order ([`NaturalOrder`]).
+///
+/// # Panics
+/// If `keys` and `values` differ in length.
+pub fn mergesort_pairs<K: NaturalOrder + Copy + Send + Sync, V: Copy + Send + Sync>(
     keys: &mut [K],
     values: &mut [V],
 ) {
-    mergesort_pairs_by(keys, values, |a: &K, b: &K| a < b);
+    mergesort_pairs_by(keys, values, K::natural_less);
 }

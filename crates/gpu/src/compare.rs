@@ -37,11 +37,15 @@ pub trait DeviceComparator<K: DeviceKey>: Send + Sync {
     }
 }
 
-/// Ascending order by `<`, for the primitive keys.
+/// Ascending order by `<`, for the primitive integer keys.
+///
+/// Only the integers: it needs an `Ord` key, so `Less` on `f32`/`f64` does not compile (`<` on
+/// floats is not a strict weak order once a NaN is present). Floats use [`TotalOrder`], which the
+/// calls without a comparator pick by themselves ([`PrimitiveKey::Ascending`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Less;
 
-/// Descending order by `>`, for the primitive keys.
+/// Descending order by `>`, for the primitive integer keys (floats: [`TotalOrderDesc`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Greater;
 
@@ -53,7 +57,9 @@ pub struct TotalOrder;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TotalOrderDesc;
 
-impl<K: PrimitiveKey> DeviceComparator<K> for Less {
+// `trusted_order` is sound because `K: Ord` holds only for the integer keys among the (sealed)
+// primitive keys, where `<` is a total order in Rust and CUDA alike.
+impl<K: PrimitiveKey + Ord> DeviceComparator<K> for Less {
     fn equivalents_identical(&self) -> bool {
         K::EQUIVALENTS_IDENTICAL
     }
@@ -71,7 +77,7 @@ impl<K: PrimitiveKey> DeviceComparator<K> for Less {
     }
 }
 
-impl<K: PrimitiveKey> DeviceComparator<K> for Greater {
+impl<K: PrimitiveKey + Ord> DeviceComparator<K> for Greater {
     fn equivalents_identical(&self) -> bool {
         K::EQUIVALENTS_IDENTICAL
     }

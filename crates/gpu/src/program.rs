@@ -440,15 +440,7 @@ pub fn shipped_programs(factory: &impl ProgramFactory) -> Vec<Program> {
     push::<i32>(&mut out, factory, &[&Less, &Greater]);
     push::<u64>(&mut out, factory, &[&Less, &Greater]);
     push::<i64>(&mut out, factory, &[&Less, &Greater]);
-    push::<f32>(
-        &mut out,
-        factory,
-        &[&Less, &Greater, &TotalOrder, &TotalOrderDesc],
-    );
-    push::<f64>(
-        &mut out,
-        factory,
-        &[&Less, &Greater, &TotalOrder, &TotalOrderDesc],
-    );
+    push::<f32>(&mut out, factory, &[&TotalOrder, &TotalOrderDesc]);
+    push::<f64>(&mut out, factory, &[&TotalOrder, &TotalOrderDesc]);
     out
 }

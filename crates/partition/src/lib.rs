@@ -5,8 +5,16 @@
 //! (merge, a mergesort pass, sorted search, load-balanced search) into pieces of exactly equal
 //! output size, which phase 2 then processes with simple serial code.
 //!
-//! Comparators are "is less" predicates `Fn(&T, &T) -> bool` that must be a strict weak order.
-//! The tie rule is the stable one: with [`Lower`] bounds, equal keys are taken from A before B.
+//! Comparators are "is less" predicates `Fn(&T, &T) -> bool` that must be a strict weak order
+//! for the answers to be exact. The tie rule is the stable one: with [`Lower`] bounds, equal keys
+//! are taken from A before B.
+//!
+//! On any other input (unsorted runs, a comparator that is not a strict weak order or answers at
+//! random) every search still returns a count inside its diagonal's range and terminates, but
+//! the boundaries of neighbouring diagonals may cross. [`clamp_boundary`],
+//! [`repair_partitions`] and [`repair_mergesort_partitions`] turn any such sequence into a valid
+//! staircase (both the A and the B index non-decreasing), leave a valid one untouched, and say
+//! whether they changed anything, so that phase 2 always reads and writes its own ranges.
 #![no_std]
 #![forbid(unsafe_code)]
 
@@ -64,12 +72,20 @@ pub fn co_rank<T, F: Fn(&T, &T) -> bool>(k: usize, a: &[T], b: &[T], is_less: F)
         if i > 0 && j < n && is_less(&b[j], &a[i - 1]) {
             // a[i-1] belongs after b[j]: too many from A. Step back half of what is left.
             let delta = (i - i_low).div_ceil(2);
+            if delta == 0 {
+                // Only unsorted input or an inconsistent comparator gets here: no room is left
+                // to move, so stop at a cut that is inside the range instead of looping.
+                return (i, j);
+            }
             j_low = j;
             i -= delta;
             j += delta;
         } else if j > 0 && i < m && !is_less(&b[j - 1], &a[i]) {
             // b[j-1] is not strictly before a[i]: too many from B (ties go to A).
             let delta = (j - j_low).div_ceil(2);
+            if delta == 0 {
+                return (i, j);
+            }
             i_low = i;
             i += delta;
             j -= delta;
@@ -233,6 +249,62 @@ pub fn merge_path_partitions<B: Bounds, T, F: Fn(&T, &T) -> bool>(
     }
 }
 
+/// Boundary `mp` (A elements before output diagonal `diag` of a merge of `a_len` A elements with
+/// `b_len` B elements) made consistent with the previous boundary `prev` at diagonal
+/// `prev_diag <= diag`, which must itself be valid: `mp` is first clamped into its diagonal's
+/// range `[diag - b_len, diag] ∩ [0, a_len]`, then into `[prev, prev + (diag - prev_diag)]`, so
+/// that the piece between the two boundaries takes a non-negative count from each side.
+///
+/// A valid boundary (the exact merge path of sorted inputs under a strict weak order) is
+/// returned unchanged. The result is always in range, so a chain of clamped boundaries that ends
+/// at `diag == a_len + b_len` ends at `a_len`.
+#[inline]
+pub fn clamp_boundary(
+    prev: usize,
+    prev_diag: usize,
+    mp: usize,
+    diag: usize,
+    a_len: usize,
+    b_len: usize,
+) -> usize {
+    let in_range = mp.clamp(diag.saturating_sub(b_len), diag.min(a_len));
+    let step = diag.saturating_sub(prev_diag);
+    in_range.clamp(prev, prev.saturating_add(step))
+}
+
+/// Make the merge partitions of a merge of `a_len` with `b_len` elements cut every `spacing`
+/// outputs (as [`merge_path_partitions`] writes them) a valid staircase in place: the first is 0,
+/// the last `a_len`, and every tile's range ([`merge_path_tile`]) takes a non-negative count from
+/// A and from B. Returns `true` when nothing had to change (always the case for sorted inputs
+/// under a strict weak order); `false` means the inputs were unsorted or the comparator
+/// inconsistent, and the repaired tiles still cover every input exactly once.
+///
+/// # Panics
+/// If `partitions` does not hold [`partition_count`] entries for `a_len + b_len` outputs.
+pub fn repair_partitions(
+    partitions: &mut [usize],
+    spacing: usize,
+    a_len: usize,
+    b_len: usize,
+) -> bool {
+    let count = a_len.saturating_add(b_len);
+    assert_eq!(
+        partitions.len(),
+        partition_count(count, spacing),
+        "partition buffer size"
+    );
+    let mut valid = true;
+    let (mut prev, mut prev_diag) = (0, 0);
+    for (p, mp) in partitions.iter_mut().enumerate() {
+        let diag = partition_diag(p, spacing, count);
+        let fixed = clamp_boundary(prev, prev_diag, *mp, diag, a_len, b_len);
+        valid &= fixed == *mp;
+        *mp = fixed;
+        (prev, prev_diag) = (fixed, diag);
+    }
+    valid
+}
+
 /// The input range of tile `tile` of a merge of `a_count + b_count` outputs cut every `spacing`,
 /// from that merge's partitions.
 pub fn merge_path_tile(
@@ -295,6 +367,53 @@ pub fn mergesort_partitions<T, F: Fn(&T, &T) -> bool>(
     for (p, mp) in out.iter_mut().enumerate() {
         *mp = mergesort_path(keys, run, partition_diag(p, spacing, keys.len()), &is_less);
     }
+}
+
+/// Make the partitions of one mergesort pass ([`mergesort_partitions`]: `count` keys, run length
+/// `run`, cut every `spacing` outputs) a valid staircase inside every pair of runs, in place: a
+/// boundary at a pair's start is that start, and every tile's range ([`mergesort_tile`]) takes a
+/// non-negative count from each run. Returns `true` when nothing had to change (always the case
+/// for sorted runs under a strict weak order); `false` means a run was unsorted or the
+/// comparator inconsistent.
+///
+/// # Panics
+/// If `partitions` does not hold [`partition_count`] entries for `count` outputs, or `run` is 0.
+pub fn repair_mergesort_partitions(
+    partitions: &mut [usize],
+    spacing: usize,
+    run: usize,
+    count: usize,
+) -> bool {
+    assert_eq!(
+        partitions.len(),
+        partition_count(count, spacing),
+        "partition buffer size"
+    );
+    let mut valid = true;
+    let mut prev_diag = 0;
+    for p in 0..partitions.len() {
+        let diag = partition_diag(p, spacing, count);
+        let pair = mergesort_pair(count, run, diag);
+        // The previous boundary, or the pair's own start when it lies in an earlier pair.
+        let (prev, prev_local) = if p > 0 && prev_diag >= pair.a_begin {
+            (partitions[p - 1] - pair.a_begin, prev_diag - pair.a_begin)
+        } else {
+            (0, 0)
+        };
+        let local = clamp_boundary(
+            prev,
+            prev_local,
+            partitions[p].saturating_sub(pair.a_begin),
+            diag - pair.a_begin,
+            pair.a_count(),
+            pair.b_count(),
+        );
+        let fixed = pair.a_begin + local;
+        valid &= fixed == partitions[p];
+        partitions[p] = fixed;
+        prev_diag = diag;
+    }
+    valid
 }
 
 /// The input range (global indices) of tile `tile` of a mergesort pass over `count` keys with run

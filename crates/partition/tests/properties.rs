@@ -305,3 +305,116 @@ fn merge_range_split_and_local_layout() {
         }
     );
 }
+
+/// A comparator that is not a strict weak order: a hash of both keys and a seed.
+fn hash_less(seed: u64) -> impl Fn(&u32, &u32) -> bool {
+    move |a: &u32, b: &u32| {
+        let mut x = seed ^ (u64::from(*a) << 32 | u64::from(*b));
+        x ^= x >> 31;
+        x = x.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        x ^= x >> 29;
+        x & 1 == 0
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn repaired_partitions_are_a_valid_staircase(
+        raw in prop::collection::vec(any::<usize>(), 0..40),
+        a_len in 0usize..300,
+        b_len in 0usize..300,
+        spacing in 1usize..40,
+    ) {
+        let count = a_len + b_len;
+        let mut parts: Vec<usize> = (0..partition_count(count, spacing))
+            .map(|p| raw.get(p).copied().unwrap_or(p * 7) % (a_len + 2))
+            .collect();
+        let before = parts.clone();
+        let unchanged = repair_partitions(&mut parts, spacing, a_len, b_len);
+        prop_assert_eq!(unchanged, before == parts);
+        prop_assert_eq!(parts[0], 0);
+        prop_assert_eq!(*parts.last().unwrap(), a_len);
+        let (mut a_seen, mut b_seen) = (0, 0);
+        for t in 0..parts.len() - 1 {
+            let r = merge_path_tile(&parts, t, spacing, count);
+            prop_assert!(r.a_begin <= r.a_end && r.a_end <= a_len);
+            prop_assert!(r.b_begin <= r.b_end && r.b_end <= b_len);
+            prop_assert_eq!((r.a_begin, r.b_begin), (a_seen, b_seen));
+            (a_seen, b_seen) = (r.a_end, r.b_end);
+        }
+        prop_assert_eq!((a_seen, b_seen), (a_len, b_len));
+    }
+
+    #[test]
+    fn repair_leaves_exact_partitions_alone(
+        a in sorted_keys(200, 6), b in sorted_keys(200, 6), spacing in 1usize..40
+    ) {
+        let mut parts = vec![0; partition_count(a.len() + b.len(), spacing)];
+        merge_path_partitions::<Lower, _, _>(&a, &b, spacing, less, &mut parts);
+        let exact = parts.clone();
+        prop_assert!(repair_partitions(&mut parts, spacing, a.len(), b.len()));
+        prop_assert_eq!(parts, exact);
+    }
+
+    #[test]
+    fn repaired_mergesort_partitions_give_valid_tiles(
+        keys in prop::collection::vec(any::<u32>(), 0..400),
+        run_tiles in 1usize..4,
+        spacing in 1usize..20,
+        seed in any::<u64>(),
+        sort_runs in any::<bool>(),
+    ) {
+        let run = run_tiles * spacing;
+        let mut keys = keys;
+        if sort_runs {
+            for chunk in keys.chunks_mut(run) {
+                chunk.sort();
+            }
+        }
+        let n = keys.len();
+        let mut parts = vec![0; partition_count(n, spacing)];
+        mergesort_partitions(&keys, run, spacing, hash_less(seed), &mut parts);
+        repair_mergesort_partitions(&mut parts, spacing, run, n);
+        let mut taken = vec![0u32; n];
+        for t in 0..parts.len() - 1 {
+            let r = mergesort_tile(&parts, t, spacing, run, n);
+            let pair = mergesort_pair(n, run, t * spacing);
+            prop_assert!(pair.a_begin <= r.a_begin && r.a_begin <= r.a_end && r.a_end <= pair.a_end);
+            prop_assert!(pair.b_begin <= r.b_begin && r.b_begin <= r.b_end && r.b_end <= pair.b_end);
+            prop_assert_eq!(r.total(), spacing.min(n - t * spacing));
+            for i in (r.a_begin..r.a_end).chain(r.b_begin..r.b_end) {
+                taken[i] += 1;
+            }
+        }
+        prop_assert!(taken.iter().all(|&c| c == 1), "every key in exactly one tile");
+        // With a strict weak order on sorted runs the repair changes nothing.
+        if sort_runs {
+            let mut exact = vec![0; parts.len()];
+            mergesort_partitions(&keys, run, spacing, less, &mut exact);
+            let before = exact.clone();
+            prop_assert!(repair_mergesort_partitions(&mut exact, spacing, run, n));
+            prop_assert_eq!(exact, before);
+        }
+    }
+
+    #[test]
+    fn searches_stay_in_range_and_end_under_any_comparator(
+        a in prop::collection::vec(any::<u32>(), 0..100),
+        b in prop::collection::vec(any::<u32>(), 0..100),
+        seed in any::<u64>(),
+    ) {
+        let less = hash_less(seed);
+        for k in 0..=a.len() + b.len() {
+            let (i, j) = co_rank(k, &a, &b, &less);
+            prop_assert_eq!(i + j, k);
+            prop_assert!(i <= a.len() && j <= b.len());
+            let lower = merge_path::<Lower, _, _>(&a, &b, k, &less);
+            let upper = merge_path::<Upper, _, _>(&a, &b, k, &less);
+            for mp in [lower, upper] {
+                prop_assert!(mp <= a.len() && mp <= k && k - mp <= b.len());
+            }
+        }
+    }
+}

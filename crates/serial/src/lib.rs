@@ -167,7 +167,9 @@ pub struct LoadBalanced<const VT: usize> {
 /// current segment (the last offset taken) with its rank inside it.
 ///
 /// `range.b_begin` must be past at least one offset whenever items remain (an exclusive scan
-/// starts at 0, so the merge takes `scan[0]` before item 0).
+/// starts at 0, so the merge takes `scan[0]` before item 0). On a scan that breaks this (not
+/// starting at 0, or decreasing) the answers are unspecified but the walk stays inside `scan`
+/// and never panics on arithmetic: such items get segment 0 and a saturated rank.
 #[inline(always)]
 pub fn serial_load_balance<const VT: usize>(
     scan: &[usize],
@@ -184,9 +186,10 @@ pub fn serial_load_balance<const VT: usize>(
         let take_item = range.b_begin >= range.b_end
             || (range.a_begin < range.a_end && range.a_begin < scan[range.b_begin]);
         if take_item {
-            let segment = range.b_begin - 1;
+            let segment = range.b_begin.saturating_sub(1);
+            let start = scan.get(segment).copied().unwrap_or(0);
             out.segments[out.count] = segment;
-            out.ranks[out.count] = range.a_begin - scan[segment];
+            out.ranks[out.count] = range.a_begin.saturating_sub(start);
             out.count += 1;
             range.a_begin += 1;
         } else {

@@ -109,3 +109,24 @@ proptest! {
         prop_assert_eq!(plain, k);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// A scan that breaks the exclusive-scan precondition (not starting at 0, decreasing) gives
+    /// unspecified answers but never panics.
+    #[test]
+    fn serial_load_balance_survives_any_scan(
+        scan in prop::collection::vec(0usize..50, 1..20),
+        total in 0usize..50,
+    ) {
+        let mut range = MergeRange { a_begin: 0, a_end: total, b_begin: 0, b_end: scan.len() };
+        let mut assigned = 0;
+        while !range.is_empty() {
+            let items = serial_load_balance::<VT>(&scan, &mut range);
+            prop_assert!(items.segments[..items.count].iter().all(|&s| s < scan.len()));
+            assigned += items.count;
+        }
+        prop_assert_eq!(assigned, total);
+    }
+}
