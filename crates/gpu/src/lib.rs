@@ -8,6 +8,7 @@ pub mod batcher;
 pub mod compare;
 pub mod context;
 pub mod error;
+pub mod fault;
 pub mod key;
 pub mod merge;
 pub mod mergesort;
@@ -23,11 +24,11 @@ pub use error::GpuError;
 pub use key::{DeviceKey, DeviceValue, FloatKey, PrimitiveKey};
 pub use merge::{MergeScratch, MergeTuning};
 pub use mergesort::{MergesortScratch, MergesortTuning};
-pub use status::{CheckArgs, InputCheck};
 pub use search::{
     DeviceIndex, HostIndex, LoadBalanceOp, LoadBalanceTuning, OpArgs, SearchBound, SearchScratch,
     SortedSearchTuning,
 };
+pub use status::{CheckArgs, InputCheck};
 pub use textbook::{MergeVariant, TextbookMergeTuning};
 
 /// The cudarc version this crate is built on, re-exported so that users pass matching types.
