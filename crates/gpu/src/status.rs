@@ -87,10 +87,7 @@ impl InputCheck {
         }
         self.generation = self.generation.wrapping_add(1).max(1);
         let stream = gpu.stream().clone();
-        let words = self
-            .words
-            .as_mut()
-            .ok_or(GpuError::Poisoned("input check"))?;
+        let words = self.words.as_mut().ok_or(GpuError::Poisoned("input check"))?;
         let (base, _sync) = words.device_ptr_mut(&stream);
         Ok(CheckArgs {
             status: base + STATUS_WORD as u64 * WORD_BYTES,
@@ -157,14 +154,8 @@ mod tests {
     use super::*;
 
     const NAMES: StatusNames = &[
-        (
-            STATUS_FIRST_UNSORTED,
-            "`a` is not sorted under the comparator",
-        ),
-        (
-            STATUS_SECOND_UNSORTED,
-            "`b` is not sorted under the comparator",
-        ),
+        (STATUS_FIRST_UNSORTED, "`a` is not sorted under the comparator"),
+        (STATUS_SECOND_UNSORTED, "`b` is not sorted under the comparator"),
     ];
 
     #[test]
@@ -205,6 +196,5 @@ pub mod messages {
     /// A gather position past the input.
     pub const GATHER_INVALID: &str = "a `gather` position plus its segment's size passes the input";
     /// A scatter position past the output.
-    pub const SCATTER_INVALID: &str =
-        "a `scatter` position plus its segment's size passes the output";
+    pub const SCATTER_INVALID: &str = "a `scatter` position plus its segment's size passes the output";
 }
