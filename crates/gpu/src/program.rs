@@ -4,7 +4,7 @@
 
 use std::ffi::CString;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use cudarc::nvrtc::{result as nvrtc_result, sys as nvrtc_sys};
@@ -601,7 +601,7 @@ fn verified_cubin(entry: &[u8]) -> Option<&[u8]> {
 /// The cubin cached at `path`, if the file is there and intact. A file that is there but
 /// truncated or corrupt is deleted (it would otherwise be read again every time), so that the
 /// program is recompiled and cached afresh.
-pub fn read_cache_entry(path: &std::path::Path) -> Option<Vec<u8>> {
+pub fn read_cache_entry(path: &Path) -> Option<Vec<u8>> {
     let entry = std::fs::read(path).ok()?;
     match verified_cubin(&entry) {
         Some(cubin) => Some(cubin.to_vec()),
@@ -616,7 +616,7 @@ pub fn read_cache_entry(path: &std::path::Path) -> Option<Vec<u8>> {
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// A temporary name next to `path`, unique to this process (its id) and to this call (a counter).
-fn temp_path(path: &std::path::Path) -> PathBuf {
+fn temp_path(path: &Path) -> PathBuf {
     let file = path
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
@@ -628,7 +628,7 @@ fn temp_path(path: &std::path::Path) -> PathBuf {
 /// Cache `cubin` at `path` (in a folder from [`private_cache_dir`]): written to a temporary file
 /// created exclusively (never through a file someone else put there) under a name unique to this
 /// process and call, then renamed into place, so that readers never see a partial file.
-pub fn write_cache_entry(path: &std::path::Path, cubin: &[u8]) -> std::io::Result<()> {
+pub fn write_cache_entry(path: &Path, cubin: &[u8]) -> std::io::Result<()> {
     let temp = temp_path(path);
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
@@ -657,13 +657,14 @@ const CACHE_FILE_MODE: u32 = 0o600;
 const GROUP_OR_WORLD_WRITE: u32 = 0o022;
 
 /// `dir`, created private to this user (mode 0700, parents included) when missing, if it can be
-/// trusted as a cache: a folder owned by this user that nobody else can write into. An existing
-/// folder of this user's that others can read is made private. `None` (no disk cache, no error)
-/// otherwise: a cubin written by someone else would be loaded and run on the GPU.
-pub fn private_cache_dir(dir: &std::path::Path) -> Option<PathBuf> {
+/// trusted as a cache: a folder owned by this user that neither its group nor others can write
+/// into. `None` (no disk cache, no error) otherwise: a cubin planted by someone else would be
+/// loaded and run on the GPU. An existing folder is never re-permissioned (it may be shared on
+/// purpose, like `/tmp`): it is used or not.
+pub fn private_cache_dir(dir: &Path) -> Option<PathBuf> {
     #[cfg(unix)]
     {
-        use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+        use std::os::unix::fs::{DirBuilderExt, MetadataExt};
         let _ = std::fs::DirBuilder::new()
             .recursive(true)
             .mode(CACHE_DIR_MODE)
@@ -671,17 +672,9 @@ pub fn private_cache_dir(dir: &std::path::Path) -> Option<PathBuf> {
         let meta = std::fs::metadata(dir).ok()?;
         // SAFETY: getuid has no preconditions and cannot fail.
         let user = unsafe { libc::getuid() };
-        if !meta.is_dir() || meta.uid() != user {
-            return None;
-        }
-        if meta.mode() & 0o777 != CACHE_DIR_MODE {
-            let private = std::fs::Permissions::from_mode(CACHE_DIR_MODE);
-            let tightened = std::fs::set_permissions(dir, private).is_ok();
-            if !tightened && meta.mode() & GROUP_OR_WORLD_WRITE != 0 {
-                return None;
-            }
-        }
-        Some(dir.to_path_buf())
+        let private =
+            meta.is_dir() && meta.uid() == user && meta.mode() & GROUP_OR_WORLD_WRITE == 0;
+        private.then(|| dir.to_path_buf())
     }
     #[cfg(not(unix))]
     {
@@ -766,4 +759,273 @@ pub fn shipped_programs(factory: &impl ProgramFactory) -> Vec<Program> {
         &[&Less, &Greater, &TotalOrder, &TotalOrderDesc],
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::{CudaComparator, Less};
+
+    /// A fresh folder under the system's temporary folder, unique to this test and process.
+    fn scratch_dir(test: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "twophase-program-test-{test}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[test]
+    fn an_intact_cache_entry_reads_back() {
+        let dir = private_cache_dir(&scratch_dir("intact")).expect("private folder");
+        let path = dir.join("probe.cubin");
+        let cubin: Vec<u8> = (0..=255u8).cycle().take(4099).collect();
+        write_cache_entry(&path, &cubin).expect("write");
+        assert_eq!(read_cache_entry(&path).as_deref(), Some(&cubin[..]));
+        // A second write replaces the first in place.
+        write_cache_entry(&path, &cubin[..100]).expect("rewrite");
+        assert_eq!(read_cache_entry(&path).as_deref(), Some(&cubin[..100]));
+        let leftovers: Vec<_> = std::fs::read_dir(&dir)
+            .expect("list")
+            .map(|e| e.expect("entry").file_name())
+            .filter(|name| name.to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+        std::fs::remove_dir_all(&dir).expect("clean up");
+    }
+
+    #[test]
+    fn a_truncated_or_corrupt_cache_entry_is_deleted() {
+        let dir = private_cache_dir(&scratch_dir("corrupt")).expect("private folder");
+        let path = dir.join("probe.cubin");
+        let cubin = vec![7u8; 1000];
+        let entry = cache_entry(&cubin);
+        let mut flipped = entry.clone();
+        flipped[CACHE_HEADER_BYTES + 500] ^= 1;
+        let mut bad_magic = entry.clone();
+        bad_magic[0] = b'X';
+        let broken: [(&str, &[u8]); 6] = [
+            ("truncated cubin", &entry[..entry.len() - 1]),
+            ("truncated header", &entry[..CACHE_HEADER_BYTES - 1]),
+            ("empty file", &[]),
+            ("flipped bit", &flipped),
+            ("wrong magic", &bad_magic),
+            ("unverified raw cubin", &cubin),
+        ];
+        for (what, bytes) in broken {
+            std::fs::write(&path, bytes).expect("plant");
+            assert_eq!(read_cache_entry(&path), None, "{what} was accepted");
+            assert!(!path.exists(), "{what} was not deleted");
+        }
+        let mut longer = entry.clone();
+        longer.push(0);
+        assert!(verified_cubin(&longer).is_none(), "trailing bytes accepted");
+        assert_eq!(verified_cubin(&entry), Some(&cubin[..]));
+        std::fs::remove_dir_all(&dir).expect("clean up");
+    }
+
+    #[test]
+    fn temporary_names_are_unique_per_process_and_call() {
+        let path = Path::new("/cache/probe.cubin");
+        let first = temp_path(path);
+        let second = temp_path(path);
+        assert_ne!(first, second);
+        let pid = std::process::id().to_string();
+        for temp in [&first, &second] {
+            let name = temp
+                .file_name()
+                .expect("name")
+                .to_string_lossy()
+                .into_owned();
+            assert!(name.starts_with(".probe.cubin."), "{name}");
+            assert!(name.contains(&format!(".{pid}.")), "{name}");
+            assert_eq!(temp.parent(), path.parent());
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_cache_folder_is_private_and_shared_folders_are_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = scratch_dir("private");
+        let nested = root.join("a").join("twophase");
+        let dir = private_cache_dir(&nested).expect("created");
+        let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&root.join("a")), 0o700);
+        // A folder others can write into is not used, and not re-permissioned.
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        assert_eq!(private_cache_dir(&dir), None);
+        assert_eq!(mode(&dir), 0o777);
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o770)).expect("chmod");
+        assert_eq!(private_cache_dir(&dir), None);
+        // Readable by others is no risk to what is loaded from it.
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        assert_eq!(private_cache_dir(&dir), Some(dir.clone()));
+        // Not a folder.
+        let file = root.join("file");
+        std::fs::write(&file, b"x").expect("file");
+        assert_eq!(private_cache_dir(&file), None);
+        std::fs::remove_dir_all(&root).expect("clean up");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_temporary_file_is_never_opened_if_it_exists() {
+        // Exclusive creation: a planted file (or link) at the temporary name makes the write fail
+        // instead of writing through it.
+        let dir = private_cache_dir(&scratch_dir("exclusive")).expect("private folder");
+        let path = dir.join("probe.cubin");
+        let next = TEMP_COUNTER.load(Ordering::Relaxed);
+        // Plant files at the next few names this process would use.
+        let planted: Vec<PathBuf> = (next..next + 64)
+            .map(|count| {
+                let name = format!(".probe.cubin.{}.{count}.tmp", std::process::id());
+                let planted = dir.join(name);
+                std::fs::write(&planted, b"planted").expect("plant");
+                planted
+            })
+            .collect();
+        let result = write_cache_entry(&path, b"cubin");
+        assert!(result.is_err(), "wrote through a planted temporary file");
+        assert!(!path.exists());
+        for file in &planted {
+            if file.exists() {
+                assert_eq!(std::fs::read(file).expect("read"), b"planted");
+            }
+        }
+        std::fs::remove_dir_all(&dir).expect("clean up");
+    }
+
+    #[test]
+    fn the_prelude_checks_the_layout_and_marks_the_snippets() {
+        let program = program::<u32, _>("probe", &[], &Less, Some((8, 8)), 128, 4);
+        let source = &program.source;
+        assert!(
+            source.contains("static_assert(sizeof(key_type) == 4,"),
+            "{source}"
+        );
+        assert!(
+            source.contains("static_assert(alignof(key_type) <= 4,"),
+            "{source}"
+        );
+        assert!(
+            source.contains("static_assert(sizeof(value_type) == 8,"),
+            "{source}"
+        );
+        assert!(
+            source.contains("static_assert(alignof(value_type) <= 8,"),
+            "{source}"
+        );
+        assert!(source.contains("the Rust key type `u32`"), "{source}");
+        assert!(
+            source.contains("#line 1 \"comparator less\"\nreturn a < b;\n"),
+            "{source}"
+        );
+        assert!(program.key.contains("|k4a4|"), "{}", program.key);
+        assert_line_markers_resume(source, &program.name);
+    }
+
+    #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+    #[repr(C)]
+    struct Pair {
+        key: u32,
+        tag: u32,
+    }
+
+    impl DeviceKey for Pair {
+        const CUDA_TYPE: &'static str = "pair";
+        const CUDA_DEFINITION: &'static str =
+            "struct pair { unsigned int key; unsigned int tag; };";
+    }
+
+    /// Every `#line <n> "<program name>"` marker gives the physical number of the line after it,
+    /// so that NVRTC's line numbers in the generated file stay true.
+    fn assert_line_markers_resume(source: &str, name: &str) {
+        let back = format!("\"{name}\"");
+        let mut markers = 0;
+        for (index, line) in source.lines().enumerate() {
+            if let Some(rest) = line.strip_prefix("#line ") {
+                if rest.ends_with(&back) {
+                    let number: usize = rest.split(' ').next().expect("n").parse().expect("n");
+                    assert_eq!(number, index + 2, "marker on line {}", index + 1);
+                    markers += 1;
+                }
+            }
+        }
+        assert!(markers > 0, "no marker back to {name}");
+    }
+
+    #[test]
+    fn a_user_key_and_comparator_get_their_own_line_markers() {
+        let comp = CudaComparator::new("by_key", "return a.key < b.key;", |a: &Pair, b: &Pair| {
+            a.key < b.key
+        });
+        let program = program::<Pair, _>("probe", &["// tail"], &comp, None, 128, 4);
+        let source = &program.source;
+        assert!(
+            source.contains("#line 1 \"key type pair\"\nstruct pair"),
+            "{source}"
+        );
+        assert!(
+            source.contains("#line 1 \"comparator by_key\"\nreturn a.key"),
+            "{source}"
+        );
+        assert!(
+            source.contains("the CUDA key type `pair` must be 8 bytes"),
+            "{source}"
+        );
+        assert!(source.contains("Pair`"), "the Rust type is named: {source}");
+        assert_line_markers_resume(source, &program.name);
+    }
+
+    #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+    #[repr(C)]
+    struct Nothing;
+
+    impl DeviceKey for Nothing {
+        const CUDA_TYPE: &'static str = "nothing";
+        const CUDA_DEFINITION: &'static str = "struct nothing {};";
+    }
+
+    #[test]
+    fn zero_sized_keys_and_values_are_refused() {
+        let comp = CudaComparator::new("never", "return false;", |_: &Nothing, _: &Nothing| false);
+        let (key, _) = program_id::<Nothing, _>("probe", &comp, None, 128, 4);
+        let err = check_not_zero_sized(&key).expect_err("zero-sized key");
+        assert!(
+            matches!(&err, GpuError::InvalidInput(m) if m.contains("Nothing`")),
+            "{err}"
+        );
+        assert!(check_layout::<Nothing>(None).is_err());
+        let (key, _) = program_id::<u32, _>("probe", &Less, Some((0, 1)), 128, 4);
+        let err = check_not_zero_sized(&key).expect_err("zero-sized values");
+        assert!(
+            matches!(&err, GpuError::InvalidInput(m) if m.contains("`values`")),
+            "{err}"
+        );
+        assert!(check_layout::<u32>(Some((0, 1))).is_err());
+        assert!(check_value_layout(Some((0, 1))).is_err());
+        let (key, _) = program_id::<u32, _>("probe", &Less, Some((4, 4)), 128, 4);
+        assert!(check_not_zero_sized(&key).is_ok());
+        assert!(check_layout::<u32>(Some((4, 4))).is_ok());
+    }
+
+    #[test]
+    fn snippet_warnings_are_told_from_others() {
+        let snippet = "comparator by_key(3): warning #940-D: missing return statement at end of \
+                       non-void function\n";
+        let helpers = "comparator by_key helpers(1): warning #177-D: variable \"y\" was declared \
+                       but never referenced\n";
+        let key = "key type pair(1): warning #1-D: something\n";
+        let generated = "twophase_merge.cu(7): warning #177-D: variable \"y\" was declared\n";
+        let error = "comparator by_key(2): error: identifier \"c\" is undefined\n";
+        assert!(has_snippet_warning(snippet));
+        assert!(has_snippet_warning(helpers));
+        assert!(has_snippet_warning(key));
+        assert!(!has_snippet_warning(generated));
+        assert!(!has_snippet_warning(error));
+        assert!(!has_snippet_warning(""));
+    }
 }
