@@ -636,8 +636,9 @@ pub(crate) struct SortBuffers {
 
 impl Gpu {
     /// One in-place host-slice sort (of any sort variant) through the staging buffers, holding
-    /// `scratch` throughout (`_what` names it; a poisoned lock is recovered): uploads the keys (and values), runs
-    /// `launch` with their device addresses, downloads them. Fewer than two keys: nothing to do.
+    /// `scratch` throughout (`_what` names it; a poisoned lock is recovered): uploads the keys
+    /// (and values), runs `launch` with their device addresses, downloads them. Fewer than two
+    /// keys: nothing to do.
     pub(crate) fn sort_host<K: DeviceKey, V: DeviceValue, S>(
         &self,
         keys: &mut [K],
