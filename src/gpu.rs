@@ -1,6 +1,6 @@
 //! GPU merge API of the root crate (over twophase-gpu) and the backend-neutral calls.
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, PoisonError};
 
 use twophase_gpu::status::messages;
 
@@ -14,14 +14,41 @@ pub use twophase_gpu::{
 };
 
 /// The process-wide GPU used by the free functions here: device 0, opened on first use, `None`
-/// when this machine has no usable GPU.
+/// when this machine has no usable GPU. After a fault lost its context
+/// ([`GpuError::ContextLost`]), the next use opens it again (resetting the device), so later calls
+/// work; a handle taken before the fault keeps reporting the loss.
 pub fn default_gpu() -> Option<&'static Gpu> {
-    static GPU: OnceLock<Option<Gpu>> = OnceLock::new();
-    GPU.get_or_init(Gpu::first).as_ref()
+    gpu().ok()
 }
 
+/// The default GPU as last opened: `None` before the first use, the reason when this machine has
+/// no usable GPU (kept: absent drivers and devices do not appear later in a process).
+static DEFAULT_GPU: Mutex<Option<Result<&'static Gpu, String>>> = Mutex::new(None);
+
+/// The default GPU, or why there is none ([`GpuError::NoDriver`] on the first call, then
+/// [`GpuError::NoDevice`] with the first call's reason). A handle replaced after a loss is leaked
+/// rather than dropped (callers may still hold it); it holds nothing on the device any more.
 fn gpu() -> Result<&'static Gpu, GpuError> {
-    default_gpu().ok_or(GpuError::NoDriver)
+    let mut slot = DEFAULT_GPU.lock().unwrap_or_else(PoisonError::into_inner);
+    let reopening = match &*slot {
+        Some(Ok(gpu)) if !gpu.is_lost() => return Ok(gpu),
+        Some(Err(why)) => return Err(GpuError::NoDevice(why.clone())),
+        Some(Ok(_)) => true,
+        None => false,
+    };
+    match Gpu::first() {
+        Ok(gpu) => {
+            let gpu: &'static Gpu = Box::leak(Box::new(gpu));
+            *slot = Some(Ok(gpu));
+            Ok(gpu)
+        }
+        Err(error) => {
+            if !reopening {
+                *slot = Some(Err(error.to_string()));
+            }
+            Err(error)
+        }
+    }
 }
 
 /// Stable merge of two ascending host slices on the default GPU, in the keys' natural order

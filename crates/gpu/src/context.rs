@@ -2,7 +2,8 @@
 
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use cudarc::driver::{
     sys as driver_sys, CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtrMut,
@@ -10,6 +11,7 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 
 use crate::error::GpuError;
+use crate::fault::{self, lock_recover, ContextHealth};
 use crate::key::{DeviceKey, DeviceValue};
 use crate::program::{self, ValueLayout};
 
@@ -19,6 +21,9 @@ pub const PDL_MIN_ARCH: u32 = 90;
 /// The kernels of one compiled program, by name.
 pub(crate) struct Kernels {
     functions: HashMap<&'static str, CudaFunction>,
+    /// The health of the context the program is loaded in: a program of a lost context is leaked,
+    /// not unloaded, when dropped (its module handle may be invalid after a reset).
+    health: Arc<ContextHealth>,
     /// Dynamic shared memory each kernel has been allowed past the default 48 KiB (set once per
     /// loaded kernel, not on every launch).
     dynamic_shared: Mutex<HashMap<&'static str, usize>>,
@@ -54,10 +59,7 @@ impl Kernels {
                 "{entry} needs {bytes} bytes of shared memory; this device allows {device_max}"
             )));
         }
-        let mut allowed = self
-            .dynamic_shared
-            .lock()
-            .map_err(|_| GpuError::Poisoned("dynamic shared memory attributes"))?;
+        let mut allowed = lock_recover(&self.dynamic_shared);
         if allowed.get(entry).is_some_and(|&b| b >= bytes) {
             return Ok(launch_bytes);
         }
@@ -68,6 +70,14 @@ impl Kernels {
         )?;
         allowed.insert(entry, bytes);
         Ok(launch_bytes)
+    }
+}
+
+impl Drop for Kernels {
+    fn drop(&mut self) {
+        if self.health.loss().is_some() {
+            std::mem::forget(std::mem::take(&mut self.functions));
+        }
     }
 }
 
@@ -82,6 +92,13 @@ pub(crate) fn kernel_param<T>(value: &T) -> *mut c_void {
 pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
+    /// Whether the context is lost, shared with every handle on it.
+    health: Arc<ContextHealth>,
+    /// `entry (program)` of every kernel loaded by this handle, by its driver function handle, to
+    /// name the kernel that lost the context.
+    kernel_names: Mutex<HashMap<usize, String>>,
+    /// The driver function handle of the last kernel launched.
+    last_launch: AtomicUsize,
     arch: u32,
     /// Streaming multiprocessors of the device.
     multiprocessors: u32,
@@ -122,10 +139,17 @@ impl Gpu {
     /// A handle on device `ordinal`, with a new stream of its own (and cudarc's per-buffer event
     /// tracking off: one stream orders everything). Fails (without panicking) when no driver or no
     /// such device is present.
+    ///
+    /// When a handle of this process saw the device's primary context lost
+    /// ([`GpuError::ContextLost`]), the context is reset first, so that the new handle works.
+    /// Buffers, streams and modules made directly with cudarc on the lost context must not be
+    /// used or dropped after that (leak them with `std::mem::forget`); twophase's own handles leak
+    /// theirs.
     pub fn new(ordinal: usize) -> Result<Self, GpuError> {
         if !driver_available() {
             return Err(GpuError::NoDriver);
         }
+        let health = fault::open_primary_health(ordinal)?;
         let ctx = CudaContext::new(ordinal)?;
         // SAFETY: called before any buffer of this context object exists. Everything this handle
         // allocates and launches runs on its one stream, so stream order already serializes every
@@ -133,12 +157,23 @@ impl Gpu {
         // Users who fork more streams from `Gpu::context()` synchronize them themselves.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream()?;
-        Self::from_stream(stream)
+        Self::with_health(stream, health)
     }
 
     /// A handle running on the user's own cudarc stream, so that twophase drops into existing
     /// cudarc code: buffers of that stream's context can be passed to the device calls directly.
     pub fn from_stream(stream: Arc<CudaStream>) -> Result<Self, GpuError> {
+        let ctx = stream.context();
+        let health = if ctx.is_primary() {
+            fault::primary_health(ctx.ordinal())
+        } else {
+            Arc::new(ContextHealth::default())
+        };
+        Self::with_health(stream, health)
+    }
+
+    /// A handle on `stream`, whose context's health is `health`.
+    fn with_health(stream: Arc<CudaStream>, health: Arc<ContextHealth>) -> Result<Self, GpuError> {
         let ctx = stream.context().clone();
         let (major, minor) = ctx.compute_capability()?;
         let arch = u32::try_from(major * 10 + minor)
@@ -159,6 +194,9 @@ impl Gpu {
         Ok(Gpu {
             ctx,
             stream,
+            health,
+            kernel_names: Mutex::new(HashMap::new()),
+            last_launch: AtomicUsize::new(0),
             arch,
             multiprocessors,
             max_shared_optin,
@@ -172,18 +210,85 @@ impl Gpu {
         })
     }
 
-    /// The first GPU, if this machine has a working one.
-    pub fn first() -> Option<Self> {
-        let count = if driver_available() {
-            CudaContext::device_count().ok()?
-        } else {
-            0
-        };
-        if count > 0 {
-            Gpu::new(0).ok()
-        } else {
-            None
+    /// A handle on the first GPU, or why this machine has no working one: no driver library
+    /// ([`GpuError::NoDriver`]), no device or a driver that fails to start
+    /// ([`GpuError::NoDevice`], with the driver's error), or the error opening device 0.
+    pub fn first() -> Result<Self, GpuError> {
+        if !driver_available() {
+            return Err(GpuError::NoDriver);
         }
+        let count = CudaContext::device_count().map_err(|e| {
+            GpuError::NoDevice(format!("the CUDA driver could not list its devices: {e}"))
+        })?;
+        if count <= 0 {
+            return Err(GpuError::NoDevice("the CUDA driver sees no device".into()));
+        }
+        Gpu::new(0)
+    }
+
+    /// Whether this handle's context is lost ([`GpuError::ContextLost`]): every call on it fails.
+    /// A new handle ([`Gpu::new`]) works again.
+    pub fn is_lost(&self) -> bool {
+        self.health.loss().is_some()
+    }
+
+    /// `Ok` while the context works; the loss otherwise, without touching the device.
+    pub(crate) fn ensure_alive(&self) -> Result<(), GpuError> {
+        match self.health.loss() {
+            None => Ok(()),
+            Some(loss) => Err(GpuError::ContextLost {
+                call: loss.call.clone(),
+                cause: loss.cause,
+            }),
+        }
+    }
+
+    /// `result`, where a sticky error becomes this context's loss by `call` (the first call to
+    /// see it is the one every later error names). Every driver step of the handle's own
+    /// synchronizing paths goes through here.
+    pub(crate) fn observe<T>(
+        &self,
+        result: Result<T, GpuError>,
+        call: impl FnOnce() -> String,
+    ) -> Result<T, GpuError> {
+        let error = match result {
+            Ok(value) => return Ok(value),
+            Err(error) => error,
+        };
+        let cause = match error {
+            GpuError::ContextLost { cause, .. } => cause,
+            GpuError::Driver(cause) if fault::is_sticky(cause) => cause,
+            other => return Err(other),
+        };
+        let loss = self.health.mark_lost(call(), cause);
+        Err(GpuError::ContextLost {
+            call: loss.call.clone(),
+            cause: loss.cause,
+        })
+    }
+
+    /// `what`, followed by the last kernel launched on this handle, to name the call that saw a
+    /// fault (faults of a kernel surface at the next synchronizing call).
+    fn after_last_launch(&self, what: &str) -> String {
+        match self.last_kernel() {
+            Some(kernel) => format!("{what} after launching {kernel}"),
+            None => what.to_owned(),
+        }
+    }
+
+    /// The last kernel launched on this handle, as `` `entry` (program) ``.
+    fn last_kernel(&self) -> Option<String> {
+        let function = self.last_launch.load(Ordering::Relaxed);
+        if function == 0 {
+            return None;
+        }
+        let names = lock_recover(&self.kernel_names);
+        Some(
+            names
+                .get(&function)
+                .cloned()
+                .unwrap_or_else(|| "a kernel".to_owned()),
+        )
     }
 
     /// The cudarc context.
@@ -234,11 +339,17 @@ impl Gpu {
 
     /// Wait for all work queued on this handle's stream.
     pub fn synchronize(&self) -> Result<(), GpuError> {
-        Ok(self.stream.synchronize()?)
+        self.ensure_alive()?;
+        self.observe(self.stream.synchronize().map_err(GpuError::from), || {
+            self.after_last_launch("`Gpu::synchronize`")
+        })
     }
 
     /// The kernels of the program `key` identifies, compiled from `source()` on first use (memory
-    /// cache, then disk cache, then NVRTC) and loaded into this context.
+    /// cache, then disk cache, then NVRTC) and loaded into this context. A program whose key or
+    /// values are zero-sized ([`program::program_id`] marks it) is refused with
+    /// [`GpuError::InvalidInput`]. The cache lock is not held while compiling: two threads
+    /// missing the same program may both compile it, and the first one stored is kept.
     pub(crate) fn kernels(
         &self,
         key: &str,
@@ -246,25 +357,54 @@ impl Gpu {
         source: impl FnOnce() -> String,
         entry_points: &[&'static str],
     ) -> Result<Arc<Kernels>, GpuError> {
-        let mut cache = self
-            .kernels
-            .lock()
-            .map_err(|_| GpuError::Poisoned("kernel cache"))?;
-        if let Some(kernels) = cache.get(key) {
+        self.ensure_alive()?;
+        program::check_not_zero_sized(key)?;
+        if let Some(kernels) = lock_recover(&self.kernels).get(key) {
             return Ok(kernels.clone());
         }
         let cubin = program::compile_cached(&source(), name, self.arch)?;
-        let module = self.ctx.load_module(Ptx::from_binary(cubin))?;
+        let loading = || format!("loading program `{name}`");
+        let module = self.observe(
+            self.ctx
+                .load_module(Ptx::from_binary(cubin))
+                .map_err(GpuError::from),
+            loading,
+        )?;
         let mut functions = HashMap::new();
+        let mut names = Vec::new();
         for &entry in entry_points {
-            functions.insert(entry, module.load_function(entry)?);
+            let function =
+                self.observe(module.load_function(entry).map_err(GpuError::from), loading)?;
+            names.push((function_id(&function), format!("`{entry}` ({name})")));
+            functions.insert(entry, function);
         }
+        lock_recover(&self.kernel_names).extend(names);
         let kernels = Arc::new(Kernels {
             functions,
+            health: self.health.clone(),
             dynamic_shared: Mutex::new(HashMap::new()),
         });
-        cache.insert(key.to_owned(), kernels.clone());
-        Ok(kernels)
+        let mut cache = lock_recover(&self.kernels);
+        Ok(cache.entry(key.to_owned()).or_insert(kernels).clone())
+    }
+
+    /// Fault a kernel on purpose (a store through a null pointer), losing this handle's context:
+    /// for tests of the recovery from a sticky error. Returns the [`GpuError::ContextLost`] that
+    /// the launch or the synchronization saw.
+    #[doc(hidden)]
+    pub fn fault_for_test(&self) -> Result<(), GpuError> {
+        let kernels = self.kernels(
+            FAULT_PROGRAM,
+            FAULT_PROGRAM,
+            || FAULT_SOURCE.to_owned(),
+            &[FAULT_ENTRY],
+        )?;
+        let function = kernels.function(FAULT_ENTRY)?;
+        // SAFETY: the kernel takes no parameters. Its store through a null device pointer is
+        // caught by the device as an illegal address, a sticky error of this context: no host
+        // memory and no other context is touched.
+        unsafe { self.launch_raw(function, 1, 1, &mut [], false) }?;
+        self.synchronize()
     }
 
     /// Launch `function` with raw parameters (each a [`kernel_param`] pointer to its value), as a
@@ -310,6 +450,7 @@ impl Gpu {
             pad: [0; 4],
             value,
         };
+        self.ensure_alive()?;
         let pdl = dependent && self.programmatic_launch();
         let config = driver_sys::CUlaunchConfig {
             gridDimX: grid,
@@ -323,21 +464,27 @@ impl Gpu {
             attrs: &mut attribute,
             numAttrs: u32::from(pdl),
         };
-        self.context().bind_to_thread()?;
-        // SAFETY: the caller guarantees `params`; `config` and `attribute` outlive the call (the
-        // driver copies the parameters); the function belongs to this context and the stream to
-        // this handle. A dependent tile kernel waits (griddepcontrol.wait) for the partition
-        // kernel before reading the partitions.
-        unsafe {
-            driver_sys::cuLaunchKernelEx(
-                &config,
-                function.cu_function(),
-                params.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-        }
-        .result()?;
-        Ok(())
+        self.last_launch
+            .store(function_id(function), Ordering::Relaxed);
+        let launched = self.context().bind_to_thread().and_then(|()| {
+            // SAFETY: the caller guarantees `params`; `config` and `attribute` outlive the call
+            // (the driver copies the parameters); the function belongs to this context and the
+            // stream to this handle. A dependent tile kernel waits (griddepcontrol.wait) for the
+            // partition kernel before reading the partitions.
+            unsafe {
+                driver_sys::cuLaunchKernelEx(
+                    &config,
+                    function.cu_function(),
+                    params.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            }
+            .result()
+        });
+        self.observe(launched.map_err(GpuError::from), || {
+            let kernel = self.last_kernel().unwrap_or_else(|| "a kernel".to_owned());
+            format!("launching {kernel}")
+        })
     }
 
     /// Grow the device scratch buffer in `slot` to at least `len` elements (a buffer only grows,
@@ -347,11 +494,15 @@ impl Gpu {
         slot: &'s mut Option<CudaSlice<T>>,
         len: usize,
     ) -> Result<&'s mut CudaSlice<T>, GpuError> {
+        self.ensure_alive()?;
         if slot.as_ref().is_none_or(|buf| buf.len() < len) {
             *slot = None;
             // SAFETY: scratch is never read before a kernel of the same call has written the
             // part it reads (same stream, launched first); its old contents are never used.
-            *slot = Some(unsafe { self.stream.alloc::<T>(len.max(1)) }?);
+            let allocated = unsafe { self.stream.alloc::<T>(len.max(1)) };
+            *slot = Some(self.observe(allocated.map_err(GpuError::from), || {
+                self.after_last_launch("allocating scratch")
+            })?);
         }
         slot.as_mut().ok_or(GpuError::Poisoned("scratch"))
     }
@@ -369,7 +520,10 @@ impl Gpu {
             }
             // SAFETY: staging buffers are written (host-to-device copy or kernel output) before
             // they are read.
-            let buf = unsafe { self.stream().alloc::<u8>(bytes.max(1)) }?;
+            let allocated = unsafe { self.stream().alloc::<u8>(bytes.max(1)) };
+            let buf = self.observe(allocated.map_err(GpuError::from), || {
+                self.after_last_launch("allocating staging buffers")
+            })?;
             if slot < staging.len() {
                 staging[slot] = buf;
             } else {
@@ -388,10 +542,8 @@ impl Gpu {
         buffers: &mut [Staged<'_>; N],
         launch: impl FnOnce([u64; N]) -> Result<(), GpuError>,
     ) -> Result<(), GpuError> {
-        let mut staging = self
-            .staging
-            .lock()
-            .map_err(|_| GpuError::Poisoned("staging buffers"))?;
+        self.ensure_alive()?;
+        let mut staging = lock_recover(&self.staging);
         let sizes = buffers.each_ref().map(Staged::bytes);
         let bufs = self.staging_buffers(&mut staging, &sizes)?;
         let stream = self.stream.clone();
@@ -401,21 +553,75 @@ impl Gpu {
                 Staged::InPlace(host) => host,
                 Staged::Download(_) => continue,
             };
-            stream.memcpy_htod(host, &mut device.slice_mut(..host.len()))?;
+            let copied = stream.memcpy_htod(host, &mut device.slice_mut(..host.len()));
+            self.observe(copied.map_err(GpuError::from), || {
+                self.after_last_launch("copying the input to the device")
+            })?;
         }
         let mut addresses = [0u64; N];
         for (address, device) in addresses.iter_mut().zip(bufs.iter_mut()) {
             *address = device.device_ptr_mut(&stream).0;
         }
-        launch(addresses)?;
+        self.observe(launch(addresses), || {
+            self.after_last_launch("a host-slice call")
+        })?;
         for (buffer, device) in buffers.iter_mut().zip(bufs.iter()) {
             if let Staged::Download(host) | Staged::InPlace(host) = buffer {
                 let bytes = host.len();
-                stream.memcpy_dtoh(&device.slice(..bytes), &mut **host)?;
+                let copied = stream.memcpy_dtoh(&device.slice(..bytes), &mut **host);
+                self.observe(copied.map_err(GpuError::from), || {
+                    self.after_last_launch("copying the result to the host")
+                })?;
             }
         }
-        stream.synchronize()?;
-        Ok(())
+        self.observe(stream.synchronize().map_err(GpuError::from), || {
+            self.after_last_launch("synchronizing a host-slice call")
+        })
+    }
+}
+
+/// The driver handle of `function`, as a number: names it in [`Gpu::after_last_launch`].
+fn function_id(function: &CudaFunction) -> usize {
+    function.cu_function() as usize
+}
+
+/// Name (and cache key) of the program [`Gpu::fault_for_test`] runs.
+const FAULT_PROGRAM: &str = "twophase_fault_for_test.cu";
+/// Entry point of that program.
+const FAULT_ENTRY: &str = "twophase_fault_for_test";
+/// That program: one store through a null pointer.
+const FAULT_SOURCE: &str =
+    "extern \"C\" __global__ void twophase_fault_for_test() {\n  *(volatile int*)0 = 1;\n}\n";
+
+impl Drop for Gpu {
+    /// A handle of a lost context leaks what it holds in it instead of freeing it: after the
+    /// context is reset ([`Gpu::new`]), its buffers, stream and modules are invalid handles, which
+    /// the driver could confuse with those of the new context.
+    fn drop(&mut self) {
+        if self.health.loss().is_none() {
+            return;
+        }
+        fn leak<T>(mutex: &mut Mutex<T>, empty: T) {
+            let value = mutex.get_mut().unwrap_or_else(PoisonError::into_inner);
+            std::mem::forget(std::mem::replace(value, empty));
+        }
+        leak(&mut self.staging, Vec::new());
+        leak(&mut self.kernels, HashMap::new());
+        leak(&mut self.merge_scratch, crate::merge::MergeScratch::new());
+        leak(
+            &mut self.mergesort_scratch,
+            crate::mergesort::MergesortScratch::new(),
+        );
+        leak(
+            &mut self.search_scratch,
+            crate::search::SearchScratch::new(),
+        );
+        leak(
+            &mut self.batcher_scratch,
+            crate::batcher::BatcherScratch::new(),
+        );
+        std::mem::forget(self.stream.clone());
+        std::mem::forget(self.ctx.clone());
     }
 }
 
@@ -430,21 +636,22 @@ pub(crate) struct SortBuffers {
 
 impl Gpu {
     /// One in-place host-slice sort (of any sort variant) through the staging buffers, holding
-    /// `scratch` (named `what` in errors) throughout: uploads the keys (and values), runs
-    /// `launch` with their device addresses, downloads them. Fewer than two keys: nothing to do.
+    /// `scratch` throughout (`_what` names it; a poisoned lock is recovered): uploads the keys
+    /// (and values), runs `launch` with their device addresses, downloads them. Fewer than two
+    /// keys: nothing to do.
     pub(crate) fn sort_host<K: DeviceKey, V: DeviceValue, S>(
         &self,
         keys: &mut [K],
         values: Option<&mut [V]>,
         scratch: &Mutex<S>,
-        what: &'static str,
+        _what: &'static str,
         launch: impl FnOnce(SortBuffers, &mut S) -> Result<(), GpuError>,
     ) -> Result<(), GpuError> {
         let count = keys.len();
         if count <= 1 {
             return Ok(());
         }
-        let mut scratch = scratch.lock().map_err(|_| GpuError::Poisoned(what))?;
+        let mut scratch = lock_recover(scratch);
         let layout = values
             .is_some()
             .then_some((std::mem::size_of::<V>(), std::mem::align_of::<V>()));

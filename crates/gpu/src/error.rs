@@ -2,6 +2,12 @@
 
 use cudarc::driver::DriverError;
 
+use crate::fault::is_sticky;
+
+/// The call named in [`GpuError::ContextLost`] when a sticky error surfaces where the call is not
+/// known (the handle names it at its next synchronizing step).
+pub const UNNAMED_DRIVER_CALL: &str = "a CUDA driver call";
+
 /// Everything that can go wrong in the GPU runtime.
 #[derive(Debug, thiserror::Error)]
 pub enum GpuError {
@@ -11,9 +17,22 @@ pub enum GpuError {
     /// The NVRTC library could not be loaded (CI: install nvidia-cuda-nvrtc and set LD_LIBRARY_PATH).
     #[error("the NVRTC library (libnvrtc.so.13 or a fallback name) could not be loaded; point LD_LIBRARY_PATH at it")]
     NoNvrtc,
-    /// A CUDA driver call failed.
+    /// No usable GPU could be opened; the text says why (no device, or the driver's own error).
+    #[error("no usable CUDA GPU: {0}")]
+    NoDevice(String),
+    /// A CUDA driver call failed (a recoverable error: the context still works).
     #[error("CUDA driver error: {0}")]
-    Driver(#[from] DriverError),
+    Driver(#[source] DriverError),
+    /// A sticky device error (an illegal address or instruction in a kernel, a failed launch) lost
+    /// the context: nothing can run on it any more. `call` names the call that saw it first; every
+    /// later call on a handle of that context returns this error again without touching the
+    /// device. Open a new handle (`Gpu::new`, or call the default GPU again): it resets the
+    /// device's primary context.
+    #[error(
+        "the CUDA context is lost: {cause} in {call}; every later call on this handle fails with \
+         this error: open a new `Gpu` (or call the default GPU again), which resets the device"
+    )]
+    ContextLost { call: String, cause: DriverError },
     /// NVRTC rejected a generated program; `log` is NVRTC's full log.
     #[error("NVRTC failed to compile {name} for sm_{arch}:\n{log}")]
     Compile {
@@ -43,4 +62,29 @@ pub enum GpuError {
     /// A lock guarding a cache was poisoned by a panic in another thread.
     #[error("internal lock poisoned: {0}")]
     Poisoned(&'static str),
+}
+
+impl From<DriverError> for GpuError {
+    /// A sticky error becomes [`GpuError::ContextLost`], any other [`GpuError::Driver`].
+    fn from(error: DriverError) -> Self {
+        if is_sticky(error) {
+            GpuError::ContextLost {
+                call: UNNAMED_DRIVER_CALL.to_owned(),
+                cause: error,
+            }
+        } else {
+            GpuError::Driver(error)
+        }
+    }
+}
+
+impl GpuError {
+    /// Whether this error means the context is lost (see [`GpuError::ContextLost`]).
+    pub fn is_context_lost(&self) -> bool {
+        match self {
+            GpuError::ContextLost { .. } => true,
+            GpuError::Driver(error) => is_sticky(*error),
+            _ => false,
+        }
+    }
 }

@@ -8,6 +8,7 @@ pub mod batcher;
 pub mod compare;
 pub mod context;
 pub mod error;
+pub mod fault;
 pub mod key;
 pub mod merge;
 pub mod mergesort;

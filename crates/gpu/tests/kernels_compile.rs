@@ -3,9 +3,12 @@
 use twophase_gpu::batcher::shipped_batcher_programs;
 use twophase_gpu::merge::shipped_merge_programs;
 use twophase_gpu::mergesort::shipped_mergesort_programs;
-use twophase_gpu::program::{compile_cubin, nvrtc_available, nvrtc_version};
+use twophase_gpu::program::{
+    compile_cubin, compile_cubin_with_log, nvrtc_available, nvrtc_version, program,
+};
 use twophase_gpu::search::shipped_search_programs;
 use twophase_gpu::textbook::shipped_textbook_merge_programs;
+use twophase_gpu::{CudaComparator, DeviceKey, GpuError, Less};
 
 /// Architectures CI compiles for: Ampere (A100) and Hopper (H100/H200).
 const CI_ARCHS: [u32; 2] = [80, 90];
@@ -20,12 +23,20 @@ const CUBIN_DUMP_ENV: &str = "TWOPHASE_CUBIN_DUMP";
 /// With a dump folder, set to a text to compile (and dump) only the programs whose name holds it.
 const CUBIN_FILTER_ENV: &str = "TWOPHASE_CUBIN_FILTER";
 
+/// Whether NVRTC can be loaded; without it the test is skipped, unless CI is set (then it fails).
+fn nvrtc_or_skip() -> bool {
+    if nvrtc_available() {
+        return true;
+    }
+    let on_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
+    assert!(!on_ci, "CI is set but libnvrtc cannot be loaded: set LD_LIBRARY_PATH to nvidia-cuda-nvrtc's lib folder");
+    eprintln!("SKIPPED: libnvrtc not found (CI unset); install nvidia-cuda-nvrtc==13.0.88 and set LD_LIBRARY_PATH");
+    false
+}
+
 #[test]
-fn every_shipped_kernel_compiles_for_sm80_and_sm90() {
-    if !nvrtc_available() {
-        let on_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
-        assert!(!on_ci, "CI is set but libnvrtc cannot be loaded: set LD_LIBRARY_PATH to nvidia-cuda-nvrtc's lib folder");
-        eprintln!("SKIPPED: libnvrtc not found (CI unset); install nvidia-cuda-nvrtc==13.0.88 and set LD_LIBRARY_PATH");
+fn every_shipped_kernel_compiles_for_sm80_and_sm90_without_warnings() {
+    if !nvrtc_or_skip() {
         return;
     }
     let version = nvrtc_version().expect("NVRTC version");
@@ -57,9 +68,13 @@ fn every_shipped_kernel_compiles_for_sm80_and_sm90() {
                 let Some(&(program, arch)) = jobs.get(i) else {
                     break;
                 };
-                match compile_cubin(&program.source, &program.name, arch) {
-                    Ok(cubin) => {
+                match compile_cubin_with_log(&program.source, &program.name, arch) {
+                    Ok((cubin, log)) => {
                         assert!(!cubin.is_empty(), "{} sm_{arch}: empty cubin", program.name);
+                        if log.contains("warning") {
+                            let warned = format!("{} sm_{arch} warns:\n{log}", program.name);
+                            failures.lock().expect("lock").push(warned);
+                        }
                         if let Some(dir) = &dump {
                             let file = dir.join(format!("{}-sm{arch}.cubin", program.name));
                             std::fs::write(&file, &cubin).expect("write cubin");
@@ -87,10 +102,7 @@ fn every_shipped_kernel_compiles_for_sm80_and_sm90() {
 
 #[test]
 fn a_compile_error_keeps_the_log_and_the_name() {
-    if !nvrtc_available() {
-        let on_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
-        assert!(!on_ci, "CI is set but libnvrtc cannot be loaded");
-        eprintln!("SKIPPED: libnvrtc not found (CI unset)");
+    if !nvrtc_or_skip() {
         return;
     }
     let err = compile_cubin(
@@ -102,4 +114,147 @@ fn a_compile_error_keeps_the_log_and_the_name() {
     let text = err.to_string();
     assert!(text.contains("broken_probe.cu"), "{text}");
     assert!(text.contains("this_is_not_cuda"), "{text}");
+}
+
+/// Architecture of the user-snippet probes below.
+const PROBE_ARCH: u32 = 90;
+
+/// A kernel calling the comparator, so that the prelude and the comparator are instantiated.
+const PROBE_KERNEL: &str = "extern \"C\" __global__ void twophase_probe(const key_type* keys, \
+                            bool* out) {\n  key_compare less;\n  *out = less(keys[0], keys[1]);\n}\n";
+
+/// The log of a compile that must fail with [`GpuError::Compile`].
+fn compile_log(source: &str, name: &str) -> String {
+    match compile_cubin(source, name, PROBE_ARCH) {
+        Err(GpuError::Compile { name: got, log, .. }) => {
+            assert_eq!(got, name);
+            log
+        }
+        Err(other) => panic!("expected a compile error, got {other}"),
+        Ok(_) => panic!("{name} compiled"),
+    }
+}
+
+/// A 4-byte Rust key whose CUDA definition says 16 bytes.
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+struct Narrow {
+    key: u32,
+}
+
+impl DeviceKey for Narrow {
+    const CUDA_TYPE: &'static str = "narrow";
+    const CUDA_DEFINITION: &'static str =
+        "struct narrow { unsigned int key; unsigned int pad[3]; };";
+}
+
+/// A 4-byte, 4-aligned Rust key whose CUDA definition is 4 bytes but 8-aligned... impossible
+/// in C++ (sizes are multiples of alignments), so: 8 bytes in both, 4-aligned in Rust and
+/// 8-aligned in CUDA.
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+struct Overaligned {
+    halves: [u32; 2],
+}
+
+impl DeviceKey for Overaligned {
+    const CUDA_TYPE: &'static str = "overaligned";
+    const CUDA_DEFINITION: &'static str = "struct overaligned { unsigned long long bits; };";
+}
+
+/// A user key whose CUDA definition matches the Rust layout.
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+struct Record {
+    key: u32,
+    tag: u32,
+}
+
+impl DeviceKey for Record {
+    const CUDA_TYPE: &'static str = "record";
+    const CUDA_DEFINITION: &'static str = "struct record { unsigned int key; unsigned int tag; };";
+}
+
+#[test]
+fn a_layout_mismatched_user_key_does_not_compile() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    let comp = CudaComparator::new(
+        "by_key",
+        "return a.key < b.key;",
+        |a: &Narrow, b: &Narrow| a.key < b.key,
+    );
+    let probe = program::<Narrow, _>("probe", &[PROBE_KERNEL], &comp, None, 128, 1);
+    let log = compile_log(&probe.source, &probe.name);
+    assert!(log.contains("static assertion failed"), "{log}");
+    assert!(
+        log.contains("the CUDA key type `narrow` must be 4 bytes"),
+        "{log}"
+    );
+    assert!(log.contains("Narrow`"), "the Rust type is named: {log}");
+
+    let comp = CudaComparator::new(
+        "by_bits",
+        "return a.bits < b.bits;",
+        |a: &Overaligned, b: &Overaligned| a.halves < b.halves,
+    );
+    let probe = program::<Overaligned, _>("probe", &[PROBE_KERNEL], &comp, None, 128, 1);
+    let log = compile_log(&probe.source, &probe.name);
+    assert!(log.contains("must be aligned to at most 4 bytes"), "{log}");
+
+    let comp = CudaComparator::new(
+        "by_key",
+        "return a.key < b.key;",
+        |a: &Record, b: &Record| a.key < b.key,
+    );
+    let probe = program::<Record, _>("probe", &[PROBE_KERNEL], &comp, Some((12, 4)), 128, 1);
+    compile_cubin(&probe.source, &probe.name, PROBE_ARCH).expect("a matching user key compiles");
+}
+
+#[test]
+fn a_comparator_without_return_does_not_compile() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    let comp = CudaComparator::new("no_return", "a < b;", |a: &u32, b: &u32| a < b);
+    let probe = program::<u32, _>("probe", &[PROBE_KERNEL], &comp, None, 128, 1);
+    let log = compile_log(&probe.source, &probe.name);
+    assert!(
+        log.contains("comparator no_return("),
+        "the snippet is named: {log}"
+    );
+    assert!(log.contains("missing return statement"), "{log}");
+
+    let comp = CudaComparator::new("broken", "return a <> b;", |a: &u32, b: &u32| a < b);
+    let probe = program::<u32, _>("probe", &[PROBE_KERNEL], &comp, None, 128, 1);
+    let log = compile_log(&probe.source, &probe.name);
+    assert!(
+        log.contains("comparator broken(1): error"),
+        "the line is the snippet's: {log}"
+    );
+
+    let probe = program::<u32, _>("probe", &[PROBE_KERNEL], &Less, None, 128, 1);
+    let (_, log) = compile_cubin_with_log(&probe.source, &probe.name, PROBE_ARCH)
+        .expect("the built-in comparator compiles");
+    assert!(!log.contains("warning"), "{log}");
+}
+
+#[test]
+fn an_error_after_a_snippet_points_at_the_generated_line() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    let probe = program::<u32, _>("probe", &["this_is_not_cuda;"], &Less, None, 128, 1);
+    let log = compile_log(&probe.source, &probe.name);
+    let line = probe
+        .source
+        .lines()
+        .position(|l| l == "this_is_not_cuda;")
+        .expect("line")
+        + 1;
+    assert!(
+        log.contains(&format!("{}({line}): error", probe.name)),
+        "line {line}: {log}"
+    );
 }

@@ -1,0 +1,90 @@
+//! GPU fault recovery (needs a CUDA GPU; run with --include-ignored): a kernel faults on purpose, the context is reported lost, and the GPU opens again and sorts correctly in the same process.
+
+mod common;
+
+use common::rng;
+use rand::Rng;
+use twophase::gpu::{Gpu, GpuError, Less};
+
+/// Keys per sort: several tiles of the block sort, so that every pass kind runs.
+const KEYS: usize = 100_000;
+
+/// Random keys and their std-sorted copy.
+fn keys_and_sorted(rng: &mut impl Rng) -> (Vec<u32>, Vec<u32>) {
+    let keys: Vec<u32> = (0..KEYS).map(|_| rng.gen()).collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    (keys, sorted)
+}
+
+/// `gpu` sorts random keys as std does.
+fn sorts_correctly(gpu: &Gpu, rng: &mut impl Rng) {
+    let (mut keys, sorted) = keys_and_sorted(rng);
+    gpu.mergesort(&mut keys, &Less)
+        .expect("sort on a working GPU");
+    assert_eq!(keys, sorted);
+}
+
+/// The default GPU (`twophase::gpu::mergesort`) sorts random keys as std does.
+fn default_gpu_sorts_correctly(rng: &mut impl Rng) {
+    let (mut keys, sorted) = keys_and_sorted(rng);
+    twophase::gpu::mergesort(&mut keys).expect("sort on the default GPU");
+    assert_eq!(keys, sorted);
+}
+
+/// The call named by a [`GpuError::ContextLost`], or a panic naming what came instead.
+fn lost_call(result: Result<(), GpuError>) -> String {
+    match result {
+        Err(GpuError::ContextLost { call, cause }) => {
+            eprintln!("context lost: {cause} in {call}");
+            call
+        }
+        Err(other) => panic!("expected ContextLost, got {other}"),
+        Ok(()) => panic!("expected ContextLost, got Ok"),
+    }
+}
+
+/// One test, so that nothing else runs on the device while its context is lost and reset.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_faulted_gpu_reports_the_loss_and_opens_again() {
+    let mut rng = rng();
+    let gpu = Gpu::new(0).expect("a CUDA GPU");
+    sorts_correctly(&gpu, &mut rng);
+    default_gpu_sorts_correctly(&mut rng);
+
+    // The fault: reported as a lost context, naming the kernel that lost it.
+    let call = lost_call(gpu.fault_for_test());
+    assert!(call.contains("twophase_fault_for_test"), "{call}");
+    assert!(gpu.is_lost());
+
+    // Every later call on the handle says the same, naming the same call.
+    let (mut keys, _) = keys_and_sorted(&mut rng);
+    let later = gpu.mergesort(&mut keys, &Less).expect_err("a lost handle");
+    assert!(later.is_context_lost(), "{later}");
+    assert!(later.to_string().contains("context is lost"), "{later}");
+    assert_eq!(lost_call(Err(later)), call);
+    assert_eq!(lost_call(gpu.synchronize()), call);
+    let default = twophase::gpu::default_gpu().expect("the default GPU reopens");
+    assert!(!default.is_lost(), "the default GPU was reopened");
+
+    // The default GPU shared the lost context: its next use opens it again and works.
+    default_gpu_sorts_correctly(&mut rng);
+
+    // A new handle works too, also after the lost one is dropped.
+    let reopened = Gpu::new(0).expect("the GPU opens again");
+    sorts_correctly(&reopened, &mut rng);
+    drop(gpu);
+    sorts_correctly(&reopened, &mut rng);
+    default_gpu_sorts_correctly(&mut rng);
+
+    // A second fault, through the default GPU, loses every handle of the new context; the GPU
+    // opens a second time.
+    let default = twophase::gpu::default_gpu().expect("the default GPU");
+    let call = lost_call(default.fault_for_test());
+    assert!(call.contains("twophase_fault_for_test"), "{call}");
+    assert!(reopened.is_lost(), "handles of one context share its loss");
+    assert!(lost_call(reopened.synchronize()).contains("twophase_fault_for_test"));
+    default_gpu_sorts_correctly(&mut rng);
+    sorts_correctly(&Gpu::new(0).expect("the GPU opens a third time"), &mut rng);
+}
