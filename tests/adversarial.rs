@@ -917,11 +917,25 @@ fn device_sort<C: DeviceComparator<u32>>(
     let values = positions(input.len());
     let mut keys = Guarded::new(gpu, input, POISON_U32);
     let mut vals = Guarded::new(gpu, &values, POISON_U32);
+    // The keys' tuning where its tiles of pairs fit this device, else the pairs' own (four-way
+    // passes from the start all the same).
+    let optin = gpu.max_shared_per_block_optin();
+    let (key_bytes, value_bytes) = (size_of::<u32>(), size_of::<u32>());
+    let fits = tuning.blocksort_shared_bytes(key_bytes, value_bytes) <= optin
+        && tuning.quad_shared_bytes(key_bytes, value_bytes) <= optin;
+    let pairs_tuning = if fits {
+        tuning
+    } else {
+        MergesortTuning {
+            four_way_min_keys: 0,
+            ..MergesortTuning::for_device(key_bytes, value_bytes, optin)
+        }
+    };
     let call = gpu.mergesort_pairs_device_tuned(
         &mut keys.view_mut(),
         &mut vals.view_mut(),
         comp,
-        tuning,
+        pairs_tuning,
         scratch,
     );
     let case = format!("{case}, pairs");
