@@ -9,6 +9,7 @@ use cudarc::driver::{
 use crate::compare::DeviceComparator;
 use crate::context::{kernel_param, Gpu, Staged};
 use crate::error::GpuError;
+use crate::fault::lock_recover;
 use crate::key::{DeviceKey, DeviceValue};
 use crate::program::{
     check_launch_shape, program, program_id, shipped_programs, Program, ProgramFactory,
@@ -301,6 +302,11 @@ impl Gpu {
 
     /// Merge the sorted device sequences `a` and `b` into `out` (length `a.len() + b.len()`),
     /// stably (ties: A first), with the shipped tuning. Asynchronous on this handle's stream.
+    ///
+    /// Inputs that are not sorted under `comp` (or a comparator that answers inconsistently)
+    /// never take the kernels outside their buffers: `out` then holds a permutation of `a` and
+    /// `b` in unspecified order, and the scratch records it. [`MergeScratch::check`] (which
+    /// synchronizes) reports it as `InvalidInput` naming `a` or `b`.
     pub fn merge_device<K, C, A, B, O>(
         &self,
         a: &A,
@@ -624,18 +630,12 @@ impl Gpu {
     }
 
     fn take_scratch(&self) -> Result<MergeScratch, GpuError> {
-        let mut held = self
-            .merge_scratch
-            .lock()
-            .map_err(|_| GpuError::Poisoned("merge scratch"))?;
+        let mut held = lock_recover(&self.merge_scratch);
         Ok(std::mem::take(&mut *held))
     }
 
     fn put_scratch(&self, scratch: MergeScratch) -> Result<(), GpuError> {
-        let mut held = self
-            .merge_scratch
-            .lock()
-            .map_err(|_| GpuError::Poisoned("merge scratch"))?;
+        let mut held = lock_recover(&self.merge_scratch);
         *held = scratch;
         Ok(())
     }

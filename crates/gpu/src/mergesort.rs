@@ -838,6 +838,11 @@ impl Gpu {
 
     /// Stable sort of the device keys `keys` under `comp`, in place (the scratch holds the
     /// ping-pong buffer), with the shipped tuning. Asynchronous on this handle's stream.
+    ///
+    /// Whatever `comp` answers, `keys` ends as a permutation of itself. A user comparator is
+    /// checked as the sort runs (twophase's own orders need not be); where it answered
+    /// inconsistently (not a strict weak order) the order is unspecified and the scratch
+    /// records it: [`MergesortScratch::check`] (which synchronizes) reports it as `InvalidInput`.
     pub fn mergesort_device<K, C, S>(
         &self,
         keys: &mut S,
