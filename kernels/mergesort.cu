@@ -345,13 +345,40 @@ struct run_pair {
   __device__ __forceinline__ size_type total() const { return b_end - a_begin; }
 };
 
+// The two-way partitions of a four-way pass's input at every `spacing`-th output (the samples of X
+// and Y), and, with CHECK_ORDER, the first bad one of them (twophase::first_bad_boundary), past
+// which they are read repaired (repaired_pass_boundary), as the two-way tiles would.
+struct quad_samples {
+  const size_type* __restrict__ partitions;
+  size_type spacing, count, run;
+  size_type bad, bad_path, bad_pos;
+  __device__ __forceinline__ quad_samples(const size_type* __restrict__ partitions, size_type spacing,
+                                          size_type count, size_type run, const twophase::input_check& check)
+      : partitions(partitions), spacing(spacing), count(count), run(run), bad(twophase::NO_BAD_BOUNDARY),
+        bad_path(0), bad_pos(0) {
+    if constexpr (CHECK_ORDER) {
+      bad = twophase::first_bad_boundary(check);
+      if (bad != twophase::NO_BAD_BOUNDARY) {
+        bad_path = partitions[bad];
+        bad_pos = min(bad * spacing, count);
+      }
+    }
+  }
+};
+
 // The A count of `pair`'s merge path at pair-local diagonal `diag` (a multiple of `spacing`, or
 // the pair's end), read off the two-way partitions; the pair's end is stored as the next pair's
 // start, so it is answered from the pair itself.
-__device__ __forceinline__ size_type sampled_path(const run_pair& pair, const size_type* __restrict__ partitions,
-                                                  size_type spacing, size_type diag) {
-  return pair.a_begin + diag == pair.b_end ? pair.a_end - pair.a_begin
-                                           : partitions[(pair.a_begin + diag) / spacing] - pair.a_begin;
+__device__ __forceinline__ size_type sampled_path(const run_pair& pair, const quad_samples& samples, size_type diag) {
+  const size_type pos = pair.a_begin + diag;
+  if (pos == pair.b_end) return pair.a_end - pair.a_begin;
+  const size_type q = pos / samples.spacing;
+  size_type path = samples.partitions[q];
+  if (CHECK_ORDER && q > samples.bad) {
+    path = repaired_pass_boundary(samples.count, samples.run, q, path, pos, samples.bad, samples.bad_path,
+                                  samples.bad_pos);
+  }
+  return path - pair.a_begin;
 }
 
 // Output `i` (< pair.total()) of `pair`'s stable merge, given the A count `a_cnt` among its first
@@ -474,65 +501,170 @@ __device__ __forceinline__ void select_runs(const key_type* __restrict__ keys, c
 // shorten it, while where they are many the kernel is bound by the scattered loads themselves and
 // one lane is best (the host picks, MergesortTuning::quad_cut_lanes). The fine selection runs on
 // the group's first lane.
+// The counts a cut takes from each run of its quad, `lo` (from bounds `lo`..`hi` of each), made
+// valid whatever the comparator answered: select_runs' answer where each count stays within its
+// bounds and they add up to `diag`, else the bounds' lower ends filled run by run (R0 first) up to
+// `diag`, or, past those bounds, the runs' own lengths filled from zero. Returns whether the
+// answer was kept.
+__device__ __forceinline__ bool valid_cut(size_type (&counts)[4], const size_type (&lo)[4], const size_type (&hi)[4],
+                                          const size_type (&starts)[5], size_type diag) {
+  bool valid = counts[0] + counts[1] + counts[2] + counts[3] == diag;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) valid &= lo[k] <= counts[k] && counts[k] <= hi[k];
+  if (valid) return true;
+  const bool bounded = lo[0] + lo[1] + lo[2] + lo[3] <= diag && diag <= hi[0] + hi[1] + hi[2] + hi[3];
+  size_type left = diag;
+  if (bounded) left -= lo[0] + lo[1] + lo[2] + lo[3];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const size_type from = bounded ? lo[k] : 0, cap = bounded ? hi[k] : starts[k + 1] - starts[k];
+    const size_type take = min(left, cap - from);
+    counts[k] = from + take;
+    left -= take;
+  }
+  return false;
+}
+
+// The counts from each run of the quad among its first `diag` outputs at cut `p`, read off
+// cuts[3p .. 3p + 3) = (x, a, c).
+__device__ __forceinline__ void cut_counts(const size_type* __restrict__ cuts, size_type p, size_type diag,
+                                           size_type (&counts)[4]) {
+  const size_type x = cuts[3 * p], a = cuts[3 * p + 1], c = cuts[3 * p + 2];
+  counts[0] = a;
+  counts[1] = x - a;
+  counts[2] = c;
+  counts[3] = diag - x - c;
+}
+
+// Cut p (at output `pos`) of a four-way pass, as counts from each run of its quad, repaired past
+// the first bad cut `bad` (at `bad_pos`): as found up to `bad`; past it, in bad's quad, the runs
+// filled in order (R0 first) from bad's counts on, and in later quads from the quad's start: a
+// valid path in every quad.
+__device__ __forceinline__ void repaired_cut(const size_type* __restrict__ cuts, size_type count, size_type run,
+                                             size_type spacing, size_type p, size_type bad, size_type (&counts)[4]) {
+  const size_type pos = min(p * spacing, count);
+  const mergesort_quad quad(count, run, pos);
+  const size_type diag = pos - quad.starts[0];
+  if (p <= bad) {
+    cut_counts(cuts, p, diag, counts);
+    return;
+  }
+  const size_type bad_pos = min(bad * spacing, count);
+  size_type from_diag = 0;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) counts[k] = 0;
+  if (mergesort_quad(count, run, bad_pos).starts[0] == quad.starts[0]) {
+    from_diag = bad_pos - quad.starts[0];
+    cut_counts(cuts, bad, from_diag, counts);
+  }
+  size_type left = diag - from_diag;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const size_type take = min(left, quad.starts[k + 1] - quad.starts[k] - counts[k]);
+    counts[k] += take;
+    left -= take;
+  }
+}
+
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_mergesort_quad_partition(const key_type* __restrict__ keys, size_type count, size_type run,
                                       const size_type* __restrict__ partitions, size_type spacing,
-                                      size_type num_cuts, int lanes, size_type* __restrict__ cuts) {
+                                      size_type num_cuts, int lanes, size_type* __restrict__ cuts,
+                                      unsigned long long* status, unsigned long long* samples_repair,
+                                      unsigned long long* cuts_repair, unsigned generation) {
   static_assert(TP_PARTITION_NT % 32 == 0, "cut groups must not straddle warps");
   follow_previous_kernel();
+  const twophase::input_check samples_check = {status, samples_repair, generation};
+  const quad_samples samples(partitions, spacing, count, run, samples_check);
   const int shift = __ffs(lanes) - 1;  // lanes = 2^shift
   const unsigned reciprocal = 0xffffffffu / (unsigned)(lanes + 1);
-  const size_type p = ((size_type)blockIdx.x * blockDim.x + threadIdx.x) >> shift;
-  if (p >= num_cuts) return;  // the whole group: its lanes share p
+  const int group_index = threadIdx.x >> shift, groups = blockDim.x >> shift;
+  // With CHECK_ORDER the blocks overlap by one cut (twophase::overlapped_boundary).
+  const size_type p = CHECK_ORDER ? (size_type)blockIdx.x * (groups - 1) + group_index
+                                  : ((size_type)blockIdx.x * blockDim.x + threadIdx.x) >> shift;
   const int lane = threadIdx.x & (lanes - 1);
-  const unsigned group = cut_group_mask(lanes);
   const size_type pos = min(p * spacing, count);
   const mergesort_quad quad(count, run, pos);
-  const run_pair x_pair = {quad.starts[0], quad.starts[1], quad.starts[2]};
-  const run_pair y_pair = {quad.starts[2], quad.starts[3], quad.starts[4]};
   const size_type diag = pos - quad.starts[0];
-  const size_type nx = x_pair.total(), ny = y_pair.total();
-  // The cut's X count lies in [begin, end].
-  size_type begin = diag > ny ? diag - ny : 0;
-  size_type end = min(diag, nx);
-  if (diag % spacing == 0) {
-    // Coarse: does X's output j*spacing come before Y's output diag-1-j*spacing, the last before
-    // Y's sample at diag - j*spacing (a multiple of spacing: quads start at multiples of it)?
-    size_type j_lo = (begin + spacing - 1) / spacing, j_hi = (end + spacing - 1) / spacing;
-    while (j_lo < j_hi) {
-      const kary_round round = {j_lo, j_hi - j_lo, lanes, reciprocal};
-      bool answer = false;
-      if (lane < round.active_lanes()) {
-        const size_type xi = round.probe(lane) * spacing, yt = diag - xi;
-        const key_type x_key = element_at(keys, x_pair, sampled_path(x_pair, partitions, spacing, xi), xi);
-        const key_type y_key = element_before(keys, y_pair, sampled_path(y_pair, partitions, spacing, yt), yt);
-        answer = twophase::takes_a<twophase::bounds_lower>(x_key, y_key, key_compare());
+  size_type counts[4] = {0, 0, 0, 0};
+  if (p < num_cuts) {  // the whole group: its lanes share p
+    const unsigned group = cut_group_mask(lanes);
+    const run_pair x_pair = {quad.starts[0], quad.starts[1], quad.starts[2]};
+    const run_pair y_pair = {quad.starts[2], quad.starts[3], quad.starts[4]};
+    const size_type nx = x_pair.total(), ny = y_pair.total();
+    // The cut's X count lies in [begin, end].
+    size_type begin = diag > ny ? diag - ny : 0;
+    size_type end = min(diag, nx);
+    if (diag % spacing == 0) {
+      // Coarse: does X's output j*spacing come before Y's output diag-1-j*spacing, the last
+      // before Y's sample at diag - j*spacing (a multiple of spacing: quads start at multiples
+      // of it)?
+      size_type j_lo = (begin + spacing - 1) / spacing, j_hi = (end + spacing - 1) / spacing;
+      while (j_lo < j_hi) {
+        const kary_round round = {j_lo, j_hi - j_lo, lanes, reciprocal};
+        bool answer = false;
+        if (lane < round.active_lanes()) {
+          const size_type xi = round.probe(lane) * spacing, yt = diag - xi;
+          const key_type x_key = element_at(keys, x_pair, sampled_path(x_pair, samples, xi), xi);
+          const key_type y_key = element_before(keys, y_pair, sampled_path(y_pair, samples, yt), yt);
+          answer = twophase::takes_a<twophase::bounds_lower>(x_key, y_key, key_compare());
+        }
+        const int t = group_trues(group, lanes, answer);
+        if (t > 0) {
+          j_lo = round.probe(t - 1) + 1;
+          begin = max(begin, (j_lo - 1) * spacing + 1);
+        }
+        if (t < round.active_lanes()) {
+          j_hi = round.probe(t);
+          end = min(end, j_hi * spacing);
+        }
       }
-      const int t = group_trues(group, lanes, answer);
-      if (t > 0) {
-        j_lo = round.probe(t - 1) + 1;
-        begin = max(begin, (j_lo - 1) * spacing + 1);
+    }
+    // Fine, on one lane: X's count lies in [begin, end] and Y's in [diag - end, diag - begin];
+    // widened to the samples around them, each half's merge path bounds the counts of both its
+    // runs (monotone in the half's diagonal), and select_runs finds the four counts inside.
+    if (lane == 0) {
+      const size_type x0 = begin / spacing * spacing, x1 = min((end + spacing - 1) / spacing * spacing, nx);
+      const size_type y0 = (diag - end) / spacing * spacing,
+                      y1 = min((diag - begin + spacing - 1) / spacing * spacing, ny);
+      const size_type a0 = sampled_path(x_pair, samples, x0), a1 = sampled_path(x_pair, samples, x1);
+      const size_type c0 = sampled_path(y_pair, samples, y0), c1 = sampled_path(y_pair, samples, y1);
+      const size_type lo[4] = {a0, x0 - a0, c0, y0 - c0};
+      const size_type hi[4] = {a1, x1 - a1, c1, y1 - c1};
+#pragma unroll
+      for (int k = 0; k < 4; ++k) counts[k] = lo[k];
+      select_runs(keys, quad.starts, counts, hi, diag);
+      if (CHECK_ORDER && !valid_cut(counts, lo, hi, quad.starts, diag)) {
+        twophase::raise_status(samples_check, twophase::STATUS_ORDER_INCONSISTENT);
       }
-      if (t < round.active_lanes()) {
-        j_hi = round.probe(t);
-        end = min(end, j_hi * spacing);
+      cuts[3 * p] = counts[0] + counts[1];
+      cuts[3 * p + 1] = counts[0];
+      cuts[3 * p + 2] = counts[2];
+    }
+  }
+  if constexpr (CHECK_ORDER) {
+    // Each cut against the one before it in the same quad: every run's count must not decrease.
+    __shared__ size_type block_counts[TP_PARTITION_NT][4];
+    if (lane == 0) {
+#pragma unroll
+      for (int k = 0; k < 4; ++k) block_counts[group_index][k] = counts[k];
+    }
+    __syncthreads();
+    if (lane == 0 && group_index > 0 && p < num_cuts) {
+      const size_type prev_pos = min((p - 1) * spacing, count);
+      bool monotone = mergesort_quad(count, run, prev_pos).starts[0] != quad.starts[0];
+      if (!monotone) {
+        monotone = true;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) monotone &= block_counts[group_index - 1][k] <= counts[k];
+      }
+      if (!monotone) {
+        const twophase::input_check cuts_check = {status, cuts_repair, generation};
+        twophase::report_bad_boundary(cuts_check, p - 1);
+        twophase::raise_status(cuts_check, twophase::STATUS_ORDER_INCONSISTENT);
       }
     }
   }
-  // Fine, on one lane: X's count lies in [begin, end] and Y's in [diag - end, diag - begin];
-  // widened to the samples around them, each half's merge path bounds the counts of both its
-  // runs (monotone in the half's diagonal), and select_runs finds the four counts inside.
-  if (lane != 0) return;
-  const size_type x0 = begin / spacing * spacing, x1 = min((end + spacing - 1) / spacing * spacing, nx);
-  const size_type y0 = (diag - end) / spacing * spacing, y1 = min((diag - begin + spacing - 1) / spacing * spacing, ny);
-  const size_type a0 = sampled_path(x_pair, partitions, spacing, x0), a1 = sampled_path(x_pair, partitions, spacing, x1);
-  const size_type c0 = sampled_path(y_pair, partitions, spacing, y0), c1 = sampled_path(y_pair, partitions, spacing, y1);
-  size_type lo[4] = {a0, x0 - a0, c0, y0 - c0};
-  size_type hi[4] = {a1, x1 - a1, c1, y1 - c1};
-  select_runs(keys, quad.starts, lo, hi, diag);
-  cuts[3 * p] = lo[0] + lo[1];
-  cuts[3 * p + 1] = lo[0];
-  cuts[3 * p + 2] = lo[2];
 }
 
 // Level-one pieces of a four-way tile: the X part (R0 with R1) and the Y part (R2 with R3) are
@@ -647,7 +779,7 @@ template <bool checked>
 __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size_type count, size_type run,
                                           const size_type* __restrict__ cuts, key_type* __restrict__ dst,
                                           const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst,
-                                          unsigned char* smem) {
+                                          unsigned char* smem, const twophase::input_check& check) {
   constexpr int NT = TP_QUAD_NT;
   constexpr int VT = TP_VT;
   constexpr int NV = NT * VT;
@@ -663,12 +795,29 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
   const size_type diag1 = min(diag0 + NV, count);
   const mergesort_quad quad(count, run, diag0);
   const size_type d0 = diag0 - quad.starts[0], d1 = diag1 - quad.starts[0];
-  const size_type x0 = cuts[3 * tile], a0 = cuts[3 * tile + 1], c0 = cuts[3 * tile + 2];
+  size_type x0 = cuts[3 * tile], a0 = cuts[3 * tile + 1], c0 = cuts[3 * tile + 2];
   // A tile that ends its quad ends at the quad's full counts (the next entry is the next quad's).
   const bool ends_quad = diag1 == quad.starts[4];
-  const size_type x1 = ends_quad ? quad.starts[2] - quad.starts[0] : cuts[3 * tile + 3];
-  const size_type a1 = ends_quad ? quad.starts[1] - quad.starts[0] : cuts[3 * tile + 4];
-  const size_type c1 = ends_quad ? quad.starts[3] - quad.starts[2] : cuts[3 * tile + 5];
+  size_type x1 = ends_quad ? quad.starts[2] - quad.starts[0] : cuts[3 * tile + 3];
+  size_type a1 = ends_quad ? quad.starts[1] - quad.starts[0] : cuts[3 * tile + 4];
+  size_type c1 = ends_quad ? quad.starts[3] - quad.starts[2] : cuts[3 * tile + 5];
+  if constexpr (CHECK_ORDER) {
+    // Past the first bad cut, both ends follow the repaired path (repaired_cut).
+    const size_type bad = twophase::first_bad_boundary(check);
+    if (bad != twophase::NO_BAD_BOUNDARY) {
+      size_type counts[4];
+      repaired_cut(cuts, count, run, NV, tile, bad, counts);
+      x0 = counts[0] + counts[1];
+      a0 = counts[0];
+      c0 = counts[2];
+      if (!ends_quad) {
+        repaired_cut(cuts, count, run, NV, tile + 1, bad, counts);
+        x1 = counts[0] + counts[1];
+        a1 = counts[0];
+        c1 = counts[2];
+      }
+    }
+  }
   // This tile's slice of each run: global start and length; `ends[k]` = tile position past run k.
   const size_type first[4] = {quad.starts[0] + a0, quad.starts[1] + (x0 - a0), quad.starts[2] + c0,
                                quad.starts[3] + (d0 - x0 - c0)};
@@ -697,16 +846,25 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
   {
     key_type piece_keys[PIECE];
     int piece_sources[PIECE];
+    const bool in_x = tid < x_pieces;
+    const int base = in_x ? 0 : ends[1];
+    const int a_cnt = in_x ? n0 : n2;
+    const int b_cnt = in_x ? n1 : ny - n2;
+    const int diag = PIECE * (in_x ? tid : tid - x_pieces);
+    int mp = 0;
+    twophase::merge_range range = {base, base, base, base};
     if (tid < pieces) {
-      const bool in_x = tid < x_pieces;
-      const int base = in_x ? 0 : ends[1];
-      const int a_cnt = in_x ? n0 : n2;
-      const int b_cnt = in_x ? n1 : ny - n2;
-      const int diag = PIECE * (in_x ? tid : tid - x_pieces);
-      const int mp = twophase::merge_path<twophase::bounds_lower, int>(keys_shared + base, a_cnt,
-                                                                       keys_shared + base + a_cnt, b_cnt, diag,
-                                                                       key_compare());
-      twophase::merge_range range = {base + mp, base + a_cnt, base + a_cnt + diag - mp, base + a_cnt + b_cnt};
+      mp = twophase::merge_path<twophase::bounds_lower, int>(keys_shared + base, a_cnt, keys_shared + base + a_cnt,
+                                                             b_cnt, diag, key_compare());
+    }
+    // With CHECK_ORDER, where the next piece of the same part starts (twophase::next_walk_start;
+    // every lane calls it, past the pieces too, where it reads nothing out of range).
+    const int next_start = CHECK_ORDER ? twophase::next_walk_start<PIECE>(keys_shared + base, a_cnt,
+                                                                          keys_shared + base + a_cnt, b_cnt, diag,
+                                                                          mp, key_compare())
+                                       : 0;
+    if (tid < pieces) {
+      range = {base + mp, base + a_cnt, base + a_cnt + diag - mp, base + a_cnt + b_cnt};
       produced = min(PIECE, range.total());
       // Unchecked, PIECE steps even for the last piece of a part, which has fewer outputs: once
       // both of its runs are exhausted every step takes B and reads one slot further, at most
@@ -715,6 +873,17 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
       // unchecked one for full pieces beside it made ptxas spill at 64 registers.)
       twophase::serial_merge<twophase::bounds_lower, PIECE, false>(keys_shared, range, key_compare(), piece_keys,
                                                                    piece_sources);
+    }
+    if constexpr (CHECK_ORDER) {
+      const bool has_next = tid < pieces && (in_x ? tid + 1 < x_pieces : tid + 1 < pieces);
+      if (!twophase::walks_tile_exactly(next_start, range.a_begin - base, has_next)) {
+        // Each part unmerged: its R0 (R2) slice, then its R1 (R3) slice.
+        if (tid < pieces) {
+          twophase::concatenate<PIECE, true>(keys_shared, base, a_cnt, base + a_cnt, diag, produced, piece_keys,
+                                             piece_sources);
+        }
+        if (tid == 0) twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
+      }
     }
     __syncthreads();
 #pragma unroll
@@ -733,8 +902,21 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
   const int diag = min(VT * tid, tile_cnt);
   const int mp =
       twophase::merge_path<twophase::bounds_lower, int>(keys_shared, nx, keys_shared + y_offset, ny, diag, key_compare());
+  const int next_start =
+      CHECK_ORDER
+          ? twophase::next_walk_start<VT>(keys_shared, nx, keys_shared + y_offset, ny, diag, mp, key_compare())
+          : 0;
   twophase::merge_range range = {mp, nx, y_offset + diag - mp, y_offset + ny};
   twophase::serial_merge<twophase::bounds_lower, VT, checked>(keys_shared, range, key_compare(), keys, indices);
+  if constexpr (CHECK_ORDER) {
+    if (!twophase::walks_tile_exactly(next_start, range.a_begin, VT * (tid + 1) < tile_cnt)) {
+      // The two parts unmerged: X's, then Y's.
+      if (!checked || diag < tile_cnt) {
+        twophase::concatenate<VT, checked>(keys_shared, 0, nx, y_offset, diag, tile_cnt - diag, keys, indices);
+      }
+      if (tid == 0) twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
+    }
+  }
   if (TP_HAS_VALUES) {
     // Compose: level-two sources index the level-one output, whose sources index the tile input.
 #pragma unroll
@@ -774,16 +956,18 @@ constexpr int QUAD_MIN_BLOCKS_PER_SM =
 extern "C" __global__ void __launch_bounds__(TP_QUAD_NT, QUAD_MIN_BLOCKS_PER_SM)
     twophase_mergesort_quad_tile(const key_type* __restrict__ src, size_type count, size_type run,
                                  const size_type* __restrict__ cuts, key_type* __restrict__ dst,
-                                 const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst) {
+                                 const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst,
+                                 unsigned long long* status, unsigned long long* cuts_repair, unsigned generation) {
   constexpr int NV = TP_QUAD_NT * TP_VT;
   // Dynamic: quad_smem<NV, TP_VT>::BYTES (MergesortTuning::quad_shared_bytes), past 48 KiB for
   // the larger tiles.
   extern __shared__ __align__(16) unsigned char smem[];
   follow_previous_kernel();
+  const twophase::input_check check = {status, cuts_repair, generation};
   if ((size_type)(blockIdx.x + 1) * NV <= count) {
-    quad_tile<false>(src, count, run, cuts, dst, vals_src, vals_dst, smem);
+    quad_tile<false>(src, count, run, cuts, dst, vals_src, vals_dst, smem, check);
   } else {
-    quad_tile<true>(src, count, run, cuts, dst, vals_src, vals_dst, smem);
+    quad_tile<true>(src, count, run, cuts, dst, vals_src, vals_dst, smem, check);
   }
 }
 #endif  // TP_QUAD_NT > 0

@@ -49,17 +49,23 @@ struct merge_range {
 // ---- Input checks (crates/gpu/src/status.rs): no input may move a tile outside its ranges. ----
 
 // Status bits a kernel raises in the call's status word (twophase_gpu::status::STATUS_*).
-constexpr unsigned STATUS_FIRST_UNSORTED = 1;
-constexpr unsigned STATUS_SECOND_UNSORTED = 2;
-constexpr unsigned STATUS_ORDER_INCONSISTENT = 4;
-constexpr unsigned STATUS_SCAN_INVALID = 8;
-constexpr unsigned STATUS_POSITION_INVALID = 16;
+// (Enumerators rather than constexpr variables: a program that uses only some of them compiles
+// without NVRTC's "declared but never referenced" warning.)
+enum status_bit : unsigned {
+  STATUS_FIRST_UNSORTED = 1,
+  STATUS_SECOND_UNSORTED = 2,
+  STATUS_ORDER_INCONSISTENT = 4,
+  STATUS_SCAN_INVALID = 8,
+  STATUS_POSITION_INVALID = 16,
+};
 
-// No bad boundary in this launch.
-constexpr size_type NO_BAD_BOUNDARY = ~0ull;
-// The largest boundary index the repair slot encodes (32 bits); a later bad one is recorded as
-// this one, which only repairs earlier than needed (still a valid path).
-constexpr size_type MAX_ENCODED_BOUNDARY = 0xfffffffeull;
+enum boundary_code : size_type {
+  // No bad boundary in this launch.
+  NO_BAD_BOUNDARY = ~0ull,
+  // The largest boundary index the repair slot encodes (32 bits); a later bad one is recorded
+  // as this one, which only repairs earlier than needed (still a valid path).
+  MAX_ENCODED_BOUNDARY = 0xfffffffeull,
+};
 
 // The status word, the partition repair slot and this launch's generation (twophase_gpu::
 // CheckArgs): the slot holds (generation << 32) | (0xffffffff - first bad boundary), raised by

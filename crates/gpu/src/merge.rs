@@ -244,6 +244,7 @@ impl Gpu {
             status,
             repair,
             generation,
+            ..
         } = check;
         let partitions = scratch.partitions(self, num_partitions)?;
         let (partitions_ptr, _partitions_guard) = partitions.device_ptr_mut(&stream);

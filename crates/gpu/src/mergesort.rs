@@ -543,14 +543,9 @@ impl Gpu {
             )));
         }
         // A comparator that is not trusted gets checked kernels (kernels/mergesort.cu
-        // CHECK_ORDER): partitions checked and repaired, walks checked, and two-way passes only
-        // (the four-way passes' cuts are not checked).
+        // CHECK_ORDER): partitions and cuts checked and repaired, walks checked.
         let trusted = comp.trusted_order();
-        let (two_way_passes, four_way_passes) = if trusted {
-            tuning.pass_plan(count)
-        } else {
-            (merge_passes(count, tile), 0)
-        };
+        let (two_way_passes, four_way_passes) = tuning.pass_plan(count);
         let passes = two_way_passes + four_way_passes;
         let pass_tile = tuning.pass_tile();
         let num_pass_tiles = count.div_ceil(pass_tile);
@@ -760,7 +755,7 @@ impl Gpu {
         let (quad_spacing, cut_count) = (tuning.quad_tile() as u64, num_cuts as u64);
         let lanes = search_lanes(num_cuts, true);
         let lanes_arg = lanes as i32;
-        let cut_blocks = partition_blocks(num_cuts * lanes as usize)?;
+        let cut_blocks = pass_partition_blocks(num_cuts, lanes)?;
         for quad_pass in 0..four_way_passes {
             let run = (tile as u64) << (two_way_passes + 2 * quad_pass);
             // The two-way partitions of this input at every quad tile: the samples of X and Y.
@@ -775,12 +770,18 @@ impl Gpu {
                 kernel_param(&cut_count),
                 kernel_param(&lanes_arg),
                 kernel_param(&cuts),
+                kernel_param(&check.status),
+                kernel_param(&check.repair),
+                kernel_param(&check.second_repair),
+                kernel_param(&check.generation),
             ];
             // SAFETY: `params` points at values matching twophase_mergesort_quad_partition (six
-            // 64-bit, the 32-bit lane count, one 64-bit), alive for the call; one group of `lanes`
-            // threads (a power of two up to 32, validated or chosen above) per cut; `cuts` holds
-            // QUAD_CUT_WORDS entries per cut; the samples are written by the launch before,
-            // which this one waits for.
+            // 64-bit, the 32-bit lane count, four 64-bit, the 32-bit generation), alive for the
+            // call; one group of `lanes` threads (a power of two up to 32, validated or chosen
+            // above) per cut, the blocks overlapping by one cut for an untrusted comparator as
+            // the kernel does; `cuts` holds QUAD_CUT_WORDS entries per cut; the samples (and
+            // their repair slot, this pass's generation) are written by the launch before, which
+            // this one waits for; the check's words live in the scratch.
             unsafe {
                 self.launch_raw(
                     quad_partition,
@@ -798,11 +799,15 @@ impl Gpu {
                 kernel_param(&dst.0),
                 kernel_param(&src.1),
                 kernel_param(&dst.1),
+                kernel_param(&check.status),
+                kernel_param(&check.second_repair),
+                kernel_param(&check.generation),
             ];
-            // SAFETY: `params` points at seven 64-bit values matching twophase_mergesort_quad_tile
-            // (built for TP_QUAD_NT threads), alive for the call; `src` and `dst` are distinct
-            // buffers of `count` keys (and values); one block per quad tile; the cuts are written
-            // by the launch before, which this one waits for.
+            // SAFETY: `params` points at nine 64-bit values and the 32-bit generation matching
+            // twophase_mergesort_quad_tile (built for TP_QUAD_NT threads), alive for the call;
+            // `src` and `dst` are distinct buffers of `count` keys (and values); one block per
+            // quad tile; the cuts (and their repair slot) are written by the launch before, which
+            // this one waits for.
             unsafe {
                 self.launch_raw_shared(
                     quad_tile_kernel,

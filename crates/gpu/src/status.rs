@@ -32,12 +32,15 @@ pub const STATUS_SCAN_INVALID: u32 = 8;
 /// Status bit: a gather or scatter position lies outside its buffer.
 pub const STATUS_POSITION_INVALID: u32 = 16;
 
-/// Words of one check: the status bits, then the partition repair slot.
-const WORDS: usize = 2;
+/// Words of one check: the status bits, the partition repair slot, and a second one for a pass
+/// whose partitions are built on others (the mergesort's four-way cuts, on its two-way samples).
+const WORDS: usize = 3;
 /// Index of the status bits among the words.
 const STATUS_WORD: usize = 0;
 /// Index of the partition repair slot among the words.
 const REPAIR_WORD: usize = 1;
+/// Index of the second repair slot among the words.
+const SECOND_REPAIR_WORD: usize = 2;
 /// Bytes of one word.
 const WORD_BYTES: u64 = 8;
 
@@ -51,6 +54,8 @@ pub struct CheckArgs {
     pub status: u64,
     /// Address of the partition repair slot (`unsigned long long*`).
     pub repair: u64,
+    /// Address of a second repair slot, for partitions built on the first ones.
+    pub second_repair: u64,
     /// This launch's generation (never 0): a repair slot value of an older one is ignored.
     pub generation: u32,
 }
@@ -95,6 +100,7 @@ impl InputCheck {
         Ok(CheckArgs {
             status: base + STATUS_WORD as u64 * WORD_BYTES,
             repair: base + REPAIR_WORD as u64 * WORD_BYTES,
+            second_repair: base + SECOND_REPAIR_WORD as u64 * WORD_BYTES,
             generation: self.generation,
         })
     }
