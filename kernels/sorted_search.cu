@@ -1,27 +1,90 @@
 //! Sorted search kernels: merge path partitions of needles against haystack, then serial_search per tile.
 // The host prepends the prelude of program() (key_type, key_compare, TP_NT, TP_VT, ...), a line
 // defining index_type and TP_UPPER, then partition.cuh, serial.cuh and cta_merge.cuh.
+//
+// Any needles, haystack and comparator keep every read and write in bounds: the partitions are
+// checked pairwise and repaired to a monotone path (partition.cuh, repaired_boundary), so the
+// tiles cover the needles and the haystack exactly; each needle's bound is written once and lies
+// within [0, haystack_count]. Each tile checks its adjacent needles and haystack keys (the pair
+// across its start included) and raises STATUS_FIRST_UNSORTED (needles) or
+// STATUS_SECOND_UNSORTED (haystack); partitions out of order on inputs that passed those checks
+// mean the comparator is inconsistent (STATUS_ORDER_INCONSISTENT, raised by the partition kernel).
 
 using twophase::size_type;
 
 constexpr twophase::bounds_t SEARCH_BOUNDS = TP_UPPER ? twophase::bounds_upper : twophase::bounds_lower;
 
+// Boundaries per partition block; blocks overlap by one (partition.cuh, overlapped_boundary).
+constexpr int SEARCH_PARTITION_GROUPS = TP_PARTITION_NT;
+
+// Output diagonal of boundary p: min(p * spacing, total).
+__device__ __forceinline__ size_type search_diagonal(size_type p, size_type spacing, size_type total) {
+  const size_type diag = p * spacing;
+  return diag < total ? diag : total;
+}
+
 // Phase 1: partitions[p] = needles before output diagonal min(p * spacing, needles + haystack).
+// Each boundary after the block's first is checked against the one before it; the first pair
+// out of order is reported to the repair slot.
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_search_partition(const key_type* __restrict__ needles, size_type needle_count,
                               const key_type* __restrict__ haystack, size_type haystack_count, size_type spacing,
-                              size_type num_partitions, size_type* __restrict__ partitions) {
+                              size_type num_partitions, size_type* __restrict__ partitions,
+                              unsigned long long* status, unsigned long long* repair, unsigned generation) {
 #if __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
-  const size_type p = (size_type)blockIdx.x * blockDim.x + threadIdx.x;
-  if (p >= num_partitions) return;
+  __shared__ size_type paths[SEARCH_PARTITION_GROUPS];
+  const twophase::input_check check = {status, repair, generation};
+  const int group = threadIdx.x;
+  const size_type p = twophase::overlapped_boundary<SEARCH_PARTITION_GROUPS>(group);
+  const bool active = p < num_partitions;
   const size_type total = needle_count + haystack_count;
-  size_type diag = p * spacing;
-  if (diag > total) diag = total;
-  partitions[p] =
-      twophase::merge_path<SEARCH_BOUNDS, size_type>(needles, needle_count, haystack, haystack_count, diag,
-                                                     key_compare());
+  const size_type diag = search_diagonal(p, spacing, total);
+  size_type path = 0;
+  if (active) {
+    path = twophase::merge_path<SEARCH_BOUNDS, size_type>(needles, needle_count, haystack, haystack_count, diag,
+                                                          key_compare());
+    partitions[p] = path;
+  }
+  paths[group] = path;
+  __syncthreads();
+  if (active && group > 0 &&
+      !twophase::monotone_step(paths[group - 1], search_diagonal(p - 1, spacing, total), path, diag)) {
+    twophase::report_bad_boundary(check, p - 1);
+    twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
+  }
+}
+
+// Load the tile's needles then haystack keys to shared memory (strided, all loads issued before
+// the stores), then check every adjacent pair of each input inside the tile against the copy in
+// shared memory: the status bits of the pairs out of order. Ends after a barrier.
+template <int NT, int VT, bool checked>
+__device__ __forceinline__ unsigned load_and_check_tile(const key_type* __restrict__ needles, size_type a0, int a_cnt,
+                                                        const key_type* __restrict__ haystack, size_type b0,
+                                                        int tile_cnt, key_type* keys_shared, int tid) {
+  key_type x[VT];
+#pragma unroll
+  for (int i = 0; i < VT; ++i) {
+    const int idx = NT * i + tid;
+    if (!checked || idx < tile_cnt) x[i] = idx < a_cnt ? needles[a0 + idx] : haystack[b0 + (idx - a_cnt)];
+  }
+#pragma unroll
+  for (int i = 0; i < VT; ++i) {
+    const int idx = NT * i + tid;
+    if (!checked || idx < tile_cnt) keys_shared[idx] = x[i];
+  }
+  __syncthreads();
+  unsigned bits = 0;
+#pragma unroll
+  for (int i = 0; i < VT; ++i) {
+    const int idx = NT * i + tid;
+    // Pairs (idx - 1, idx) inside one input: not the first key, not the first haystack key.
+    if ((!checked || idx < tile_cnt) && idx > 0 && idx != a_cnt && key_compare()(x[i], keys_shared[idx - 1])) {
+      bits |= idx < a_cnt ? twophase::STATUS_FIRST_UNSORTED : twophase::STATUS_SECOND_UNSORTED;
+    }
+  }
+  return bits;
 }
 
 // Phase 2: tile t covers merge outputs [t * NV, min((t + 1) * NV, total)); each of its needles gets
@@ -29,7 +92,8 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
 extern "C" __global__ void __launch_bounds__(TP_NT)
     twophase_search_tile(const key_type* __restrict__ needles, size_type needle_count,
                          const key_type* __restrict__ haystack, size_type haystack_count,
-                         const size_type* __restrict__ partitions, index_type* __restrict__ out) {
+                         const size_type* __restrict__ partitions, index_type* __restrict__ out,
+                         unsigned long long* status, unsigned long long* repair, unsigned generation) {
   constexpr int NT = TP_NT;
   constexpr int VT = TP_VT;
   constexpr int NV = NT * VT;
@@ -42,35 +106,58 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
 #if __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
+  const twophase::input_check check = {status, repair, generation};
   const int tid = threadIdx.x;
   const size_type tile = blockIdx.x;
   const size_type total = needle_count + haystack_count;
   const size_type diag0 = tile * NV;
   const size_type diag1 = diag0 + NV < total ? diag0 + NV : total;
-  const size_type a0 = partitions[tile];
-  const size_type a1 = partitions[tile + 1];
+  // The tile's boundaries on a monotone path whatever the partition kernel found.
+  const size_type bad = twophase::first_bad_boundary(check);
+  const bool repairing = bad != twophase::NO_BAD_BOUNDARY;
+  const size_type bad_path = repairing ? partitions[bad] : 0;
+  const size_type bad_diag = repairing ? search_diagonal(bad, NV, total) : 0;
+  const size_type a0 =
+      twophase::repaired_boundary(tile, partitions[tile], diag0, bad, bad_path, bad_diag, needle_count);
+  const size_type a1 =
+      twophase::repaired_boundary(tile + 1, partitions[tile + 1], diag1, bad, bad_path, bad_diag, needle_count);
   const size_type b0 = diag0 - a0;
   const int a_cnt = (int)(a1 - a0);
   const int tile_cnt = (int)(diag1 - diag0);
-  if (tile_cnt == NV) {
-    twophase::load_tile<NT, VT, false>(needles, a0, a_cnt, haystack, b0, tile_cnt, keys_shared, tid);
-  } else {
-    twophase::load_tile<NT, VT, true>(needles, a0, a_cnt, haystack, b0, tile_cnt, keys_shared, tid);
-  }
-
-  // Phase 1 inside the tile, then VT serial search steps per thread.
-  const int diag = min(VT * tid, tile_cnt);
   const int b_cnt = tile_cnt - a_cnt;
+  unsigned bits;
+  if (tile_cnt == NV) {
+    bits = load_and_check_tile<NT, VT, false>(needles, a0, a_cnt, haystack, b0, tile_cnt, keys_shared, tid);
+  } else {
+    bits = load_and_check_tile<NT, VT, true>(needles, a0, a_cnt, haystack, b0, tile_cnt, keys_shared, tid);
+  }
+  // The pairs across the tile's start: the key before it of each input, from global memory.
+  if (tid == 0) {
+    if (a_cnt > 0 && a0 > 0 && key_compare()(keys_shared[0], needles[a0 - 1])) bits |= twophase::STATUS_FIRST_UNSORTED;
+    if (b_cnt > 0 && b0 > 0 && key_compare()(keys_shared[a_cnt], haystack[b0 - 1])) {
+      bits |= twophase::STATUS_SECOND_UNSORTED;
+    }
+  }
+  if (bits) twophase::raise_status(check, bits);
+
+  // Phase 1 inside the tile, then VT serial search steps per thread. Each merge path lies within
+  // the tile's ranges and the walk never takes from an exhausted side, for any comparator.
+  const int diag = min(VT * tid, tile_cnt);
   const int mp = twophase::merge_path<SEARCH_BOUNDS, int>(keys_shared, a_cnt, keys_shared + a_cnt, b_cnt, diag,
                                                           key_compare());
   twophase::merge_range range = {mp, a_cnt, a_cnt + diag - mp, tile_cnt};
   twophase::serial_search<SEARCH_BOUNDS, VT>(keys_shared, range, a_cnt, key_compare(), bounds_shared);
   __syncthreads();
 
-  // Strided, coalesced store of the tile's needles' bounds.
+  // Strided, coalesced store of the tile's needles' bounds. Clamped into the tile's haystack
+  // range: when the walks did not tile the merge (an inconsistent comparator), a needle's slot
+  // may have been written by no walk.
 #pragma unroll
   for (int i = 0; i < VT; ++i) {
     const int idx = NT * i + tid;
-    if (idx < a_cnt) out[a0 + idx] = (index_type)(b0 + (size_type)bounds_shared[idx]);
+    if (idx < a_cnt) {
+      const int bound = min(max(bounds_shared[idx], 0), b_cnt);
+      out[a0 + idx] = (index_type)(b0 + (size_type)bound);
+    }
   }
 }
