@@ -73,8 +73,7 @@ __device__ __forceinline__ void cta_load_balance(const index_t* __restrict__ sca
 
   // The tile's starts, relative to a0: every start taken inside the tile lies in [a0, a1] (the
   // merge takes a start only after the items before it, and before the items from it on).
-  // Slot 0 is the segment open at the tile start; slot k >= 1 is segment b0 - 1 + k. A start
-  // outside [a0, a1] is an invalid scan; it is clamped so the walk stays in the tile.
+  // Slot 0 is the segment open at the tile start; slot k >= 1 is segment b0 - 1 + k.
   index_t x[VT];
 #pragma unroll
   for (int i = 0; i < VT; ++i) {
@@ -82,14 +81,17 @@ __device__ __forceinline__ void cta_load_balance(const index_t* __restrict__ sca
     if (idx < b_cnt) x[i] = scan[b0 + idx];
   }
   const size_type open_start = b0 > 0 ? (size_type)scan[b0 - 1] : 0;
+  // What a valid scan guarantees of the tile's part. A tile that breaks it still walks in bounds
+  // (the walk stays in the tile for any start values) but calls no op.
+  // scan[0] == 0 (x[0] of thread 0 when b0 == 0): tile 0 takes it before its first item.
   bool bad_scan = open_start > a0 || (b0 == 0 && a_cnt > 0 && (b_cnt == 0 || (tid == 0 && (size_type)x[0] != 0)));
 #pragma unroll
   for (int i = 0; i < VT; ++i) {
     const int idx = NT * i + tid;
     if (idx < b_cnt) {
-      const size_type start = (size_type)x[i];
-      bad_scan |= start < a0 || start > a1;
-      shared.starts[1 + idx] = start < a0 ? 0 : (start > a1 ? a_cnt : (int)(start - a0));
+      const size_type start = (size_type)x[i] - a0;  // past a_cnt (or wrapped) when outside [a0, a1]
+      bad_scan |= start > (size_type)a_cnt;
+      shared.starts[1 + idx] = (int)start;
     }
   }
   if (tid == 0) {
@@ -97,12 +99,10 @@ __device__ __forceinline__ void cta_load_balance(const index_t* __restrict__ sca
     shared.starts[b_cnt + 1] = 0x7fffffff;
   }
   __syncthreads();
-  // Adjacent starts inside the tile must not decrease.
-#pragma unroll
-  for (int i = 0; i < VT; ++i) {
-    const int idx = NT * i + tid;
-    if (idx > 0 && idx < b_cnt) bad_scan |= shared.starts[1 + idx] < shared.starts[idx];
-  }
+  // Adjacent starts inside the tile must not decrease. Not unrolled: hoisting its loads cost
+  // registers and occupancy.
+#pragma unroll 1
+  for (int idx = tid + 1; idx < b_cnt; idx += NT) bad_scan |= shared.starts[1 + idx] < shared.starts[idx];
 
   // Phase 1 inside the tile: this thread's merge path at diagonal VT * tid, upper bound, 32-bit.
   const int diag = min(VT * tid, tile_cnt);

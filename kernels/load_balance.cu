@@ -103,8 +103,27 @@ struct user_op {
 static_assert(sizeof(twophase::load_balance_shared<TP_NT * TP_VT>) <= 48 * 1024,
               "tile too large for static shared memory");
 
+// Blocks of a tile kernel that fit an SM by shared memory (each block also takes 1 KiB reserved
+// by the system), and by threads: the tile kernels' launch bounds ask ptxas for registers that
+// let that many blocks run, so that the input checks (whose values ptxas otherwise keeps in
+// registers across the walk) do not cost occupancy.
+#if __CUDA_ARCH__ >= 900
+constexpr int LBS_SHARED_PER_SM = 228 * 1024;
+#else
+constexpr int LBS_SHARED_PER_SM = 164 * 1024;
+#endif
+constexpr int LBS_RESERVED_SHARED = 1024;
+constexpr int LBS_MAX_THREADS_PER_SM = 2048;
+constexpr int lbs_min_blocks() {
+  constexpr int by_shared =
+      LBS_SHARED_PER_SM / ((int)sizeof(twophase::load_balance_shared<TP_NT * TP_VT>) + LBS_RESERVED_SHARED);
+  constexpr int by_threads = LBS_MAX_THREADS_PER_SM / TP_NT;
+  return by_shared < by_threads ? (by_shared > 0 ? by_shared : 1) : by_threads;
+}
+constexpr int LBS_TILE_MIN_BLOCKS = lbs_min_blocks();
+
 // Phase 2, segments (and ranks) of every item.
-extern "C" __global__ void __launch_bounds__(TP_NT)
+extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)
     twophase_lbs_tile(const index_type* __restrict__ scan, size_type num_segments, size_type total,
                       const size_type* __restrict__ partitions, index_type* __restrict__ segments,
                       index_type* __restrict__ ranks, unsigned long long* status, unsigned long long* repair,
@@ -117,7 +136,7 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
 }
 
 // Phase 2, interval expand.
-extern "C" __global__ void __launch_bounds__(TP_NT)
+extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)
     twophase_interval_expand(const index_type* __restrict__ scan, size_type num_segments, size_type total,
                              const size_type* __restrict__ partitions, const value_type* __restrict__ values,
                              value_type* __restrict__ out, unsigned long long* status, unsigned long long* repair,
@@ -131,7 +150,7 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
 
 // Phase 2, interval move (gather, scatter or both), positions checked against input_count and
 // output_count.
-extern "C" __global__ void __launch_bounds__(TP_NT)
+extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)
     twophase_interval_move(const index_type* __restrict__ scan, size_type num_segments, size_type total,
                            const size_type* __restrict__ partitions, const index_type* __restrict__ gather,
                            const index_type* __restrict__ scatter, const value_type* __restrict__ input,
@@ -145,7 +164,7 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
 }
 
 // Phase 2, the user's snippet for every (item, segment, rank).
-extern "C" __global__ void __launch_bounds__(TP_NT)
+extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)
     twophase_lbs_for_each(const index_type* __restrict__ scan, size_type num_segments, size_type total,
                           const size_type* __restrict__ partitions, twophase_op_args args,
                           unsigned long long* status, unsigned long long* repair, unsigned generation) {

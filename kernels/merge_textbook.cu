@@ -14,6 +14,19 @@
 //   only): serial_merge reports where each output came from, and the value is copied from there.
 // - Each thread owns VT outputs per tile (basic: per thread), a compile-time constant, where the
 //   published kernels divide a runtime output count by the thread count.
+// - Any keys and any (deterministic) comparator keep every read and write inside the inputs'
+//   and the output's ranges, and the output a permutation of the input. Each co-rank is in
+//   bounds on its own; a piece of the merge (a thread's outputs in the basic kernel, a block's
+//   in the others) whose two co-ranks are out of order writes nothing and reports its index to
+//   the repair slot (partition.cuh), and twophase_merge_repair then writes the outputs from the
+//   first such piece on as the rest of A followed by the rest of B. Inside a tile, pieces out of
+//   order make the whole tile a concatenation of what it consumes. The published kernels
+//   assume sorted inputs and a strict weak order, and read and write out of bounds otherwise.
+// - Unsorted inputs are detected at no extra memory traffic: each thread checks that its merged
+//   outputs are in order, the first one against the keys just before its pieces of A and B.
+//   Outputs out of order raise STATUS_FIRST_UNSORTED / STATUS_SECOND_UNSORTED for the input
+//   whose adjacent keys are out of order, or STATUS_ORDER_INCONSISTENT when neither is (and for
+//   co-ranks out of order).
 
 using twophase::merge_range;
 using twophase::size_type;
@@ -65,26 +78,92 @@ struct ring_pair {
   __device__ __forceinline__ key_type operator[](int i) const { return i < a_count ? a[i] : b[i - a_count]; }
 };
 
+// The key before a piece of one input, when the piece does not start the input.
+struct key_before_t {
+  bool present;
+  key_type key;
+};
+
 // Merge the range.total() <= VT outputs of `range` over `keys` (positions below `a_split` are
 // A's, the rest B's) and write them straight to out[0..], as the textbook's sequential merge
 // does: each thread its own consecutive outputs, so a warp's stores are VT elements apart (not
 // coalesced). Values are copied from a_vals / b_vals (positions relative to the same starts as
 // `keys`). `full` selects serial_merge's unchecked form (exactly VT outputs).
+// Also checks that the outputs are in order, the first against the keys before the piece
+// (`a_prev`, `b_prev`), in registers. The merge takes each input's keys in order, so two
+// consecutive outputs out of order from the same input are two adjacent keys of that input out of
+// order (STATUS_FIRST_UNSORTED or STATUS_SECOND_UNSORTED). From different inputs, the comparator
+// answered against itself (the serial merge compared those same two heads), or, for the first
+// output against the other input's key before the piece, either input may be unsorted:
+// STATUS_ORDER_INCONSISTENT.
 template <bool full, typename keys_it>
 __device__ __forceinline__ void merge_to_global(keys_it keys, merge_range range, int a_split, key_type* out,
                                                 const value_type* a_vals, const value_type* b_vals,
-                                                value_type* out_vals) {
+                                                value_type* out_vals, key_before_t a_prev, key_before_t b_prev,
+                                                const twophase::input_check& check) {
   const int count = range.total();
   key_type merged[VT];
   int sources[VT];
   twophase::serial_merge<twophase::bounds_lower, VT, !full>(keys, range, key_compare(), merged, sources);
+  unsigned bits = 0;
 #pragma unroll
   for (int i = 0; i < VT; ++i) {
     if (full || i < count) {
       out[i] = merged[i];
       if (TP_HAS_VALUES) out_vals[i] = sources[i] < a_split ? a_vals[sources[i]] : b_vals[sources[i] - a_split];
+      if (i > 0 && key_compare()(merged[i], merged[i - 1])) {
+        const bool from_a = sources[i] < a_split, prev_from_a = sources[i - 1] < a_split;
+        bits |= from_a != prev_from_a ? twophase::STATUS_ORDER_INCONSISTENT
+                                      : (from_a ? twophase::STATUS_FIRST_UNSORTED : twophase::STATUS_SECOND_UNSORTED);
+      }
     }
   }
+  if (count > 0) {
+    const bool from_a = sources[0] < a_split;
+    if (a_prev.present && key_compare()(merged[0], a_prev.key)) {
+      bits |= from_a ? twophase::STATUS_FIRST_UNSORTED : twophase::STATUS_ORDER_INCONSISTENT;
+    }
+    if (b_prev.present && key_compare()(merged[0], b_prev.key)) {
+      bits |= from_a ? twophase::STATUS_ORDER_INCONSISTENT : twophase::STATUS_SECOND_UNSORTED;
+    }
+  }
+  if (bits) twophase::raise_status(check, bits);
+}
+
+// The fallback of a tile whose threads' pieces were out of order: this thread's outputs
+// [d0, d1) of the tile are positions d0.. of the tile's consumed A keys (positions [0, a_used)
+// of `keys`) followed by its consumed B keys (from position a_split on), a permutation of what
+// the tile consumes whatever the comparator answered; written straight to out[0..].
+template <typename keys_it>
+__device__ __forceinline__ void concatenate_to_global(keys_it keys, int a_used, int a_split, int d0, int d1,
+                                                      key_type* out, const value_type* a_vals,
+                                                      const value_type* b_vals, value_type* out_vals) {
+  for (int i = d0; i < d1; ++i) {
+    const int source = i < a_used ? i : a_split + (i - a_used);
+    out[i - d0] = keys[source];
+    if (TP_HAS_VALUES) out_vals[i - d0] = source < a_split ? a_vals[source] : b_vals[source - a_split];
+  }
+}
+
+// The status bits of a tile that fell back to concatenation: the inputs with adjacent keys out
+// of order among the consumed A keys [0, a_used) and B keys [a_split, a_split + b_used) of
+// `keys` (each against the key before the tile, when there is one), or
+// STATUS_ORDER_INCONSISTENT. Strided over the block's threads; only on invalid input.
+template <int NT, typename keys_it>
+__device__ __forceinline__ unsigned tile_unsorted_inputs(keys_it keys, int a_used, int a_split, int b_used,
+                                                      key_before_t a_prev, key_before_t b_prev) {
+  unsigned bits = 0;
+  for (int i = threadIdx.x; i < a_used; i += NT) {
+    if ((i > 0 || a_prev.present) && key_compare()(keys[i], i > 0 ? keys[i - 1] : a_prev.key)) {
+      bits |= twophase::STATUS_FIRST_UNSORTED;
+    }
+  }
+  for (int i = threadIdx.x; i < b_used; i += NT) {
+    if ((i > 0 || b_prev.present) && key_compare()(keys[a_split + i], i > 0 ? keys[a_split + i - 1] : b_prev.key)) {
+      bits |= twophase::STATUS_SECOND_UNSORTED;
+    }
+  }
+  return bits;
 }
 
 // The co-rank (A elements among the first `diag` outputs) of the whole merge, on global memory.
@@ -95,13 +174,45 @@ __device__ __forceinline__ size_type global_co_rank(const key_type* a, size_type
 
 // The block's output range [*out_begin, *out_end) and the co-ranks at both ends, found by two
 // threads at once. The published tiled kernel has thread 0 run both searches one after the other.
-__device__ __forceinline__ void block_range(const key_type* a, size_type a_count, const key_type* b, size_type b_count,
-                                            size_type* cuts, size_type* out_begin, size_type* out_end) {
+// Returns whether the two co-ranks make a valid piece (the same answer in every thread); when
+// not, thread 0 reports the block to the repair slot.
+__device__ __forceinline__ bool block_range(const key_type* a, size_type a_count, const key_type* b,
+                                            size_type b_count, size_type* cuts, size_type* out_begin,
+                                            size_type* out_end, const twophase::input_check& check) {
   const size_type total = a_count + b_count;
   *out_begin = (size_type)blockIdx.x * BLOCK_OUTPUTS;
   *out_end = *out_begin + BLOCK_OUTPUTS < total ? *out_begin + BLOCK_OUTPUTS : total;
   if (threadIdx.x < 2) cuts[threadIdx.x] = global_co_rank(a, a_count, b, b_count, threadIdx.x ? *out_end : *out_begin);
   __syncthreads();
+  const bool valid = twophase::monotone_step(cuts[0], *out_begin, cuts[1], *out_end);
+  if (!valid && threadIdx.x == 0) {
+    twophase::report_bad_boundary(check, blockIdx.x);
+    twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
+  }
+  return valid;
+}
+
+// The key before position `pos` of a global input (none at its start): the predecessor a piece's
+// first output is checked against.
+__device__ __forceinline__ key_before_t key_before(const key_type* keys, size_type pos) {
+  key_before_t before = {};
+  before.present = pos > 0;
+  if (before.present) before.key = keys[pos - 1];
+  return before;
+}
+
+// The key before position `i` of a tile's input held at [first, ..) of a shared buffer or ring
+// (`keys_it` indexable) when i > 0, else the key before the tile's start in global memory.
+template <typename keys_it>
+__device__ __forceinline__ key_before_t tile_key_before(const keys_it& view, int first, int i,
+                                                        const key_type* global, size_type global_pos) {
+  if (i > 0) {
+    key_before_t before = {};
+    before.present = true;
+    before.key = view[first + i - 1];
+    return before;
+  }
+  return key_before(global, global_pos);
 }
 
 }  // namespace textbook
@@ -110,27 +221,41 @@ __device__ __forceinline__ void block_range(const key_type* a, size_type a_count
 // by binary search in global memory, then merges from global memory into global memory.
 // Differs from the textbook: the published kernel gives each thread ceil(total / threads)
 // outputs of a fixed grid; here each thread has VT outputs (a compile-time constant, so the
-// merge loop unrolls) and the grid grows with the input. Indices are 64-bit.
+// merge loop unrolls) and the grid grows with the input. Indices are 64-bit. A thread whose
+// co-ranks are out of order writes nothing and reports its piece (twophase_merge_repair
+// rewrites it).
 extern "C" __global__ void __launch_bounds__(TP_NT)
     twophase_merge_basic(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
                          size_type b_count, key_type* __restrict__ out, const value_type* __restrict__ a_vals,
-                         const value_type* __restrict__ b_vals, value_type* __restrict__ out_vals) {
+                         const value_type* __restrict__ b_vals, value_type* __restrict__ out_vals,
+                         unsigned long long* status, unsigned long long* repair, unsigned generation) {
   using namespace textbook;
+  const twophase::input_check check = {status, repair, generation};
   const size_type total = a_count + b_count;
-  const size_type k0 = ((size_type)blockIdx.x * NT + threadIdx.x) * VT;
+  const size_type piece = (size_type)blockIdx.x * NT + threadIdx.x;
+  const size_type k0 = piece * VT;
   if (k0 >= total) return;
   const size_type k1 = k0 + VT < total ? k0 + VT : total;
   const size_type i0 = global_co_rank(a, a_count, b, b_count, k0);
   const size_type i1 = global_co_rank(a, a_count, b, b_count, k1);
+  if (!twophase::monotone_step(i0, k0, i1, k1)) {
+    twophase::report_bad_boundary(check, piece);
+    twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
+    return;
+  }
   const size_type j0 = k0 - i0;
   const int a_cnt = (int)(i1 - i0);
   const int count = (int)(k1 - k0);
   const global_pair keys = {a + i0, b + j0, a_cnt, count};
   const merge_range range = {0, a_cnt, a_cnt, count};
+  const key_before_t a_prev = key_before(a, i0);
+  const key_before_t b_prev = key_before(b, j0);
   if (count == VT) {
-    merge_to_global<true>(keys, range, a_cnt, out + k0, a_vals + i0, b_vals + j0, out_vals + k0);
+    merge_to_global<true>(keys, range, a_cnt, out + k0, a_vals + i0, b_vals + j0, out_vals + k0, a_prev, b_prev,
+                          check);
   } else {
-    merge_to_global<false>(keys, range, a_cnt, out + k0, a_vals + i0, b_vals + j0, out_vals + k0);
+    merge_to_global<false>(keys, range, a_cnt, out + k0, a_vals + i0, b_vals + j0, out_vals + k0, a_prev, b_prev,
+                           check);
   }
 }
 
@@ -147,18 +272,22 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
 //   range ends at the tile's end, and is passed on through shared memory.
 // - B's keys follow A's directly in one shared buffer (A then B, as serial_merge expects) rather
 //   than at a fixed offset of tile_size.
+// - The threads' co-ranks are checked (one barrier per tile); a tile whose pieces are out of order
+//   writes what it consumes concatenated.
 extern "C" __global__ void __launch_bounds__(TP_NT)
     twophase_merge_tiled(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
                          size_type b_count, key_type* __restrict__ out, const value_type* __restrict__ a_vals,
-                         const value_type* __restrict__ b_vals, value_type* __restrict__ out_vals) {
+                         const value_type* __restrict__ b_vals, value_type* __restrict__ out_vals,
+                         unsigned long long* status, unsigned long long* repair, unsigned generation) {
   using namespace textbook;
   // A's tile, then B's, and the slot serial_merge may read one past the end.
   __shared__ key_type keys_shared[2 * TILE + 1];
   __shared__ size_type cuts[2];
   __shared__ int a_used_shared;
+  const twophase::input_check check = {status, repair, generation};
   const int tid = threadIdx.x;
   size_type out_pos, out_end;
-  block_range(a, a_count, b, b_count, cuts, &out_pos, &out_end);
+  if (!block_range(a, a_count, b, b_count, cuts, &out_pos, &out_end, check)) return;
   size_type a_pos = cuts[0], b_pos = out_pos - cuts[0];
   const size_type a_end = cuts[1], b_end = out_end - cuts[1];
 
@@ -177,15 +306,28 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
     const int m1 = twophase::merge_path<twophase::bounds_lower, int>(keys_shared, a_len, keys_shared + a_len, b_len,
                                                                      d1, key_compare());
     if (tid == NT - 1) a_used_shared = m1;  // d1 == out_cnt: the tile's consumption of A
-    const merge_range range = {m0, m1, a_len + d0 - m0, a_len + d1 - m1};
-    const size_type first = out_pos + d0;
-    if (out_cnt == TILE) {
-      merge_to_global<true>(keys_shared, range, a_len, out + first, a_vals + a_pos, b_vals + b_pos, out_vals + first);
-    } else if (d1 > d0) {
-      merge_to_global<false>(keys_shared, range, a_len, out + first, a_vals + a_pos, b_vals + b_pos, out_vals + first);
-    }
-    __syncthreads();  // every thread is done with the tile and has a_used_shared
+    const bool pieces_in_order = __syncthreads_and(twophase::monotone_step(m0, d0, m1, d1));
     const int a_used = a_used_shared;
+    const size_type first = out_pos + d0;
+    if (pieces_in_order) {
+      const merge_range range = {m0, m1, a_len + d0 - m0, a_len + d1 - m1};
+      const key_before_t a_prev = tile_key_before(keys_shared, 0, m0, a, a_pos);
+      const key_before_t b_prev = tile_key_before(keys_shared, a_len, d0 - m0, b, b_pos);
+      if (out_cnt == TILE) {
+        merge_to_global<true>(keys_shared, range, a_len, out + first, a_vals + a_pos, b_vals + b_pos,
+                              out_vals + first, a_prev, b_prev, check);
+      } else if (d1 > d0) {
+        merge_to_global<false>(keys_shared, range, a_len, out + first, a_vals + a_pos, b_vals + b_pos,
+                               out_vals + first, a_prev, b_prev, check);
+      }
+    } else {
+      concatenate_to_global(keys_shared, a_used, a_len, d0, d1, out + first, a_vals + a_pos, b_vals + b_pos,
+                            out_vals + first);
+      const unsigned bits = tile_unsorted_inputs<NT>(keys_shared, a_used, a_len, out_cnt - a_used,
+                                                     key_before(a, a_pos), key_before(b, b_pos));
+      if (bits || tid == 0) twophase::raise_status(check, bits | (tid == 0 ? twophase::STATUS_ORDER_INCONSISTENT : 0));
+    }
+    __syncthreads();  // every thread is done with the tile
     a_pos += a_used;
     b_pos += out_cnt - a_used;
     out_pos += out_cnt;
@@ -201,21 +343,24 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
 //   computes a_next with c_curr, the same output index as a_curr, so every thread merges an empty
 //   A range.
 // - As in the tiled kernel, the consumed count is the last thread's end co-rank at the real
-//   output count over the real ring fill levels.
+//   output count over the real ring fill levels, and a tile whose pieces are out of order writes
+//   what it consumes concatenated.
 // - The rings are read through ring_view / ring_pair (one subtraction instead of a modulo per
 //   access), with the same merge_path and serial_merge as every other merge.
 extern "C" __global__ void __launch_bounds__(TP_NT)
     twophase_merge_circular(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
                             size_type b_count, key_type* __restrict__ out, const value_type* __restrict__ a_vals,
-                            const value_type* __restrict__ b_vals, value_type* __restrict__ out_vals) {
+                            const value_type* __restrict__ b_vals, value_type* __restrict__ out_vals,
+                            unsigned long long* status, unsigned long long* repair, unsigned generation) {
   using namespace textbook;
   __shared__ key_type a_ring[TILE];
   __shared__ key_type b_ring[TILE];
   __shared__ size_type cuts[2];
   __shared__ int a_used_shared;
+  const twophase::input_check check = {status, repair, generation};
   const int tid = threadIdx.x;
   size_type out_pos, out_end;
-  block_range(a, a_count, b, b_count, cuts, &out_pos, &out_end);
+  if (!block_range(a, a_count, b, b_count, cuts, &out_pos, &out_end, check)) return;
   // Global positions of each ring's first unconsumed key and of the next key to load.
   size_type a_pos = cuts[0], b_pos = out_pos - cuts[0];
   size_type a_next = a_pos, b_next = b_pos;
@@ -248,17 +393,30 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
     const int m1 =
         twophase::merge_path<twophase::bounds_lower, int>(a_view, a_have, b_view, b_have, d1, key_compare());
     if (tid == NT - 1) a_used_shared = m1;
-    const ring_pair keys = {a_view, a_have, b_view};
-    const merge_range range = {m0, m1, a_have + d0 - m0, a_have + d1 - m1};
-    const size_type first = out_pos + d0;
-    if (out_cnt == TILE) {
-      merge_to_global<true>(keys, range, a_have, out + first, a_vals + a_pos, b_vals + b_pos, out_vals + first);
-    } else if (d1 > d0) {
-      merge_to_global<false>(keys, range, a_have, out + first, a_vals + a_pos, b_vals + b_pos, out_vals + first);
-    }
-    __syncthreads();  // every thread is done reading the rings and has a_used_shared
+    const bool pieces_in_order = __syncthreads_and(twophase::monotone_step(m0, d0, m1, d1));
     const int a_used = a_used_shared;
     const int b_used = out_cnt - a_used;
+    const ring_pair keys = {a_view, a_have, b_view};
+    const size_type first = out_pos + d0;
+    if (pieces_in_order) {
+      const merge_range range = {m0, m1, a_have + d0 - m0, a_have + d1 - m1};
+      const key_before_t a_prev = tile_key_before(a_view, 0, m0, a, a_pos);
+      const key_before_t b_prev = tile_key_before(b_view, 0, d0 - m0, b, b_pos);
+      if (out_cnt == TILE) {
+        merge_to_global<true>(keys, range, a_have, out + first, a_vals + a_pos, b_vals + b_pos, out_vals + first,
+                              a_prev, b_prev, check);
+      } else if (d1 > d0) {
+        merge_to_global<false>(keys, range, a_have, out + first, a_vals + a_pos, b_vals + b_pos, out_vals + first,
+                               a_prev, b_prev, check);
+      }
+    } else {
+      concatenate_to_global(keys, a_used, a_have, d0, d1, out + first, a_vals + a_pos, b_vals + b_pos,
+                            out_vals + first);
+      const unsigned bits =
+          tile_unsorted_inputs<NT>(keys, a_used, a_have, b_used, key_before(a, a_pos), key_before(b, b_pos));
+      if (bits || tid == 0) twophase::raise_status(check, bits | (tid == 0 ? twophase::STATUS_ORDER_INCONSISTENT : 0));
+    }
+    __syncthreads();  // every thread is done reading the rings
     a_head = ring_slot(a_head, a_used);
     b_head = ring_slot(b_head, b_used);
     a_have -= a_used;
@@ -266,5 +424,42 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
     a_pos += a_used;
     b_pos += b_used;
     out_pos += out_cnt;
+  }
+}
+
+// Repair after any of the three kernels, on the same check: when a piece (a thread's outputs of
+// the basic kernel, a block's of the others; `spacing` outputs each) had its co-ranks out of
+// order, the first such piece p left outputs from k = min(p * spacing, total) on unwritten or
+// unreliable. They become the A keys from the co-rank i of k on, then the B keys from k - i on:
+// out[k'] = a[i + k' - k] while that is in A, else b[k' - a_count]. With the pieces before p
+// (whose co-ranks were in order), the output is a permutation of the input. Does nothing (one
+// load per block) when no piece was out of order. Grid-stride over the outputs.
+extern "C" __global__ void __launch_bounds__(TP_NT)
+    twophase_merge_repair(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
+                          size_type b_count, key_type* __restrict__ out, const value_type* __restrict__ a_vals,
+                          const value_type* __restrict__ b_vals, value_type* __restrict__ out_vals,
+                          size_type spacing, unsigned long long* status, unsigned long long* repair,
+                          unsigned generation) {
+  using namespace textbook;
+  __shared__ size_type co_rank;
+  const twophase::input_check check = {status, repair, generation};
+  const size_type bad = twophase::first_bad_boundary(check);
+  if (bad == twophase::NO_BAD_BOUNDARY) return;
+  const size_type total = a_count + b_count;
+  // bad < 2^32 and spacing < 2^31: the product does not overflow.
+  const size_type k = bad * spacing < total ? bad * spacing : total;
+  if (threadIdx.x == 0) co_rank = global_co_rank(a, a_count, b, b_count, k);
+  __syncthreads();
+  const size_type i = co_rank;
+  const size_type stride = (size_type)gridDim.x * NT;
+  for (size_type pos = k + (size_type)blockIdx.x * NT + threadIdx.x; pos < total; pos += stride) {
+    const size_type from_a = i + (pos - k);
+    if (from_a < a_count) {
+      out[pos] = a[from_a];
+      if (TP_HAS_VALUES) out_vals[pos] = a_vals[from_a];
+    } else {
+      out[pos] = b[pos - a_count];
+      if (TP_HAS_VALUES) out_vals[pos] = b_vals[pos - a_count];
+    }
   }
 }

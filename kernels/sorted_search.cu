@@ -56,31 +56,49 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
   }
 }
 
-// Load the tile's needles then haystack keys to shared memory (strided, all loads issued before
-// the stores), then check every adjacent pair of each input inside the tile against the copy in
-// shared memory: the status bits of the pairs out of order. Ends after a barrier.
-template <int NT, int VT, bool checked>
-__device__ __forceinline__ unsigned load_and_check_tile(const key_type* __restrict__ needles, size_type a0, int a_cnt,
-                                                        const key_type* __restrict__ haystack, size_type b0,
-                                                        int tile_cnt, key_type* keys_shared, int tid) {
-  key_type x[VT];
+// serial_search (serial.cuh) that also checks the order of each input as it walks: every key it
+// reads after a key it took is compared with that key (while inside the taken key's input), so
+// that walks which together cover the tile check every adjacent pair in it, at one comparison a
+// step and no extra shared memory reads. Returns the status bits of the pairs found out of order.
+template <twophase::bounds_t bounds, int VT>
+__device__ __forceinline__ unsigned checked_serial_search(const key_type* keys_shared, twophase::merge_range& range,
+                                                          int haystack_first, int* bounds_out) {
+  const int count = min(VT, range.total());
+  key_type a_key = keys_shared[range.a_begin];
+  key_type b_key = keys_shared[range.b_begin];
+  bool needles_descend = false, haystack_descends = false;
 #pragma unroll
   for (int i = 0; i < VT; ++i) {
-    const int idx = NT * i + tid;
-    if (!checked || idx < tile_cnt) x[i] = idx < a_cnt ? needles[a0 + idx] : haystack[b0 + (idx - a_cnt)];
+    if (i >= count) break;
+    const bool p = twophase::merge_predicate<bounds>(a_key, b_key, range, key_compare());
+    if (p) bounds_out[range.a_begin] = range.b_begin - haystack_first;
+    const int index = (p ? range.a_begin : range.b_begin) + 1;
+    const key_type next = keys_shared[index];
+    const bool descends = index < (p ? range.a_end : range.b_end) && key_compare()(next, p ? a_key : b_key);
+    needles_descend |= p & descends;
+    haystack_descends |= !p & descends;
+    if (p) {
+      a_key = next;
+      range.a_begin = index;
+    } else {
+      b_key = next;
+      range.b_begin = index;
+    }
   }
-#pragma unroll
-  for (int i = 0; i < VT; ++i) {
-    const int idx = NT * i + tid;
-    if (!checked || idx < tile_cnt) keys_shared[idx] = x[i];
-  }
-  __syncthreads();
+  return (needles_descend ? twophase::STATUS_FIRST_UNSORTED : 0u) |
+         (haystack_descends ? twophase::STATUS_SECOND_UNSORTED : 0u);
+}
+
+// The status bits of every adjacent pair out of order among the tile's needles [0, a_cnt) and
+// haystack keys [a_cnt, tile_cnt) in shared memory, strided over the block. Only run when the
+// threads' walks did not tile the merge (so checked_serial_search may have missed pairs): input
+// that broke a precondition.
+template <int NT>
+__device__ __forceinline__ unsigned tile_unsorted_inputs(const key_type* keys_shared, int a_cnt, int tile_cnt) {
   unsigned bits = 0;
-#pragma unroll
-  for (int i = 0; i < VT; ++i) {
-    const int idx = NT * i + tid;
-    // Pairs (idx - 1, idx) inside one input: not the first key, not the first haystack key.
-    if ((!checked || idx < tile_cnt) && idx > 0 && idx != a_cnt && key_compare()(x[i], keys_shared[idx - 1])) {
+#pragma unroll 1
+  for (int idx = threadIdx.x + 1; idx < tile_cnt; idx += NT) {
+    if (idx != a_cnt && key_compare()(keys_shared[idx], keys_shared[idx - 1])) {
       bits |= idx < a_cnt ? twophase::STATUS_FIRST_UNSORTED : twophase::STATUS_SECOND_UNSORTED;
     }
   }
@@ -100,6 +118,7 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
   constexpr int KEY_BYTES = ((NV + 1) * (int)sizeof(key_type) + 15) / 16 * 16;
   static_assert(KEY_BYTES + NV * (int)sizeof(int) <= 48 * 1024, "tile too large for static shared memory");
   __shared__ __align__(16) unsigned char smem[KEY_BYTES + NV * sizeof(int)];
+  __shared__ int warp_starts[NT / 32];
   key_type* keys_shared = reinterpret_cast<key_type*>(smem);
   int* bounds_shared = reinterpret_cast<int*>(smem + KEY_BYTES);
 
@@ -125,29 +144,37 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
   const int a_cnt = (int)(a1 - a0);
   const int tile_cnt = (int)(diag1 - diag0);
   const int b_cnt = tile_cnt - a_cnt;
-  unsigned bits;
   if (tile_cnt == NV) {
-    bits = load_and_check_tile<NT, VT, false>(needles, a0, a_cnt, haystack, b0, tile_cnt, keys_shared, tid);
+    twophase::load_tile<NT, VT, false>(needles, a0, a_cnt, haystack, b0, tile_cnt, keys_shared, tid);
   } else {
-    bits = load_and_check_tile<NT, VT, true>(needles, a0, a_cnt, haystack, b0, tile_cnt, keys_shared, tid);
+    twophase::load_tile<NT, VT, true>(needles, a0, a_cnt, haystack, b0, tile_cnt, keys_shared, tid);
   }
   // The pairs across the tile's start: the key before it of each input, from global memory.
+  unsigned bits = 0;
   if (tid == 0) {
     if (a_cnt > 0 && a0 > 0 && key_compare()(keys_shared[0], needles[a0 - 1])) bits |= twophase::STATUS_FIRST_UNSORTED;
     if (b_cnt > 0 && b0 > 0 && key_compare()(keys_shared[a_cnt], haystack[b0 - 1])) {
       bits |= twophase::STATUS_SECOND_UNSORTED;
     }
   }
-  if (bits) twophase::raise_status(check, bits);
 
-  // Phase 1 inside the tile, then VT serial search steps per thread. Each merge path lies within
-  // the tile's ranges and the walk never takes from an exhausted side, for any comparator.
+  // Phase 1 inside the tile, then VT serial search steps per thread, checking the keys' order as
+  // they go. Each merge path lies within the tile's ranges and the walk never takes from an
+  // exhausted side, for any comparator.
   const int diag = min(VT * tid, tile_cnt);
   const int mp = twophase::merge_path<SEARCH_BOUNDS, int>(keys_shared, a_cnt, keys_shared + a_cnt, b_cnt, diag,
                                                           key_compare());
   twophase::merge_range range = {mp, a_cnt, a_cnt + diag - mp, tile_cnt};
-  twophase::serial_search<SEARCH_BOUNDS, VT>(keys_shared, range, a_cnt, key_compare(), bounds_shared);
-  __syncthreads();
+  bits |= checked_serial_search<SEARCH_BOUNDS, VT>(keys_shared, range, a_cnt, bounds_shared);
+  // Walks that ended where the next began covered every key of the tile once, so the walks
+  // checked every adjacent pair. Otherwise (unsorted keys or an inconsistent comparator), check
+  // all pairs of the tile. The barriers also order the bounds' stores before their loads.
+  const bool has_next = VT * (tid + 1) < tile_cnt;
+  if (!twophase::walks_tile_exactly<NT>(mp, range.a_begin, has_next, warp_starts)) {
+    bits |= tile_unsorted_inputs<NT>(keys_shared, a_cnt, tile_cnt);
+    if (tid == 0) bits |= twophase::STATUS_ORDER_INCONSISTENT;
+  }
+  if (bits) twophase::raise_status(check, bits);
 
   // Strided, coalesced store of the tile's needles' bounds. Clamped into the tile's haystack
   // range: when the walks did not tile the merge (an inconsistent comparator), a needle's slot

@@ -121,8 +121,8 @@ impl SortedSearchTuning {
         self.threads as usize * self.vt as usize
     }
 
-    /// The tuning shipped for keys of `key_bytes` bytes. The tile holds its keys (NV + 1) and a
-    /// 32-bit bound per needle (NV) in shared memory. Reasons:
+    /// The tuning shipped for keys of `key_bytes` bytes. The tile holds its keys (NV + 1), a
+    /// 32-bit bound per needle (NV) and a walk start per warp in shared memory. Reasons:
     /// - 4-byte keys: NT = 256, VT = 23 (5888 outputs, 46 KB), the fastest of the H100 sweeps of
     ///   benches/gpu_search.rs (2^26 needles in 2^26 keys: 0.360 and 0.359 ms in two runs,
     ///   against 0.377-0.381 ms at 256x19, 0.395 ms at 256x15, 0.403 ms at 256x11): large tiles
@@ -152,14 +152,15 @@ impl SortedSearchTuning {
     /// Check the tuning against what the kernels support for keys of `key_bytes` bytes.
     pub fn validate(&self, key_bytes: usize) -> Result<(), GpuError> {
         let keys = ((self.tile() + 1) * key_bytes).div_ceil(16) * 16;
-        check_launch_shape(
-            self.threads,
-            self.vt,
-            false,
-            keys + self.tile() * size_of::<i32>(),
-        )
+        let bounds = self.tile() * size_of::<i32>();
+        // One walk start per warp, for the check that the walks tiled the merge.
+        let warp_starts = (self.threads as usize).div_ceil(WARP) * size_of::<i32>();
+        check_launch_shape(self.threads, self.vt, false, keys + bounds + warp_starts)
     }
 }
+
+/// Threads of a warp.
+const WARP: usize = 32;
 
 /// Number of 64-bit arguments a [`LoadBalanceOp`] snippet receives (`args.p[0..OP_ARGS]`).
 pub const OP_ARGS: usize = 8;
