@@ -74,23 +74,19 @@ __device__ __forceinline__ void cta_load_balance(const index_t* __restrict__ sca
   // The tile's starts, relative to a0: every start taken inside the tile lies in [a0, a1] (the
   // merge takes a start only after the items before it, and before the items from it on).
   // Slot 0 is the segment open at the tile start; slot k >= 1 is segment b0 - 1 + k.
-  index_t x[VT];
-#pragma unroll
-  for (int i = 0; i < VT; ++i) {
-    const int idx = NT * i + tid;
-    if (idx < b_cnt) x[i] = scan[b0 + idx];
-  }
+  // What a valid scan guarantees of the tile's part: the start before the tile is at most a0,
+  // every start in the tile lies in [a0, a1] and scan[0] is 0 (so a tile with items and b0 == 0
+  // holds starts). A tile that breaks it still walks in bounds (the walk stays in the tile for
+  // any start values) but calls no op. Each start is stored as it is loaded (a register array of
+  // the loads, checked, cost registers and occupancy; the loads still overlap).
   const size_type open_start = b0 > 0 ? (size_type)scan[b0 - 1] : 0;
-  // What a valid scan guarantees of the tile's part. A tile that breaks it still walks in bounds
-  // (the walk stays in the tile for any start values) but calls no op.
-  // scan[0] == 0 (x[0] of thread 0 when b0 == 0): tile 0 takes it before its first item.
-  bool bad_scan = open_start > a0 || (b0 == 0 && a_cnt > 0 && (b_cnt == 0 || (tid == 0 && (size_type)x[0] != 0)));
+  bool bad_scan = open_start > a0 || (b0 == 0 && a_cnt > 0 && b_cnt == 0);
 #pragma unroll
   for (int i = 0; i < VT; ++i) {
     const int idx = NT * i + tid;
     if (idx < b_cnt) {
-      const size_type start = (size_type)x[i] - a0;  // past a_cnt (or wrapped) when outside [a0, a1]
-      bad_scan |= start > (size_type)a_cnt;
+      const size_type start = (size_type)scan[b0 + idx] - a0;  // wraps past a_cnt when below a0
+      bad_scan |= start > (size_type)a_cnt || (b0 + idx == 0 && start != 0);
       shared.starts[1 + idx] = (int)start;
     }
   }

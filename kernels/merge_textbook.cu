@@ -22,11 +22,12 @@
 //   first such piece on as the rest of A followed by the rest of B. Inside a tile, pieces out of
 //   order make the whole tile a concatenation of what it consumes. The published kernels
 //   assume sorted inputs and a strict weak order, and read and write out of bounds otherwise.
-// - Unsorted inputs are detected at no extra memory traffic: each thread checks that its merged
-//   outputs are in order, the first one against the keys just before its pieces of A and B.
-//   Outputs out of order raise STATUS_FIRST_UNSORTED / STATUS_SECOND_UNSORTED for the input
-//   whose adjacent keys are out of order, or STATUS_ORDER_INCONSISTENT when neither is (and for
-//   co-ranks out of order).
+// - Unsorted inputs are detected: the tiled and circular kernels check every key they load
+//   against the key before it (a first-level cache hit), and raise STATUS_FIRST_UNSORTED /
+//   STATUS_SECOND_UNSORTED for A / B. The basic kernel, which loads no tiles, checks in registers
+//   that its merged outputs are in order (the first against the keys before its pieces), and
+//   when not, its pieces of A and B. STATUS_ORDER_INCONSISTENT: co-ranks out of order (unsorted
+//   input or an inconsistent comparator), or outputs out of order from inputs in order.
 
 using twophase::merge_range;
 using twophase::size_type;
@@ -84,50 +85,65 @@ struct key_before_t {
   key_type key;
 };
 
+// Status bits of a piece whose merged outputs came out of order: the input (A, B or both) with
+// adjacent keys out of order among its piece of `range` over `keys` and the key before it
+// (`a_prev`, `b_prev`), or STATUS_ORDER_INCONSISTENT when both pieces are in order (then the
+// comparator is not a strict weak order). Only run on input that broke a precondition; not
+// unrolled, to keep the merge's registers.
+template <typename keys_it>
+__device__ __forceinline__ unsigned unsorted_inputs(const keys_it& keys, const merge_range& range,
+                                                    const key_before_t& a_prev, const key_before_t& b_prev) {
+  unsigned bits = 0;
+#pragma unroll 1
+  for (int i = range.a_begin; i < range.a_end; ++i) {
+    const bool has_prev = i > range.a_begin || a_prev.present;
+    if (has_prev && key_compare()(keys[i], i > range.a_begin ? keys[i - 1] : a_prev.key)) {
+      bits |= twophase::STATUS_FIRST_UNSORTED;
+    }
+  }
+#pragma unroll 1
+  for (int i = range.b_begin; i < range.b_end; ++i) {
+    const bool has_prev = i > range.b_begin || b_prev.present;
+    if (has_prev && key_compare()(keys[i], i > range.b_begin ? keys[i - 1] : b_prev.key)) {
+      bits |= twophase::STATUS_SECOND_UNSORTED;
+    }
+  }
+  return bits ? bits : twophase::STATUS_ORDER_INCONSISTENT;
+}
+
 // Merge the range.total() <= VT outputs of `range` over `keys` (positions below `a_split` are
 // A's, the rest B's) and write them straight to out[0..], as the textbook's sequential merge
 // does: each thread its own consecutive outputs, so a warp's stores are VT elements apart (not
 // coalesced). Values are copied from a_vals / b_vals (positions relative to the same starts as
 // `keys`). `full` selects serial_merge's unchecked form (exactly VT outputs).
-// Also checks that the outputs are in order, the first against the keys before the piece
-// (`a_prev`, `b_prev`), in registers. The merge takes each input's keys in order, so two
-// consecutive outputs out of order from the same input are two adjacent keys of that input out of
-// order (STATUS_FIRST_UNSORTED or STATUS_SECOND_UNSORTED). From different inputs, the comparator
-// answered against itself (the serial merge compared those same two heads), or, for the first
-// output against the other input's key before the piece, either input may be unsorted:
-// STATUS_ORDER_INCONSISTENT.
-template <bool full, typename keys_it>
+// With `check_order` (the basic kernel, which loads no tiles to check), also checks that the
+// outputs are in order, the first against the keys before the piece (`a_prev`, `b_prev`), in
+// registers: sorted inputs under a strict weak order merge into sorted outputs, so outputs out of
+// order mean that a precondition broke, and unsorted_inputs names it.
+template <bool full, bool check_order, typename keys_it>
 __device__ __forceinline__ void merge_to_global(keys_it keys, merge_range range, int a_split, key_type* out,
                                                 const value_type* a_vals, const value_type* b_vals,
                                                 value_type* out_vals, key_before_t a_prev, key_before_t b_prev,
                                                 const twophase::input_check& check) {
+  const merge_range piece = range;
   const int count = range.total();
   key_type merged[VT];
   int sources[VT];
   twophase::serial_merge<twophase::bounds_lower, VT, !full>(keys, range, key_compare(), merged, sources);
-  unsigned bits = 0;
+  bool out_of_order = false;
 #pragma unroll
   for (int i = 0; i < VT; ++i) {
     if (full || i < count) {
       out[i] = merged[i];
       if (TP_HAS_VALUES) out_vals[i] = sources[i] < a_split ? a_vals[sources[i]] : b_vals[sources[i] - a_split];
-      if (i > 0 && key_compare()(merged[i], merged[i - 1])) {
-        const bool from_a = sources[i] < a_split, prev_from_a = sources[i - 1] < a_split;
-        bits |= from_a != prev_from_a ? twophase::STATUS_ORDER_INCONSISTENT
-                                      : (from_a ? twophase::STATUS_FIRST_UNSORTED : twophase::STATUS_SECOND_UNSORTED);
-      }
+      if (check_order && i > 0) out_of_order |= key_compare()(merged[i], merged[i - 1]);
     }
   }
-  if (count > 0) {
-    const bool from_a = sources[0] < a_split;
-    if (a_prev.present && key_compare()(merged[0], a_prev.key)) {
-      bits |= from_a ? twophase::STATUS_FIRST_UNSORTED : twophase::STATUS_ORDER_INCONSISTENT;
-    }
-    if (b_prev.present && key_compare()(merged[0], b_prev.key)) {
-      bits |= from_a ? twophase::STATUS_ORDER_INCONSISTENT : twophase::STATUS_SECOND_UNSORTED;
-    }
+  if (check_order && count > 0) {
+    out_of_order |= a_prev.present && key_compare()(merged[0], a_prev.key);
+    out_of_order |= b_prev.present && key_compare()(merged[0], b_prev.key);
   }
-  if (bits) twophase::raise_status(check, bits);
+  if (out_of_order) twophase::raise_status(check, unsorted_inputs(keys, piece, a_prev, b_prev));
 }
 
 // The fallback of a tile whose threads' pieces were out of order: this thread's outputs
@@ -143,27 +159,6 @@ __device__ __forceinline__ void concatenate_to_global(keys_it keys, int a_used, 
     out[i - d0] = keys[source];
     if (TP_HAS_VALUES) out_vals[i - d0] = source < a_split ? a_vals[source] : b_vals[source - a_split];
   }
-}
-
-// The status bits of a tile that fell back to concatenation: the inputs with adjacent keys out
-// of order among the consumed A keys [0, a_used) and B keys [a_split, a_split + b_used) of
-// `keys` (each against the key before the tile, when there is one), or
-// STATUS_ORDER_INCONSISTENT. Strided over the block's threads; only on invalid input.
-template <int NT, typename keys_it>
-__device__ __forceinline__ unsigned tile_unsorted_inputs(keys_it keys, int a_used, int a_split, int b_used,
-                                                      key_before_t a_prev, key_before_t b_prev) {
-  unsigned bits = 0;
-  for (int i = threadIdx.x; i < a_used; i += NT) {
-    if ((i > 0 || a_prev.present) && key_compare()(keys[i], i > 0 ? keys[i - 1] : a_prev.key)) {
-      bits |= twophase::STATUS_FIRST_UNSORTED;
-    }
-  }
-  for (int i = threadIdx.x; i < b_used; i += NT) {
-    if ((i > 0 || b_prev.present) && key_compare()(keys[a_split + i], i > 0 ? keys[a_split + i - 1] : b_prev.key)) {
-      bits |= twophase::STATUS_SECOND_UNSORTED;
-    }
-  }
-  return bits;
 }
 
 // The co-rank (A elements among the first `diag` outputs) of the whole merge, on global memory.
@@ -201,18 +196,24 @@ __device__ __forceinline__ key_before_t key_before(const key_type* keys, size_ty
   return before;
 }
 
-// The key before position `i` of a tile's input held at [first, ..) of a shared buffer or ring
-// (`keys_it` indexable) when i > 0, else the key before the tile's start in global memory.
-template <typename keys_it>
-__device__ __forceinline__ key_before_t tile_key_before(const keys_it& view, int first, int i,
-                                                        const key_type* global, size_type global_pos) {
-  if (i > 0) {
-    key_before_t before = {};
-    before.present = true;
-    before.key = view[first + i - 1];
-    return before;
+// Copy src[first + i] for i in [0, count) to dst[slot(i)], strided over the block (coalesced),
+// checking each key against the key before it in src (the same or the neighbouring cache line, a
+// first-level cache hit): whether any adjacent pair of src from `first - 1` on is out of order.
+template <typename slot_fn>
+__device__ __forceinline__ bool load_checked(const key_type* __restrict__ src, size_type first, int count,
+                                             key_type* dst, slot_fn slot) {
+  bool descends = false;
+  for (int i = threadIdx.x; i < count; i += NT) {
+    const key_type key = src[first + i];
+    dst[slot(i)] = key;
+    if (first + i > 0) descends |= key_compare()(key, src[first + i - 1]);
   }
-  return key_before(global, global_pos);
+  return descends;
+}
+
+// The status bits of inputs found out of order while loading.
+__device__ __forceinline__ unsigned descent_bits(bool a_descends, bool b_descends) {
+  return (a_descends ? twophase::STATUS_FIRST_UNSORTED : 0u) | (b_descends ? twophase::STATUS_SECOND_UNSORTED : 0u);
 }
 
 }  // namespace textbook
@@ -251,10 +252,10 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
   const key_before_t a_prev = key_before(a, i0);
   const key_before_t b_prev = key_before(b, j0);
   if (count == VT) {
-    merge_to_global<true>(keys, range, a_cnt, out + k0, a_vals + i0, b_vals + j0, out_vals + k0, a_prev, b_prev,
+    merge_to_global<true, true>(keys, range, a_cnt, out + k0, a_vals + i0, b_vals + j0, out_vals + k0, a_prev, b_prev,
                           check);
   } else {
-    merge_to_global<false>(keys, range, a_cnt, out + k0, a_vals + i0, b_vals + j0, out_vals + k0, a_prev, b_prev,
+    merge_to_global<false, true>(keys, range, a_cnt, out + k0, a_vals + i0, b_vals + j0, out_vals + k0, a_prev, b_prev,
                            check);
   }
 }
@@ -290,12 +291,13 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
   if (!block_range(a, a_count, b, b_count, cuts, &out_pos, &out_end, check)) return;
   size_type a_pos = cuts[0], b_pos = out_pos - cuts[0];
   const size_type a_end = cuts[1], b_end = out_end - cuts[1];
+  bool a_descends = false, b_descends = false;  // adjacent keys out of order among those loaded
 
   while (out_pos < out_end) {
     const int a_len = (int)(a_end - a_pos < TILE ? a_end - a_pos : TILE);
     const int b_len = (int)(b_end - b_pos < TILE ? b_end - b_pos : TILE);
-    for (int i = tid; i < a_len; i += NT) keys_shared[i] = a[a_pos + i];
-    for (int i = tid; i < b_len; i += NT) keys_shared[a_len + i] = b[b_pos + i];
+    a_descends |= load_checked(a, a_pos, a_len, keys_shared, [](int i) { return i; });
+    b_descends |= load_checked(b, b_pos, b_len, keys_shared, [a_len](int i) { return a_len + i; });
     __syncthreads();
 
     const int out_cnt = (int)(out_end - out_pos < TILE ? out_end - out_pos : TILE);
@@ -311,27 +313,24 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
     const size_type first = out_pos + d0;
     if (pieces_in_order) {
       const merge_range range = {m0, m1, a_len + d0 - m0, a_len + d1 - m1};
-      const key_before_t a_prev = tile_key_before(keys_shared, 0, m0, a, a_pos);
-      const key_before_t b_prev = tile_key_before(keys_shared, a_len, d0 - m0, b, b_pos);
       if (out_cnt == TILE) {
-        merge_to_global<true>(keys_shared, range, a_len, out + first, a_vals + a_pos, b_vals + b_pos,
-                              out_vals + first, a_prev, b_prev, check);
+        merge_to_global<true, false>(keys_shared, range, a_len, out + first, a_vals + a_pos, b_vals + b_pos,
+                                     out_vals + first, key_before_t{}, key_before_t{}, check);
       } else if (d1 > d0) {
-        merge_to_global<false>(keys_shared, range, a_len, out + first, a_vals + a_pos, b_vals + b_pos,
-                               out_vals + first, a_prev, b_prev, check);
+        merge_to_global<false, false>(keys_shared, range, a_len, out + first, a_vals + a_pos, b_vals + b_pos,
+                                      out_vals + first, key_before_t{}, key_before_t{}, check);
       }
     } else {
       concatenate_to_global(keys_shared, a_used, a_len, d0, d1, out + first, a_vals + a_pos, b_vals + b_pos,
                             out_vals + first);
-      const unsigned bits = tile_unsorted_inputs<NT>(keys_shared, a_used, a_len, out_cnt - a_used,
-                                                     key_before(a, a_pos), key_before(b, b_pos));
-      if (bits || tid == 0) twophase::raise_status(check, bits | (tid == 0 ? twophase::STATUS_ORDER_INCONSISTENT : 0));
+      if (tid == 0) twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
     }
     __syncthreads();  // every thread is done with the tile
     a_pos += a_used;
     b_pos += out_cnt - a_used;
     out_pos += out_cnt;
   }
+  if (a_descends || b_descends) twophase::raise_status(check, descent_bits(a_descends, b_descends));
 }
 
 // Circular buffer: as the tiled kernel, but the keys a tile did not consume stay in shared memory
@@ -367,6 +366,7 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
   const size_type a_end = cuts[1], b_end = out_end - cuts[1];
   int a_head = 0, b_head = 0;  // ring slot of the first unconsumed key
   int a_have = 0, b_have = 0;  // unconsumed keys in each ring
+  bool a_descends = false, b_descends = false;  // adjacent keys out of order among those loaded
 
   while (out_pos < out_end) {
     // Top both rings up to TILE keys (or what is left of the block's inputs).
@@ -375,8 +375,8 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
     // The free slots follow the unconsumed keys: slot (head + have + i) mod TILE.
     const int a_free = ring_slot(a_head, a_have);
     const int b_free = ring_slot(b_head, b_have);
-    for (int i = tid; i < a_new; i += NT) a_ring[ring_slot(a_free, i)] = a[a_next + i];
-    for (int i = tid; i < b_new; i += NT) b_ring[ring_slot(b_free, i)] = b[b_next + i];
+    a_descends |= load_checked(a, a_next, a_new, a_ring, [a_free](int i) { return ring_slot(a_free, i); });
+    b_descends |= load_checked(b, b_next, b_new, b_ring, [b_free](int i) { return ring_slot(b_free, i); });
     a_have += a_new;
     b_have += b_new;
     a_next += a_new;
@@ -400,21 +400,17 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
     const size_type first = out_pos + d0;
     if (pieces_in_order) {
       const merge_range range = {m0, m1, a_have + d0 - m0, a_have + d1 - m1};
-      const key_before_t a_prev = tile_key_before(a_view, 0, m0, a, a_pos);
-      const key_before_t b_prev = tile_key_before(b_view, 0, d0 - m0, b, b_pos);
       if (out_cnt == TILE) {
-        merge_to_global<true>(keys, range, a_have, out + first, a_vals + a_pos, b_vals + b_pos, out_vals + first,
-                              a_prev, b_prev, check);
+        merge_to_global<true, false>(keys, range, a_have, out + first, a_vals + a_pos, b_vals + b_pos,
+                                     out_vals + first, key_before_t{}, key_before_t{}, check);
       } else if (d1 > d0) {
-        merge_to_global<false>(keys, range, a_have, out + first, a_vals + a_pos, b_vals + b_pos, out_vals + first,
-                               a_prev, b_prev, check);
+        merge_to_global<false, false>(keys, range, a_have, out + first, a_vals + a_pos, b_vals + b_pos,
+                                      out_vals + first, key_before_t{}, key_before_t{}, check);
       }
     } else {
       concatenate_to_global(keys, a_used, a_have, d0, d1, out + first, a_vals + a_pos, b_vals + b_pos,
                             out_vals + first);
-      const unsigned bits =
-          tile_unsorted_inputs<NT>(keys, a_used, a_have, b_used, key_before(a, a_pos), key_before(b, b_pos));
-      if (bits || tid == 0) twophase::raise_status(check, bits | (tid == 0 ? twophase::STATUS_ORDER_INCONSISTENT : 0));
+      if (tid == 0) twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
     }
     __syncthreads();  // every thread is done reading the rings
     a_head = ring_slot(a_head, a_used);
@@ -425,6 +421,7 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
     b_pos += b_used;
     out_pos += out_cnt;
   }
+  if (a_descends || b_descends) twophase::raise_status(check, descent_bits(a_descends, b_descends));
 }
 
 // Repair after any of the three kernels, on the same check: when a piece (a thread's outputs of
