@@ -573,7 +573,6 @@ fn sorted_search_2_pow_26_in_2_pow_26() {
 
 // ---- Adversarial inputs: unsorted, inconsistent comparators, bad scans and positions. ----
 
-
 /// Sizes of the adversarial search cases: empty, tiny, around the sorted search's and the
 /// load-balancing search's tiles, many tiles.
 fn adversarial_sizes() -> Vec<usize> {
@@ -610,9 +609,12 @@ fn download<T: DeviceRepr + Copy + Default>(gpu: &Gpu, dev: &CudaSlice<T>) -> Ve
     gpu.stream().clone_dtoh(dev).expect("download")
 }
 
+/// A comparator on u32 given as a CUDA snippet and the same Rust predicate.
+type U32Comparator = CudaComparator<u32, fn(&u32, &u32) -> bool>;
+
 /// Comparators that are not strict weak orders: `<=` (not irreflexive), a hash of both keys
 /// (not transitive), and an answer that changes from call to call.
-fn broken_comparators() -> Vec<CudaComparator<u32, fn(&u32, &u32) -> bool>> {
+fn broken_comparators() -> Vec<U32Comparator> {
     vec![
         CudaComparator::new("le", "return a <= b;", |a: &u32, b: &u32| a <= b),
         CudaComparator::new(
@@ -651,7 +653,8 @@ fn sorted_search_unsorted_inputs_are_named_errors() {
     let mut scratch = SearchScratch::new();
     for n in adversarial_sizes() {
         for bound in [SearchBound::Lower, SearchBound::Upper] {
-            let (mut needles, mut haystack) = search_inputs(&mut rng, 2 * n + 4, Shape::Random, false);
+            let (mut needles, mut haystack) =
+                search_inputs(&mut rng, 2 * n + 4, Shape::Random, false);
             // Unsorted needles: a descent somewhere (at the end when the rest is sorted), sorted
             // haystack.
             let sorted_needles = needles.clone();
@@ -695,7 +698,10 @@ fn sorted_search_unsorted_inputs_are_named_errors() {
             .expect("device search of unsorted inputs is not an error until the check");
             let results = download(&gpu, &out);
             let (results, guard) = results.split_at(needles.len());
-            assert!(guard.iter().all(|&g| g == u32::MAX), "n = {n}: wrote past the output");
+            assert!(
+                guard.iter().all(|&g| g == u32::MAX),
+                "n = {n}: wrote past the output"
+            );
             assert!(
                 results.iter().all(|&r| r as usize <= haystack.len()),
                 "n = {n}: a result past the haystack (or a needle never written)"
@@ -713,7 +719,9 @@ fn sorted_search_unsorted_inputs_are_named_errors() {
             } else {
                 checked.expect("sorted inputs");
             }
-            scratch.check(&gpu).expect("the check clears what it reported");
+            scratch
+                .check(&gpu)
+                .expect("the check clears what it reported");
         }
     }
 }
@@ -728,8 +736,12 @@ fn sorted_search_broken_comparators_stay_in_range() {
         for n in adversarial_sizes() {
             for shape in [Shape::Random, Shape::DuplicateHeavy, Shape::AllEqual] {
                 let (needles, haystack) = search_inputs(&mut rng, 2 * n + 2, shape, false);
-                match gpu.sorted_search::<u32, u32, _>(&needles, &haystack, SearchBound::Lower, &comp)
-                {
+                match gpu.sorted_search::<u32, u32, _>(
+                    &needles,
+                    &haystack,
+                    SearchBound::Lower,
+                    &comp,
+                ) {
                     Ok(results) => assert!(
                         results.iter().all(|&r| r as usize <= haystack.len()),
                         "{}: host result past the haystack",
@@ -753,7 +765,10 @@ fn sorted_search_broken_comparators_stay_in_range() {
                 .expect("device search");
                 let results = download(&gpu, &out);
                 let (results, guard) = results.split_at(needles.len());
-                assert!(guard.iter().all(|&g| g == u32::MAX), "wrote past the output");
+                assert!(
+                    guard.iter().all(|&g| g == u32::MAX),
+                    "wrote past the output"
+                );
                 assert!(
                     results.iter().all(|&r| r as usize <= haystack.len()),
                     "{}: n = {n}, {shape:?}: a result past the haystack or never written",
@@ -829,7 +844,10 @@ fn valid_lbs_after_failure(gpu: &Gpu, rng: &mut StdRng, what: &str) {
         .load_balance_search(&scan, 5000)
         .unwrap_or_else(|e| panic!("valid search after {what}: {e}"));
     let want: Vec<usize> = brute_lbs(&counts).into_iter().map(|(s, _)| s).collect();
-    assert!(got == want, "valid load-balancing search after {what} differs");
+    assert!(
+        got == want,
+        "valid load-balancing search after {what} differs"
+    );
 }
 
 #[test]
@@ -843,18 +861,30 @@ fn bad_scans_are_named_errors_on_host_and_device() {
             let what = format!("{label} scan, total {total}");
             // Host-slice calls: checked before any launch.
             let message = invalid_input(gpu.load_balance_search(&scan, total), &what);
-            assert!(message.contains(messages::SCAN_INVALID), "{what}: {message}");
+            assert!(
+                message.contains(messages::SCAN_INVALID),
+                "{what}: {message}"
+            );
             let values: Vec<u64> = (0..scan.len() as u64).collect();
             let message = invalid_input(gpu.interval_expand(&scan, &values, total), &what);
-            assert!(message.contains(messages::SCAN_INVALID), "{what}: {message}");
+            assert!(
+                message.contains(messages::SCAN_INVALID),
+                "{what}: {message}"
+            );
             let input = vec![7u32; total];
             let mut output = vec![POISON32; total];
             let message = invalid_input(
                 gpu.interval_move(&scan, total, None, None, &input, &mut output),
                 &what,
             );
-            assert!(message.contains(messages::SCAN_INVALID), "{what}: {message}");
-            assert!(output.iter().all(|&x| x == POISON32), "{what}: output written");
+            assert!(
+                message.contains(messages::SCAN_INVALID),
+                "{what}: {message}"
+            );
+            assert!(
+                output.iter().all(|&x| x == POISON32),
+                "{what}: output written"
+            );
             valid_lbs_after_failure(&gpu, &mut rng, &what);
 
             // Device-buffer calls: checked on the device, reported by the scratch's check;
@@ -873,11 +903,20 @@ fn bad_scans_are_named_errors_on_host_and_device() {
             )
             .expect("device search is not an error until the check");
             let message = invalid_input(scratch.check(&gpu), &what);
-            assert!(message.contains(messages::SCAN_INVALID), "{what}: {message}");
+            assert!(
+                message.contains(messages::SCAN_INVALID),
+                "{what}: {message}"
+            );
             let segs = download(&gpu, &dseg);
             let ranks = download(&gpu, &dranks);
-            assert!(segs[total..].iter().all(|&g| g == u64::MAX), "{what}: wrote past ids");
-            assert!(ranks[total..].iter().all(|&g| g == u64::MAX), "{what}: wrote past ranks");
+            assert!(
+                segs[total..].iter().all(|&g| g == u64::MAX),
+                "{what}: wrote past ids"
+            );
+            assert!(
+                ranks[total..].iter().all(|&g| g == u64::MAX),
+                "{what}: wrote past ranks"
+            );
             for item in 0..total {
                 let (s, r) = (segs[item], ranks[item]);
                 assert!(
@@ -897,11 +936,19 @@ fn bad_scans_are_named_errors_on_host_and_device() {
             )
             .expect("device expand");
             let message = invalid_input(scratch.check(&gpu), &what);
-            assert!(message.contains(messages::SCAN_INVALID), "{what}: {message}");
-            let out = download(&gpu, &dout);
-            assert!(out[total..].iter().all(|&g| g == u64::MAX), "{what}: wrote past expand");
             assert!(
-                out[..total].iter().all(|&v| v == u64::MAX || v < nseg as u64),
+                message.contains(messages::SCAN_INVALID),
+                "{what}: {message}"
+            );
+            let out = download(&gpu, &dout);
+            assert!(
+                out[total..].iter().all(|&g| g == u64::MAX),
+                "{what}: wrote past expand"
+            );
+            assert!(
+                out[..total]
+                    .iter()
+                    .all(|&v| v == u64::MAX || v < nseg as u64),
                 "{what}: expand wrote a value of no segment"
             );
             let positions: Vec<u64> = (0..nseg as u64).collect();
@@ -919,10 +966,18 @@ fn bad_scans_are_named_errors_on_host_and_device() {
             )
             .expect("device move");
             let message = invalid_input(scratch.check(&gpu), &what);
-            assert!(message.contains(messages::SCAN_INVALID), "{what}: {message}");
+            assert!(
+                message.contains(messages::SCAN_INVALID),
+                "{what}: {message}"
+            );
             let moved = download(&gpu, &dmoved);
-            assert!(moved[total..].iter().all(|&g| g == u64::MAX), "{what}: wrote past move");
-            scratch.check(&gpu).expect("the check clears what it reported");
+            assert!(
+                moved[total..].iter().all(|&g| g == u64::MAX),
+                "{what}: wrote past move"
+            );
+            scratch
+                .check(&gpu)
+                .expect("the check clears what it reported");
             valid_lbs_after_failure(&gpu, &mut rng, &what);
         }
     }
@@ -969,7 +1024,10 @@ fn bad_positions_are_named_errors_on_host_and_device() {
                     messages::SCATTER_INVALID
                 };
                 assert!(message.contains(name), "{what}: {message}");
-                assert!(output.iter().all(|&x| x == POISON32), "{what}: output written");
+                assert!(
+                    output.iter().all(|&x| x == POISON32),
+                    "{what}: output written"
+                );
             }
             valid_lbs_after_failure(&gpu, &mut rng, &what);
             // Device: the bad segment's items whose own position passes the input are not moved;
@@ -992,7 +1050,10 @@ fn bad_positions_are_named_errors_on_host_and_device() {
             let message = invalid_input(scratch.check(&gpu), &what);
             assert!(message.contains("`gather`"), "{what}: {message}");
             let out = download(&gpu, &dout);
-            assert!(out[total..].iter().all(|&g| g == POISON32), "{what}: wrote past gather");
+            assert!(
+                out[total..].iter().all(|&g| g == POISON32),
+                "{what}: wrote past gather"
+            );
             for (item, &(s, r)) in pairs.iter().enumerate() {
                 let want = match positions[s].checked_add(r) {
                     Some(from) if from < total => input[from],
@@ -1013,8 +1074,13 @@ fn bad_positions_are_named_errors_on_host_and_device() {
             let message = invalid_input(scratch.check(&gpu), &what);
             assert!(message.contains("`scatter`"), "{what}: {message}");
             let out = download(&gpu, &dout);
-            assert!(out[total..].iter().all(|&g| g == POISON32), "{what}: wrote past scatter");
-            scratch.check(&gpu).expect("the check clears what it reported");
+            assert!(
+                out[total..].iter().all(|&g| g == POISON32),
+                "{what}: wrote past scatter"
+            );
+            scratch
+                .check(&gpu)
+                .expect("the check clears what it reported");
             valid_lbs_after_failure(&gpu, &mut rng, &what);
         }
         // Mismatched lengths: SizeMismatch before any launch.

@@ -16,11 +16,6 @@ use crate::context::{kernel_param, Gpu, Staged};
 use crate::error::GpuError;
 use crate::key::{cuda_value_type, DeviceKey, DeviceValue};
 use crate::merge::MAX_GRID_X;
-use crate::status::{
-    messages, status_error, CheckArgs, InputCheck, StatusNames, STATUS_FIRST_UNSORTED,
-    STATUS_ORDER_INCONSISTENT, STATUS_POSITION_INVALID, STATUS_SCAN_INVALID,
-    STATUS_SECOND_UNSORTED,
-};
 use crate::program::{
     check_launch_shape, program, program_id, shipped_programs, Program, ProgramFactory,
     ValueLayout, CTA_LOAD_BALANCE_CUH, CTA_MERGE_CUH, LOAD_BALANCE_CU, LOAD_BALANCE_ENTRIES,
@@ -28,6 +23,11 @@ use crate::program::{
     LOAD_BALANCE_ENTRY_PARTITION, LOAD_BALANCE_ENTRY_TILE, PARTITION_CUH, PARTITION_THREADS,
     SERIAL_CUH, SHIPPED_VALUE_LAYOUTS, SORTED_SEARCH_CU, SORTED_SEARCH_ENTRIES,
     SORTED_SEARCH_ENTRY_PARTITION, SORTED_SEARCH_ENTRY_TILE,
+};
+use crate::status::{
+    messages, status_error, CheckArgs, InputCheck, StatusNames, STATUS_FIRST_UNSORTED,
+    STATUS_ORDER_INCONSISTENT, STATUS_POSITION_INVALID, STATUS_SCAN_INVALID,
+    STATUS_SECOND_UNSORTED,
 };
 
 /// An index type of the load-balancing search and sorted search: segment starts, segment ids,
@@ -474,7 +474,9 @@ fn check_host_scan<I: HostIndex>(scan: &[I], total: usize) -> Result<(), GpuErro
         )))
     };
     if scan.is_empty() && total > 0 {
-        return invalid(format!("it is empty, and {total} work items need a segment"));
+        return invalid(format!(
+            "it is empty, and {total} work items need a segment"
+        ));
     }
     if let Some(&first) = scan.first() {
         if first.to_u64() != 0 {

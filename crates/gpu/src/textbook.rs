@@ -13,13 +13,13 @@ use crate::context::Gpu;
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
 use crate::merge::{MergeArgs, MergeScratch, MergeTuning, MAX_GRID_X};
-use crate::status::{
-    messages, status_error, InputCheck, StatusNames, STATUS_FIRST_UNSORTED,
-    STATUS_ORDER_INCONSISTENT, STATUS_SECOND_UNSORTED,
-};
 use crate::program::{
     check_launch_shape, program, program_id, shipped_programs, Program, ProgramFactory,
     ValueLayout, PARTITION_CUH, SERIAL_CUH,
+};
+use crate::status::{
+    messages, status_error, InputCheck, StatusNames, STATUS_FIRST_UNSORTED,
+    STATUS_ORDER_INCONSISTENT, STATUS_SECOND_UNSORTED,
 };
 
 /// `kernels/merge_textbook.cu`: the basic, tiled and circular-buffer merge kernels.
