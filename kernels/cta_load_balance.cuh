@@ -74,11 +74,11 @@ __device__ __forceinline__ void cta_load_balance(const index_t* __restrict__ sca
   // The tile's starts, relative to a0: every start taken inside the tile lies in [a0, a1] (the
   // merge takes a start only after the items before it, and before the items from it on).
   // Slot 0 is the segment open at the tile start; slot k >= 1 is segment b0 - 1 + k.
-  // What a valid scan guarantees of the tile's part: the start before the tile is at most a0,
-  // every start in the tile lies in [a0, a1] and scan[0] is 0 (so a tile with items and b0 == 0
-  // holds starts). A tile that breaks it still walks in bounds (the walk stays in the tile for
-  // any start values) but calls no op. Each start is stored as it is loaded (a register array of
-  // the loads, checked, cost registers and occupancy; the loads still overlap).
+  // That, the start before the tile at most a0, and scan[0] == 0 (so a tile with items and
+  // b0 == 0 holds starts) are what a valid scan guarantees of the tile's part; a tile that breaks
+  // them still walks in bounds (the walk stays in the tile for any start values) but calls no op.
+  // Each start is checked and stored as it is loaded (a register array of the loads, checked
+  // after them, cost registers and occupancy).
   const size_type open_start = b0 > 0 ? (size_type)scan[b0 - 1] : 0;
   bool bad_scan = open_start > a0 || (b0 == 0 && a_cnt > 0 && b_cnt == 0);
 #pragma unroll
