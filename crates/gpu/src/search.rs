@@ -503,9 +503,10 @@ fn check_host_scan<I: HostIndex>(scan: &[I], total: usize) -> Result<(), GpuErro
     Ok(())
 }
 
-/// Check host gather or scatter positions (`what`, one per segment of the valid `scan`) against
-/// a buffer of `len` elements: every `positions[s] + size(s)` at most `len`, computed without
-/// overflow. The error is `message` with the first segment that passes the buffer.
+/// Check host gather or scatter positions (one per segment of the valid `scan`) against a buffer
+/// of `len` elements: every `positions[s] + size(s)` of a non-empty segment at most `len`,
+/// computed without overflow. The error is `message` with the first segment that passes the
+/// buffer.
 fn check_host_positions<I: HostIndex>(
     message: &str,
     scan: &[I],
@@ -517,6 +518,10 @@ fn check_host_positions<I: HostIndex>(
         let start = scan[s].to_u64();
         let end = scan.get(s + 1).map_or(total as u64, |e| e.to_u64());
         let size = end.saturating_sub(start);
+        if size == 0 {
+            // An empty segment moves nothing: its position is never used (as on the device).
+            continue;
+        }
         let fits = position
             .to_u64()
             .checked_add(size)
@@ -1519,4 +1524,94 @@ pub fn shipped_search_programs() -> Vec<Program> {
     }
     out.extend(shipped_programs(&SortedSearchPrograms));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(result: Result<(), GpuError>) -> String {
+        match result {
+            Err(GpuError::InvalidInput(message)) => message,
+            other => panic!("expected InvalidInput, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn host_scans_that_break_the_rules_name_the_scan() {
+        check_host_scan::<usize>(&[0, 0, 2, 5], 5).expect("valid");
+        check_host_scan::<usize>(&[], 0).expect("no items, no segments");
+        for (scan, total) in [
+            (vec![1usize, 2], 4),
+            (vec![0, 3, 2], 4),
+            (vec![0, 5], 4),
+            (vec![0, usize::MAX], 4),
+            (vec![], 3),
+        ] {
+            let text = message(check_host_scan(&scan, total));
+            assert!(text.contains(messages::SCAN_INVALID), "{scan:?}: {text}");
+        }
+    }
+
+    #[test]
+    fn host_positions_are_checked_without_overflow() {
+        let scan = [0usize, 2, 2];
+        let total = 5;
+        // Sizes 2, 0, 3.
+        check_host_positions("p", &scan, total, &[0usize, 99, 2], 5).expect("in range");
+        check_host_positions("p", &scan, total, &[3usize, 0, 0], 5).expect("ends at the buffer");
+        for positions in [
+            [4usize, 0, 0],
+            [0, 0, 3],
+            [usize::MAX, 0, 0],
+            [usize::MAX - 1, 0, 0],
+            [0, 0, usize::MAX - 2],
+        ] {
+            let text = message(check_host_positions(
+                messages::GATHER_INVALID,
+                &scan,
+                total,
+                &positions,
+                5,
+            ));
+            assert!(
+                text.contains(messages::GATHER_INVALID),
+                "{positions:?}: {text}"
+            );
+        }
+        // An empty segment may sit anywhere, even at usize::MAX.
+        check_host_positions("p", &scan, total, &[0usize, usize::MAX, 0], 5)
+            .expect("empty segment");
+    }
+
+    #[test]
+    fn an_unsorted_input_is_named_instead_of_the_comparator() {
+        assert!(search_status_error(0).is_none());
+        let both = search_status_error(STATUS_FIRST_UNSORTED | STATUS_ORDER_INCONSISTENT)
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(both.contains(messages::NEEDLES_UNSORTED), "{both}");
+        assert!(!both.contains("strict weak order"), "{both}");
+        let alone = search_status_error(STATUS_ORDER_INCONSISTENT)
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(alone.contains(SEARCH_ORDER_INCONSISTENT), "{alone}");
+        let scan = search_status_error(STATUS_SCAN_INVALID | STATUS_POSITION_INVALID)
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(scan.contains(messages::SCAN_INVALID), "{scan}");
+        assert!(scan.contains(POSITION_INVALID), "{scan}");
+    }
+
+    #[test]
+    fn overlapped_partition_blocks_cover_every_boundary_pair() {
+        let per_block = PARTITION_THREADS as usize - 1;
+        for partitions in [1usize, 2, per_block, per_block + 1, per_block + 2, 10_000] {
+            let blocks = overlapped_partition_blocks(partitions).expect("blocks") as usize;
+            // Block b computes boundaries [b * per_block, b * per_block + per_block]: the last
+            // one reaches the last boundary, and no block starts past it.
+            assert!(blocks * per_block + 1 >= partitions, "{partitions}");
+            assert!((blocks - 1) * per_block < partitions.max(1), "{partitions}");
+        }
+    }
 }

@@ -522,3 +522,29 @@ impl ProgramFactory for TextbookPrograms {
 pub fn shipped_textbook_merge_programs() -> Vec<Program> {
     shipped_programs(&TextbookPrograms)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unsorted_input_is_named_instead_of_the_comparator() {
+        assert!(textbook_status_error(0, TEXTBOOK_STATUS_NAMES).is_none());
+        let a = textbook_status_error(
+            STATUS_FIRST_UNSORTED | STATUS_ORDER_INCONSISTENT,
+            TEXTBOOK_STATUS_NAMES,
+        )
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+        assert!(a.contains(messages::A_UNSORTED), "{a}");
+        assert!(!a.contains("strict weak order"), "{a}");
+        let b = textbook_status_error(STATUS_SECOND_UNSORTED, TEXTBOOK_PAIRS_STATUS_NAMES)
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(b.contains(messages::B_KEYS_UNSORTED), "{b}");
+        let either = textbook_status_error(STATUS_ORDER_INCONSISTENT, TEXTBOOK_STATUS_NAMES)
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(either.contains(TEXTBOOK_ORDER_INCONSISTENT), "{either}");
+    }
+}
