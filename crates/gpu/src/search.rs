@@ -594,7 +594,9 @@ impl Gpu {
         let partition = kernels.function(LOAD_BALANCE_ENTRY_PARTITION)?;
         let tile_kernel = kernels.function(entry)?;
 
-        let count = total + num_segments;
+        let count = total.checked_add(num_segments).ok_or_else(|| {
+            GpuError::TooLarge(format!("{total} items and {num_segments} segments"))
+        })?;
         let tile = tuning.tile();
         let num_tiles = count.div_ceil(tile);
         let num_partitions = num_tiles + 1;
@@ -1260,7 +1262,12 @@ impl Gpu {
         )?;
         let partition = kernels.function(SORTED_SEARCH_ENTRY_PARTITION)?;
         let tile_kernel = kernels.function(SORTED_SEARCH_ENTRY_TILE)?;
-        let count = needles.1 + haystack.1;
+        let count = needles.1.checked_add(haystack.1).ok_or_else(|| {
+            GpuError::TooLarge(format!(
+                "{} needles and {} haystack keys",
+                needles.1, haystack.1
+            ))
+        })?;
         let tile = tuning.tile();
         let num_tiles = count.div_ceil(tile);
         let num_partitions = num_tiles + 1;
