@@ -27,6 +27,11 @@
 // key wrong only within k of the window's edge, and a wrong key spreads by at most k per stage
 // after that, so after the strides K + K/2 + ... + 1 = 2K - 1 every key of the middle is right.
 // The windows overlap, so the fused launch reads one buffer and writes the other.
+//
+// Any keys and any (deterministic) comparator: every compare-exchange leaves its two keys in
+// place or swaps them, so the output is a permutation of the input; every position touched is
+// checked against n (global) and against the tile or window (shared), so nothing outside the
+// buffers is read or written. An inconsistent comparator only leaves the order unspecified.
 
 using twophase::size_type;
 

@@ -31,24 +31,41 @@ struct load_balance_shared {
   int segments[NV];
 };
 
+// The load-balancing merge path of boundary p: min(p * spacing, total + num_segments).
+__device__ __forceinline__ size_type load_balance_diagonal(size_type p, size_type spacing, size_type count) {
+  const size_type diag = p * spacing;
+  return diag < count ? diag : count;
+}
+
 // Tile `blockIdx.x` of the load-balancing search: outputs [tile * NV, min((tile + 1) * NV, total +
 // num_segments)) of the merge of items with segment starts. Calls op(item, segment, rank) (64-bit
 // global values) once per work item of the tile, in strided order: thread `tid` handles the tile's
 // items tid, tid + NT, ..., so that item-indexed accesses of consecutive threads are coalesced.
 // Inside the tile, items and starts are 32-bit and relative to the tile's first item a0; the start
 // of the segment open at the tile's beginning (which may lie far before a0) stays 64-bit.
+//
+// Any scan keeps every access in bounds: the tile's boundaries follow the repaired monotone path
+// (partition.cuh), and the tile checks what a valid scan guarantees of its part (every start
+// taken lies in [a0, a1] and does not decrease, the start before the tile is at most a0, scan[0]
+// is 0); a tile that finds its part invalid raises STATUS_SCAN_INVALID and calls no op. A tile
+// whose part is valid calls op with item < total, segment < num_segments and rank <= item.
 template <int NT, int VT, typename index_t, typename op_t>
 __device__ __forceinline__ void cta_load_balance(const index_t* __restrict__ scan, size_type num_segments,
                                                  size_type total, const size_type* __restrict__ partitions,
-                                                 load_balance_shared<NT * VT>& shared, op_t& op) {
+                                                 const input_check& check, load_balance_shared<NT * VT>& shared,
+                                                 op_t& op) {
   constexpr int NV = NT * VT;
   const int tid = threadIdx.x;
   const size_type tile = blockIdx.x;
   const size_type count = total + num_segments;
   const size_type diag0 = tile * NV;
   const size_type diag1 = diag0 + NV < count ? diag0 + NV : count;
-  const size_type a0 = partitions[tile];
-  const size_type a1 = partitions[tile + 1];
+  const size_type bad = first_bad_boundary(check);
+  const bool repairing = bad != NO_BAD_BOUNDARY;
+  const size_type bad_path = repairing ? partitions[bad] : 0;
+  const size_type bad_diag = repairing ? load_balance_diagonal(bad, NV, count) : 0;
+  const size_type a0 = repaired_boundary(tile, partitions[tile], diag0, bad, bad_path, bad_diag, total);
+  const size_type a1 = repaired_boundary(tile + 1, partitions[tile + 1], diag1, bad, bad_path, bad_diag, total);
   const size_type b0 = diag0 - a0;
   const int a_cnt = (int)(a1 - a0);
   const int b_cnt = (int)((diag1 - diag0) - (a1 - a0));
@@ -57,23 +74,31 @@ __device__ __forceinline__ void cta_load_balance(const index_t* __restrict__ sca
   // The tile's starts, relative to a0: every start taken inside the tile lies in [a0, a1] (the
   // merge takes a start only after the items before it, and before the items from it on).
   // Slot 0 is the segment open at the tile start; slot k >= 1 is segment b0 - 1 + k.
-  index_t x[VT];
-#pragma unroll
-  for (int i = 0; i < VT; ++i) {
-    const int idx = NT * i + tid;
-    if (idx < b_cnt) x[i] = scan[b0 + idx];
-  }
+  // That, the start before the tile at most a0, and scan[0] == 0 (so a tile with items and
+  // b0 == 0 holds starts) are what a valid scan guarantees of the tile's part; a tile that breaks
+  // them still walks in bounds (the walk stays in the tile for any start values) but calls no op.
+  // Each start is checked and stored as it is loaded (a register array of the loads, checked
+  // after them, cost registers and occupancy).
   const size_type open_start = b0 > 0 ? (size_type)scan[b0 - 1] : 0;
+  bool bad_scan = open_start > a0 || (b0 == 0 && a_cnt > 0 && b_cnt == 0);
 #pragma unroll
   for (int i = 0; i < VT; ++i) {
     const int idx = NT * i + tid;
-    if (idx < b_cnt) shared.starts[1 + idx] = (int)((size_type)x[i] - a0);
+    if (idx < b_cnt) {
+      const size_type start = (size_type)scan[b0 + idx] - a0;  // wraps past a_cnt when below a0
+      bad_scan |= start > (size_type)a_cnt || (b0 + idx == 0 && start != 0);
+      shared.starts[1 + idx] = (int)start;
+    }
   }
   if (tid == 0) {
     shared.starts[0] = 0;
     shared.starts[b_cnt + 1] = 0x7fffffff;
   }
   __syncthreads();
+  // Adjacent starts inside the tile must not decrease. Not unrolled: hoisting its loads cost
+  // registers and occupancy.
+#pragma unroll 1
+  for (int idx = tid + 1; idx < b_cnt; idx += NT) bad_scan |= shared.starts[1 + idx] < shared.starts[idx];
 
   // Phase 1 inside the tile: this thread's merge path at diagonal VT * tid, upper bound, 32-bit.
   const int diag = min(VT * tid, tile_cnt);
@@ -91,7 +116,10 @@ __device__ __forceinline__ void cta_load_balance(const index_t* __restrict__ sca
 
   // Phase 2: VT merge steps per thread; each item's segment slot goes to shared memory.
   serial_load_balance<VT>(shared.starts, range, shared.segments);
-  __syncthreads();
+  if (__syncthreads_or(bad_scan)) {
+    if (tid == 0) raise_status(check, STATUS_SCAN_INVALID);
+    return;
+  }
 
 #pragma unroll
   for (int i = 0; i < VT; ++i) {

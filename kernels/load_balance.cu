@@ -12,19 +12,40 @@ __device__ __forceinline__ void twophase_wait_partitions() {
 #endif
 }
 
+// Boundaries per partition block; blocks overlap by one (partition.cuh, overlapped_boundary).
+constexpr int LBS_PARTITION_GROUPS = TP_PARTITION_NT;
+
 // Phase 1: partitions[p] = items before output diagonal min(p * spacing, total + num_segments).
+// Each boundary after the block's first is checked against the one before it: a pair out of
+// order means the scan is not a valid exclusive scan (reported to the repair slot and as
+// STATUS_SCAN_INVALID).
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_lbs_partition(const index_type* __restrict__ scan, size_type num_segments, size_type total,
-                           size_type spacing, size_type num_partitions, size_type* __restrict__ partitions) {
+                           size_type spacing, size_type num_partitions, size_type* __restrict__ partitions,
+                           unsigned long long* status, unsigned long long* repair, unsigned generation) {
 #if __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
-  const size_type p = (size_type)blockIdx.x * blockDim.x + threadIdx.x;
-  if (p >= num_partitions) return;
+  __shared__ size_type paths[LBS_PARTITION_GROUPS];
+  const twophase::input_check check = {status, repair, generation};
+  const int group = threadIdx.x;
+  const size_type p = twophase::overlapped_boundary<LBS_PARTITION_GROUPS>(group);
+  const bool active = p < num_partitions;
   const size_type count = total + num_segments;
-  size_type diag = p * spacing;
-  if (diag > count) diag = count;
-  partitions[p] = twophase::load_balance_path(total, scan, num_segments, diag);
+  const size_type diag = twophase::load_balance_diagonal(p, spacing, count);
+  size_type path = 0;
+  if (active) {
+    path = twophase::load_balance_path(total, scan, num_segments, diag);
+    partitions[p] = path;
+  }
+  paths[group] = path;
+  __syncthreads();
+  if (active && group > 0 &&
+      !twophase::monotone_step(paths[group - 1], twophase::load_balance_diagonal(p - 1, spacing, count), path,
+                               diag)) {
+    twophase::report_bad_boundary(check, p - 1);
+    twophase::raise_status(check, twophase::STATUS_SCAN_INVALID);
+  }
 }
 
 // Writes each item's segment, and its rank when `ranks` is not null.
@@ -47,16 +68,26 @@ struct expand_op {
 };
 
 // Interval move: output[scatter[s] + rank] = input[gather[s] + rank]; a null gather (scatter)
-// reads (writes) at the item's own position scan[s] + rank.
+// reads (writes) at the item's own position scan[s] + rank. A position outside input_count
+// (output_count) moves nothing and raises STATUS_POSITION_INVALID (without overflow: a position
+// near 2^64 plus a rank does not wrap into range).
 struct move_op {
   const index_type* __restrict__ gather;
   const index_type* __restrict__ scatter;
   const value_type* __restrict__ input;
   value_type* __restrict__ output;
+  size_type input_count;
+  size_type output_count;
+  twophase::input_check check;
   __device__ __forceinline__ void operator()(size_type item, size_type segment, size_type rank) const {
-    const size_type from = gather ? (size_type)gather[segment] + rank : item;
-    const size_type to = scatter ? (size_type)scatter[segment] + rank : item;
-    output[to] = input[from];
+    const size_type from_base = gather ? (size_type)gather[segment] : item - rank;
+    const size_type to_base = scatter ? (size_type)scatter[segment] : item - rank;
+    if (from_base >= input_count || rank >= input_count - from_base || to_base >= output_count ||
+        rank >= output_count - to_base) {
+      twophase::raise_status(check, twophase::STATUS_POSITION_INVALID);
+      return;
+    }
+    output[to_base + rank] = input[from_base + rank];
   }
 };
 
@@ -72,46 +103,76 @@ struct user_op {
 static_assert(sizeof(twophase::load_balance_shared<TP_NT * TP_VT>) <= 48 * 1024,
               "tile too large for static shared memory");
 
+// Blocks of a tile kernel that fit an SM by shared memory (each block also takes 1 KiB reserved
+// by the system), and by threads: the tile kernels' launch bounds ask ptxas for registers that
+// let that many blocks run, so that the scan checks (whose values ptxas otherwise keeps in
+// registers across the walk: 40-58 registers, 4-6 blocks of 256 threads on sm_90) do not cost
+// occupancy. At the shipped tuning: 7 blocks on sm_90, 32 registers, no spills. Not for the user
+// snippet's kernel, whose registers are the snippet's.
+#if __CUDA_ARCH__ >= 900
+constexpr int LBS_SHARED_PER_SM = 228 * 1024;
+#else
+constexpr int LBS_SHARED_PER_SM = 164 * 1024;
+#endif
+constexpr int LBS_RESERVED_SHARED = 1024;
+constexpr int LBS_MAX_THREADS_PER_SM = 2048;
+constexpr int lbs_min_blocks() {
+  constexpr int by_shared =
+      LBS_SHARED_PER_SM / ((int)sizeof(twophase::load_balance_shared<TP_NT * TP_VT>) + LBS_RESERVED_SHARED);
+  constexpr int by_threads = LBS_MAX_THREADS_PER_SM / TP_NT;
+  return by_shared < by_threads ? (by_shared > 0 ? by_shared : 1) : by_threads;
+}
+constexpr int LBS_TILE_MIN_BLOCKS = lbs_min_blocks();
+
 // Phase 2, segments (and ranks) of every item.
-extern "C" __global__ void __launch_bounds__(TP_NT)
+extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)
     twophase_lbs_tile(const index_type* __restrict__ scan, size_type num_segments, size_type total,
                       const size_type* __restrict__ partitions, index_type* __restrict__ segments,
-                      index_type* __restrict__ ranks) {
+                      index_type* __restrict__ ranks, unsigned long long* status, unsigned long long* repair,
+                      unsigned generation) {
   TWOPHASE_LBS_TILE_SHARED;
   twophase_wait_partitions();
+  const twophase::input_check check = {status, repair, generation};
   segments_op op = {segments, ranks};
-  twophase::cta_load_balance<TP_NT, TP_VT>(scan, num_segments, total, partitions, shared, op);
+  twophase::cta_load_balance<TP_NT, TP_VT>(scan, num_segments, total, partitions, check, shared, op);
 }
 
 // Phase 2, interval expand.
-extern "C" __global__ void __launch_bounds__(TP_NT)
+extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)
     twophase_interval_expand(const index_type* __restrict__ scan, size_type num_segments, size_type total,
                              const size_type* __restrict__ partitions, const value_type* __restrict__ values,
-                             value_type* __restrict__ out) {
+                             value_type* __restrict__ out, unsigned long long* status, unsigned long long* repair,
+                             unsigned generation) {
   TWOPHASE_LBS_TILE_SHARED;
   twophase_wait_partitions();
+  const twophase::input_check check = {status, repair, generation};
   expand_op op = {values, out};
-  twophase::cta_load_balance<TP_NT, TP_VT>(scan, num_segments, total, partitions, shared, op);
+  twophase::cta_load_balance<TP_NT, TP_VT>(scan, num_segments, total, partitions, check, shared, op);
 }
 
-// Phase 2, interval move (gather, scatter or both).
-extern "C" __global__ void __launch_bounds__(TP_NT)
+// Phase 2, interval move (gather, scatter or both), positions checked against input_count and
+// output_count.
+extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)
     twophase_interval_move(const index_type* __restrict__ scan, size_type num_segments, size_type total,
                            const size_type* __restrict__ partitions, const index_type* __restrict__ gather,
                            const index_type* __restrict__ scatter, const value_type* __restrict__ input,
-                           value_type* __restrict__ output) {
+                           size_type input_count, value_type* __restrict__ output, size_type output_count,
+                           unsigned long long* status, unsigned long long* repair, unsigned generation) {
   TWOPHASE_LBS_TILE_SHARED;
   twophase_wait_partitions();
-  move_op op = {gather, scatter, input, output};
-  twophase::cta_load_balance<TP_NT, TP_VT>(scan, num_segments, total, partitions, shared, op);
+  const twophase::input_check check = {status, repair, generation};
+  move_op op = {gather, scatter, input, output, input_count, output_count, check};
+  twophase::cta_load_balance<TP_NT, TP_VT>(scan, num_segments, total, partitions, check, shared, op);
 }
 
 // Phase 2, the user's snippet for every (item, segment, rank).
 extern "C" __global__ void __launch_bounds__(TP_NT)
     twophase_lbs_for_each(const index_type* __restrict__ scan, size_type num_segments, size_type total,
-                          const size_type* __restrict__ partitions, twophase_op_args args) {
+                          const size_type* __restrict__ partitions, twophase_op_args args,
+                          unsigned long long* status, unsigned long long* repair, unsigned generation) {
   TWOPHASE_LBS_TILE_SHARED;
   twophase_wait_partitions();
+  const twophase::input_check check = {status, repair, generation};
   user_op op = {args};
-  twophase::cta_load_balance<TP_NT, TP_VT>(scan, num_segments, total, partitions, shared, op);
+  twophase::cta_load_balance<TP_NT, TP_VT>(scan, num_segments, total, partitions, check, shared, op);
 }

@@ -14,6 +14,20 @@
 //   only): serial_merge reports where each output came from, and the value is copied from there.
 // - Each thread owns VT outputs per tile (basic: per thread), a compile-time constant, where the
 //   published kernels divide a runtime output count by the thread count.
+// - Any keys and any (deterministic) comparator keep every read and write inside the inputs'
+//   and the output's ranges, and the output a permutation of the input. Each co-rank is in
+//   bounds on its own; a piece of the merge (a thread's outputs in the basic kernel, a block's
+//   in the others) whose two co-ranks are out of order writes nothing and reports its index to
+//   the repair slot (partition.cuh), and twophase_merge_repair then writes the outputs from the
+//   first such piece on as the rest of A followed by the rest of B. Inside a tile, pieces out of
+//   order make the whole tile a concatenation of what it consumes. The published kernels
+//   assume sorted inputs and a strict weak order, and read and write out of bounds otherwise.
+// - Unsorted inputs are detected: the tiled and circular kernels check every key they load
+//   against the key before it (a first-level cache hit), and raise STATUS_FIRST_UNSORTED /
+//   STATUS_SECOND_UNSORTED for A / B. The basic kernel, which loads no tiles, checks in registers
+//   that its merged outputs are in order (the first against the keys before its pieces), and
+//   when not, its pieces of A and B. STATUS_ORDER_INCONSISTENT: co-ranks out of order (unsorted
+//   input or an inconsistent comparator), or outputs out of order from inputs in order.
 
 using twophase::merge_range;
 using twophase::size_type;
@@ -65,25 +79,85 @@ struct ring_pair {
   __device__ __forceinline__ key_type operator[](int i) const { return i < a_count ? a[i] : b[i - a_count]; }
 };
 
+// The key before a piece of one input, when the piece does not start the input.
+struct key_before_t {
+  bool present;
+  key_type key;
+};
+
+// Status bits of a piece whose merged outputs came out of order: the input (A, B or both) with
+// adjacent keys out of order among its piece of `range` over `keys` and the key before it
+// (`a_prev`, `b_prev`), or STATUS_ORDER_INCONSISTENT when both pieces are in order (then the
+// comparator is not a strict weak order). Only run on input that broke a precondition; not
+// unrolled, to keep the merge's registers.
+template <typename keys_it>
+__device__ __forceinline__ unsigned unsorted_inputs(const keys_it& keys, const merge_range& range,
+                                                    const key_before_t& a_prev, const key_before_t& b_prev) {
+  unsigned bits = 0;
+#pragma unroll 1
+  for (int i = range.a_begin; i < range.a_end; ++i) {
+    const bool has_prev = i > range.a_begin || a_prev.present;
+    if (has_prev && key_compare()(keys[i], i > range.a_begin ? keys[i - 1] : a_prev.key)) {
+      bits |= twophase::STATUS_FIRST_UNSORTED;
+    }
+  }
+#pragma unroll 1
+  for (int i = range.b_begin; i < range.b_end; ++i) {
+    const bool has_prev = i > range.b_begin || b_prev.present;
+    if (has_prev && key_compare()(keys[i], i > range.b_begin ? keys[i - 1] : b_prev.key)) {
+      bits |= twophase::STATUS_SECOND_UNSORTED;
+    }
+  }
+  return bits ? bits : twophase::STATUS_ORDER_INCONSISTENT;
+}
+
 // Merge the range.total() <= VT outputs of `range` over `keys` (positions below `a_split` are
 // A's, the rest B's) and write them straight to out[0..], as the textbook's sequential merge
 // does: each thread its own consecutive outputs, so a warp's stores are VT elements apart (not
 // coalesced). Values are copied from a_vals / b_vals (positions relative to the same starts as
 // `keys`). `full` selects serial_merge's unchecked form (exactly VT outputs).
-template <bool full, typename keys_it>
+// With `check_order` (the basic kernel, which loads no tiles to check), also checks that the
+// outputs are in order, the first against the keys before the piece (`a_prev`, `b_prev`), in
+// registers: sorted inputs under a strict weak order merge into sorted outputs, so outputs out of
+// order mean that a precondition broke, and unsorted_inputs names it.
+template <bool full, bool check_order, typename keys_it>
 __device__ __forceinline__ void merge_to_global(keys_it keys, merge_range range, int a_split, key_type* out,
                                                 const value_type* a_vals, const value_type* b_vals,
-                                                value_type* out_vals) {
+                                                value_type* out_vals, key_before_t a_prev, key_before_t b_prev,
+                                                const twophase::input_check& check) {
+  const merge_range piece = range;
   const int count = range.total();
   key_type merged[VT];
   int sources[VT];
   twophase::serial_merge<twophase::bounds_lower, VT, !full>(keys, range, key_compare(), merged, sources);
+  bool out_of_order = false;
 #pragma unroll
   for (int i = 0; i < VT; ++i) {
     if (full || i < count) {
       out[i] = merged[i];
       if (TP_HAS_VALUES) out_vals[i] = sources[i] < a_split ? a_vals[sources[i]] : b_vals[sources[i] - a_split];
+      if (check_order && i > 0) out_of_order |= key_compare()(merged[i], merged[i - 1]);
     }
+  }
+  if (check_order && count > 0) {
+    out_of_order |= a_prev.present && key_compare()(merged[0], a_prev.key);
+    out_of_order |= b_prev.present && key_compare()(merged[0], b_prev.key);
+  }
+  if (out_of_order) twophase::raise_status(check, unsorted_inputs(keys, piece, a_prev, b_prev));
+}
+
+// The fallback of a tile whose threads' pieces were out of order: this thread's outputs
+// [d0, d1) of the tile are positions d0.. of the tile's consumed A keys (positions [0, a_used)
+// of `keys`) followed by its consumed B keys (from position a_split on), a permutation of what
+// the tile consumes whatever the comparator answered; written straight to out[0..].
+template <typename keys_it>
+__device__ __forceinline__ void concatenate_to_global(keys_it keys, int a_used, int a_split, int d0, int d1,
+                                                      key_type* out, const value_type* a_vals,
+                                                      const value_type* b_vals, value_type* out_vals) {
+  for (int i = d0; i < d1; ++i) {
+    const int source = i < a_used ? i : a_split + (i - a_used);
+    out[i - d0] = keys[source];
+    if (TP_HAS_VALUES) out_vals[i - d0] = source < a_split ? a_vals[source] : b_vals[source - a_split];
   }
 }
 
@@ -95,13 +169,51 @@ __device__ __forceinline__ size_type global_co_rank(const key_type* a, size_type
 
 // The block's output range [*out_begin, *out_end) and the co-ranks at both ends, found by two
 // threads at once. The published tiled kernel has thread 0 run both searches one after the other.
-__device__ __forceinline__ void block_range(const key_type* a, size_type a_count, const key_type* b, size_type b_count,
-                                            size_type* cuts, size_type* out_begin, size_type* out_end) {
+// Returns whether the two co-ranks make a valid piece (the same answer in every thread); when
+// not, thread 0 reports the block to the repair slot.
+__device__ __forceinline__ bool block_range(const key_type* a, size_type a_count, const key_type* b,
+                                            size_type b_count, size_type* cuts, size_type* out_begin,
+                                            size_type* out_end, const twophase::input_check& check) {
   const size_type total = a_count + b_count;
   *out_begin = (size_type)blockIdx.x * BLOCK_OUTPUTS;
   *out_end = *out_begin + BLOCK_OUTPUTS < total ? *out_begin + BLOCK_OUTPUTS : total;
   if (threadIdx.x < 2) cuts[threadIdx.x] = global_co_rank(a, a_count, b, b_count, threadIdx.x ? *out_end : *out_begin);
   __syncthreads();
+  const bool valid = twophase::monotone_step(cuts[0], *out_begin, cuts[1], *out_end);
+  if (!valid && threadIdx.x == 0) {
+    twophase::report_bad_boundary(check, blockIdx.x);
+    twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
+  }
+  return valid;
+}
+
+// The key before position `pos` of a global input (none at its start): the predecessor a piece's
+// first output is checked against.
+__device__ __forceinline__ key_before_t key_before(const key_type* keys, size_type pos) {
+  key_before_t before = {};
+  before.present = pos > 0;
+  if (before.present) before.key = keys[pos - 1];
+  return before;
+}
+
+// Copy src[first + i] for i in [0, count) to dst[slot(i)], strided over the block (coalesced),
+// checking each key against the key before it in src (the same or the neighbouring cache line, a
+// first-level cache hit): whether any adjacent pair of src from `first - 1` on is out of order.
+template <typename slot_fn>
+__device__ __forceinline__ bool load_checked(const key_type* __restrict__ src, size_type first, int count,
+                                             key_type* dst, slot_fn slot) {
+  bool descends = false;
+  for (int i = threadIdx.x; i < count; i += NT) {
+    const key_type key = src[first + i];
+    dst[slot(i)] = key;
+    if (first + i > 0) descends |= key_compare()(key, src[first + i - 1]);
+  }
+  return descends;
+}
+
+// The status bits of inputs found out of order while loading.
+__device__ __forceinline__ unsigned descent_bits(bool a_descends, bool b_descends) {
+  return (a_descends ? twophase::STATUS_FIRST_UNSORTED : 0u) | (b_descends ? twophase::STATUS_SECOND_UNSORTED : 0u);
 }
 
 }  // namespace textbook
@@ -110,27 +222,41 @@ __device__ __forceinline__ void block_range(const key_type* a, size_type a_count
 // by binary search in global memory, then merges from global memory into global memory.
 // Differs from the textbook: the published kernel gives each thread ceil(total / threads)
 // outputs of a fixed grid; here each thread has VT outputs (a compile-time constant, so the
-// merge loop unrolls) and the grid grows with the input. Indices are 64-bit.
+// merge loop unrolls) and the grid grows with the input. Indices are 64-bit. A thread whose
+// co-ranks are out of order writes nothing and reports its piece (twophase_merge_repair
+// rewrites it).
 extern "C" __global__ void __launch_bounds__(TP_NT)
     twophase_merge_basic(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
                          size_type b_count, key_type* __restrict__ out, const value_type* __restrict__ a_vals,
-                         const value_type* __restrict__ b_vals, value_type* __restrict__ out_vals) {
+                         const value_type* __restrict__ b_vals, value_type* __restrict__ out_vals,
+                         unsigned long long* status, unsigned long long* repair, unsigned generation) {
   using namespace textbook;
+  const twophase::input_check check = {status, repair, generation};
   const size_type total = a_count + b_count;
-  const size_type k0 = ((size_type)blockIdx.x * NT + threadIdx.x) * VT;
+  const size_type piece = (size_type)blockIdx.x * NT + threadIdx.x;
+  const size_type k0 = piece * VT;
   if (k0 >= total) return;
   const size_type k1 = k0 + VT < total ? k0 + VT : total;
   const size_type i0 = global_co_rank(a, a_count, b, b_count, k0);
   const size_type i1 = global_co_rank(a, a_count, b, b_count, k1);
+  if (!twophase::monotone_step(i0, k0, i1, k1)) {
+    twophase::report_bad_boundary(check, piece);
+    twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
+    return;
+  }
   const size_type j0 = k0 - i0;
   const int a_cnt = (int)(i1 - i0);
   const int count = (int)(k1 - k0);
   const global_pair keys = {a + i0, b + j0, a_cnt, count};
   const merge_range range = {0, a_cnt, a_cnt, count};
+  const key_before_t a_prev = key_before(a, i0);
+  const key_before_t b_prev = key_before(b, j0);
   if (count == VT) {
-    merge_to_global<true>(keys, range, a_cnt, out + k0, a_vals + i0, b_vals + j0, out_vals + k0);
+    merge_to_global<true, true>(keys, range, a_cnt, out + k0, a_vals + i0, b_vals + j0, out_vals + k0, a_prev, b_prev,
+                          check);
   } else {
-    merge_to_global<false>(keys, range, a_cnt, out + k0, a_vals + i0, b_vals + j0, out_vals + k0);
+    merge_to_global<false, true>(keys, range, a_cnt, out + k0, a_vals + i0, b_vals + j0, out_vals + k0, a_prev, b_prev,
+                           check);
   }
 }
 
@@ -147,26 +273,31 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
 //   range ends at the tile's end, and is passed on through shared memory.
 // - B's keys follow A's directly in one shared buffer (A then B, as serial_merge expects) rather
 //   than at a fixed offset of tile_size.
+// - The threads' co-ranks are checked (one barrier per tile); a tile whose pieces are out of order
+//   writes what it consumes concatenated.
 extern "C" __global__ void __launch_bounds__(TP_NT)
     twophase_merge_tiled(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
                          size_type b_count, key_type* __restrict__ out, const value_type* __restrict__ a_vals,
-                         const value_type* __restrict__ b_vals, value_type* __restrict__ out_vals) {
+                         const value_type* __restrict__ b_vals, value_type* __restrict__ out_vals,
+                         unsigned long long* status, unsigned long long* repair, unsigned generation) {
   using namespace textbook;
   // A's tile, then B's, and the slot serial_merge may read one past the end.
   __shared__ key_type keys_shared[2 * TILE + 1];
   __shared__ size_type cuts[2];
   __shared__ int a_used_shared;
+  const twophase::input_check check = {status, repair, generation};
   const int tid = threadIdx.x;
   size_type out_pos, out_end;
-  block_range(a, a_count, b, b_count, cuts, &out_pos, &out_end);
+  if (!block_range(a, a_count, b, b_count, cuts, &out_pos, &out_end, check)) return;
   size_type a_pos = cuts[0], b_pos = out_pos - cuts[0];
   const size_type a_end = cuts[1], b_end = out_end - cuts[1];
+  bool a_descends = false, b_descends = false;  // adjacent keys out of order among those loaded
 
   while (out_pos < out_end) {
     const int a_len = (int)(a_end - a_pos < TILE ? a_end - a_pos : TILE);
     const int b_len = (int)(b_end - b_pos < TILE ? b_end - b_pos : TILE);
-    for (int i = tid; i < a_len; i += NT) keys_shared[i] = a[a_pos + i];
-    for (int i = tid; i < b_len; i += NT) keys_shared[a_len + i] = b[b_pos + i];
+    a_descends |= load_checked(a, a_pos, a_len, keys_shared, [](int i) { return i; });
+    b_descends |= load_checked(b, b_pos, b_len, keys_shared, [a_len](int i) { return a_len + i; });
     __syncthreads();
 
     const int out_cnt = (int)(out_end - out_pos < TILE ? out_end - out_pos : TILE);
@@ -177,19 +308,29 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
     const int m1 = twophase::merge_path<twophase::bounds_lower, int>(keys_shared, a_len, keys_shared + a_len, b_len,
                                                                      d1, key_compare());
     if (tid == NT - 1) a_used_shared = m1;  // d1 == out_cnt: the tile's consumption of A
-    const merge_range range = {m0, m1, a_len + d0 - m0, a_len + d1 - m1};
-    const size_type first = out_pos + d0;
-    if (out_cnt == TILE) {
-      merge_to_global<true>(keys_shared, range, a_len, out + first, a_vals + a_pos, b_vals + b_pos, out_vals + first);
-    } else if (d1 > d0) {
-      merge_to_global<false>(keys_shared, range, a_len, out + first, a_vals + a_pos, b_vals + b_pos, out_vals + first);
-    }
-    __syncthreads();  // every thread is done with the tile and has a_used_shared
+    const bool pieces_in_order = __syncthreads_and(twophase::monotone_step(m0, d0, m1, d1));
     const int a_used = a_used_shared;
+    const size_type first = out_pos + d0;
+    if (pieces_in_order) {
+      const merge_range range = {m0, m1, a_len + d0 - m0, a_len + d1 - m1};
+      if (out_cnt == TILE) {
+        merge_to_global<true, false>(keys_shared, range, a_len, out + first, a_vals + a_pos, b_vals + b_pos,
+                                     out_vals + first, key_before_t{}, key_before_t{}, check);
+      } else if (d1 > d0) {
+        merge_to_global<false, false>(keys_shared, range, a_len, out + first, a_vals + a_pos, b_vals + b_pos,
+                                      out_vals + first, key_before_t{}, key_before_t{}, check);
+      }
+    } else {
+      concatenate_to_global(keys_shared, a_used, a_len, d0, d1, out + first, a_vals + a_pos, b_vals + b_pos,
+                            out_vals + first);
+      if (tid == 0) twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
+    }
+    __syncthreads();  // every thread is done with the tile
     a_pos += a_used;
     b_pos += out_cnt - a_used;
     out_pos += out_cnt;
   }
+  if (a_descends || b_descends) twophase::raise_status(check, descent_bits(a_descends, b_descends));
 }
 
 // Circular buffer: as the tiled kernel, but the keys a tile did not consume stay in shared memory
@@ -201,27 +342,31 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
 //   computes a_next with c_curr, the same output index as a_curr, so every thread merges an empty
 //   A range.
 // - As in the tiled kernel, the consumed count is the last thread's end co-rank at the real
-//   output count over the real ring fill levels.
+//   output count over the real ring fill levels, and a tile whose pieces are out of order writes
+//   what it consumes concatenated.
 // - The rings are read through ring_view / ring_pair (one subtraction instead of a modulo per
 //   access), with the same merge_path and serial_merge as every other merge.
 extern "C" __global__ void __launch_bounds__(TP_NT)
     twophase_merge_circular(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
                             size_type b_count, key_type* __restrict__ out, const value_type* __restrict__ a_vals,
-                            const value_type* __restrict__ b_vals, value_type* __restrict__ out_vals) {
+                            const value_type* __restrict__ b_vals, value_type* __restrict__ out_vals,
+                            unsigned long long* status, unsigned long long* repair, unsigned generation) {
   using namespace textbook;
   __shared__ key_type a_ring[TILE];
   __shared__ key_type b_ring[TILE];
   __shared__ size_type cuts[2];
   __shared__ int a_used_shared;
+  const twophase::input_check check = {status, repair, generation};
   const int tid = threadIdx.x;
   size_type out_pos, out_end;
-  block_range(a, a_count, b, b_count, cuts, &out_pos, &out_end);
+  if (!block_range(a, a_count, b, b_count, cuts, &out_pos, &out_end, check)) return;
   // Global positions of each ring's first unconsumed key and of the next key to load.
   size_type a_pos = cuts[0], b_pos = out_pos - cuts[0];
   size_type a_next = a_pos, b_next = b_pos;
   const size_type a_end = cuts[1], b_end = out_end - cuts[1];
   int a_head = 0, b_head = 0;  // ring slot of the first unconsumed key
   int a_have = 0, b_have = 0;  // unconsumed keys in each ring
+  bool a_descends = false, b_descends = false;  // adjacent keys out of order among those loaded
 
   while (out_pos < out_end) {
     // Top both rings up to TILE keys (or what is left of the block's inputs).
@@ -230,8 +375,8 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
     // The free slots follow the unconsumed keys: slot (head + have + i) mod TILE.
     const int a_free = ring_slot(a_head, a_have);
     const int b_free = ring_slot(b_head, b_have);
-    for (int i = tid; i < a_new; i += NT) a_ring[ring_slot(a_free, i)] = a[a_next + i];
-    for (int i = tid; i < b_new; i += NT) b_ring[ring_slot(b_free, i)] = b[b_next + i];
+    a_descends |= load_checked(a, a_next, a_new, a_ring, [a_free](int i) { return ring_slot(a_free, i); });
+    b_descends |= load_checked(b, b_next, b_new, b_ring, [b_free](int i) { return ring_slot(b_free, i); });
     a_have += a_new;
     b_have += b_new;
     a_next += a_new;
@@ -248,17 +393,26 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
     const int m1 =
         twophase::merge_path<twophase::bounds_lower, int>(a_view, a_have, b_view, b_have, d1, key_compare());
     if (tid == NT - 1) a_used_shared = m1;
-    const ring_pair keys = {a_view, a_have, b_view};
-    const merge_range range = {m0, m1, a_have + d0 - m0, a_have + d1 - m1};
-    const size_type first = out_pos + d0;
-    if (out_cnt == TILE) {
-      merge_to_global<true>(keys, range, a_have, out + first, a_vals + a_pos, b_vals + b_pos, out_vals + first);
-    } else if (d1 > d0) {
-      merge_to_global<false>(keys, range, a_have, out + first, a_vals + a_pos, b_vals + b_pos, out_vals + first);
-    }
-    __syncthreads();  // every thread is done reading the rings and has a_used_shared
+    const bool pieces_in_order = __syncthreads_and(twophase::monotone_step(m0, d0, m1, d1));
     const int a_used = a_used_shared;
     const int b_used = out_cnt - a_used;
+    const ring_pair keys = {a_view, a_have, b_view};
+    const size_type first = out_pos + d0;
+    if (pieces_in_order) {
+      const merge_range range = {m0, m1, a_have + d0 - m0, a_have + d1 - m1};
+      if (out_cnt == TILE) {
+        merge_to_global<true, false>(keys, range, a_have, out + first, a_vals + a_pos, b_vals + b_pos,
+                                     out_vals + first, key_before_t{}, key_before_t{}, check);
+      } else if (d1 > d0) {
+        merge_to_global<false, false>(keys, range, a_have, out + first, a_vals + a_pos, b_vals + b_pos,
+                                      out_vals + first, key_before_t{}, key_before_t{}, check);
+      }
+    } else {
+      concatenate_to_global(keys, a_used, a_have, d0, d1, out + first, a_vals + a_pos, b_vals + b_pos,
+                            out_vals + first);
+      if (tid == 0) twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
+    }
+    __syncthreads();  // every thread is done reading the rings
     a_head = ring_slot(a_head, a_used);
     b_head = ring_slot(b_head, b_used);
     a_have -= a_used;
@@ -266,5 +420,43 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
     a_pos += a_used;
     b_pos += b_used;
     out_pos += out_cnt;
+  }
+  if (a_descends || b_descends) twophase::raise_status(check, descent_bits(a_descends, b_descends));
+}
+
+// Repair after any of the three kernels, on the same check: when a piece (a thread's outputs of
+// the basic kernel, a block's of the others; `spacing` outputs each) had its co-ranks out of
+// order, the first such piece p left outputs from k = min(p * spacing, total) on unwritten or
+// unreliable. They become the A keys from the co-rank i of k on, then the B keys from k - i on:
+// out[k'] = a[i + k' - k] while that is in A, else b[k' - a_count]. With the pieces before p
+// (whose co-ranks were in order), the output is a permutation of the input. Does nothing (one
+// load per block) when no piece was out of order. Grid-stride over the outputs.
+extern "C" __global__ void __launch_bounds__(TP_NT)
+    twophase_merge_repair(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
+                          size_type b_count, key_type* __restrict__ out, const value_type* __restrict__ a_vals,
+                          const value_type* __restrict__ b_vals, value_type* __restrict__ out_vals,
+                          size_type spacing, unsigned long long* status, unsigned long long* repair,
+                          unsigned generation) {
+  using namespace textbook;
+  __shared__ size_type co_rank;
+  const twophase::input_check check = {status, repair, generation};
+  const size_type bad = twophase::first_bad_boundary(check);
+  if (bad == twophase::NO_BAD_BOUNDARY) return;
+  const size_type total = a_count + b_count;
+  // bad < 2^32 and spacing < 2^31: the product does not overflow.
+  const size_type k = bad * spacing < total ? bad * spacing : total;
+  if (threadIdx.x == 0) co_rank = global_co_rank(a, a_count, b, b_count, k);
+  __syncthreads();
+  const size_type i = co_rank;
+  const size_type stride = (size_type)gridDim.x * NT;
+  for (size_type pos = k + (size_type)blockIdx.x * NT + threadIdx.x; pos < total; pos += stride) {
+    const size_type from_a = i + (pos - k);
+    if (from_a < a_count) {
+      out[pos] = a[from_a];
+      if (TP_HAS_VALUES) out_vals[pos] = a_vals[from_a];
+    } else {
+      out[pos] = b[pos - a_count];
+      if (TP_HAS_VALUES) out_vals[pos] = b_vals[pos - a_count];
+    }
   }
 }

@@ -1,27 +1,108 @@
 //! Sorted search kernels: merge path partitions of needles against haystack, then serial_search per tile.
 // The host prepends the prelude of program() (key_type, key_compare, TP_NT, TP_VT, ...), a line
 // defining index_type and TP_UPPER, then partition.cuh, serial.cuh and cta_merge.cuh.
+//
+// Any needles, haystack and comparator keep every read and write in bounds: the partitions are
+// checked pairwise and repaired to a monotone path (partition.cuh, repaired_boundary), so the
+// tiles cover the needles and the haystack exactly; each needle's bound is written once and lies
+// within [0, haystack_count]. Each tile checks its adjacent needles and haystack keys (the pair
+// across its start included) and raises STATUS_FIRST_UNSORTED (needles) or
+// STATUS_SECOND_UNSORTED (haystack); partitions out of order on inputs that passed those checks
+// mean the comparator is inconsistent (STATUS_ORDER_INCONSISTENT, raised by the partition kernel).
 
 using twophase::size_type;
 
 constexpr twophase::bounds_t SEARCH_BOUNDS = TP_UPPER ? twophase::bounds_upper : twophase::bounds_lower;
 
+// Boundaries per partition block; blocks overlap by one (partition.cuh, overlapped_boundary).
+constexpr int SEARCH_PARTITION_GROUPS = TP_PARTITION_NT;
+
+// Output diagonal of boundary p: min(p * spacing, total).
+__device__ __forceinline__ size_type search_diagonal(size_type p, size_type spacing, size_type total) {
+  const size_type diag = p * spacing;
+  return diag < total ? diag : total;
+}
+
 // Phase 1: partitions[p] = needles before output diagonal min(p * spacing, needles + haystack).
+// Each boundary after the block's first is checked against the one before it; the first pair
+// out of order is reported to the repair slot.
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_search_partition(const key_type* __restrict__ needles, size_type needle_count,
                               const key_type* __restrict__ haystack, size_type haystack_count, size_type spacing,
-                              size_type num_partitions, size_type* __restrict__ partitions) {
+                              size_type num_partitions, size_type* __restrict__ partitions,
+                              unsigned long long* status, unsigned long long* repair, unsigned generation) {
 #if __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
-  const size_type p = (size_type)blockIdx.x * blockDim.x + threadIdx.x;
-  if (p >= num_partitions) return;
+  __shared__ size_type paths[SEARCH_PARTITION_GROUPS];
+  const twophase::input_check check = {status, repair, generation};
+  const int group = threadIdx.x;
+  const size_type p = twophase::overlapped_boundary<SEARCH_PARTITION_GROUPS>(group);
+  const bool active = p < num_partitions;
   const size_type total = needle_count + haystack_count;
-  size_type diag = p * spacing;
-  if (diag > total) diag = total;
-  partitions[p] =
-      twophase::merge_path<SEARCH_BOUNDS, size_type>(needles, needle_count, haystack, haystack_count, diag,
-                                                     key_compare());
+  const size_type diag = search_diagonal(p, spacing, total);
+  size_type path = 0;
+  if (active) {
+    path = twophase::merge_path<SEARCH_BOUNDS, size_type>(needles, needle_count, haystack, haystack_count, diag,
+                                                          key_compare());
+    partitions[p] = path;
+  }
+  paths[group] = path;
+  __syncthreads();
+  if (active && group > 0 &&
+      !twophase::monotone_step(paths[group - 1], search_diagonal(p - 1, spacing, total), path, diag)) {
+    twophase::report_bad_boundary(check, p - 1);
+    twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
+  }
+}
+
+// serial_search (serial.cuh) that also checks the order of each input as it walks: every key it
+// reads after a key it took is compared with that key (while inside the taken key's input), so
+// that walks which together cover the tile check every adjacent pair in it, at one comparison a
+// step and no extra shared memory reads. Returns the status bits of the pairs found out of order.
+template <twophase::bounds_t bounds, int VT>
+__device__ __forceinline__ unsigned checked_serial_search(const key_type* keys_shared, twophase::merge_range& range,
+                                                          int haystack_first, int* bounds_out) {
+  const int count = min(VT, range.total());
+  key_type a_key = keys_shared[range.a_begin];
+  key_type b_key = keys_shared[range.b_begin];
+  bool needles_descend = false, haystack_descends = false;
+#pragma unroll
+  for (int i = 0; i < VT; ++i) {
+    if (i >= count) break;
+    const bool p = twophase::merge_predicate<bounds>(a_key, b_key, range, key_compare());
+    if (p) bounds_out[range.a_begin] = range.b_begin - haystack_first;
+    const int index = (p ? range.a_begin : range.b_begin) + 1;
+    const key_type next = keys_shared[index];
+    const bool descends = index < (p ? range.a_end : range.b_end) && key_compare()(next, p ? a_key : b_key);
+    needles_descend |= p & descends;
+    haystack_descends |= !p & descends;
+    if (p) {
+      a_key = next;
+      range.a_begin = index;
+    } else {
+      b_key = next;
+      range.b_begin = index;
+    }
+  }
+  return (needles_descend ? twophase::STATUS_FIRST_UNSORTED : 0u) |
+         (haystack_descends ? twophase::STATUS_SECOND_UNSORTED : 0u);
+}
+
+// The status bits of every adjacent pair out of order among the tile's needles [0, a_cnt) and
+// haystack keys [a_cnt, tile_cnt) in shared memory, strided over the block. Only run when the
+// threads' walks did not tile the merge (so checked_serial_search may have missed pairs): input
+// that broke a precondition.
+template <int NT>
+__device__ __forceinline__ unsigned tile_unsorted_inputs(const key_type* keys_shared, int a_cnt, int tile_cnt) {
+  unsigned bits = 0;
+#pragma unroll 1
+  for (int idx = threadIdx.x + 1; idx < tile_cnt; idx += NT) {
+    if (idx != a_cnt && key_compare()(keys_shared[idx], keys_shared[idx - 1])) {
+      bits |= idx < a_cnt ? twophase::STATUS_FIRST_UNSORTED : twophase::STATUS_SECOND_UNSORTED;
+    }
+  }
+  return bits;
 }
 
 // Phase 2: tile t covers merge outputs [t * NV, min((t + 1) * NV, total)); each of its needles gets
@@ -29,48 +110,81 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
 extern "C" __global__ void __launch_bounds__(TP_NT)
     twophase_search_tile(const key_type* __restrict__ needles, size_type needle_count,
                          const key_type* __restrict__ haystack, size_type haystack_count,
-                         const size_type* __restrict__ partitions, index_type* __restrict__ out) {
+                         const size_type* __restrict__ partitions, index_type* __restrict__ out,
+                         unsigned long long* status, unsigned long long* repair, unsigned generation) {
   constexpr int NT = TP_NT;
   constexpr int VT = TP_VT;
   constexpr int NV = NT * VT;
   constexpr int KEY_BYTES = ((NV + 1) * (int)sizeof(key_type) + 15) / 16 * 16;
   static_assert(KEY_BYTES + NV * (int)sizeof(int) <= 48 * 1024, "tile too large for static shared memory");
   __shared__ __align__(16) unsigned char smem[KEY_BYTES + NV * sizeof(int)];
+  __shared__ int warp_starts[NT / 32];
   key_type* keys_shared = reinterpret_cast<key_type*>(smem);
   int* bounds_shared = reinterpret_cast<int*>(smem + KEY_BYTES);
 
 #if __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
+  const twophase::input_check check = {status, repair, generation};
   const int tid = threadIdx.x;
   const size_type tile = blockIdx.x;
   const size_type total = needle_count + haystack_count;
   const size_type diag0 = tile * NV;
   const size_type diag1 = diag0 + NV < total ? diag0 + NV : total;
-  const size_type a0 = partitions[tile];
-  const size_type a1 = partitions[tile + 1];
+  // The tile's boundaries on a monotone path whatever the partition kernel found.
+  const size_type bad = twophase::first_bad_boundary(check);
+  const bool repairing = bad != twophase::NO_BAD_BOUNDARY;
+  const size_type bad_path = repairing ? partitions[bad] : 0;
+  const size_type bad_diag = repairing ? search_diagonal(bad, NV, total) : 0;
+  const size_type a0 =
+      twophase::repaired_boundary(tile, partitions[tile], diag0, bad, bad_path, bad_diag, needle_count);
+  const size_type a1 =
+      twophase::repaired_boundary(tile + 1, partitions[tile + 1], diag1, bad, bad_path, bad_diag, needle_count);
   const size_type b0 = diag0 - a0;
   const int a_cnt = (int)(a1 - a0);
   const int tile_cnt = (int)(diag1 - diag0);
+  const int b_cnt = tile_cnt - a_cnt;
   if (tile_cnt == NV) {
     twophase::load_tile<NT, VT, false>(needles, a0, a_cnt, haystack, b0, tile_cnt, keys_shared, tid);
   } else {
     twophase::load_tile<NT, VT, true>(needles, a0, a_cnt, haystack, b0, tile_cnt, keys_shared, tid);
   }
+  // The pairs across the tile's start: the key before it of each input, from global memory.
+  unsigned bits = 0;
+  if (tid == 0) {
+    if (a_cnt > 0 && a0 > 0 && key_compare()(keys_shared[0], needles[a0 - 1])) bits |= twophase::STATUS_FIRST_UNSORTED;
+    if (b_cnt > 0 && b0 > 0 && key_compare()(keys_shared[a_cnt], haystack[b0 - 1])) {
+      bits |= twophase::STATUS_SECOND_UNSORTED;
+    }
+  }
 
-  // Phase 1 inside the tile, then VT serial search steps per thread.
+  // Phase 1 inside the tile, then VT serial search steps per thread, checking the keys' order as
+  // they go. Each merge path lies within the tile's ranges and the walk never takes from an
+  // exhausted side, for any comparator.
   const int diag = min(VT * tid, tile_cnt);
-  const int b_cnt = tile_cnt - a_cnt;
   const int mp = twophase::merge_path<SEARCH_BOUNDS, int>(keys_shared, a_cnt, keys_shared + a_cnt, b_cnt, diag,
                                                           key_compare());
   twophase::merge_range range = {mp, a_cnt, a_cnt + diag - mp, tile_cnt};
-  twophase::serial_search<SEARCH_BOUNDS, VT>(keys_shared, range, a_cnt, key_compare(), bounds_shared);
-  __syncthreads();
+  bits |= checked_serial_search<SEARCH_BOUNDS, VT>(keys_shared, range, a_cnt, bounds_shared);
+  // Walks that ended where the next began covered every key of the tile once, so the walks
+  // checked every adjacent pair. Otherwise (unsorted keys or an inconsistent comparator), check
+  // all pairs of the tile. The barriers also order the bounds' stores before their loads.
+  const bool has_next = VT * (tid + 1) < tile_cnt;
+  if (!twophase::walks_tile_exactly<NT>(mp, range.a_begin, has_next, warp_starts)) {
+    bits |= tile_unsorted_inputs<NT>(keys_shared, a_cnt, tile_cnt);
+    if (tid == 0) bits |= twophase::STATUS_ORDER_INCONSISTENT;
+  }
+  if (bits) twophase::raise_status(check, bits);
 
-  // Strided, coalesced store of the tile's needles' bounds.
+  // Strided, coalesced store of the tile's needles' bounds. Clamped into the tile's haystack
+  // range: when the walks did not tile the merge (an inconsistent comparator), a needle's slot
+  // may have been written by no walk.
 #pragma unroll
   for (int i = 0; i < VT; ++i) {
     const int idx = NT * i + tid;
-    if (idx < a_cnt) out[a0 + idx] = (index_type)(b0 + (size_type)bounds_shared[idx]);
+    if (idx < a_cnt) {
+      const int bound = min(max(bounds_shared[idx], 0), b_cnt);
+      out[a0 + idx] = (index_type)(b0 + (size_type)bound);
+    }
   }
 }

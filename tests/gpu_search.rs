@@ -2,15 +2,19 @@
 
 mod common;
 
+use std::fmt::Debug;
+
 use common::{gpu, rng};
 use rand::rngs::StdRng;
 use rand::Rng;
 use rayon::prelude::*;
 use twophase::cpu;
 use twophase::gpu::{
-    Gpu, GpuError, Greater, Less, LoadBalanceOp, LoadBalanceTuning, SearchScratch,
+    CudaComparator, DeviceComparator, Gpu, GpuError, Greater, Less, LoadBalanceOp,
+    LoadBalanceTuning, SearchScratch,
 };
 use twophase_gpu::cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr};
+use twophase_gpu::status::messages;
 use twophase_gpu::SearchBound;
 
 /// Segment-size distributions of the load-balancing tests.
@@ -564,5 +568,532 @@ fn sorted_search_2_pow_26_in_2_pow_26() {
             out.par_iter().zip(&want).all(|(&g, &w)| g as usize == w),
             "2^26 {bound:?}: GPU differs from the CPU backend"
         );
+    }
+}
+
+// ---- Adversarial inputs: unsorted, inconsistent comparators, bad scans and positions. ----
+
+/// Sizes of the adversarial search cases: empty, tiny, around the sorted search's and the
+/// load-balancing search's tiles, many tiles.
+fn adversarial_sizes() -> Vec<usize> {
+    let search = twophase::gpu::SortedSearchTuning::for_key(4).tile();
+    let lbs = LoadBalanceTuning::SHIPPED.tile();
+    let mut sizes = vec![0, 1, 2, 3];
+    for edge in [search, lbs] {
+        sizes.extend([edge - 1, edge, edge + 1, 3 * edge + 7]);
+    }
+    sizes.push((1 << 20) + 3);
+    sizes
+}
+
+/// The message of an `InvalidInput` error, or a panic naming `what` for anything else.
+fn invalid_input(result: Result<impl Debug, GpuError>, what: &str) -> String {
+    match result {
+        Err(GpuError::InvalidInput(message)) => message,
+        other => panic!("{what}: expected InvalidInput, got {other:?}"),
+    }
+}
+
+/// Guard elements past every device output: a kernel writing past its output changes them.
+const GUARD: usize = 4096;
+
+/// A device copy of `host` followed by GUARD elements of `filler` (so that writes past the end
+/// are seen), and its length.
+fn upload_guarded<T: DeviceRepr + Copy>(gpu: &Gpu, host: &[T], filler: T) -> CudaSlice<T> {
+    let mut data = host.to_vec();
+    data.extend(std::iter::repeat_n(filler, GUARD));
+    gpu.stream().clone_htod(&data).expect("upload")
+}
+
+fn download<T: DeviceRepr + Copy + Default>(gpu: &Gpu, dev: &CudaSlice<T>) -> Vec<T> {
+    gpu.stream().clone_dtoh(dev).expect("download")
+}
+
+/// A comparator on u32 given as a CUDA snippet and the same Rust predicate.
+type U32Comparator = CudaComparator<u32, fn(&u32, &u32) -> bool>;
+
+/// Comparators that are not strict weak orders: `<=` (not irreflexive), a hash of both keys
+/// (not transitive), and an answer that changes from call to call.
+fn broken_comparators() -> Vec<U32Comparator> {
+    vec![
+        CudaComparator::new("le", "return a <= b;", |a: &u32, b: &u32| a <= b),
+        CudaComparator::new(
+            "pair_hash",
+            "return (((a * 2654435761u) ^ (b * 40503u)) >> 13) & 1;",
+            |a: &u32, b: &u32| {
+                ((a.wrapping_mul(2_654_435_761) ^ b.wrapping_mul(40503)) >> 13) & 1 == 1
+            },
+        ),
+        CudaComparator::new(
+            "clock_coin",
+            "return (clock64() >> 3) & 1;",
+            |_: &u32, _: &u32| false,
+        ),
+    ]
+}
+
+/// A valid sorted search on `gpu` after a failure: it must succeed and agree with brute force.
+fn valid_search_after_failure(gpu: &Gpu, rng: &mut StdRng, what: &str) {
+    let (needles, haystack) = search_inputs(rng, 3000, Shape::Random, false);
+    let got: Vec<u32> = gpu
+        .sorted_search(&needles, &haystack, SearchBound::Lower, &Less)
+        .unwrap_or_else(|e| panic!("valid search after {what}: {e}"));
+    let want = brute_search(&needles, &haystack, SearchBound::Lower, &|a, b| a < b);
+    assert!(
+        got.iter().map(|&x| x as usize).eq(want),
+        "valid search after {what} differs"
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn sorted_search_unsorted_inputs_are_named_errors() {
+    let gpu = gpu();
+    let mut rng = rng();
+    let mut scratch = SearchScratch::new();
+    for n in adversarial_sizes() {
+        for bound in [SearchBound::Lower, SearchBound::Upper] {
+            let (mut needles, mut haystack) =
+                search_inputs(&mut rng, 2 * n + 4, Shape::Random, false);
+            // Unsorted needles: a descent somewhere (at the end when the rest is sorted), sorted
+            // haystack.
+            let sorted_needles = needles.clone();
+            let sorted_haystack = haystack.clone();
+            needles.reverse();
+            if needles.windows(2).any(|w| w[0] > w[1]) {
+                let message = invalid_input(
+                    gpu.sorted_search::<u32, u32, _>(&needles, &sorted_haystack, bound, &Less),
+                    "unsorted needles",
+                );
+                assert!(message.contains(messages::NEEDLES_UNSORTED), "{message}");
+                assert!(!message.contains("`haystack`"), "{message}");
+                valid_search_after_failure(&gpu, &mut rng, "unsorted needles");
+            }
+            if haystack.len() >= 2 {
+                let swap_at = rng.gen_range(0..haystack.len() - 1);
+                haystack.swap(swap_at, swap_at + 1);
+                if haystack[swap_at] != haystack[swap_at + 1] {
+                    let message = invalid_input(
+                        gpu.sorted_search::<u32, u64, _>(&sorted_needles, &haystack, bound, &Less),
+                        "unsorted haystack",
+                    );
+                    assert!(message.contains(messages::HAYSTACK_UNSORTED), "{message}");
+                    valid_search_after_failure(&gpu, &mut rng, "unsorted haystack");
+                }
+            }
+            // Both unsorted through the device API: every result written and in range, the
+            // scratch's check names both, and a second check is clean.
+            let (needles, haystack) = (needles.clone(), haystack.clone());
+            let dn = upload(&gpu, &needles, 0);
+            let dh = upload(&gpu, &haystack, 0);
+            let mut out = upload_guarded(&gpu, &vec![u32::MAX; needles.len()], u32::MAX);
+            gpu.sorted_search_device(
+                &dn.slice(..needles.len()),
+                &dh.slice(..haystack.len()),
+                &mut out.slice_mut(..needles.len()),
+                bound,
+                &Less,
+                &mut scratch,
+            )
+            .expect("device search of unsorted inputs is not an error until the check");
+            let results = download(&gpu, &out);
+            let (results, guard) = results.split_at(needles.len());
+            assert!(
+                guard.iter().all(|&g| g == u32::MAX),
+                "n = {n}: wrote past the output"
+            );
+            assert!(
+                results.iter().all(|&r| r as usize <= haystack.len()),
+                "n = {n}: a result past the haystack (or a needle never written)"
+            );
+            let sorted = |v: &[u32]| v.windows(2).all(|w| w[0] <= w[1]);
+            let checked = scratch.check(&gpu);
+            if !sorted(&needles) || !sorted(&haystack) {
+                let message = invalid_input(checked, "device search of unsorted inputs");
+                if !sorted(&needles) {
+                    assert!(message.contains(messages::NEEDLES_UNSORTED), "{message}");
+                }
+                if !sorted(&haystack) {
+                    assert!(message.contains(messages::HAYSTACK_UNSORTED), "{message}");
+                }
+            } else {
+                checked.expect("sorted inputs");
+            }
+            scratch
+                .check(&gpu)
+                .expect("the check clears what it reported");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn sorted_search_broken_comparators_stay_in_range() {
+    let gpu = gpu();
+    let mut rng = rng();
+    let mut scratch = SearchScratch::new();
+    for comp in broken_comparators() {
+        for n in adversarial_sizes() {
+            for shape in [Shape::Random, Shape::DuplicateHeavy, Shape::AllEqual] {
+                let (needles, haystack) = search_inputs(&mut rng, 2 * n + 2, shape, false);
+                match gpu.sorted_search::<u32, u32, _>(
+                    &needles,
+                    &haystack,
+                    SearchBound::Lower,
+                    &comp,
+                ) {
+                    Ok(results) => assert!(
+                        results.iter().all(|&r| r as usize <= haystack.len()),
+                        "{}: host result past the haystack",
+                        comp.name()
+                    ),
+                    Err(GpuError::InvalidInput(_)) => {}
+                    Err(e) => panic!("{}: {e}", comp.name()),
+                }
+                valid_search_after_failure(&gpu, &mut rng, "a broken comparator");
+                let dn = upload(&gpu, &needles, 0);
+                let dh = upload(&gpu, &haystack, 0);
+                let mut out = upload_guarded(&gpu, &vec![u32::MAX; needles.len()], u32::MAX);
+                gpu.sorted_search_device(
+                    &dn.slice(..needles.len()),
+                    &dh.slice(..haystack.len()),
+                    &mut out.slice_mut(..needles.len()),
+                    SearchBound::Upper,
+                    &comp,
+                    &mut scratch,
+                )
+                .expect("device search");
+                let results = download(&gpu, &out);
+                let (results, guard) = results.split_at(needles.len());
+                assert!(
+                    guard.iter().all(|&g| g == u32::MAX),
+                    "wrote past the output"
+                );
+                assert!(
+                    results.iter().all(|&r| r as usize <= haystack.len()),
+                    "{}: n = {n}, {shape:?}: a result past the haystack or never written",
+                    comp.name()
+                );
+                match scratch.check(&gpu) {
+                    Ok(()) | Err(GpuError::InvalidInput(_)) => {}
+                    Err(e) => panic!("{}: {e}", comp.name()),
+                }
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn sorted_search_mismatched_lengths_are_errors() {
+    let gpu = gpu();
+    let mut scratch = SearchScratch::new();
+    let dn = upload(&gpu, &[1u32, 2, 3], 0);
+    let dh = upload(&gpu, &[1u32, 2], 0);
+    let mut out = upload(&gpu, &[0u32; 2], 0);
+    let err = gpu
+        .sorted_search_device(
+            &dn.slice(..3),
+            &dh.slice(..2),
+            &mut out.slice_mut(..2),
+            SearchBound::Lower,
+            &Less,
+            &mut scratch,
+        )
+        .expect_err("output shorter than the needles");
+    assert!(matches!(err, GpuError::SizeMismatch { .. }), "{err}");
+    let mut rng = rng();
+    valid_search_after_failure(&gpu, &mut rng, "mismatched lengths");
+}
+
+/// Scans that break the exclusive-scan rules for `total` items: not starting at 0, decreasing
+/// (inside a tile and across tiles), past the total, and huge entries.
+fn bad_scans(rng: &mut StdRng, total: usize) -> Vec<(Vec<usize>, &'static str)> {
+    let counts = counts(rng, total, Dist::Random);
+    let scan = exclusive_scan(&counts);
+    let mut out = Vec::new();
+    let mut nonzero_start = scan.clone();
+    nonzero_start[0] = 1 + total / 2;
+    out.push((nonzero_start, "non-zero start"));
+    if scan.len() >= 3 {
+        let mut decreasing = scan.clone();
+        let at = rng.gen_range(1..scan.len() - 1);
+        decreasing[at] = decreasing[at + 1] + 1 + rng.gen_range(0..=total);
+        out.push((decreasing, "decreasing"));
+        let mut reversed = scan.clone();
+        reversed[1..].reverse();
+        if reversed.windows(2).any(|w| w[0] > w[1]) {
+            out.push((reversed, "reversed"));
+        }
+    }
+    let mut past = scan.clone();
+    let last = past.len() - 1;
+    past[last] = total + 1 + rng.gen_range(0..1000);
+    out.push((past, "past the total"));
+    let mut huge = scan.clone();
+    huge[last] = usize::MAX - rng.gen_range(0..4usize);
+    out.push((huge, "near usize::MAX"));
+    out
+}
+
+/// A valid load-balancing search on `gpu` after a failure: it must succeed and be right.
+fn valid_lbs_after_failure(gpu: &Gpu, rng: &mut StdRng, what: &str) {
+    let counts = counts(rng, 5000, Dist::Random);
+    let scan = exclusive_scan(&counts);
+    let got = gpu
+        .load_balance_search(&scan, 5000)
+        .unwrap_or_else(|e| panic!("valid search after {what}: {e}"));
+    let want: Vec<usize> = brute_lbs(&counts).into_iter().map(|(s, _)| s).collect();
+    assert!(
+        got == want,
+        "valid load-balancing search after {what} differs"
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn bad_scans_are_named_errors_on_host_and_device() {
+    let gpu = gpu();
+    let mut rng = rng();
+    let mut scratch = SearchScratch::new();
+    for total in adversarial_sizes().into_iter().filter(|&t| t > 0) {
+        for (scan, label) in bad_scans(&mut rng, total) {
+            let what = format!("{label} scan, total {total}");
+            // Host-slice calls: checked before any launch.
+            let message = invalid_input(gpu.load_balance_search(&scan, total), &what);
+            assert!(
+                message.contains(messages::SCAN_INVALID),
+                "{what}: {message}"
+            );
+            let values: Vec<u64> = (0..scan.len() as u64).collect();
+            let message = invalid_input(gpu.interval_expand(&scan, &values, total), &what);
+            assert!(
+                message.contains(messages::SCAN_INVALID),
+                "{what}: {message}"
+            );
+            let input = vec![7u32; total];
+            let mut output = vec![POISON32; total];
+            let message = invalid_input(
+                gpu.interval_move(&scan, total, None, None, &input, &mut output),
+                &what,
+            );
+            assert!(
+                message.contains(messages::SCAN_INVALID),
+                "{what}: {message}"
+            );
+            assert!(
+                output.iter().all(|&x| x == POISON32),
+                "{what}: output written"
+            );
+            valid_lbs_after_failure(&gpu, &mut rng, &what);
+
+            // Device-buffer calls: checked on the device, reported by the scratch's check;
+            // nothing written out of range, every id written below the segment count.
+            let nseg = scan.len();
+            let scan64: Vec<u64> = scan.iter().map(|&s| s as u64).collect();
+            let dscan = upload(&gpu, &scan64, 0);
+            let mut dseg = upload_guarded(&gpu, &vec![u64::MAX; total], u64::MAX);
+            let mut dranks = upload_guarded(&gpu, &vec![u64::MAX; total], u64::MAX);
+            gpu.load_balance_search_with_ranks_device(
+                &dscan.slice(..nseg),
+                total,
+                &mut dseg.slice_mut(..total),
+                &mut dranks.slice_mut(..total),
+                &mut scratch,
+            )
+            .expect("device search is not an error until the check");
+            let message = invalid_input(scratch.check(&gpu), &what);
+            assert!(
+                message.contains(messages::SCAN_INVALID),
+                "{what}: {message}"
+            );
+            let segs = download(&gpu, &dseg);
+            let ranks = download(&gpu, &dranks);
+            assert!(
+                segs[total..].iter().all(|&g| g == u64::MAX),
+                "{what}: wrote past ids"
+            );
+            assert!(
+                ranks[total..].iter().all(|&g| g == u64::MAX),
+                "{what}: wrote past ranks"
+            );
+            for item in 0..total {
+                let (s, r) = (segs[item], ranks[item]);
+                assert!(
+                    (s == u64::MAX && r == u64::MAX) || (s < nseg as u64 && r <= item as u64),
+                    "{what}: item {item} got segment {s}, rank {r}"
+                );
+            }
+            // Expand and move through the device: outputs untouched or in range.
+            let dvalues = upload(&gpu, &values, 0);
+            let mut dout = upload_guarded(&gpu, &vec![u64::MAX; total], u64::MAX);
+            gpu.interval_expand_device(
+                &dscan.slice(..nseg),
+                &dvalues.slice(..nseg),
+                total,
+                &mut dout.slice_mut(..total),
+                &mut scratch,
+            )
+            .expect("device expand");
+            let message = invalid_input(scratch.check(&gpu), &what);
+            assert!(
+                message.contains(messages::SCAN_INVALID),
+                "{what}: {message}"
+            );
+            let out = download(&gpu, &dout);
+            assert!(
+                out[total..].iter().all(|&g| g == u64::MAX),
+                "{what}: wrote past expand"
+            );
+            assert!(
+                out[..total]
+                    .iter()
+                    .all(|&v| v == u64::MAX || v < nseg as u64),
+                "{what}: expand wrote a value of no segment"
+            );
+            let positions: Vec<u64> = (0..nseg as u64).collect();
+            let dpos = upload(&gpu, &positions, 0);
+            let dinput = upload(&gpu, &vec![5u64; total], 0);
+            let mut dmoved = upload_guarded(&gpu, &vec![u64::MAX; total], u64::MAX);
+            gpu.interval_move_device(
+                &dscan.slice(..nseg),
+                total,
+                &dpos.slice(..nseg),
+                &dpos.slice(..nseg),
+                &dinput.slice(..total),
+                &mut dmoved.slice_mut(..total),
+                &mut scratch,
+            )
+            .expect("device move");
+            let message = invalid_input(scratch.check(&gpu), &what);
+            assert!(
+                message.contains(messages::SCAN_INVALID),
+                "{what}: {message}"
+            );
+            let moved = download(&gpu, &dmoved);
+            assert!(
+                moved[total..].iter().all(|&g| g == u64::MAX),
+                "{what}: wrote past move"
+            );
+            scratch
+                .check(&gpu)
+                .expect("the check clears what it reported");
+            valid_lbs_after_failure(&gpu, &mut rng, &what);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn bad_positions_are_named_errors_on_host_and_device() {
+    let gpu = gpu();
+    let mut rng = rng();
+    let mut scratch = SearchScratch::new();
+    for total in adversarial_sizes().into_iter().filter(|&t| t > 0) {
+        let counts = counts(&mut rng, total, Dist::Random);
+        let scan = exclusive_scan(&counts);
+        let nseg = scan.len();
+        let pairs = brute_lbs(&counts);
+        let input: Vec<u32> = (0..total as u32).collect();
+        // One segment with items gets a bad position: just past the buffer, far past it, and
+        // positions whose sum with the size wraps.
+        let Some(victim) = counts.iter().position(|&c| c > 0) else {
+            continue;
+        };
+        for bad in [
+            total - counts[victim] + 1,
+            total + 12345,
+            usize::MAX,
+            usize::MAX - counts[victim] + 1,
+        ] {
+            let what = format!("position {bad}, total {total}");
+            let mut positions = scan.clone();
+            positions[victim] = bad;
+            // Host: InvalidInput naming the argument, the output untouched.
+            for gather in [true, false] {
+                let mut output = vec![POISON32; total];
+                let result = if gather {
+                    gpu.interval_move(&scan, total, Some(&positions), None, &input, &mut output)
+                } else {
+                    gpu.interval_move(&scan, total, None, Some(&positions), &input, &mut output)
+                };
+                let message = invalid_input(result, &what);
+                let name = if gather {
+                    messages::GATHER_INVALID
+                } else {
+                    messages::SCATTER_INVALID
+                };
+                assert!(message.contains(name), "{what}: {message}");
+                assert!(
+                    output.iter().all(|&x| x == POISON32),
+                    "{what}: output written"
+                );
+            }
+            valid_lbs_after_failure(&gpu, &mut rng, &what);
+            // Device: the bad segment's items whose own position passes the input are not moved;
+            // every other item is; reported.
+            let scan64: Vec<u64> = scan.iter().map(|&s| s as u64).collect();
+            let pos64: Vec<u64> = positions.iter().map(|&p| p as u64).collect();
+            let dscan = upload(&gpu, &scan64, 0);
+            let dpos = upload(&gpu, &pos64, 0);
+            let dinput = upload(&gpu, &input, 0);
+            let mut dout = upload_guarded(&gpu, &vec![POISON32; total], POISON32);
+            gpu.interval_gather_device(
+                &dscan.slice(..nseg),
+                total,
+                &dpos.slice(..nseg),
+                &dinput.slice(..total),
+                &mut dout.slice_mut(..total),
+                &mut scratch,
+            )
+            .expect("device gather");
+            let message = invalid_input(scratch.check(&gpu), &what);
+            assert!(message.contains("`gather`"), "{what}: {message}");
+            let out = download(&gpu, &dout);
+            assert!(
+                out[total..].iter().all(|&g| g == POISON32),
+                "{what}: wrote past gather"
+            );
+            for (item, &(s, r)) in pairs.iter().enumerate() {
+                let want = match positions[s].checked_add(r) {
+                    Some(from) if from < total => input[from],
+                    _ => POISON32,
+                };
+                assert_eq!(out[item], want, "{what}: gather item {item}");
+            }
+            let mut dout = upload_guarded(&gpu, &vec![POISON32; total], POISON32);
+            gpu.interval_scatter_device(
+                &dscan.slice(..nseg),
+                total,
+                &dpos.slice(..nseg),
+                &dinput.slice(..total),
+                &mut dout.slice_mut(..total),
+                &mut scratch,
+            )
+            .expect("device scatter");
+            let message = invalid_input(scratch.check(&gpu), &what);
+            assert!(message.contains("`scatter`"), "{what}: {message}");
+            let out = download(&gpu, &dout);
+            assert!(
+                out[total..].iter().all(|&g| g == POISON32),
+                "{what}: wrote past scatter"
+            );
+            scratch
+                .check(&gpu)
+                .expect("the check clears what it reported");
+            valid_lbs_after_failure(&gpu, &mut rng, &what);
+        }
+        // Mismatched lengths: SizeMismatch before any launch.
+        let mut output = vec![POISON32; total];
+        let short = &scan[..nseg - 1];
+        let err = gpu
+            .interval_move(&scan, total, Some(short), None, &input, &mut output)
+            .expect_err("gather positions shorter than the scan");
+        assert!(matches!(err, GpuError::SizeMismatch { .. }), "{err}");
+        let err = gpu
+            .interval_move(&scan, total, None, None, &input[..total - 1], &mut output)
+            .expect_err("input shorter than the total");
+        assert!(matches!(err, GpuError::SizeMismatch { .. }), "{err}");
+        valid_lbs_after_failure(&gpu, &mut rng, "mismatched lengths");
     }
 }

@@ -21,9 +21,9 @@ use rand::Rng;
 use rayon::prelude::*;
 use twophase::cpu;
 use twophase::gpu::{
-    BatcherScratch, BatcherTuning, DeviceComparator, DeviceKey, Gpu, Greater, Less, MergeScratch,
-    MergeTuning, MergeVariant, MergesortTuning, SortScratch, SortVariant, TextbookMergeTuning,
-    TotalOrder, TotalOrderDesc,
+    BatcherScratch, BatcherTuning, CudaComparator, DeviceComparator, DeviceKey, Gpu, GpuError,
+    Greater, Less, MergeScratch, MergeTuning, MergeVariant, MergesortTuning, SortScratch,
+    SortVariant, TextbookMergeTuning, TotalOrder, TotalOrderDesc,
 };
 use twophase_gpu::cudarc::driver::DeviceRepr;
 
@@ -876,4 +876,270 @@ fn variants_past_i32_max() {
     let mut expected = input;
     expected.par_sort_unstable();
     assert!(got == expected, "Batcher sort of 2^31 + 1000 keys differs");
+}
+
+// ---- Adversarial inputs: unsorted merge inputs and comparators that are not strict weak orders.
+
+/// A comparator on u32 given as a CUDA snippet and the same Rust predicate.
+type U32Comparator = CudaComparator<u32, fn(&u32, &u32) -> bool>;
+
+/// Comparators on u32 that are not strict weak orders: `<=` (not irreflexive) and a hash of both
+/// keys (not transitive, not asymmetric). Deterministic: the textbook kernels and Batcher's fused
+/// windows evaluate some comparisons more than once and rely on the same answer.
+fn broken_u32_comparators() -> Vec<U32Comparator> {
+    vec![
+        CudaComparator::new("le", "return a <= b;", |a: &u32, b: &u32| a <= b),
+        CudaComparator::new(
+            "pair_hash",
+            "return (((a * 2654435761u) ^ (b * 40503u)) >> 13) & 1;",
+            |a: &u32, b: &u32| {
+                ((a.wrapping_mul(2_654_435_761) ^ b.wrapping_mul(40503)) >> 13) & 1 == 1
+            },
+        ),
+    ]
+}
+
+/// `v` sorted by value: the multiset to compare outputs with.
+fn multiset<T: Ord + Clone>(v: &[T]) -> Vec<T> {
+    let mut v = v.to_vec();
+    v.sort_unstable();
+    v
+}
+
+/// The message of an `InvalidInput` error, or a panic naming `what` for anything else.
+fn invalid_input<T: Debug>(result: Result<T, GpuError>, what: &str) -> String {
+    match result {
+        Err(GpuError::InvalidInput(message)) => message,
+        other => panic!("{what}: expected InvalidInput, got {other:?}"),
+    }
+}
+
+/// A valid merge with `variant` on `gpu` after a failure: it must succeed and be right.
+fn valid_merge_after_failure(gpu: &Gpu, rng: &mut StdRng, variant: MergeVariant, what: &str) {
+    let draw = |r: &mut StdRng| r.gen::<u32>();
+    let (a, b) = merge_inputs(rng, 5000, MergeShape::Random, &Less, &draw, &draw);
+    let got = gpu
+        .merge_variant(variant, &a, &b, &Less)
+        .unwrap_or_else(|e| panic!("{variant:?}: valid merge after {what}: {e}"));
+    assert!(
+        got == cpu::merge_by(&a, &b, |x: &u32, y: &u32| x < y),
+        "{variant:?}: valid merge after {what} differs"
+    );
+}
+
+/// Merge `a` and `b` on the device with `variant` (keys, and pairs carrying each key's origin)
+/// and assert both outputs are permutations of the inputs.
+fn assert_device_merges_permute<C: DeviceComparator<u32>>(
+    gpu: &Gpu,
+    scratch: &mut MergeScratch,
+    variant: MergeVariant,
+    a: &[u32],
+    b: &[u32],
+    comp: &C,
+    what: &str,
+) {
+    let got = device_merge(gpu, a, b, 0xDEAD_BEEF, |da, db, out| {
+        gpu.merge_variant_device(variant, da, db, out, comp, scratch)
+            .expect("merge_variant_device");
+    });
+    let all: Vec<u32> = a.iter().chain(b).copied().collect();
+    assert!(
+        multiset(&got) == multiset(&all),
+        "{variant:?}: {what}: keys are not a permutation of the input"
+    );
+    let n = a.len() + b.len();
+    let a_vals: Vec<u32> = (0..a.len() as u32).collect();
+    let b_vals: Vec<u32> = (0..b.len() as u32).map(|i| (1 << 31) | i).collect();
+    let (da, dav) = (upload(gpu, a, 1), upload(gpu, &a_vals, 1));
+    let (db, dbv) = (upload(gpu, b, 1), upload(gpu, &b_vals, 1));
+    let mut ok = upload(gpu, &vec![0xDEAD_BEEFu32; n], 1);
+    let mut ov = upload(gpu, &vec![0xDEAD_BEEFu32; n], 1);
+    gpu.merge_pairs_variant_device(
+        variant,
+        &da.slice(..a.len()),
+        &dav.slice(..a.len()),
+        &db.slice(..b.len()),
+        &dbv.slice(..b.len()),
+        &mut ok.slice_mut(..n),
+        &mut ov.slice_mut(..n),
+        comp,
+        scratch,
+    )
+    .expect("merge_pairs_variant_device");
+    let s = gpu.stream();
+    let (mut keys, mut vals) = (
+        s.clone_dtoh(&ok).expect("download"),
+        s.clone_dtoh(&ov).expect("download"),
+    );
+    keys.truncate(n);
+    vals.truncate(n);
+    let got: Vec<(u32, u32)> = keys.into_iter().zip(vals).collect();
+    let want: Vec<(u32, u32)> = a
+        .iter()
+        .zip(&a_vals)
+        .chain(b.iter().zip(&b_vals))
+        .map(|(&k, &v)| (k, v))
+        .collect();
+    assert!(
+        multiset(&got) == multiset(&want),
+        "{variant:?}: {what}: pairs are not a permutation of the input"
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn unsorted_merge_inputs_are_named_errors_and_permutations() {
+    let gpu = gpu();
+    let mut scratch = MergeScratch::new();
+    let mut rng = rng();
+    for n in merge_sizes(4) {
+        let draw = |r: &mut StdRng| r.gen::<u32>();
+        let (a, b) = merge_inputs(&mut rng, n, MergeShape::Random, &Less, &draw, &draw);
+        let mut shuffled_a = a.clone();
+        shuffled_a.reverse();
+        let mut shuffled_b = b.clone();
+        shuffled_b.reverse();
+        let unsorted = |v: &[u32]| v.windows(2).any(|w| w[0] > w[1]);
+        for variant in MergeVariant::ALL {
+            if unsorted(&shuffled_a) {
+                let what = format!("unsorted a, n = {n}");
+                let message = invalid_input(
+                    gpu.merge_variant(variant, &shuffled_a, &b, &Less),
+                    &format!("{variant:?}: {what}"),
+                );
+                assert!(message.contains("`a`"), "{variant:?}: {what}: {message}");
+                valid_merge_after_failure(&gpu, &mut rng, variant, &what);
+                let vals = vec![0u64; shuffled_a.len()];
+                let b_vals = vec![0u64; b.len()];
+                let message = invalid_input(
+                    gpu.merge_pairs_variant(variant, &shuffled_a, &vals, &b, &b_vals, &Less),
+                    &format!("{variant:?}: pairs, {what}"),
+                );
+                assert!(
+                    message.contains("`a"),
+                    "{variant:?}: pairs, {what}: {message}"
+                );
+                valid_merge_after_failure(&gpu, &mut rng, variant, &what);
+            }
+            if unsorted(&shuffled_b) {
+                let what = format!("unsorted b, n = {n}");
+                let message = invalid_input(
+                    gpu.merge_variant(variant, &a, &shuffled_b, &Less),
+                    &format!("{variant:?}: {what}"),
+                );
+                assert!(message.contains("`b`"), "{variant:?}: {what}: {message}");
+                valid_merge_after_failure(&gpu, &mut rng, variant, &what);
+            }
+            // Device-buffer calls: a permutation whatever the order of the inputs.
+            let random_a: Vec<u32> = (0..a.len()).map(|_| rng.gen_range(0..64)).collect();
+            let random_b: Vec<u32> = (0..b.len()).map(|_| rng.gen()).collect();
+            for (x, y, what) in [
+                (&shuffled_a, &shuffled_b, "both reversed"),
+                (&random_a, &random_b, "both random"),
+                (&a, &shuffled_b, "b reversed"),
+            ] {
+                let what = format!("{what}, n = {n}");
+                assert_device_merges_permute(&gpu, &mut scratch, variant, x, y, &Less, &what);
+            }
+            valid_merge_after_failure(&gpu, &mut rng, variant, "device merges of unsorted input");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn merges_under_broken_comparators_are_permutations() {
+    let gpu = gpu();
+    let mut scratch = MergeScratch::new();
+    let mut rng = rng();
+    for comp in broken_u32_comparators() {
+        for n in merge_sizes(4) {
+            let draw = |r: &mut StdRng| r.gen::<u32>();
+            let few = |r: &mut StdRng| r.gen_range(0..4u32);
+            for shape in [MergeShape::Random, MergeShape::FewDistinct] {
+                let (a, b) = merge_inputs(&mut rng, n, shape, &Less, &draw, &few);
+                let what = format!("{}, n = {n}, {shape:?}", comp.name());
+                for variant in MergeVariant::ALL {
+                    match gpu.merge_variant(variant, &a, &b, &comp) {
+                        Ok(got) => {
+                            let all: Vec<u32> = a.iter().chain(&b).copied().collect();
+                            assert!(
+                                multiset(&got) == multiset(&all),
+                                "{variant:?}: {what}: host merge is not a permutation"
+                            );
+                        }
+                        Err(GpuError::InvalidInput(_)) => {}
+                        Err(e) => panic!("{variant:?}: {what}: {e}"),
+                    }
+                    valid_merge_after_failure(&gpu, &mut rng, variant, &what);
+                    assert_device_merges_permute(&gpu, &mut scratch, variant, &a, &b, &comp, &what);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn batcher_under_broken_comparators_is_a_permutation() {
+    let gpu = gpu();
+    let mut rng = rng();
+    for comp in broken_u32_comparators() {
+        for n in sort_sizes(4) {
+            let input: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1000)).collect();
+            let mut keys = input.clone();
+            match gpu.sort_variant(SortVariant::Batcher, &mut keys, &comp) {
+                Ok(()) => assert!(
+                    multiset(&keys) == multiset(&input),
+                    "{}: n = {n}: Batcher's output is not a permutation",
+                    comp.name()
+                ),
+                Err(GpuError::InvalidInput(_)) => {}
+                Err(e) => panic!("{}: n = {n}: {e}", comp.name()),
+            }
+            let mut keys = input.clone();
+            let mut values: Vec<u32> = (0..n as u32).collect();
+            match gpu.sort_pairs_variant(SortVariant::Batcher, &mut keys, &mut values, &comp) {
+                Ok(()) => {
+                    let got: Vec<(u32, u32)> = keys.into_iter().zip(values).collect();
+                    let want: Vec<(u32, u32)> = input.iter().copied().zip(0..n as u32).collect();
+                    assert!(
+                        multiset(&got) == multiset(&want),
+                        "{}: n = {n}: Batcher's pairs are not a permutation",
+                        comp.name()
+                    );
+                }
+                Err(GpuError::InvalidInput(_)) => {}
+                Err(e) => panic!("{}: n = {n}: {e}", comp.name()),
+            }
+            let mut valid = input.clone();
+            gpu.sort_variant(SortVariant::Batcher, &mut valid, &Less)
+                .expect("a valid sort after a broken comparator");
+            assert!(
+                valid == multiset(&input),
+                "n = {n}: valid sort after a broken comparator"
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn merge_and_batcher_mismatched_lengths_are_errors() {
+    let gpu = gpu();
+    let mut rng = rng();
+    for variant in MergeVariant::ALL {
+        let err = gpu
+            .merge_pairs_variant(variant, &[1u32, 2], &[0u32], &[3u32], &[0u32], &Less)
+            .expect_err("a values shorter than a keys");
+        assert!(
+            matches!(err, GpuError::SizeMismatch { .. }),
+            "{variant:?}: {err}"
+        );
+        valid_merge_after_failure(&gpu, &mut rng, variant, "mismatched lengths");
+    }
+    let err = gpu
+        .sort_pairs_variant(SortVariant::Batcher, &mut [3u32, 1], &mut [0u32], &Less)
+        .expect_err("values shorter than keys");
+    assert!(matches!(err, GpuError::SizeMismatch { .. }), "{err}");
 }

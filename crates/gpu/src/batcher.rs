@@ -299,14 +299,19 @@ impl Gpu {
         fn address<T>(stream: &Arc<CudaStream>, buf: &mut CudaSlice<T>) -> u64 {
             buf.device_ptr_mut(stream).0
         }
+        let bytes = |size: usize| {
+            count
+                .checked_mul(size)
+                .ok_or_else(|| GpuError::TooLarge(format!("{count} elements of {size} bytes")))
+        };
         let other_keys = address(
             &stream,
-            self.grow_scratch(&mut scratch.keys, count * size_of::<K>())?,
+            self.grow_scratch(&mut scratch.keys, bytes(size_of::<K>())?)?,
         );
         let other_values = if layout.is_some() {
             address(
                 &stream,
-                self.grow_scratch(&mut scratch.values, count * value_bytes)?,
+                self.grow_scratch(&mut scratch.values, bytes(value_bytes)?)?,
             )
         } else {
             0

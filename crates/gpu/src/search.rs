@@ -24,6 +24,11 @@ use crate::program::{
     SERIAL_CUH, SHIPPED_VALUE_LAYOUTS, SORTED_SEARCH_CU, SORTED_SEARCH_ENTRIES,
     SORTED_SEARCH_ENTRY_PARTITION, SORTED_SEARCH_ENTRY_TILE,
 };
+use crate::status::{
+    messages, status_error, CheckArgs, InputCheck, StatusNames, STATUS_FIRST_UNSORTED,
+    STATUS_ORDER_INCONSISTENT, STATUS_POSITION_INVALID, STATUS_SCAN_INVALID,
+    STATUS_SECOND_UNSORTED,
+};
 
 /// An index type of the load-balancing search and sorted search: segment starts, segment ids,
 /// ranks and search results. `u32` halves the bytes moved but limits totals, segment counts and
@@ -116,8 +121,8 @@ impl SortedSearchTuning {
         self.threads as usize * self.vt as usize
     }
 
-    /// The tuning shipped for keys of `key_bytes` bytes. The tile holds its keys (NV + 1) and a
-    /// 32-bit bound per needle (NV) in shared memory. Reasons:
+    /// The tuning shipped for keys of `key_bytes` bytes. The tile holds its keys (NV + 1), a
+    /// 32-bit bound per needle (NV) and a walk start per warp in shared memory. Reasons:
     /// - 4-byte keys: NT = 256, VT = 23 (5888 outputs, 46 KB), the fastest of the H100 sweeps of
     ///   benches/gpu_search.rs (2^26 needles in 2^26 keys: 0.360 and 0.359 ms in two runs,
     ///   against 0.377-0.381 ms at 256x19, 0.395 ms at 256x15, 0.403 ms at 256x11): large tiles
@@ -147,14 +152,15 @@ impl SortedSearchTuning {
     /// Check the tuning against what the kernels support for keys of `key_bytes` bytes.
     pub fn validate(&self, key_bytes: usize) -> Result<(), GpuError> {
         let keys = ((self.tile() + 1) * key_bytes).div_ceil(16) * 16;
-        check_launch_shape(
-            self.threads,
-            self.vt,
-            false,
-            keys + self.tile() * size_of::<i32>(),
-        )
+        let bounds = self.tile() * size_of::<i32>();
+        // One walk start per warp, for the check that the walks tiled the merge.
+        let warp_starts = (self.threads as usize).div_ceil(WARP) * size_of::<i32>();
+        check_launch_shape(self.threads, self.vt, false, keys + bounds + warp_starts)
     }
 }
+
+/// Threads of a warp.
+const WARP: usize = 32;
 
 /// Number of 64-bit arguments a [`LoadBalanceOp`] snippet receives (`args.p[0..OP_ARGS]`).
 pub const OP_ARGS: usize = 8;
@@ -219,17 +225,67 @@ fn sanitize(text: &str) -> String {
         .collect()
 }
 
-/// Device scratch of the load-balancing and sorted searches (the partitions), reusable across
-/// calls: it only grows.
+/// Device scratch of the load-balancing and sorted searches (the partitions and the input check),
+/// reusable across calls: it only grows.
+///
+/// The device-buffer calls that use it check their input on the device (sorted needles and
+/// haystack; a valid scan; positions inside their buffers) and record what they found here,
+/// without synchronizing: [`check`](Self::check) waits for the stream and returns the error of
+/// every call since the last check.
 #[derive(Debug, Default)]
 pub struct SearchScratch {
     partitions: Option<CudaSlice<u64>>,
+    input_check: InputCheck,
+}
+
+/// What the status bits of a search scratch mean, by argument.
+const SEARCH_STATUS_NAMES: StatusNames = &[
+    (STATUS_FIRST_UNSORTED, messages::NEEDLES_UNSORTED),
+    (STATUS_SECOND_UNSORTED, messages::HAYSTACK_UNSORTED),
+    (STATUS_ORDER_INCONSISTENT, SEARCH_ORDER_INCONSISTENT),
+    (STATUS_SCAN_INVALID, messages::SCAN_INVALID),
+    (STATUS_POSITION_INVALID, POSITION_INVALID),
+];
+
+/// A sorted search whose partitions came out of order although every adjacent pair of needles
+/// and of haystack keys was in order.
+pub const SEARCH_ORDER_INCONSISTENT: &str = "the comparator does not implement a strict weak order (it answered inconsistently); the search results are within [0, haystack.len()] but unspecified";
+
+/// A device-buffer interval call found a position outside its buffer (the device does not tell
+/// gather from scatter positions apart).
+pub const POSITION_INVALID: &str =
+    "a `gather` or `scatter` position plus its segment's size passes its buffer; those items were not moved";
+
+/// The error of the status `bits` of a search scratch, or `None`: an unsorted needle run or
+/// haystack explains partitions out of order, so the comparator is only blamed when neither is.
+fn search_status_error(bits: u32) -> Option<GpuError> {
+    let bits = if bits & (STATUS_FIRST_UNSORTED | STATUS_SECOND_UNSORTED) != 0 {
+        bits & !STATUS_ORDER_INCONSISTENT
+    } else {
+        bits
+    };
+    status_error(bits, SEARCH_STATUS_NAMES)
 }
 
 impl SearchScratch {
     /// An empty scratch; device memory is taken on first use.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Wait for the stream, then report what the device-buffer calls that used this scratch
+    /// found since the last check: [`GpuError::InvalidInput`] naming each broken precondition
+    /// (`needles` or `haystack` not sorted under the comparator, an inconsistent comparator, an
+    /// invalid `scan`, a `gather` or `scatter` position past its buffer), or `Ok`. Clears what it
+    /// reports. Those calls kept every read and write inside their buffers: search results lie
+    /// within `[0, haystack.len()]`, and items of an invalid scan's tiles or at invalid positions
+    /// were not written.
+    pub fn check(&mut self, gpu: &Gpu) -> Result<(), GpuError> {
+        let bits = self.input_check.take_status(gpu)?;
+        match search_status_error(bits) {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
     }
 
     fn partitions(&mut self, gpu: &Gpu, count: usize) -> Result<&mut CudaSlice<u64>, GpuError> {
@@ -244,6 +300,14 @@ impl SearchScratch {
             .as_mut()
             .ok_or(GpuError::Poisoned("search scratch"))
     }
+}
+
+/// Blocks of a partition kernel computing `num_partitions` boundaries, [`PARTITION_THREADS`] per
+/// block, consecutive blocks sharing one boundary (each checks every adjacent pair it holds).
+fn overlapped_partition_blocks(num_partitions: usize) -> Result<u32, GpuError> {
+    let per_block = PARTITION_THREADS as usize - 1;
+    let blocks = num_partitions.saturating_sub(1).div_ceil(per_block).max(1);
+    u32::try_from(blocks).map_err(|_| GpuError::TooLarge(format!("{num_partitions} partitions")))
 }
 
 /// The load-balancing program for index type `I`, value layout and user snippet, at `tuning`: all
@@ -353,12 +417,13 @@ enum TileCall {
     Segments { segments: u64, ranks: u64 },
     /// `out[item] = values[segment]`.
     Expand { values: u64, out: u64 },
-    /// `output[scatter[s] + rank] = input[gather[s] + rank]` (0 for identity).
+    /// `output[scatter[s] + rank] = input[gather[s] + rank]` (0 for identity); the input and
+    /// output as (address, element count), every position checked against the counts.
     Move {
         gather: u64,
         scatter: u64,
-        input: u64,
-        output: u64,
+        input: (u64, u64),
+        output: (u64, u64),
     },
     /// The user snippet.
     ForEach { args: OpArgs },
@@ -400,27 +465,73 @@ impl HostIndex for usize {
 }
 
 /// Check a host segment scan: starts at 0, non-decreasing, at most `total`, at least one segment
-/// when there are items.
+/// when there are items. The error names `scan` and the first entry that breaks the rule.
 fn check_host_scan<I: HostIndex>(scan: &[I], total: usize) -> Result<(), GpuError> {
+    let invalid = |detail: String| {
+        Err(GpuError::InvalidInput(format!(
+            "{}: {detail}",
+            messages::SCAN_INVALID
+        )))
+    };
     if scan.is_empty() && total > 0 {
-        return Err(GpuError::InvalidInput(
-            "work items need at least one segment".into(),
+        return invalid(format!(
+            "it is empty, and {total} work items need a segment"
         ));
     }
-    if scan.first().is_some_and(|&s| s.to_u64() != 0) {
-        return Err(GpuError::InvalidInput(
-            "an exclusive scan starts at 0".into(),
+    if let Some(&first) = scan.first() {
+        if first.to_u64() != 0 {
+            return invalid(format!("scan[0] = {}", first.to_u64()));
+        }
+    }
+    if let Some(s) = scan.windows(2).position(|w| w[0].to_u64() > w[1].to_u64()) {
+        return invalid(format!(
+            "scan[{}] = {} < scan[{s}] = {}",
+            s + 1,
+            scan[s + 1].to_u64(),
+            scan[s].to_u64()
         ));
     }
-    if scan.windows(2).any(|w| w[0].to_u64() > w[1].to_u64()) {
-        return Err(GpuError::InvalidInput(
-            "segment starts must be non-decreasing".into(),
-        ));
+    if let Some(&last) = scan.last() {
+        if last.to_u64() > total as u64 {
+            return invalid(format!(
+                "scan[{}] = {} > total = {total}",
+                scan.len() - 1,
+                last.to_u64()
+            ));
+        }
     }
-    if scan.last().is_some_and(|&s| s.to_u64() > total as u64) {
-        return Err(GpuError::InvalidInput(
-            "segment starts past the total".into(),
-        ));
+    Ok(())
+}
+
+/// Check host gather or scatter positions (one per segment of the valid `scan`) against a buffer
+/// of `len` elements: every `positions[s] + size(s)` of a non-empty segment at most `len`,
+/// computed without overflow. The error is `message` with the first segment that passes the
+/// buffer.
+fn check_host_positions<I: HostIndex>(
+    message: &str,
+    scan: &[I],
+    total: usize,
+    positions: &[I],
+    len: usize,
+) -> Result<(), GpuError> {
+    for (s, position) in positions.iter().enumerate() {
+        let start = scan[s].to_u64();
+        let end = scan.get(s + 1).map_or(total as u64, |e| e.to_u64());
+        let size = end.saturating_sub(start);
+        if size == 0 {
+            // An empty segment moves nothing: its position is never used (as on the device).
+            continue;
+        }
+        let fits = position
+            .to_u64()
+            .checked_add(size)
+            .is_some_and(|end| end <= len as u64);
+        if !fits {
+            return Err(GpuError::InvalidInput(format!(
+                "{message}: segment {s} at position {} with {size} items, buffer of {len}",
+                position.to_u64()
+            )));
+        }
     }
     Ok(())
 }
@@ -483,7 +594,9 @@ impl Gpu {
         let partition = kernels.function(LOAD_BALANCE_ENTRY_PARTITION)?;
         let tile_kernel = kernels.function(entry)?;
 
-        let count = total + num_segments;
+        let count = total.checked_add(num_segments).ok_or_else(|| {
+            GpuError::TooLarge(format!("{total} items and {num_segments} segments"))
+        })?;
         let tile = tuning.tile();
         let num_tiles = count.div_ceil(tile);
         let num_partitions = num_tiles + 1;
@@ -493,6 +606,7 @@ impl Gpu {
             )));
         }
         let stream = self.stream().clone();
+        let check = scratch.input_check.args(self)?;
         let buf = scratch.partitions(self, num_partitions)?;
         let (partitions_ptr, _guard) = buf.device_ptr_mut(&stream);
         let (segments, total_u, spacing, partition_count) = (
@@ -501,20 +615,27 @@ impl Gpu {
             tile as u64,
             num_partitions as u64,
         );
-        let partition_blocks =
-            u32::try_from(num_partitions.div_ceil(PARTITION_THREADS as usize))
-                .map_err(|_| GpuError::TooLarge(format!("{num_partitions} partitions")))?;
-        let mut params: [*mut c_void; 6] = [
+        let CheckArgs {
+            status,
+            repair,
+            generation,
+        } = check;
+        let partition_blocks = overlapped_partition_blocks(num_partitions)?;
+        let mut params: [*mut c_void; 9] = [
             kernel_param(&scan),
             kernel_param(&segments),
             kernel_param(&total_u),
             kernel_param(&spacing),
             kernel_param(&partition_count),
             kernel_param(&partitions_ptr),
+            kernel_param(&status),
+            kernel_param(&repair),
+            kernel_param(&generation),
         ];
-        // SAFETY: six 64-bit values matching twophase_lbs_partition's parameters in
-        // kernels/load_balance.cu; the scan holds `num_segments` indices of type I and the
-        // partitions buffer `num_partitions` entries, both valid on this stream.
+        // SAFETY: six 64-bit values and the check's three (two device addresses, a 32-bit
+        // generation) matching twophase_lbs_partition's parameters in kernels/load_balance.cu;
+        // the scan holds `num_segments` indices of type I and the partitions buffer
+        // `num_partitions` entries, both valid on this stream.
         unsafe {
             self.launch_raw(
                 partition,
@@ -549,17 +670,26 @@ impl Gpu {
             } => {
                 params.push(kernel_param(gather));
                 params.push(kernel_param(scatter));
-                params.push(kernel_param(input));
-                params.push(kernel_param(output));
+                params.push(kernel_param(&input.0));
+                params.push(kernel_param(&input.1));
+                params.push(kernel_param(&output.0));
+                params.push(kernel_param(&output.1));
             }
             TileCall::ForEach { args } => {
                 params.push(kernel_param(args));
             }
         }
+        params.push(kernel_param(&status));
+        params.push(kernel_param(&repair));
+        params.push(kernel_param(&generation));
         // SAFETY: the parameters match the chosen tile kernel of kernels/load_balance.cu (four
-        // 64-bit head values, then its own pointers, or the 64-byte twophase_op_args struct that
-        // OpArgs mirrors with #[repr(C)]); the callers checked the output lengths against
-        // `total` and the value pointers against the program's value layout; one block per tile.
+        // 64-bit head values, then its own pointers and counts, or the 64-byte twophase_op_args
+        // struct that OpArgs mirrors with #[repr(C)], then the check's two addresses and 32-bit
+        // generation); the callers checked the output lengths against `total`, the values
+        // against the segments and the value pointers against the program's value layout; the
+        // move kernel checks every position against the counts it is given. Whatever the scan
+        // holds, the tiles read and write only inside these buffers (kernels/cta_load_balance.cuh);
+        // one block per tile.
         unsafe {
             self.launch_raw(
                 tile_kernel,
@@ -575,7 +705,11 @@ impl Gpu {
     /// Load-balancing search on the device: for each of the `total` work items, the segment it
     /// belongs to in `segments` (length `total`), given `scan`, the exclusive scan of the segment
     /// sizes (`scan[s]` = first item of segment `s`: starts at 0, non-decreasing, at most
-    /// `total`; not checked on the device). Empty segments are skipped over. Asynchronous.
+    /// `total`). Empty segments are skipped over. Asynchronous.
+    ///
+    /// The scan is checked on the device: the items of a tile whose part of the scan is invalid
+    /// are not written, every id written is below `scan.len()`, and [`SearchScratch::check`]
+    /// reports an invalid scan.
     pub fn load_balance_search_device<I, S, O>(
         &self,
         scan: &S,
@@ -631,7 +765,8 @@ impl Gpu {
     }
 
     /// [`load_balance_search_device`](Self::load_balance_search_device) that also writes each
-    /// item's rank inside its segment to `ranks` (length `total`).
+    /// item's rank inside its segment to `ranks` (length `total`). Checked and reported as that
+    /// call is.
     pub fn load_balance_search_with_ranks_device<I, S, O, R>(
         &self,
         scan: &S,
@@ -669,6 +804,9 @@ impl Gpu {
 
     /// Interval expand on the device: `out[item] = values[segment of item]` for the `total`
     /// items of the segments described by `scan` (one value per segment). Asynchronous.
+    ///
+    /// The scan is checked on the device: the items of a tile whose part of the scan is invalid
+    /// are not written, and [`SearchScratch::check`] reports it.
     pub fn interval_expand_device<I, V, S, W, O>(
         &self,
         scan: &S,
@@ -712,8 +850,11 @@ impl Gpu {
     }
 
     /// Interval gather on the device: for each segment `s` (sizes by `scan`, `total` items),
-    /// `out[scan[s] + r] = input[gather[s] + r]` for `r < size(s)`. `gather[s] + size(s)` must not
-    /// exceed `input.len()` (not checked on the device). Asynchronous.
+    /// `out[scan[s] + r] = input[gather[s] + r]` for `r < size(s)`. Asynchronous.
+    ///
+    /// The scan and the positions are checked on the device: items of a tile whose part of the
+    /// scan is invalid, or whose `gather[s] + r` lies past `input.len()`, are not written, and
+    /// [`SearchScratch::check`] reports it.
     #[allow(clippy::too_many_arguments)] // Four buffers are the operation's inputs and outputs.
     pub fn interval_gather_device<I, V, S, G, In, O>(
         &self,
@@ -738,6 +879,7 @@ impl Gpu {
         let (scan_ptr, _s) = scan.device_ptr(&stream);
         let (gather_ptr, _g) = gather.device_ptr(&stream);
         let (input_ptr, _i) = input.device_ptr(&stream);
+        let out_count = out.len() as u64;
         let (out_ptr, _o) = out.device_ptr_mut(&stream);
         self.launch_load_balance::<I>(
             scan_ptr,
@@ -746,8 +888,8 @@ impl Gpu {
             TileCall::Move {
                 gather: gather_ptr,
                 scatter: 0,
-                input: input_ptr,
-                output: out_ptr,
+                input: (input_ptr, input.len() as u64),
+                output: (out_ptr, out_count),
             },
             Some((size_of::<V>(), align_of::<V>())),
             &LoadBalanceOp::none(),
@@ -757,8 +899,12 @@ impl Gpu {
     }
 
     /// Interval scatter on the device: for each segment `s`,
-    /// `out[scatter[s] + r] = input[scan[s] + r]` for `r < size(s)` (`input` holds the `total` items). `scatter[s] + size(s)` must not
-    /// exceed `out.len()` (not checked on the device). Asynchronous.
+    /// `out[scatter[s] + r] = input[scan[s] + r]` for `r < size(s)` (`input` holds the `total`
+    /// items). Asynchronous.
+    ///
+    /// The scan and the positions are checked on the device: items of a tile whose part of the
+    /// scan is invalid, or whose `scatter[s] + r` lies past `out.len()`, are not written, and
+    /// [`SearchScratch::check`] reports it.
     #[allow(clippy::too_many_arguments)] // Four buffers are the operation's inputs and outputs.
     pub fn interval_scatter_device<I, V, S, G, In, O>(
         &self,
@@ -783,6 +929,7 @@ impl Gpu {
         let (scan_ptr, _s) = scan.device_ptr(&stream);
         let (scatter_ptr, _g) = scatter.device_ptr(&stream);
         let (input_ptr, _i) = input.device_ptr(&stream);
+        let out_count = out.len() as u64;
         let (out_ptr, _o) = out.device_ptr_mut(&stream);
         self.launch_load_balance::<I>(
             scan_ptr,
@@ -791,8 +938,8 @@ impl Gpu {
             TileCall::Move {
                 gather: 0,
                 scatter: scatter_ptr,
-                input: input_ptr,
-                output: out_ptr,
+                input: (input_ptr, input.len() as u64),
+                output: (out_ptr, out_count),
             },
             Some((size_of::<V>(), align_of::<V>())),
             &LoadBalanceOp::none(),
@@ -802,8 +949,11 @@ impl Gpu {
     }
 
     /// Interval move on the device: for each segment `s`,
-    /// `out[scatter[s] + r] = input[gather[s] + r]` for `r < size(s)`. The positions must stay inside `input` and `out` (not checked on
-    /// the device). Asynchronous.
+    /// `out[scatter[s] + r] = input[gather[s] + r]` for `r < size(s)`. Asynchronous.
+    ///
+    /// The scan and the positions are checked on the device: items of a tile whose part of the
+    /// scan is invalid, or whose `gather[s] + r` passes `input.len()` or `scatter[s] + r` passes
+    /// `out.len()`, are not written, and [`SearchScratch::check`] reports it.
     #[allow(clippy::too_many_arguments)] // Five buffers are the operation's inputs and outputs.
     pub fn interval_move_device<I, V, S, G, T, In, O>(
         &self,
@@ -831,6 +981,7 @@ impl Gpu {
         let (gather_ptr, _g) = gather.device_ptr(&stream);
         let (scatter_ptr, _t) = scatter.device_ptr(&stream);
         let (input_ptr, _i) = input.device_ptr(&stream);
+        let out_count = out.len() as u64;
         let (out_ptr, _o) = out.device_ptr_mut(&stream);
         self.launch_load_balance::<I>(
             scan_ptr,
@@ -839,8 +990,8 @@ impl Gpu {
             TileCall::Move {
                 gather: gather_ptr,
                 scatter: scatter_ptr,
-                input: input_ptr,
-                output: out_ptr,
+                input: (input_ptr, input.len() as u64),
+                output: (out_ptr, out_count),
             },
             Some((size_of::<V>(), align_of::<V>())),
             &LoadBalanceOp::none(),
@@ -852,6 +1003,10 @@ impl Gpu {
     /// Run the user snippet `op` once per work item with its (item, segment, rank), the segments
     /// given by the device scan `scan` and `total`; `args` (at most [`OP_ARGS`] values, the rest
     /// zero) reach the snippet as `args.p[i]`. Asynchronous.
+    ///
+    /// The scan is checked on the device: the snippet runs only for the items of tiles whose part
+    /// of the scan is valid, always with `item < total`, `segment < scan.len()` and
+    /// `rank <= item`; [`SearchScratch::check`] reports an invalid scan.
     pub fn load_balance_for_each_device<I, S>(
         &self,
         scan: &S,
@@ -929,7 +1084,7 @@ impl Gpu {
             Staged::Download(bytemuck::cast_slice_mut(&mut segments)),
             Staged::Download(bytemuck::cast_slice_mut(&mut ranks)),
         ];
-        self.through_staging(&mut buffers, |[scan_ptr, seg_ptr, rank_ptr]| {
+        let launched = self.through_staging(&mut buffers, |[scan_ptr, seg_ptr, rank_ptr]| {
             self.launch_load_balance::<I>(
                 scan_ptr,
                 scan.len(),
@@ -943,7 +1098,10 @@ impl Gpu {
                 LoadBalanceTuning::SHIPPED,
                 &mut scratch,
             )
-        })?;
+        });
+        let checked = scratch.check(self);
+        launched?;
+        checked?;
         Ok((segments, ranks))
     }
 
@@ -981,26 +1139,26 @@ impl Gpu {
         output: &mut [V],
     ) -> Result<(), GpuError> {
         check_host_scan(scan, total)?;
-        let size = |s: usize| -> u64 {
-            let end = scan.get(s + 1).map_or(total as u64, |e| e.to_u64());
-            end - scan[s].to_u64()
-        };
-        let check = |what: &'static str, pos: Option<&[I]>, len: usize| -> Result<(), GpuError> {
-            match pos {
-                None => check_len(what, total, len),
-                Some(pos) => {
-                    check_len(what, scan.len(), pos.len())?;
-                    if (0..scan.len()).any(|s| pos[s].to_u64() + size(s) > len as u64) {
-                        return Err(GpuError::InvalidInput(format!(
-                            "{what}: an interval reaches past {len} elements"
-                        )));
-                    }
-                    Ok(())
-                }
+        match gather {
+            None => check_len("interval move input", total, input.len())?,
+            Some(gather) => {
+                check_len("gather positions", scan.len(), gather.len())?;
+                check_host_positions(messages::GATHER_INVALID, scan, total, gather, input.len())?;
             }
-        };
-        check("gather positions", gather, input.len())?;
-        check("scatter positions", scatter, output.len())?;
+        }
+        match scatter {
+            None => check_len("interval move output", total, output.len())?,
+            Some(scatter) => {
+                check_len("scatter positions", scan.len(), scatter.len())?;
+                check_host_positions(
+                    messages::SCATTER_INVALID,
+                    scan,
+                    total,
+                    scatter,
+                    output.len(),
+                )?;
+            }
+        }
         self.interval_host(
             scan,
             total,
@@ -1035,6 +1193,7 @@ impl Gpu {
             .search_scratch
             .lock()
             .map_err(|_| GpuError::Poisoned("search scratch"))?;
+        let out_count = out.len() as u64;
         let mut buffers = [
             Staged::Upload(bytemuck::cast_slice(scan)),
             Staged::Upload(bytemuck::cast_slice(src)),
@@ -1042,7 +1201,7 @@ impl Gpu {
             Staged::Upload(bytemuck::cast_slice(scatter)),
             Staged::InPlace(bytemuck::cast_slice_mut(out)),
         ];
-        self.through_staging(
+        let launched = self.through_staging(
             &mut buffers,
             |[scan_ptr, src_ptr, gather_ptr, scatter_ptr, out_ptr]| {
                 let call = match what {
@@ -1055,8 +1214,8 @@ impl Gpu {
                     } => TileCall::Move {
                         gather: if gather.is_some() { gather_ptr } else { 0 },
                         scatter: if scatter.is_some() { scatter_ptr } else { 0 },
-                        input: src_ptr,
-                        output: out_ptr,
+                        input: (src_ptr, src.len() as u64),
+                        output: (out_ptr, out_count),
                     },
                 };
                 self.launch_load_balance::<I>(
@@ -1070,7 +1229,10 @@ impl Gpu {
                     &mut scratch,
                 )
             },
-        )
+        );
+        let checked = scratch.check(self);
+        launched?;
+        checked
     }
 
     /// Both kernels of one sorted search over device addresses.
@@ -1100,7 +1262,12 @@ impl Gpu {
         )?;
         let partition = kernels.function(SORTED_SEARCH_ENTRY_PARTITION)?;
         let tile_kernel = kernels.function(SORTED_SEARCH_ENTRY_TILE)?;
-        let count = needles.1 + haystack.1;
+        let count = needles.1.checked_add(haystack.1).ok_or_else(|| {
+            GpuError::TooLarge(format!(
+                "{} needles and {} haystack keys",
+                needles.1, haystack.1
+            ))
+        })?;
         let tile = tuning.tile();
         let num_tiles = count.div_ceil(tile);
         let num_partitions = num_tiles + 1;
@@ -1110,6 +1277,7 @@ impl Gpu {
             )));
         }
         let stream = self.stream().clone();
+        let check = scratch.input_check.args(self)?;
         let buf = scratch.partitions(self, num_partitions)?;
         let (partitions_ptr, _guard) = buf.device_ptr_mut(&stream);
         let (n_count, h_count, spacing, partition_count) = (
@@ -1118,10 +1286,13 @@ impl Gpu {
             tile as u64,
             num_partitions as u64,
         );
-        let partition_blocks =
-            u32::try_from(num_partitions.div_ceil(PARTITION_THREADS as usize))
-                .map_err(|_| GpuError::TooLarge(format!("{num_partitions} partitions")))?;
-        let mut params: [*mut c_void; 7] = [
+        let CheckArgs {
+            status,
+            repair,
+            generation,
+        } = check;
+        let partition_blocks = overlapped_partition_blocks(num_partitions)?;
+        let mut params: [*mut c_void; 10] = [
             kernel_param(&needles.0),
             kernel_param(&n_count),
             kernel_param(&haystack.0),
@@ -1129,10 +1300,14 @@ impl Gpu {
             kernel_param(&spacing),
             kernel_param(&partition_count),
             kernel_param(&partitions_ptr),
+            kernel_param(&status),
+            kernel_param(&repair),
+            kernel_param(&generation),
         ];
-        // SAFETY: seven 64-bit values matching twophase_search_partition's parameters in
-        // kernels/sorted_search.cu; the inputs hold the given counts of K, the partitions buffer
-        // `num_partitions` entries, all valid on this stream.
+        // SAFETY: seven 64-bit values, two device addresses of 64-bit words and a 32-bit
+        // generation, matching twophase_search_partition's parameters in kernels/sorted_search.cu;
+        // the inputs hold the given counts of K, the partitions buffer `num_partitions` entries,
+        // the check's words live in the scratch, all valid on this stream.
         unsafe {
             self.launch_raw(
                 partition,
@@ -1142,16 +1317,21 @@ impl Gpu {
                 false,
             )
         }?;
-        let mut params: [*mut c_void; 6] = [
+        let mut params: [*mut c_void; 9] = [
             kernel_param(&needles.0),
             kernel_param(&n_count),
             kernel_param(&haystack.0),
             kernel_param(&h_count),
             kernel_param(&partitions_ptr),
             kernel_param(&out),
+            kernel_param(&status),
+            kernel_param(&repair),
+            kernel_param(&generation),
         ];
-        // SAFETY: six 64-bit values matching twophase_search_tile's parameters; `out` holds one
-        // index of type I per needle (checked by the callers); one block per tile.
+        // SAFETY: six 64-bit values and the check's three, matching twophase_search_tile's
+        // parameters; `out` holds one index of type I per needle (checked by the callers); one
+        // block per tile. The kernel reads and writes only inside these buffers for any keys and
+        // comparator (kernels/sorted_search.cu).
         unsafe {
             self.launch_raw(
                 tile_kernel,
@@ -1168,6 +1348,11 @@ impl Gpu {
     /// bound in the sorted `haystack` under `comp`, written to `out` (one index of type `I` per
     /// needle). One merge of the two arrays split by merge path — no binary search per needle.
     /// Asynchronous.
+    ///
+    /// Whatever the keys and the comparator, every needle's result is written once and lies
+    /// within `[0, haystack.len()]`. Needles or a haystack not sorted under `comp` (and a
+    /// comparator found inconsistent) are detected on the device and reported by
+    /// [`SearchScratch::check`]; the results are then unspecified.
     pub fn sorted_search_device<K, I, C, N, H, O>(
         &self,
         needles: &N,
@@ -1254,7 +1439,7 @@ impl Gpu {
             Staged::Upload(bytemuck::cast_slice(haystack)),
             Staged::Download(bytemuck::cast_slice_mut(&mut out)),
         ];
-        self.through_staging(&mut buffers, |[n_ptr, h_ptr, out_ptr]| {
+        let launched = self.through_staging(&mut buffers, |[n_ptr, h_ptr, out_ptr]| {
             self.launch_sorted_search::<K, I, C>(
                 (n_ptr, needles.len()),
                 (h_ptr, haystack.len()),
@@ -1264,7 +1449,10 @@ impl Gpu {
                 SortedSearchTuning::for_key(size_of::<K>()),
                 &mut scratch,
             )
-        })?;
+        });
+        let checked = scratch.check(self);
+        launched?;
+        checked?;
         Ok(out)
     }
 }
@@ -1343,4 +1531,94 @@ pub fn shipped_search_programs() -> Vec<Program> {
     }
     out.extend(shipped_programs(&SortedSearchPrograms));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(result: Result<(), GpuError>) -> String {
+        match result {
+            Err(GpuError::InvalidInput(message)) => message,
+            other => panic!("expected InvalidInput, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn host_scans_that_break_the_rules_name_the_scan() {
+        check_host_scan::<usize>(&[0, 0, 2, 5], 5).expect("valid");
+        check_host_scan::<usize>(&[], 0).expect("no items, no segments");
+        for (scan, total) in [
+            (vec![1usize, 2], 4),
+            (vec![0, 3, 2], 4),
+            (vec![0, 5], 4),
+            (vec![0, usize::MAX], 4),
+            (vec![], 3),
+        ] {
+            let text = message(check_host_scan(&scan, total));
+            assert!(text.contains(messages::SCAN_INVALID), "{scan:?}: {text}");
+        }
+    }
+
+    #[test]
+    fn host_positions_are_checked_without_overflow() {
+        let scan = [0usize, 2, 2];
+        let total = 5;
+        // Sizes 2, 0, 3.
+        check_host_positions("p", &scan, total, &[0usize, 99, 2], 5).expect("in range");
+        check_host_positions("p", &scan, total, &[3usize, 0, 0], 5).expect("ends at the buffer");
+        for positions in [
+            [4usize, 0, 0],
+            [0, 0, 3],
+            [usize::MAX, 0, 0],
+            [usize::MAX - 1, 0, 0],
+            [0, 0, usize::MAX - 2],
+        ] {
+            let text = message(check_host_positions(
+                messages::GATHER_INVALID,
+                &scan,
+                total,
+                &positions,
+                5,
+            ));
+            assert!(
+                text.contains(messages::GATHER_INVALID),
+                "{positions:?}: {text}"
+            );
+        }
+        // An empty segment may sit anywhere, even at usize::MAX.
+        check_host_positions("p", &scan, total, &[0usize, usize::MAX, 0], 5)
+            .expect("empty segment");
+    }
+
+    #[test]
+    fn an_unsorted_input_is_named_instead_of_the_comparator() {
+        assert!(search_status_error(0).is_none());
+        let both = search_status_error(STATUS_FIRST_UNSORTED | STATUS_ORDER_INCONSISTENT)
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(both.contains(messages::NEEDLES_UNSORTED), "{both}");
+        assert!(!both.contains("strict weak order"), "{both}");
+        let alone = search_status_error(STATUS_ORDER_INCONSISTENT)
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(alone.contains(SEARCH_ORDER_INCONSISTENT), "{alone}");
+        let scan = search_status_error(STATUS_SCAN_INVALID | STATUS_POSITION_INVALID)
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(scan.contains(messages::SCAN_INVALID), "{scan}");
+        assert!(scan.contains(POSITION_INVALID), "{scan}");
+    }
+
+    #[test]
+    fn overlapped_partition_blocks_cover_every_boundary_pair() {
+        let per_block = PARTITION_THREADS as usize - 1;
+        for partitions in [1usize, 2, per_block, per_block + 1, per_block + 2, 10_000] {
+            let blocks = overlapped_partition_blocks(partitions).expect("blocks") as usize;
+            // Block b computes boundaries [b * per_block, b * per_block + per_block]: the last
+            // one reaches the last boundary, and no block starts past it.
+            assert!(blocks * per_block + 1 >= partitions, "{partitions}");
+            assert!((blocks - 1) * per_block < partitions.max(1), "{partitions}");
+        }
+    }
 }

@@ -17,6 +17,10 @@ use crate::program::{
     check_launch_shape, program, program_id, shipped_programs, Program, ProgramFactory,
     ValueLayout, PARTITION_CUH, SERIAL_CUH,
 };
+use crate::status::{
+    messages, status_error, InputCheck, StatusNames, STATUS_FIRST_UNSORTED,
+    STATUS_ORDER_INCONSISTENT, STATUS_SECOND_UNSORTED,
+};
 
 /// `kernels/merge_textbook.cu`: the basic, tiled and circular-buffer merge kernels.
 pub const MERGE_TEXTBOOK_CU: &str = include_str!("../../../kernels/merge_textbook.cu");
@@ -26,12 +30,51 @@ pub const TEXTBOOK_ENTRY_BASIC: &str = "twophase_merge_basic";
 pub const TEXTBOOK_ENTRY_TILED: &str = "twophase_merge_tiled";
 /// Entry point of the circular-buffer merge (shared-memory rings).
 pub const TEXTBOOK_ENTRY_CIRCULAR: &str = "twophase_merge_circular";
+/// Entry point of the repair that follows a device-buffer textbook merge: rewrites the outputs
+/// from the first piece whose co-ranks were out of order as a concatenation (a no-op otherwise).
+pub const TEXTBOOK_ENTRY_REPAIR: &str = "twophase_merge_repair";
 /// Every entry point of a textbook merge program.
-pub const TEXTBOOK_ENTRIES: [&str; 3] = [
+pub const TEXTBOOK_ENTRIES: [&str; 4] = [
     TEXTBOOK_ENTRY_BASIC,
     TEXTBOOK_ENTRY_TILED,
     TEXTBOOK_ENTRY_CIRCULAR,
+    TEXTBOOK_ENTRY_REPAIR,
 ];
+
+/// Blocks of the repair launch: a grid-stride loop over the outputs when a repair is needed, one
+/// load and an exit per block when not (the common case), so a small fixed grid.
+const REPAIR_BLOCKS: u32 = 256;
+
+/// What the status bits of a textbook merge mean. Co-ranks out of order come from unsorted
+/// inputs as well as from an inconsistent comparator, so that bit names both; when an input is
+/// found unsorted, only that input is named.
+const TEXTBOOK_STATUS_NAMES: StatusNames = &[
+    (STATUS_FIRST_UNSORTED, messages::A_UNSORTED),
+    (STATUS_SECOND_UNSORTED, messages::B_UNSORTED),
+    (STATUS_ORDER_INCONSISTENT, TEXTBOOK_ORDER_INCONSISTENT),
+];
+
+/// [`TEXTBOOK_STATUS_NAMES`] for a key-value merge, whose inputs are `a_keys` and `b_keys`.
+const TEXTBOOK_PAIRS_STATUS_NAMES: StatusNames = &[
+    (STATUS_FIRST_UNSORTED, messages::A_KEYS_UNSORTED),
+    (STATUS_SECOND_UNSORTED, messages::B_KEYS_UNSORTED),
+    (STATUS_ORDER_INCONSISTENT, TEXTBOOK_ORDER_INCONSISTENT),
+];
+
+/// The error of a textbook merge whose co-ranks or outputs came out of order with both inputs
+/// found in order where the kernel looked.
+pub const TEXTBOOK_ORDER_INCONSISTENT: &str =
+    "`a` or `b` is not sorted under the comparator, or the comparator does not implement a strict weak order";
+
+/// The error of a textbook merge's status `bits` under `names`, or `None`.
+fn textbook_status_error(bits: u32, names: StatusNames) -> Option<GpuError> {
+    let bits = if bits & (STATUS_FIRST_UNSORTED | STATUS_SECOND_UNSORTED) != 0 {
+        bits & !STATUS_ORDER_INCONSISTENT
+    } else {
+        bits
+    };
+    status_error(bits, names)
+}
 
 /// Which merge kernel a merge call runs. All four merge stably (A first on ties), with any
 /// [`DeviceKey`], [`DeviceComparator`] and value type, at any size.
@@ -192,7 +235,10 @@ impl Gpu {
     }
 
     /// Run one merge of `args` with `variant`: the two-phase merge at its shipped tuning, or a
-    /// textbook kernel at `tuning`.
+    /// textbook kernel at `tuning` checking its input into `check`, followed by the repair launch
+    /// when `repair` (device-buffer calls, whose output must be a permutation whatever the
+    /// input; a host-slice call returns an error instead of an output the repair would fix).
+    #[allow(clippy::too_many_arguments)] // The call's shape: each argument is one part of it.
     fn launch_merge_variant<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
         &self,
         variant: MergeVariant,
@@ -201,6 +247,8 @@ impl Gpu {
         values: ValueLayout,
         tuning: TextbookMergeTuning,
         scratch: &mut MergeScratch,
+        check: &mut InputCheck,
+        repair: bool,
     ) -> Result<(), GpuError> {
         let entry = match variant {
             MergeVariant::TwoPhase => {
@@ -243,6 +291,7 @@ impl Gpu {
             )));
         }
         let (a_count, b_count) = (args.a_count as u64, args.b_count as u64);
+        let check = check.args(self)?;
         let stream = self.stream().clone();
         let mut launch = stream.launch_builder(function);
         launch
@@ -253,24 +302,67 @@ impl Gpu {
             .arg(&args.out)
             .arg(&args.values.0)
             .arg(&args.values.1)
-            .arg(&args.values.2);
+            .arg(&args.values.2)
+            .arg(&check.status)
+            .arg(&check.repair)
+            .arg(&check.generation);
         let config = LaunchConfig {
             grid_dim: (blocks as u32, 1, 1),
             block_dim: (tuning.threads, 1, 1),
             shared_mem_bytes: 0,
         };
         // SAFETY: the arguments match the three kernels of kernels/merge_textbook.cu (pointers as
-        // 64-bit device addresses, counts as unsigned long long); the inputs hold a_count and
-        // b_count keys, the output (and output values) a_count + b_count, as checked by the
-        // callers; the value pointers are read only when the program has values; the grid
-        // covers every output (per_block outputs per block), and every buffer stays valid on
-        // this stream until the callers' guards drop after the launch.
+        // 64-bit device addresses, counts as unsigned long long, the check's two word addresses
+        // and 32-bit generation); the inputs hold a_count and b_count keys, the output (and
+        // output values) a_count + b_count, as checked by the callers; the value pointers are
+        // read only when the program has values; the grid covers every output (per_block
+        // outputs per block), and every buffer stays valid on this stream until the callers'
+        // guards drop after the launch. The kernels stay inside these ranges for any keys and
+        // comparator (kernels/merge_textbook.cu).
         unsafe { launch.launch(config) }?;
+        if repair {
+            let spacing = if variant == MergeVariant::Basic {
+                u64::from(tuning.vt)
+            } else {
+                tuning.block_outputs() as u64
+            };
+            let mut launch = stream.launch_builder(kernels.function(TEXTBOOK_ENTRY_REPAIR)?);
+            launch
+                .arg(&args.a)
+                .arg(&a_count)
+                .arg(&args.b)
+                .arg(&b_count)
+                .arg(&args.out)
+                .arg(&args.values.0)
+                .arg(&args.values.1)
+                .arg(&args.values.2)
+                .arg(&spacing)
+                .arg(&check.status)
+                .arg(&check.repair)
+                .arg(&check.generation);
+            let config = LaunchConfig {
+                grid_dim: (REPAIR_BLOCKS, 1, 1),
+                block_dim: (tuning.threads, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: the same buffers and check as the merge launch, plus the 64-bit piece
+            // spacing, matching twophase_merge_repair; it writes only outputs below
+            // a_count + b_count from inputs below a_count and b_count, after the merge on the
+            // same stream.
+            unsafe { launch.launch(config) }?;
+        }
         Ok(())
     }
 
     /// Merge the sorted device sequences `a` and `b` into `out` with `variant` (stable: A first
     /// on ties), at the shipped tunings. `scratch` is used by [`MergeVariant::TwoPhase`] only.
+    /// Asynchronous.
+    ///
+    /// Whatever the keys and the (deterministic) comparator, `out` receives a permutation of
+    /// `a` and `b`: the textbook kernels are followed by a repair launch that rewrites any part
+    /// whose co-ranks came out of order. The textbook variants do not report unsorted input on
+    /// this call (the host-slice [`merge_variant`](Self::merge_variant) does); the two-phase
+    /// variant reports it as [`merge_device`](Self::merge_device) does.
     pub fn merge_variant_device<K, C, A, B, O>(
         &self,
         variant: MergeVariant,
@@ -311,13 +403,17 @@ impl Gpu {
         B: DevicePtr<K>,
         O: DevicePtrMut<K>,
     {
+        let mut check = InputCheck::new();
         self.merge_keys_args(a, b, out, |args| {
-            self.launch_merge_variant::<K, C>(variant, args, comp, None, tuning, scratch)
+            self.launch_merge_variant::<K, C>(
+                variant, args, comp, None, tuning, scratch, &mut check, true,
+            )
         })
     }
 
     /// Merge sorted key-value device sequences with `variant`: each value moves with its key,
-    /// stably. `scratch` is used by [`MergeVariant::TwoPhase`] only.
+    /// stably. `scratch` is used by [`MergeVariant::TwoPhase`] only. Asynchronous; a permutation
+    /// of the pairs for any input, as [`merge_variant_device`](Self::merge_variant_device).
     #[allow(clippy::too_many_arguments)] // Variant, six buffers, comparator, scratch.
     pub fn merge_pairs_variant_device<K, V, C, AK, AV, BK, BV, OK, OV>(
         &self,
@@ -343,14 +439,27 @@ impl Gpu {
         OV: DevicePtrMut<V>,
     {
         let buffers = (a_keys, a_vals, b_keys, b_vals, out_keys, out_vals);
+        let mut check = InputCheck::new();
         self.merge_pairs_args(buffers, |args| {
             let tuning = TextbookMergeTuning::for_types(size_of::<K>(), size_of::<V>());
             let layout = Some((size_of::<V>(), align_of::<V>()));
-            self.launch_merge_variant::<K, C>(variant, args, comp, layout, tuning, scratch)
+            self.launch_merge_variant::<K, C>(
+                variant, args, comp, layout, tuning, scratch, &mut check, true,
+            )
         })
     }
 
-    /// Host convenience: merge two sorted host slices on the GPU with `variant`.
+    /// The error of what a host-slice textbook merge found in its input, or `Ok` (also when the
+    /// variant was the two-phase merge, which reports through its own scratch).
+    fn textbook_check(&self, check: &mut InputCheck, names: StatusNames) -> Result<(), GpuError> {
+        match textbook_status_error(check.take_status(self)?, names) {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+
+    /// Host convenience: merge two sorted host slices on the GPU with `variant`. Inputs found
+    /// unsorted under `comp` give [`GpuError::InvalidInput`] naming `a` or `b`.
     pub fn merge_variant<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
         &self,
         variant: MergeVariant,
@@ -358,13 +467,19 @@ impl Gpu {
         b: &[K],
         comp: &C,
     ) -> Result<Vec<K>, GpuError> {
-        self.merge_host(a, b, |args, scratch| {
+        let mut check = InputCheck::new();
+        let merged = self.merge_host(a, b, |args, scratch| {
             let tuning = TextbookMergeTuning::for_types(size_of::<K>(), 0);
-            self.launch_merge_variant::<K, C>(variant, args, comp, None, tuning, scratch)
-        })
+            self.launch_merge_variant::<K, C>(
+                variant, args, comp, None, tuning, scratch, &mut check, false,
+            )
+        })?;
+        self.textbook_check(&mut check, TEXTBOOK_STATUS_NAMES)?;
+        Ok(merged)
     }
 
     /// Host convenience: merge two sorted key-value host sequences on the GPU with `variant`.
+    /// Keys found unsorted under `comp` give [`GpuError::InvalidInput`] naming `a` or `b`.
     pub fn merge_pairs_variant<K: DeviceKey, V: DeviceValue, C: DeviceComparator<K> + ?Sized>(
         &self,
         variant: MergeVariant,
@@ -374,11 +489,16 @@ impl Gpu {
         b_vals: &[V],
         comp: &C,
     ) -> Result<(Vec<K>, Vec<V>), GpuError> {
-        self.merge_pairs_host(a_keys, a_vals, b_keys, b_vals, |args, scratch| {
+        let mut check = InputCheck::new();
+        let merged = self.merge_pairs_host(a_keys, a_vals, b_keys, b_vals, |args, scratch| {
             let tuning = TextbookMergeTuning::for_types(size_of::<K>(), size_of::<V>());
             let layout = Some((size_of::<V>(), align_of::<V>()));
-            self.launch_merge_variant::<K, C>(variant, args, comp, layout, tuning, scratch)
-        })
+            self.launch_merge_variant::<K, C>(
+                variant, args, comp, layout, tuning, scratch, &mut check, false,
+            )
+        })?;
+        self.textbook_check(&mut check, TEXTBOOK_PAIRS_STATUS_NAMES)?;
+        Ok(merged)
     }
 }
 
@@ -401,4 +521,30 @@ impl ProgramFactory for TextbookPrograms {
 /// comparator × shipped value layout, at its shipped tuning. CI compiles all of them with NVRTC.
 pub fn shipped_textbook_merge_programs() -> Vec<Program> {
     shipped_programs(&TextbookPrograms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unsorted_input_is_named_instead_of_the_comparator() {
+        assert!(textbook_status_error(0, TEXTBOOK_STATUS_NAMES).is_none());
+        let a = textbook_status_error(
+            STATUS_FIRST_UNSORTED | STATUS_ORDER_INCONSISTENT,
+            TEXTBOOK_STATUS_NAMES,
+        )
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+        assert!(a.contains(messages::A_UNSORTED), "{a}");
+        assert!(!a.contains("strict weak order"), "{a}");
+        let b = textbook_status_error(STATUS_SECOND_UNSORTED, TEXTBOOK_PAIRS_STATUS_NAMES)
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(b.contains(messages::B_KEYS_UNSORTED), "{b}");
+        let either = textbook_status_error(STATUS_ORDER_INCONSISTENT, TEXTBOOK_STATUS_NAMES)
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(either.contains(TEXTBOOK_ORDER_INCONSISTENT), "{either}");
+    }
 }
