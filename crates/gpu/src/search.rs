@@ -14,6 +14,7 @@ use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use crate::compare::DeviceComparator;
 use crate::context::{kernel_param, Gpu, Staged};
 use crate::error::GpuError;
+use crate::fault::lock_recover;
 use crate::key::{cuda_value_type, DeviceKey, DeviceValue};
 use crate::merge::MAX_GRID_X;
 use crate::program::{
@@ -619,6 +620,7 @@ impl Gpu {
             status,
             repair,
             generation,
+            ..
         } = check;
         let partition_blocks = overlapped_partition_blocks(num_partitions)?;
         let mut params: [*mut c_void; 9] = [
@@ -1075,10 +1077,7 @@ impl Gpu {
         if total == 0 {
             return Ok((segments, ranks));
         }
-        let mut scratch = self
-            .search_scratch
-            .lock()
-            .map_err(|_| GpuError::Poisoned("search scratch"))?;
+        let mut scratch = lock_recover(&self.search_scratch);
         let mut buffers = [
             Staged::Upload(bytemuck::cast_slice(scan)),
             Staged::Download(bytemuck::cast_slice_mut(&mut segments)),
@@ -1189,10 +1188,7 @@ impl Gpu {
                 input,
             } => (input, gather.unwrap_or(&[]), scatter.unwrap_or(&[])),
         };
-        let mut scratch = self
-            .search_scratch
-            .lock()
-            .map_err(|_| GpuError::Poisoned("search scratch"))?;
+        let mut scratch = lock_recover(&self.search_scratch);
         let out_count = out.len() as u64;
         let mut buffers = [
             Staged::Upload(bytemuck::cast_slice(scan)),
@@ -1290,6 +1286,7 @@ impl Gpu {
             status,
             repair,
             generation,
+            ..
         } = check;
         let partition_blocks = overlapped_partition_blocks(num_partitions)?;
         let mut params: [*mut c_void; 10] = [
@@ -1430,10 +1427,7 @@ impl Gpu {
         if needles.is_empty() {
             return Ok(out);
         }
-        let mut scratch = self
-            .search_scratch
-            .lock()
-            .map_err(|_| GpuError::Poisoned("search scratch"))?;
+        let mut scratch = lock_recover(&self.search_scratch);
         let mut buffers = [
             Staged::Upload(bytemuck::cast_slice(needles)),
             Staged::Upload(bytemuck::cast_slice(haystack)),
