@@ -121,16 +121,17 @@ __device__ __forceinline__ size_type overlapped_boundary(int group) {
 
 // Where the next thread's serial walk of the same in-tile merge starts: its merge path, passed
 // down the warp, or, for lane 31, searched again at the next diagonal (min(diag + VT, count)) over
-// the same merge (A: a[0, a_count), B: b[0, b_count)). Called before the walk, so that only this
-// one value stays live across it. Every lane of the warp calls (a shuffle).
-template <int VT, typename a_it, typename b_it, typename comp_t>
+// the same merge (A: a[0, a_count), B: b[0, b_count)) under the walk's tie policy `bounds`.
+// Called before the walk, so that only this one value stays live across it. Every lane of the
+// warp calls (a shuffle).
+template <int VT, bounds_t bounds = bounds_lower, typename a_it, typename b_it, typename comp_t>
 __device__ __forceinline__ int next_walk_start(a_it a, int a_count, b_it b, int b_count, int diag, int path,
                                                comp_t comp) {
   const int next_in_warp = __shfl_down_sync(0xffffffffu, path, 1);
   if (threadIdx.x % 32 != 31) return next_in_warp;
   const int count = a_count + b_count;
   const int next_diag = diag + VT < count ? diag + VT : count;
-  return merge_path<bounds_lower, int>(a, a_count, b, b_count, next_diag, comp);
+  return merge_path<bounds, int>(a, a_count, b, b_count, next_diag, comp);
 }
 
 // Whether every thread's serial walk of its in-tile merge ended where the next thread's starts

@@ -118,7 +118,6 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
   constexpr int KEY_BYTES = ((NV + 1) * (int)sizeof(key_type) + 15) / 16 * 16;
   static_assert(KEY_BYTES + NV * (int)sizeof(int) <= 48 * 1024, "tile too large for static shared memory");
   __shared__ __align__(16) unsigned char smem[KEY_BYTES + NV * sizeof(int)];
-  __shared__ int warp_starts[NT / 32];
   key_type* keys_shared = reinterpret_cast<key_type*>(smem);
   int* bounds_shared = reinterpret_cast<int*>(smem + KEY_BYTES);
 
@@ -165,12 +164,14 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
   const int mp = twophase::merge_path<SEARCH_BOUNDS, int>(keys_shared, a_cnt, keys_shared + a_cnt, b_cnt, diag,
                                                           key_compare());
   twophase::merge_range range = {mp, a_cnt, a_cnt + diag - mp, tile_cnt};
+  const int next_start = twophase::next_walk_start<VT, SEARCH_BOUNDS>(keys_shared, a_cnt, keys_shared + a_cnt, b_cnt,
+                                                                       diag, mp, key_compare());
   bits |= checked_serial_search<SEARCH_BOUNDS, VT>(keys_shared, range, a_cnt, bounds_shared);
   // Walks that ended where the next began covered every key of the tile once, so the walks
   // checked every adjacent pair. Otherwise (unsorted keys or an inconsistent comparator), check
   // all pairs of the tile. The barriers also order the bounds' stores before their loads.
   const bool has_next = VT * (tid + 1) < tile_cnt;
-  if (!twophase::walks_tile_exactly<NT>(mp, range.a_begin, has_next, warp_starts)) {
+  if (!twophase::walks_tile_exactly(next_start, range.a_begin, has_next)) {
     bits |= tile_unsorted_inputs<NT>(keys_shared, a_cnt, tile_cnt);
     if (tid == 0) bits |= twophase::STATUS_ORDER_INCONSISTENT;
   }

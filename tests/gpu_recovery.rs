@@ -47,7 +47,7 @@ fn lost_call(result: Result<(), GpuError>) -> String {
 /// One test, so that nothing else runs on the device while its context is lost and reset.
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn a_faulted_gpu_reports_the_loss_and_opens_again() {
+fn deliberate_fault_reports_the_loss_and_the_gpu_opens_again() {
     let mut rng = rng();
     let gpu = Gpu::new(0).expect("a CUDA GPU");
     sorts_correctly(&gpu, &mut rng);
@@ -65,6 +65,10 @@ fn a_faulted_gpu_reports_the_loss_and_opens_again() {
     assert!(later.to_string().contains("context is lost"), "{later}");
     assert_eq!(lost_call(Err(later)), call);
     assert_eq!(lost_call(gpu.synchronize()), call);
+    // The opening error, if any, in the failure message (default_gpu() only says None).
+    if let Err(e) = Gpu::new(0) {
+        panic!("the GPU reopens: {e}");
+    }
     let default = twophase::gpu::default_gpu().expect("the default GPU reopens");
     assert!(!default.is_lost(), "the default GPU was reopened");
 

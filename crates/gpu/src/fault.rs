@@ -87,7 +87,15 @@ pub(crate) fn open_primary_health(ordinal: usize) -> Result<Arc<ContextHealth>, 
         // so they touch the device no more and leak rather than free their buffers, streams and
         // modules when dropped. The driver allows retained references to be released after a
         // reset (it does not release them itself).
-        unsafe { driver_sys::cuDevicePrimaryCtxReset_v2(device) }.result()?;
+        // A reset may first answer with the sticky error it clears; a second one then succeeds.
+        let reset = || unsafe { driver_sys::cuDevicePrimaryCtxReset_v2(device) }.result();
+        reset().or_else(|error| {
+            if is_sticky(error) {
+                reset()
+            } else {
+                Err(error)
+            }
+        })?;
         records[index].1 = Arc::new(ContextHealth::default());
     }
     Ok(records[index].1.clone())

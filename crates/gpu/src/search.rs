@@ -569,13 +569,15 @@ impl Gpu {
         scratch: &mut SearchScratch,
     ) -> Result<(), GpuError> {
         tuning.validate()?;
+        crate::program::check_value_layout(values)?;
         if total == 0 {
             return Ok(());
         }
         if num_segments == 0 {
-            return Err(GpuError::InvalidInput(
-                "work items need at least one segment".into(),
-            ));
+            return Err(GpuError::InvalidInput(format!(
+                "{}: {total} work items need at least one segment",
+                messages::SCAN_INVALID
+            )));
         }
         too_large::<I>("total", total)?;
         too_large::<I>("segment count", num_segments)?;
