@@ -141,7 +141,8 @@ impl Gpu {
     /// such device is present.
     ///
     /// When a handle of this process saw the device's primary context lost
-    /// ([`GpuError::ContextLost`]), the context is reset first, so that the new handle works.
+    /// ([`GpuError::ContextLost`]), the context is reset first, so that the new handle works; where
+    /// the driver refuses that after the sticky error, the new handle gets a context of its own.
     /// Buffers, streams and modules made directly with cudarc on the lost context must not be
     /// used or dropped after that (leak them with `std::mem::forget`); twophase's own handles leak
     /// theirs.
@@ -149,8 +150,19 @@ impl Gpu {
         if !driver_available() {
             return Err(GpuError::NoDriver);
         }
-        let health = fault::open_primary_health(ordinal)?;
-        let ctx = CudaContext::new(ordinal)?;
+        // The device's primary context (reset first if a sticky error lost it). Where the driver
+        // refuses to reset or reopen it after such an error, this handle takes a context of its
+        // own instead: a sticky error loses the context it happened in, not the device.
+        let primary = fault::open_primary_health(ordinal)
+            .and_then(|health| Ok((CudaContext::new(ordinal)?, health)));
+        let (ctx, health) = match primary {
+            Ok(opened) => opened,
+            Err(error) if fault::is_sticky(error) => (
+                CudaContext::new_non_primary(ordinal, 0)?,
+                Arc::new(ContextHealth::default()),
+            ),
+            Err(error) => return Err(error.into()),
+        };
         // SAFETY: called before any buffer of this context object exists. Everything this handle
         // allocates and launches runs on its one stream, so stream order already serializes every
         // use; per-buffer event tracking would only add a cuEventRecord per buffer per call.
