@@ -74,6 +74,7 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
     a0 = twophase::repaired_boundary(tile, a0, diag0, bad, bad_path, bad_diag, a_count);
     a1 = twophase::repaired_boundary(tile + 1, a1, diag1, bad, bad_path, bad_diag, a_count);
   }
+  a1 = twophase::clamped_tile_end(a0, a1, diag1 - diag0);
   const size_type b0 = diag0 - a0;
   const int a_cnt = (int)(a1 - a0);
   const int tile_cnt = (int)(diag1 - diag0);

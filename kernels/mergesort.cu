@@ -306,6 +306,7 @@ extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
   }
   // A boundary at the end of a pair is stored as the next pair's start; this tile ends its pair.
   if (diag1 == pair.b_end) a1 = pair.a_end;
+  if constexpr (CHECK_ORDER) a1 = twophase::clamped_tile_end(a0, a1, diag1 - diag0);
   const size_type b0 = pair.a_end + (diag0 - pair.a_begin) - (a0 - pair.a_begin);
   const int a_cnt = (int)(a1 - a0);
   const int tile_cnt = (int)(diag1 - diag0);
@@ -816,6 +817,29 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
         a1 = counts[0];
         c1 = counts[2];
       }
+    }
+  }
+  if constexpr (CHECK_ORDER) {
+    // As clamped_tile_end for the four runs: the end cut taken from the start cut on, within
+    // each run, where it does not add up (only two disagreeing searches of one cut can do that).
+    const size_type start[4] = {a0, x0 - a0, c0, d0 - x0 - c0};
+    size_type end[4] = {a1, x1 - a1, c1, d1 - x1 - c1};
+    const size_type cap[4] = {quad.starts[1] - quad.starts[0], quad.starts[2] - quad.starts[1],
+                              quad.starts[3] - quad.starts[2], quad.starts[4] - quad.starts[3]};
+    bool valid = end[0] + end[1] + end[2] + end[3] == d1;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) valid &= start[k] <= end[k] && end[k] <= cap[k];
+    if (!valid) {
+      size_type left = d1 - d0;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const size_type take = min(left, cap[k] - start[k]);
+        end[k] = start[k] + take;
+        left -= take;
+      }
+      x1 = end[0] + end[1];
+      a1 = end[0];
+      c1 = end[2];
     }
   }
   // This tile's slice of each run: global start and length; `ends[k]` = tile position past run k.

@@ -109,6 +109,16 @@ __device__ __forceinline__ size_type repaired_boundary(size_type p, size_type pa
   return a_first < a_count ? a_first : a_count;
 }
 
+// The end of a tile's A range, kept between the tile's start `a0` and a0 + tile_cnt: with both
+// boundaries inside the inputs (each a merge path), the tile's A and B ranges are then valid. A
+// no-op on repaired boundaries; it matters only where two searches of one boundary disagree (a
+// partition block's first boundary is also the block before's last), which a comparator whose
+// answers change from call to call can cause: its tiles still stay inside their buffers.
+__device__ __forceinline__ size_type clamped_tile_end(size_type a0, size_type a1, size_type tile_cnt) {
+  if (a1 < a0) return a0;
+  return a1 - a0 > tile_cnt ? a0 + tile_cnt : a1;
+}
+
 // Partition kernels check each boundary against the one before it. Blocks overlap by one
 // boundary (block `blk` computes boundaries [blk * (GROUPS - 1), + GROUPS)), so that every
 // adjacent pair lies inside one block; the shared boundary is written twice with the same value.

@@ -137,8 +137,9 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
   const size_type bad_diag = repairing ? search_diagonal(bad, NV, total) : 0;
   const size_type a0 =
       twophase::repaired_boundary(tile, partitions[tile], diag0, bad, bad_path, bad_diag, needle_count);
-  const size_type a1 =
-      twophase::repaired_boundary(tile + 1, partitions[tile + 1], diag1, bad, bad_path, bad_diag, needle_count);
+  const size_type a1 = twophase::clamped_tile_end(
+      a0, twophase::repaired_boundary(tile + 1, partitions[tile + 1], diag1, bad, bad_path, bad_diag, needle_count),
+      diag1 - diag0);
   const size_type b0 = diag0 - a0;
   const int a_cnt = (int)(a1 - a0);
   const int tile_cnt = (int)(diag1 - diag0);
