@@ -56,42 +56,9 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
   }
 }
 
-// serial_search (serial.cuh) that also checks the order of each input as it walks: every key it
-// reads after a key it took is compared with that key (while inside the taken key's input), so
-// that walks which together cover the tile check every adjacent pair in it, at one comparison a
-// step and no extra shared memory reads. Returns the status bits of the pairs found out of order.
-template <twophase::bounds_t bounds, int VT>
-__device__ __forceinline__ unsigned checked_serial_search(const key_type* keys_shared, twophase::merge_range& range,
-                                                          int haystack_first, int* bounds_out) {
-  const int count = min(VT, range.total());
-  key_type a_key = keys_shared[range.a_begin];
-  key_type b_key = keys_shared[range.b_begin];
-  bool needles_descend = false, haystack_descends = false;
-#pragma unroll
-  for (int i = 0; i < VT; ++i) {
-    if (i >= count) break;
-    const bool p = twophase::merge_predicate<bounds>(a_key, b_key, range, key_compare());
-    if (p) bounds_out[range.a_begin] = range.b_begin - haystack_first;
-    const int index = (p ? range.a_begin : range.b_begin) + 1;
-    const key_type next = keys_shared[index];
-    const bool descends = index < (p ? range.a_end : range.b_end) && key_compare()(next, p ? a_key : b_key);
-    needles_descend |= p & descends;
-    haystack_descends |= !p & descends;
-    if (p) {
-      a_key = next;
-      range.a_begin = index;
-    } else {
-      b_key = next;
-      range.b_begin = index;
-    }
-  }
-  return (needles_descend ? twophase::STATUS_FIRST_UNSORTED : 0u) |
-         (haystack_descends ? twophase::STATUS_SECOND_UNSORTED : 0u);
-}
-
 // The status bits of every adjacent pair out of order among the tile's needles [0, a_cnt) and
 // haystack keys [a_cnt, tile_cnt) in shared memory, strided over the block. Only run when the
-// threads' walks did not tile the merge (so checked_serial_search may have missed pairs): input
+// threads' walks did not tile the merge (so serial_search may have missed pairs): input
 // that broke a precondition.
 template <int NT>
 __device__ __forceinline__ unsigned tile_unsorted_inputs(const key_type* keys_shared, int a_cnt, int tile_cnt) {
@@ -167,7 +134,7 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
   twophase::merge_range range = {mp, a_cnt, a_cnt + diag - mp, tile_cnt};
   const int next_start = twophase::next_walk_start<VT, SEARCH_BOUNDS>(keys_shared, a_cnt, keys_shared + a_cnt, b_cnt,
                                                                        diag, mp, key_compare());
-  bits |= checked_serial_search<SEARCH_BOUNDS, VT>(keys_shared, range, a_cnt, bounds_shared);
+  bits |= twophase::serial_search<SEARCH_BOUNDS, VT>(keys_shared, range, a_cnt, key_compare(), bounds_shared);
   // Walks that ended where the next began covered every key of the tile once, so the walks
   // checked every adjacent pair. Otherwise (unsorted keys or an inconsistent comparator), check
   // all pairs of the tile. The barriers also order the bounds' stores before their loads.
