@@ -29,7 +29,7 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
   __shared__ size_type paths[LBS_PARTITION_GROUPS];
   const twophase::input_check check = {status, repair, generation};
   const int group = threadIdx.x;
-  const size_type p = twophase::overlapped_boundary<LBS_PARTITION_GROUPS>(group);
+  const size_type p = twophase::overlapped_boundary(group, LBS_PARTITION_GROUPS);
   const bool active = p < num_partitions;
   const size_type count = total + num_segments;
   const size_type diag = twophase::load_balance_diagonal(p, spacing, count);

@@ -21,7 +21,7 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
   __shared__ size_type paths[TP_PARTITION_NT];
   const twophase::input_check check = {status, repair, generation};
   const int group = threadIdx.x;
-  const size_type p = twophase::overlapped_boundary<TP_PARTITION_NT>(group);
+  const size_type p = twophase::overlapped_boundary(group, TP_PARTITION_NT);
   const size_type total = a_count + b_count;
   const size_type diag = min(p * spacing, total);
   size_type path = 0;

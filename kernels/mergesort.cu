@@ -218,7 +218,7 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
   const int shift = __ffs(lanes) - 1;  // lanes = 2^shift
   const int group = threadIdx.x >> shift, groups = blockDim.x >> shift;
   const bool leader = (threadIdx.x & (lanes - 1)) == 0;
-  const size_type p = CHECK_ORDER ? (size_type)blockIdx.x * (groups - 1) + group
+  const size_type p = CHECK_ORDER ? twophase::overlapped_boundary(group, groups)
                                   : ((size_type)blockIdx.x * blockDim.x + threadIdx.x) >> shift;
   const size_type pos = min(p * spacing, count);
   size_type boundary = 0;
@@ -581,7 +581,7 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
   const unsigned reciprocal = 0xffffffffu / (unsigned)(lanes + 1);
   const int group_index = threadIdx.x >> shift, groups = blockDim.x >> shift;
   // With CHECK_ORDER the blocks overlap by one cut (twophase::overlapped_boundary).
-  const size_type p = CHECK_ORDER ? (size_type)blockIdx.x * (groups - 1) + group_index
+  const size_type p = CHECK_ORDER ? twophase::overlapped_boundary(group_index, groups)
                                   : ((size_type)blockIdx.x * blockDim.x + threadIdx.x) >> shift;
   const int lane = threadIdx.x & (lanes - 1);
   const size_type pos = min(p * spacing, count);

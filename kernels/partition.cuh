@@ -120,11 +120,11 @@ __device__ __forceinline__ size_type clamped_tile_end(size_type a0, size_type a1
 }
 
 // Partition kernels check each boundary against the one before it. Blocks overlap by one
-// boundary (block `blk` computes boundaries [blk * (GROUPS - 1), + GROUPS)), so that every
-// adjacent pair lies inside one block; the shared boundary is written twice with the same value.
-template <int GROUPS>
-__device__ __forceinline__ size_type overlapped_boundary(int group) {
-  return (size_type)blockIdx.x * (GROUPS - 1) + group;
+// boundary (block `blk` of `groups` searches computes boundaries [blk * (groups - 1), + groups)),
+// so that every adjacent pair lies inside one block; the shared boundary is written twice with
+// the same value.
+__device__ __forceinline__ size_type overlapped_boundary(int group, int groups) {
+  return (size_type)blockIdx.x * (groups - 1) + group;
 }
 
 // ---- In-tile walk check: thread merge paths that tile their merge exactly. ----

@@ -37,7 +37,7 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
   __shared__ size_type paths[SEARCH_PARTITION_GROUPS];
   const twophase::input_check check = {status, repair, generation};
   const int group = threadIdx.x;
-  const size_type p = twophase::overlapped_boundary<SEARCH_PARTITION_GROUPS>(group);
+  const size_type p = twophase::overlapped_boundary(group, SEARCH_PARTITION_GROUPS);
   const bool active = p < num_partitions;
   const size_type total = needle_count + haystack_count;
   const size_type diag = search_diagonal(p, spacing, total);

@@ -23,9 +23,11 @@ use crate::status::{
 
 /// Blocks of a partition kernel whose blocks overlap by one boundary (each computes
 /// PARTITION_THREADS boundaries, the first of them the previous block's last), so that every
-/// adjacent pair of boundaries is checked inside one block (kernels/partition.cuh).
-pub(crate) fn overlapped_partition_blocks(num_partitions: usize) -> usize {
-    overlapped_blocks(num_partitions, PARTITION_THREADS as usize)
+/// adjacent pair of boundaries is checked inside one block (kernels/partition.cuh), as a launch's
+/// grid size.
+pub(crate) fn overlapped_partition_blocks(num_partitions: usize) -> Result<u32, GpuError> {
+    let blocks = overlapped_blocks(num_partitions, PARTITION_THREADS as usize);
+    u32::try_from(blocks).map_err(|_| GpuError::TooLarge(format!("{num_partitions} partitions")))
 }
 
 /// Blocks of `groups` boundaries each, overlapping by one, that cover `num_partitions` boundaries.
@@ -237,7 +239,7 @@ impl Gpu {
                 "{total} outputs need {num_tiles} tiles"
             )));
         }
-        let partition_blocks = overlapped_partition_blocks(num_partitions);
+        let partition_blocks = overlapped_partition_blocks(num_partitions)?;
         let stream = self.stream().clone();
         let check = scratch.input_check.args(self)?;
         let CheckArgs {
@@ -264,7 +266,7 @@ impl Gpu {
             .arg(&repair)
             .arg(&generation);
         let config = LaunchConfig {
-            grid_dim: (partition_blocks as u32, 1, 1),
+            grid_dim: (partition_blocks, 1, 1),
             block_dim: (PARTITION_THREADS, 1, 1),
             shared_mem_bytes: 0,
         };
@@ -673,4 +675,21 @@ impl ProgramFactory for MergePrograms {
 /// comparator × shipped value layout, at its shipped tuning. CI compiles all of them with NVRTC.
 pub fn shipped_merge_programs() -> Vec<MergeProgram> {
     shipped_programs(&MergePrograms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlapped_partition_blocks_cover_every_boundary_pair() {
+        let per_block = PARTITION_THREADS as usize - 1;
+        for partitions in [1usize, 2, per_block, per_block + 1, per_block + 2, 10_000] {
+            let blocks = overlapped_partition_blocks(partitions).expect("blocks") as usize;
+            // Block b computes boundaries [b * per_block, b * per_block + per_block]: the last
+            // one reaches the last boundary, and no block starts past it.
+            assert!(blocks * per_block + 1 >= partitions, "{partitions}");
+            assert!((blocks - 1) * per_block < partitions.max(1), "{partitions}");
+        }
+    }
 }

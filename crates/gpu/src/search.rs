@@ -16,7 +16,7 @@ use crate::context::{kernel_param, Gpu, Staged};
 use crate::error::GpuError;
 use crate::fault::lock_recover;
 use crate::key::{cuda_value_type, DeviceKey, DeviceValue};
-use crate::merge::MAX_GRID_X;
+use crate::merge::{overlapped_partition_blocks, MAX_GRID_X};
 use crate::program::{
     check_launch_shape, program, program_id, shipped_programs, Program, ProgramFactory,
     ValueLayout, CTA_LOAD_BALANCE_CUH, CTA_MERGE_CUH, LOAD_BALANCE_CU, LOAD_BALANCE_ENTRIES,
@@ -301,14 +301,6 @@ impl SearchScratch {
             .as_mut()
             .ok_or(GpuError::Poisoned("search scratch"))
     }
-}
-
-/// Blocks of a partition kernel computing `num_partitions` boundaries, [`PARTITION_THREADS`] per
-/// block, consecutive blocks sharing one boundary (each checks every adjacent pair it holds).
-fn overlapped_partition_blocks(num_partitions: usize) -> Result<u32, GpuError> {
-    let per_block = PARTITION_THREADS as usize - 1;
-    let blocks = num_partitions.saturating_sub(1).div_ceil(per_block).max(1);
-    u32::try_from(blocks).map_err(|_| GpuError::TooLarge(format!("{num_partitions} partitions")))
 }
 
 /// The load-balancing program for index type `I`, value layout and user snippet, at `tuning`: all
@@ -1604,17 +1596,5 @@ mod tests {
             .unwrap_or_default();
         assert!(scan.contains(messages::SCAN_INVALID), "{scan}");
         assert!(scan.contains(POSITION_INVALID), "{scan}");
-    }
-
-    #[test]
-    fn overlapped_partition_blocks_cover_every_boundary_pair() {
-        let per_block = PARTITION_THREADS as usize - 1;
-        for partitions in [1usize, 2, per_block, per_block + 1, per_block + 2, 10_000] {
-            let blocks = overlapped_partition_blocks(partitions).expect("blocks") as usize;
-            // Block b computes boundaries [b * per_block, b * per_block + per_block]: the last
-            // one reaches the last boundary, and no block starts past it.
-            assert!(blocks * per_block + 1 >= partitions, "{partitions}");
-            assert!((blocks - 1) * per_block < partitions.max(1), "{partitions}");
-        }
     }
 }

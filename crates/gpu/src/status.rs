@@ -133,11 +133,6 @@ impl InputCheck {
             None => Ok(()),
         }
     }
-
-    /// Whether device memory was taken (for tests and debug output).
-    pub fn is_allocated(&self) -> bool {
-        self.words.is_some()
-    }
 }
 
 /// The error for status `bits` under `names` (every bit raised, in bit order, joined by "; "),
