@@ -231,17 +231,17 @@ impl MergesortTuning {
     /// Lanes per four-way cut: 0, so that each sort picks them by its number of cuts
     /// ([`quad_cut_lanes`]): at 2^27 one lane per cut was best for u64 keys and u32 pairs and
     /// within 0.3% of the best for u32 keys, at 2^24 4-8 lanes were 12-13% faster than one, at 2^20
-    /// 32 lanes nearly twice as fast (docs/mergesort.md, session 5). Since the fine search became
-    /// a one-lane selection (session 7) lanes only shorten the coarse search: at 2^27 one, four
+    /// 32 lanes nearly twice as fast (docs/mergesort.md). Since the fine search became
+    /// a one-lane selection, lanes only shorten the coarse search: at 2^27 one, four
     /// and the automatic lanes are within 0.7% for u32, one lane 2-3% ahead of four for u64 and
     /// pairs; at 2^24 four lanes 2-3% ahead of one.
     ///
-    /// Four-way tile registers: the counts the tiles compiled to before session 6's loads, which
+    /// Four-way tile registers: the counts the tiles compiled to before the 32-bit slice offsets, which
     /// kept the blocks an SM that the sweeps above measured: 64 for 4-byte keys and for 4-byte
-    /// pairs (four 256-thread blocks), 96 for 8-byte keys (five 128-thread blocks; session 4
-    /// measured 96 as fast as 108).
+    /// pairs (four 256-thread blocks), 96 for 8-byte keys (five 128-thread blocks; 96
+    /// measured as fast as 108).
     ///
-    /// Session 6 (cheaper merge steps, docs/mergesort.md): 4-byte keys moved to a 1024 x 37
+    /// With the cheaper merge steps (docs/mergesort.md), 4-byte keys moved to a 1024 x 37
     /// block sort (37888 keys, 148 KiB of dynamic shared memory, one block an SM), which leaves
     /// 12 merge levels at 2^27, six four-way passes instead of seven, with 256 x 37 four-way
     /// tiles. At 2^27: VT 33 5.01 ms, 35 4.92, 37 4.88, 39 4.87 (in one run; at 2^24 VT 37 took
@@ -287,7 +287,7 @@ impl MergesortTuning {
     /// its block sort has fewer tiles than the device has SMs (`multiprocessors`), where
     /// [`within_static_shared`](Self::within_static_shared)'s smaller tiles keep more SMs busy:
     /// at 2^20 u32 keys the 1024 x 37 block sort has 28 tiles for 132 SMs and the sort took
-    /// 0.120 ms against 0.094 for 512 x 23 (H100, session 6).
+    /// 0.120 ms against 0.094 for 512 x 23 (H100).
     pub const fn for_launch(
         key_bytes: usize,
         value_bytes: usize,
@@ -413,8 +413,8 @@ impl MergesortScratch {
 }
 
 /// Bytes of keys and values from which the shipped tunings sort with four-way passes. On the
-/// H100 (docs/mergesort.md), once the four-way cuts became a selection among the four runs
-/// (session 7), four-way passes won at 64 MiB: u32 keys at 2^24, 0.79 against 0.82 ms two-way
+/// H100 (docs/mergesort.md), once the four-way cuts became a selection among the four runs,
+/// four-way passes won at 64 MiB: u32 keys at 2^24, 0.79 against 0.82 ms two-way
 /// only; they still lose at 4 MiB (every 2^20 sort: 0.15-0.20 against 0.09-0.14 ms), where the
 /// partitions' fixed latency dominates. (With the nested searches before, they won only from
 /// 128 MiB.)
@@ -426,10 +426,10 @@ const WARP_LANES: u32 = 32;
 /// Four-way partition threads per SM that keep the memory system busy with the cuts' scattered
 /// loads: on the H100 (132 SMs) the fastest lane count at every measured size put 45-50
 /// thousand threads on the cuts (u32 keys at 2^27: 11.4k cuts, 4 lanes best; u32 pairs at 2^27:
-/// 47.6k cuts, 1 lane; u64 and pairs at 2^24: 5.7-6k cuts, 8 lanes; docs/mergesort.md). Session
-/// 6's u32 tuning has 14.2k cuts at 2^27, where this picks 2 lanes: 4.879 ms against 4.860 for
-/// one lane and 5.07 for four (with VT 33), within the spread of the rule's other sizes. Measured
-/// when the lanes searched both phases of a cut; with session 7's one-lane fine selection the
+/// 47.6k cuts, 1 lane; u64 and pairs at 2^24: 5.7-6k cuts, 8 lanes; docs/mergesort.md). A u32
+/// tuning with VT 33 has 14.2k cuts at 2^27, where this picks 2 lanes: 4.879 ms against 4.860 for
+/// one lane and 5.07 for four, within the spread of the rule's other sizes. Measured
+/// when the lanes searched both phases of a cut; with the one-lane fine selection the
 /// rule's picks stayed within 0.7% of the best lane count at 2^27 and 2^24 (docs/mergesort.md).
 const QUAD_CUT_THREADS_PER_SM: usize = 384;
 
@@ -443,13 +443,13 @@ pub fn quad_cut_lanes(cuts: usize, multiprocessors: u32) -> u32 {
 }
 
 /// Two-way partition threads per SM (a pass's tile boundaries, or a four-way pass's samples) up
-/// to which each boundary is searched by a whole warp: on the H100 (docs/mergesort.md, session 7)
+/// to which each boundary is searched by a whole warp: on the H100 (docs/mergesort.md)
 /// 32 lanes took whole 2^20 sorts (90-360 boundaries a launch) from 0.092 to 0.075-0.079 ms
 /// (u32), 0.138 to 0.116-0.120 (u64) and 0.120 to 0.103-0.106 (u32 pairs), while 2-16 lanes on
 /// the 1.8k-14k boundaries of 2^24 and 2^27 sorts ranged from 2% faster (u32 at 2^24) to 4%
 /// slower (u64 and pairs at 2^24), and 2 lanes took the 2^27 u32 samples from 111 to 153 us.
 /// Where a two-way pass gets a warp a boundary, the tile blocks search their own two boundaries
-/// (session 8: 2^20 u32 0.0792 -> 0.0721 ms, u64 0.1156 -> 0.1046, pairs 0.1103 -> 0.0948, one
+/// (2^20 u32 0.0792 -> 0.0721 ms, u64 0.1156 -> 0.1046, pairs 0.1103 -> 0.0948, one
 /// launch a pass fewer).
 const BOUNDARY_SEARCH_THREADS_PER_SM: usize = 384;
 
