@@ -502,6 +502,18 @@ __device__ __forceinline__ void select_runs(const key_type* __restrict__ keys, c
 // shorten it, while where they are many the kernel is bound by the scattered loads themselves and
 // one lane is best (the host picks, MergesortTuning::quad_cut_lanes). The fine selection runs on
 // the group's first lane.
+// Take `left` more outputs from the runs in order (R0 first), each up to its `cap`: the valid
+// path that the four-way repairs fall back to.
+__device__ __forceinline__ void fill_runs_in_order(size_type (&counts)[4], const size_type (&cap)[4],
+                                                   size_type left) {
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const size_type take = min(left, cap[k] - counts[k]);
+    counts[k] += take;
+    left -= take;
+  }
+}
+
 // The counts a cut takes from each run of its quad, `lo` (from bounds `lo`..`hi` of each), made
 // valid whatever the comparator answered: select_runs' answer where each count stays within its
 // bounds and they add up to `diag`, else the bounds' lower ends filled run by run (R0 first) up to
@@ -514,15 +526,13 @@ __device__ __forceinline__ bool valid_cut(size_type (&counts)[4], const size_typ
   for (int k = 0; k < 4; ++k) valid &= lo[k] <= counts[k] && counts[k] <= hi[k];
   if (valid) return true;
   const bool bounded = lo[0] + lo[1] + lo[2] + lo[3] <= diag && diag <= hi[0] + hi[1] + hi[2] + hi[3];
-  size_type left = diag;
-  if (bounded) left -= lo[0] + lo[1] + lo[2] + lo[3];
+  size_type cap[4];
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
-    const size_type from = bounded ? lo[k] : 0, cap = bounded ? hi[k] : starts[k + 1] - starts[k];
-    const size_type take = min(left, cap - from);
-    counts[k] = from + take;
-    left -= take;
+    counts[k] = bounded ? lo[k] : 0;
+    cap[k] = bounded ? hi[k] : starts[k + 1] - starts[k];
   }
+  fill_runs_in_order(counts, cap, diag - (counts[0] + counts[1] + counts[2] + counts[3]));
   return false;
 }
 
@@ -558,13 +568,9 @@ __device__ __forceinline__ void repaired_cut(const size_type* __restrict__ cuts,
     from_diag = bad_pos - quad.starts[0];
     cut_counts(cuts, bad, from_diag, counts);
   }
-  size_type left = diag - from_diag;
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    const size_type take = min(left, quad.starts[k + 1] - quad.starts[k] - counts[k]);
-    counts[k] += take;
-    left -= take;
-  }
+  const size_type lengths[4] = {quad.starts[1] - quad.starts[0], quad.starts[2] - quad.starts[1],
+                                 quad.starts[3] - quad.starts[2], quad.starts[4] - quad.starts[3]};
+  fill_runs_in_order(counts, lengths, diag - from_diag);
 }
 
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
@@ -830,13 +836,9 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
 #pragma unroll
     for (int k = 0; k < 4; ++k) valid &= start[k] <= end[k] && end[k] <= cap[k];
     if (!valid) {
-      size_type left = d1 - d0;
 #pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        const size_type take = min(left, cap[k] - start[k]);
-        end[k] = start[k] + take;
-        left -= take;
-      }
+      for (int k = 0; k < 4; ++k) end[k] = start[k];
+      fill_runs_in_order(end, cap, d1 - d0);
       x1 = end[0] + end[1];
       a1 = end[0];
       c1 = end[2];
