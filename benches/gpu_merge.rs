@@ -120,7 +120,11 @@ fn bench_keys<K: PrimitiveKey + DeviceRepr + Ord + Send + std::fmt::Debug>(
         });
         if log2n == SIZES[SIZES.len() - 1] {
             for &(threads, vt) in sweep {
-                let tuning = MergeTuning { threads, vt };
+                let tuning = MergeTuning {
+                    threads,
+                    vt,
+                    blocks_per_sm: 1,
+                };
                 stream
                     .memcpy_htod(&vec![poison; n], &mut outs[0])
                     .expect("poison");
@@ -203,7 +207,11 @@ fn bench_pairs(gpu: &Gpu, sweep: &[(u32, u32)], rows: &mut Vec<Row>, l2: usize) 
         });
         if log2n == SIZES[SIZES.len() - 1] {
             for &(threads, vt) in sweep {
-                let tuning = MergeTuning { threads, vt };
+                let tuning = MergeTuning {
+                    threads,
+                    vt,
+                    blocks_per_sm: 1,
+                };
                 let (a, av, b, bv) = &inputs[0];
                 let (ok, ov) = &mut outs[0];
                 stream

@@ -77,15 +77,21 @@ __device__ __forceinline__ void cta_load_balance(const index_t* __restrict__ sca
   // That, the start before the tile at most a0, and scan[0] == 0 (so a tile with items and
   // b0 == 0 holds starts) are what a valid scan guarantees of the tile's part; a tile that breaks
   // them still walks in bounds (the walk stays in the tile for any start values) but calls no op.
-  // Each start is checked and stored as it is loaded (a register array of the loads, checked
-  // after them, cost registers and occupancy).
+  // All VT loads are issued before any is checked and stored, to keep VT loads in flight per
+  // thread (checked as each arrived, the loads went out one at a time).
   const size_type open_start = b0 > 0 ? (size_type)scan[b0 - 1] : 0;
   bool bad_scan = open_start > a0 || (b0 == 0 && a_cnt > 0 && b_cnt == 0);
+  index_t loaded[VT];
+#pragma unroll
+  for (int i = 0; i < VT; ++i) {
+    const int idx = NT * i + tid;
+    if (idx < b_cnt) loaded[i] = scan[b0 + idx];
+  }
 #pragma unroll
   for (int i = 0; i < VT; ++i) {
     const int idx = NT * i + tid;
     if (idx < b_cnt) {
-      const size_type start = (size_type)scan[b0 + idx] - a0;  // wraps past a_cnt when below a0
+      const size_type start = (size_type)loaded[i] - a0;  // wraps past a_cnt when below a0
       bad_scan |= start > (size_type)a_cnt || (b0 + idx == 0 && start != 0);
       shared.starts[1 + idx] = (int)start;
     }

@@ -103,26 +103,11 @@ struct user_op {
 static_assert(sizeof(twophase::load_balance_shared<TP_NT * TP_VT>) <= 48 * 1024,
               "tile too large for static shared memory");
 
-// Blocks of a tile kernel that fit an SM by shared memory (each block also takes 1 KiB reserved
-// by the system), and by threads: the tile kernels' launch bounds ask ptxas for registers that
-// let that many blocks run, so that the scan checks (whose values ptxas otherwise keeps in
-// registers across the walk: 40-58 registers, 4-6 blocks of 256 threads on sm_90) do not cost
-// occupancy. At the shipped tuning: 7 blocks on sm_90, 32 registers, no spills. Not for the user
-// snippet's kernel, whose registers are the snippet's.
-#if __CUDA_ARCH__ >= 900
-constexpr int LBS_SHARED_PER_SM = 228 * 1024;
-#else
-constexpr int LBS_SHARED_PER_SM = 164 * 1024;
-#endif
-constexpr int LBS_RESERVED_SHARED = 1024;
-constexpr int LBS_MAX_THREADS_PER_SM = 2048;
-constexpr int lbs_min_blocks() {
-  constexpr int by_shared =
-      LBS_SHARED_PER_SM / ((int)sizeof(twophase::load_balance_shared<TP_NT * TP_VT>) + LBS_RESERVED_SHARED);
-  constexpr int by_threads = LBS_MAX_THREADS_PER_SM / TP_NT;
-  return by_shared < by_threads ? (by_shared > 0 ? by_shared : 1) : by_threads;
-}
-constexpr int LBS_TILE_MIN_BLOCKS = lbs_min_blocks();
+// The tile kernels' launch bound (twophase::blocks_by_shared): the scan checks' values otherwise
+// took 40-58 registers, 4-6 blocks of 256 threads on sm_90. At the shipped tuning: 7 blocks on
+// sm_90, 32 registers. Not for the user snippet's kernel, whose registers are the snippet's.
+constexpr int LBS_TILE_MIN_BLOCKS =
+    twophase::blocks_by_shared((int)sizeof(twophase::load_balance_shared<TP_NT * TP_VT>), TP_NT);
 
 // Phase 2, segments (and ranks) of every item.
 extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)

@@ -1,6 +1,6 @@
 //! The two-phase merge kernels: merge path partitions at every tile's diagonal, then one tile per CTA.
 // The host prepends a prelude defining key_type, key_compare, value_type, TP_NT, TP_VT,
-// TP_HAS_VALUES and TP_PARTITION_NT, then partition.cuh, serial.cuh and cta_merge.cuh.
+// TP_HAS_VALUES and TP_PARTITION_NT, and TP_MIN_BLOCKS (MergeTuning::blocks_per_sm), then partition.cuh, serial.cuh and cta_merge.cuh.
 
 using twophase::size_type;
 
@@ -41,7 +41,7 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
 // Phase 2: tile t produces outputs [t * NV, min((t + 1) * NV, total)), between its two boundaries
 // repaired past the first bad one (twophase::repaired_boundary), so that the tiles always cover
 // both inputs exactly once.
-extern "C" __global__ void __launch_bounds__(TP_NT)
+extern "C" __global__ void __launch_bounds__(TP_NT, TP_MIN_BLOCKS)
     twophase_merge_tile(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
                         size_type b_count, const size_type* __restrict__ partitions, key_type* __restrict__ out,
                         const value_type* __restrict__ a_vals, const value_type* __restrict__ b_vals,

@@ -973,11 +973,8 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
 
 // Blocks of the four-way tile that must fit on an SM by registers (MergesortTuning::
 // quad_registers): ptxas uses as many registers as the launch bounds allow.
-constexpr int REGISTERS_PER_SM = 65536;  // sm_80 and sm_90
 constexpr int QUAD_MIN_BLOCKS_PER_SM =
-    TP_QUAD_REGISTERS > 0 && REGISTERS_PER_SM / (TP_QUAD_NT * TP_QUAD_REGISTERS) > 1
-        ? REGISTERS_PER_SM / (TP_QUAD_NT * TP_QUAD_REGISTERS)
-        : 1;
+    TP_QUAD_REGISTERS > 0 ? twophase::blocks_by_registers(TP_QUAD_REGISTERS, TP_QUAD_NT) : 1;
 
 extern "C" __global__ void __launch_bounds__(TP_QUAD_NT, QUAD_MIN_BLOCKS_PER_SM)
     twophase_mergesort_quad_tile(const key_type* __restrict__ src, size_type count, size_type run,

@@ -46,6 +46,34 @@ struct merge_range {
   __device__ __forceinline__ bool b_valid() const { return b_begin < b_end; }
 };
 
+// ---- Launch bounds: occupancy that the input checks must not cost. ----
+
+// Blocks of a tile kernel with `shared_bytes` of static shared memory and `threads` threads that
+// fit one SM (each block also takes 1 KiB of shared memory reserved by the system). A tile
+// kernel's launch bound asks ptxas for registers that let that many blocks run, so that the
+// input checks, whose values ptxas would otherwise keep in registers across the walk, do not
+// cost a block an SM.
+#if __CUDA_ARCH__ >= 900
+constexpr int SHARED_PER_SM = 228 * 1024;
+#else
+constexpr int SHARED_PER_SM = 164 * 1024;
+#endif
+constexpr int RESERVED_SHARED_PER_BLOCK = 1024;
+constexpr int MAX_THREADS_PER_SM = 2048;
+constexpr int REGISTERS_PER_SM = 65536;  // sm_80 and sm_90
+
+// Blocks of `threads` threads that fit one SM at `registers` registers a thread (at least 1).
+constexpr int blocks_by_registers(int registers, int threads) {
+  return REGISTERS_PER_SM / (registers * threads) > 1 ? REGISTERS_PER_SM / (registers * threads) : 1;
+}
+constexpr int blocks_by_shared(int shared_bytes, int threads) {
+  return SHARED_PER_SM / (shared_bytes + RESERVED_SHARED_PER_BLOCK) < MAX_THREADS_PER_SM / threads
+             ? (SHARED_PER_SM / (shared_bytes + RESERVED_SHARED_PER_BLOCK) > 0
+                    ? SHARED_PER_SM / (shared_bytes + RESERVED_SHARED_PER_BLOCK)
+                    : 1)
+             : MAX_THREADS_PER_SM / threads;
+}
+
 // ---- Input checks (crates/gpu/src/status.rs): no input may move a tile outside its ranges. ----
 
 // Status bits a kernel raises in the call's status word (twophase_gpu::status::STATUS_*).

@@ -56,25 +56,22 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
   }
 }
 
-// The status bits of every adjacent pair out of order among the tile's needles [0, a_cnt) and
-// haystack keys [a_cnt, tile_cnt) in shared memory, strided over the block. Only run when the
-// threads' walks did not tile the merge (so serial_search may have missed pairs): input
-// that broke a precondition.
-template <int NT>
-__device__ __forceinline__ unsigned tile_unsorted_inputs(const key_type* keys_shared, int a_cnt, int tile_cnt) {
-  unsigned bits = 0;
-#pragma unroll 1
-  for (int idx = threadIdx.x + 1; idx < tile_cnt; idx += NT) {
-    if (idx != a_cnt && key_compare()(keys_shared[idx], keys_shared[idx - 1])) {
-      bits |= idx < a_cnt ? twophase::STATUS_FIRST_UNSORTED : twophase::STATUS_SECOND_UNSORTED;
-    }
-  }
-  return bits;
-}
-
 // Phase 2: tile t covers merge outputs [t * NV, min((t + 1) * NV, total)); each of its needles gets
 // its bound in the haystack (global index) in out[needle].
-extern "C" __global__ void __launch_bounds__(TP_NT)
+// The tile's static shared memory: NV + 1 keys (16-byte aligned), then NV bounds.
+constexpr int SEARCH_KEY_BYTES = ((TP_NT * TP_VT + 1) * (int)sizeof(key_type) + 15) / 16 * 16;
+constexpr int SEARCH_SHARED_BYTES = SEARCH_KEY_BYTES + TP_NT * TP_VT * (int)sizeof(int);
+// The tile kernel's launch bound: the blocks shared memory holds (twophase::blocks_by_shared),
+// but at most the blocks that leave SEARCH_TILE_REGISTERS a thread. Unbounded, the order and walk
+// checks took 79 registers for 4-byte keys: 3 blocks of 256 threads where shared memory holds 4;
+// bounded by shared memory alone, 1-byte keys (8 blocks, 32 registers) spilled 152 bytes.
+constexpr int SEARCH_TILE_REGISTERS = 64;
+constexpr int SEARCH_TILE_MIN_BLOCKS =
+    twophase::blocks_by_shared(SEARCH_SHARED_BYTES, TP_NT) < twophase::blocks_by_registers(SEARCH_TILE_REGISTERS, TP_NT)
+        ? twophase::blocks_by_shared(SEARCH_SHARED_BYTES, TP_NT)
+        : twophase::blocks_by_registers(SEARCH_TILE_REGISTERS, TP_NT);
+
+extern "C" __global__ void __launch_bounds__(TP_NT, SEARCH_TILE_MIN_BLOCKS)
     twophase_search_tile(const key_type* __restrict__ needles, size_type needle_count,
                          const key_type* __restrict__ haystack, size_type haystack_count,
                          const size_type* __restrict__ partitions, index_type* __restrict__ out,
@@ -82,11 +79,10 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
   constexpr int NT = TP_NT;
   constexpr int VT = TP_VT;
   constexpr int NV = NT * VT;
-  constexpr int KEY_BYTES = ((NV + 1) * (int)sizeof(key_type) + 15) / 16 * 16;
-  static_assert(KEY_BYTES + NV * (int)sizeof(int) <= 48 * 1024, "tile too large for static shared memory");
-  __shared__ __align__(16) unsigned char smem[KEY_BYTES + NV * sizeof(int)];
+  static_assert(SEARCH_SHARED_BYTES <= 48 * 1024, "tile too large for static shared memory");
+  __shared__ __align__(16) unsigned char smem[SEARCH_SHARED_BYTES];
   key_type* keys_shared = reinterpret_cast<key_type*>(smem);
-  int* bounds_shared = reinterpret_cast<int*>(smem + KEY_BYTES);
+  int* bounds_shared = reinterpret_cast<int*>(smem + SEARCH_KEY_BYTES);
 
 #if __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -111,19 +107,15 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
   const int a_cnt = (int)(a1 - a0);
   const int tile_cnt = (int)(diag1 - diag0);
   const int b_cnt = tile_cnt - a_cnt;
+  __shared__ key_type predecessors[2];
   if (tile_cnt == NV) {
-    twophase::load_tile<NT, VT, false>(needles, a0, a_cnt, haystack, b0, tile_cnt, keys_shared, tid);
+    twophase::load_tile<NT, VT, false>(needles, a0, a_cnt, haystack, b0, tile_cnt, keys_shared, tid, predecessors);
   } else {
-    twophase::load_tile<NT, VT, true>(needles, a0, a_cnt, haystack, b0, tile_cnt, keys_shared, tid);
+    twophase::load_tile<NT, VT, true>(needles, a0, a_cnt, haystack, b0, tile_cnt, keys_shared, tid, predecessors);
   }
-  // The pairs across the tile's start: the key before it of each input, from global memory.
-  unsigned bits = 0;
-  if (tid == 0) {
-    if (a_cnt > 0 && a0 > 0 && key_compare()(keys_shared[0], needles[a0 - 1])) bits |= twophase::STATUS_FIRST_UNSORTED;
-    if (b_cnt > 0 && b0 > 0 && key_compare()(keys_shared[a_cnt], haystack[b0 - 1])) {
-      bits |= twophase::STATUS_SECOND_UNSORTED;
-    }
-  }
+  // The pairs across the tile's start: the key before it of each input, loaded with the tile.
+  unsigned bits =
+      twophase::tile_start_unsorted(keys_shared, predecessors, a0, a_cnt, b0, tile_cnt, key_compare());
 
   // Phase 1 inside the tile, then VT serial search steps per thread, checking the keys' order as
   // they go. Each merge path lies within the tile's ranges and the walk never takes from an
@@ -140,7 +132,7 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
   // all pairs of the tile. The barriers also order the bounds' stores before their loads.
   const bool has_next = VT * (tid + 1) < tile_cnt;
   if (!twophase::walks_tile_exactly(next_start, range.a_begin, has_next)) {
-    bits |= tile_unsorted_inputs<NT>(keys_shared, a_cnt, tile_cnt);
+    bits |= twophase::tile_unsorted_inputs<NT>(keys_shared, a_cnt, tile_cnt, key_compare());
     if (tid == 0) bits |= twophase::STATUS_ORDER_INCONSISTENT;
   }
   if (bits) twophase::raise_status(check, bits);

@@ -16,7 +16,9 @@ pub use twophase_gpu::{
 /// The process-wide GPU used by the free functions here: device 0, opened on first use, `None`
 /// when this machine has no usable GPU. After a fault lost its context
 /// ([`GpuError::ContextLost`]), the next use opens it again (resetting the device), so later calls
-/// work; a handle taken before the fault keeps reporting the loss.
+/// work where the driver allows it; where it refuses every new context in the process, each use
+/// returns [`GpuError::DeviceLostForProcess`]. A handle taken before the fault keeps reporting the
+/// loss.
 pub fn default_gpu() -> Option<&'static Gpu> {
     gpu().ok()
 }

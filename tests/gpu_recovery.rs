@@ -1,4 +1,4 @@
-//! GPU fault recovery (needs a CUDA GPU; run with --include-ignored): a kernel faults on purpose, the context is reported lost, and the GPU opens again and sorts correctly in the same process.
+//! GPU fault recovery (needs a CUDA GPU; run with --include-ignored): a kernel faults on purpose, the context is reported lost, and the GPU opens again and sorts correctly in the same process, or, where the driver refuses any new context in the process, every way in says so.
 
 mod common;
 
@@ -65,9 +65,27 @@ fn deliberate_fault_reports_the_loss_and_the_gpu_opens_again() {
     assert!(later.to_string().contains("context is lost"), "{later}");
     assert_eq!(lost_call(Err(later)), call);
     assert_eq!(lost_call(gpu.synchronize()), call);
-    // The opening error, if any, in the failure message (default_gpu() only says None).
-    if let Err(e) = Gpu::new(0) {
-        panic!("the GPU reopens: {e}");
+    // Reopening: it works, or the driver keeps the device lost for the whole process (the H100
+    // with driver 580 refuses every new context after an illegal address, primary or not). Then
+    // every way in says so, naming the call that lost it, and nothing else is left to test.
+    match Gpu::new(0) {
+        Ok(_) => {}
+        Err(e @ GpuError::DeviceLostForProcess { .. }) => {
+            let text = e.to_string();
+            assert!(text.contains("restart the process"), "{text}");
+            assert!(text.contains("twophase_fault_for_test"), "{text}");
+            assert!(e.is_context_lost(), "{text}");
+            assert!(twophase::gpu::default_gpu().is_none());
+            let (mut keys, _) = keys_and_sorted(&mut rng);
+            let via_default = twophase::gpu::mergesort(&mut keys).expect_err("no GPU left");
+            assert!(
+                matches!(via_default, GpuError::DeviceLostForProcess { .. }),
+                "{via_default}"
+            );
+            eprintln!("the driver keeps the device lost for this process: {text}");
+            return;
+        }
+        Err(e) => panic!("the GPU reopens, or says that only a new process can: {e}"),
     }
     let default = twophase::gpu::default_gpu().expect("the default GPU reopens");
     assert!(!default.is_lost(), "the default GPU was reopened");
@@ -82,13 +100,27 @@ fn deliberate_fault_reports_the_loss_and_the_gpu_opens_again() {
     sorts_correctly(&reopened, &mut rng);
     default_gpu_sorts_correctly(&mut rng);
 
-    // A second fault, through the default GPU, loses every handle of the new context; the GPU
-    // opens a second time.
+    // A second fault, through the default GPU, loses every handle of its context (the primary
+    // context, reset; or, where the driver would not reset it, a context of the default GPU's
+    // own, and then the other handles keep working); the GPU opens a second time.
     let default = twophase::gpu::default_gpu().expect("the default GPU");
+    let shares_context = default.context().cu_ctx() == reopened.context().cu_ctx();
+    eprintln!(
+        "reopened on {} context(s)",
+        if shares_context {
+            "one shared"
+        } else {
+            "separate"
+        }
+    );
     let call = lost_call(default.fault_for_test());
     assert!(call.contains("twophase_fault_for_test"), "{call}");
-    assert!(reopened.is_lost(), "handles of one context share its loss");
-    assert!(lost_call(reopened.synchronize()).contains("twophase_fault_for_test"));
+    if shares_context {
+        assert!(reopened.is_lost(), "handles of one context share its loss");
+        assert!(lost_call(reopened.synchronize()).contains("twophase_fault_for_test"));
+    } else {
+        sorts_correctly(&reopened, &mut rng);
+    }
     default_gpu_sorts_correctly(&mut rng);
     sorts_correctly(&Gpu::new(0).expect("the GPU opens a third time"), &mut rng);
 }

@@ -142,7 +142,9 @@ impl Gpu {
     ///
     /// When a handle of this process saw the device's primary context lost
     /// ([`GpuError::ContextLost`]), the context is reset first, so that the new handle works; where
-    /// the driver refuses that after the sticky error, the new handle gets a context of its own.
+    /// the driver refuses that after the sticky error, the new handle gets a context of its own;
+    /// where it refuses that too, the error is [`GpuError::DeviceLostForProcess`]: only a new
+    /// process can use the device.
     /// Buffers, streams and modules made directly with cudarc on the lost context must not be
     /// used or dropped after that (leak them with `std::mem::forget`); twophase's own handles leak
     /// theirs.
@@ -151,18 +153,41 @@ impl Gpu {
             return Err(GpuError::NoDriver);
         }
         // The device's primary context (reset first if a sticky error lost it). Where the driver
-        // refuses to reset or reopen it after such an error, this handle takes a context of its
-        // own instead: a sticky error loses the context it happened in, not the device.
+        // still answers a step of opening it with a sticky error, this handle takes a context of
+        // its own instead: a sticky error loses the context it happened in, not the device.
         let primary = fault::open_primary_health(ordinal)
-            .and_then(|health| Ok((CudaContext::new(ordinal)?, health)));
-        let (ctx, health) = match primary {
-            Ok(opened) => opened,
-            Err(error) if fault::is_sticky(error) => (
-                CudaContext::new_non_primary(ordinal, 0)?,
-                Arc::new(ContextHealth::default()),
-            ),
-            Err(error) => return Err(error.into()),
+            .map_err(GpuError::from)
+            .and_then(|health| Self::on_context(CudaContext::new(ordinal)?, health));
+        match primary {
+            Err(error) if error.is_context_lost() => CudaContext::new_non_primary(ordinal, 0)
+                .map_err(GpuError::from)
+                .and_then(|ctx| Self::on_context(ctx, Arc::new(ContextHealth::default())))
+                .map_err(|own| Self::lost_for_process(ordinal, own)),
+            opened => opened,
+        }
+    }
+
+    /// `error`, from opening a context of its own on device `ordinal` after its primary context
+    /// was lost: where the driver refused it with a sticky error too, the device is lost for the
+    /// process ([`GpuError::DeviceLostForProcess`], naming the call that lost it).
+    fn lost_for_process(ordinal: usize, error: GpuError) -> GpuError {
+        let refused = match &error {
+            GpuError::ContextLost { cause, .. } => *cause,
+            GpuError::Driver(cause) if fault::is_sticky(*cause) => *cause,
+            _ => return error,
         };
+        match fault::last_reset_loss(ordinal) {
+            Some(loss) => GpuError::DeviceLostForProcess {
+                call: loss.call,
+                cause: loss.cause,
+                refused,
+            },
+            None => error,
+        }
+    }
+
+    /// A handle with a new stream of its own on `ctx`, whose health is `health`.
+    fn on_context(ctx: Arc<CudaContext>, health: Arc<ContextHealth>) -> Result<Self, GpuError> {
         // SAFETY: called before any buffer of this context object exists. Everything this handle
         // allocates and launches runs on its one stream, so stream order already serializes every
         // use; per-buffer event tracking would only add a cuEventRecord per buffer per call.

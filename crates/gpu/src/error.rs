@@ -27,12 +27,27 @@ pub enum GpuError {
     /// the context: nothing can run on it any more. `call` names the call that saw it first; every
     /// later call on a handle of that context returns this error again without touching the
     /// device. Open a new handle (`Gpu::new`, or call the default GPU again): it resets the
-    /// device's primary context.
+    /// device's primary context, where the driver allows that
+    /// ([`GpuError::DeviceLostForProcess`] where it does not).
     #[error(
         "the CUDA context is lost: {cause} in {call}; every later call on this handle fails with \
-         this error: open a new `Gpu` (or call the default GPU again), which resets the device"
+         this error: open a new `Gpu` (or call the default GPU again), which resets the device \
+         where the driver allows it"
     )]
     ContextLost { call: String, cause: DriverError },
+    /// After a sticky error, the driver answers every new context on the device in this process
+    /// with an error (`refused`): resetting the primary context succeeds, yet retaining it, or
+    /// creating a context of its own, fails. The H100 driver 580 does this after an illegal
+    /// address. Only a new process can use the device again.
+    #[error(
+        "the GPU cannot be opened again in this process: since {cause} in {call}, the driver \
+         answers every new context with {refused}; restart the process to use the GPU"
+    )]
+    DeviceLostForProcess {
+        call: String,
+        cause: DriverError,
+        refused: DriverError,
+    },
     /// NVRTC rejected a generated program; `log` is NVRTC's full log.
     #[error("NVRTC failed to compile {name} for sm_{arch}:\n{log}")]
     Compile {
@@ -82,7 +97,7 @@ impl GpuError {
     /// Whether this error means the context is lost (see [`GpuError::ContextLost`]).
     pub fn is_context_lost(&self) -> bool {
         match self {
-            GpuError::ContextLost { .. } => true,
+            GpuError::ContextLost { .. } | GpuError::DeviceLostForProcess { .. } => true,
             GpuError::Driver(error) => is_sticky(*error),
             _ => false,
         }

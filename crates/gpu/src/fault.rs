@@ -96,9 +96,29 @@ pub(crate) fn open_primary_health(ordinal: usize) -> Result<Arc<ContextHealth>, 
                 Err(error)
             }
         })?;
+        if let Some(loss) = records[index].1.loss() {
+            remember_reset(ordinal, loss.clone());
+        }
         records[index].1 = Arc::new(ContextHealth::default());
     }
     Ok(records[index].1.clone())
+}
+
+/// The loss behind the last reset of each device's primary context in this process, by ordinal.
+static RESET_LOSSES: Mutex<Vec<(usize, Loss)>> = Mutex::new(Vec::new());
+
+fn remember_reset(ordinal: usize, loss: Loss) {
+    let mut losses = lock_recover(&RESET_LOSSES);
+    losses.retain(|(o, _)| *o != ordinal);
+    losses.push((ordinal, loss));
+}
+
+/// The loss that made this process reset device `ordinal`'s primary context last, if any.
+pub(crate) fn last_reset_loss(ordinal: usize) -> Option<Loss> {
+    lock_recover(&RESET_LOSSES)
+        .iter()
+        .find(|(o, _)| *o == ordinal)
+        .map(|(_, loss)| loss.clone())
 }
 
 /// The health record of device `ordinal`'s primary context as it stands (no reset), for a handle

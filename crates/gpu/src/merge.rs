@@ -41,6 +41,19 @@ pub(crate) fn overlapped_blocks(num_partitions: usize, groups: usize) -> usize {
 /// Largest grid the tile kernel may use: CUDA's limit on gridDim.x (2^31 - 1).
 pub const MAX_GRID_X: u64 = (1 << 31) - 1;
 
+/// Threads one SM holds at once (sm_80 and sm_90): a launch bound asking for more blocks than fit
+/// is refused.
+const MAX_THREADS_PER_SM: u32 = 2048;
+
+/// Tile blocks per SM for the merge of keys alone (4- and 8-byte keys): 3. The input checks'
+/// in-register order compares otherwise lead ptxas to 78-112 registers and 2 blocks; held to 3
+/// blocks (56 and 80 registers) it spills nothing.
+pub const KEYS_BLOCKS_PER_SM: u32 = 3;
+
+/// Tile blocks per SM for the merge of key-value pairs: 2, as ptxas chooses unbounded (64-118
+/// registers); the value gather needs the index array besides the keys.
+pub const PAIRS_BLOCKS_PER_SM: u32 = 2;
+
 /// Launch shape of the merge's tile kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct MergeTuning {
@@ -48,6 +61,10 @@ pub struct MergeTuning {
     pub threads: u32,
     /// Items per thread (VT): outputs each thread merges serially in registers.
     pub vt: u32,
+    /// Blocks of the tile kernel that must fit on one SM by registers (its launch bound's
+    /// minimum): ptxas then keeps the kernel within 64K / (threads * blocks_per_sm) registers a
+    /// thread. 1 leaves the register count to ptxas.
+    pub blocks_per_sm: u32,
 }
 
 impl MergeTuning {
@@ -70,26 +87,36 @@ impl MergeTuning {
     ///   register arrays are twice as wide, so fewer items per thread than for 4-byte keys.
     /// - Anything wider (user structs, big values): NT = 128, VT = 7, to bound registers and
     ///   shared memory.
+    /// - blocks_per_sm: [`KEYS_BLOCKS_PER_SM`] for keys alone, [`PAIRS_BLOCKS_PER_SM`] with
+    ///   values, 1 (ptxas's choice) for the wide shape.
     pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
         if key_bytes + value_bytes <= 4 {
             MergeTuning {
                 threads: 384,
                 vt: 23,
+                blocks_per_sm: KEYS_BLOCKS_PER_SM,
             }
         } else if key_bytes <= 4 && value_bytes <= 8 {
             MergeTuning {
                 threads: 512,
                 vt: 15,
+                blocks_per_sm: PAIRS_BLOCKS_PER_SM,
             }
         } else if key_bytes <= 8 && value_bytes <= 8 {
             MergeTuning {
                 threads: 256,
                 vt: 19,
+                blocks_per_sm: if value_bytes == 0 {
+                    KEYS_BLOCKS_PER_SM
+                } else {
+                    PAIRS_BLOCKS_PER_SM
+                },
             }
         } else {
             MergeTuning {
                 threads: 128,
                 vt: 7,
+                blocks_per_sm: 1,
             }
         }
     }
@@ -97,7 +124,17 @@ impl MergeTuning {
     /// Check the tuning against what the kernels support for keys of `key_bytes` bytes.
     pub fn validate(&self, key_bytes: usize) -> Result<(), GpuError> {
         let shared = (self.tile() + 1) * key_bytes.max(size_of::<i32>());
-        check_launch_shape(self.threads, self.vt, false, shared)
+        check_launch_shape(self.threads, self.vt, false, shared)?;
+        let resident = u64::from(self.threads) * u64::from(self.blocks_per_sm);
+        if self.blocks_per_sm == 0 || resident > u64::from(MAX_THREADS_PER_SM) {
+            return Err(GpuError::InvalidTuning(format!(
+                "blocks_per_sm = {} (1 to {} / threads = {})",
+                self.blocks_per_sm,
+                MAX_THREADS_PER_SM,
+                MAX_THREADS_PER_SM / self.threads.max(1)
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -159,7 +196,19 @@ pub fn merge_program_id<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
     values: ValueLayout,
     tuning: MergeTuning,
 ) -> (String, String) {
-    program_id::<K, C>("merge", comp, values, tuning.threads, tuning.vt)
+    program_id::<K, C>(
+        &merge_label(tuning),
+        comp,
+        values,
+        tuning.threads,
+        tuning.vt,
+    )
+}
+
+/// The program label of a merge at `tuning`: the launch bound's block count is part of the
+/// program (and so of its cache key and name).
+fn merge_label(tuning: MergeTuning) -> String {
+    format!("merge_b{}", tuning.blocks_per_sm)
 }
 
 /// The merge program for key `K`, comparator `comp`, value layout and tuning.
@@ -168,9 +217,12 @@ pub fn merge_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
     values: ValueLayout,
     tuning: MergeTuning,
 ) -> MergeProgram {
+    let launch_bound = format!("#define TP_MIN_BLOCKS {}\n", tuning.blocks_per_sm);
+    let mut sources = vec![launch_bound.as_str()];
+    sources.extend(MERGE_SOURCES);
     program::<K, C>(
-        "merge",
-        &MERGE_SOURCES,
+        &merge_label(tuning),
+        &sources,
         comp,
         values,
         tuning.threads,
