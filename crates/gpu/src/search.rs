@@ -1419,6 +1419,13 @@ impl Gpu {
     ) -> Result<Vec<I>, GpuError> {
         let mut out = bytemuck::zeroed_vec::<I>(needles.len());
         if needles.is_empty() {
+            // Nothing to search, but the haystack is still checked, as with needles (and as the
+            // CPU path of `sorted_search_any` does): on the host, it is here already.
+            if haystack.windows(2).any(|pair| comp.is_less(&pair[1], &pair[0])) {
+                return Err(GpuError::InvalidInput(
+                    messages::HAYSTACK_UNSORTED.to_owned(),
+                ));
+            }
             return Ok(out);
         }
         let mut scratch = lock_recover(&self.search_scratch);
