@@ -17,7 +17,8 @@ const CI_ARCHS: [u32; 2] = [80, 90];
 const COMPILE_THREADS: usize = 8;
 
 /// Set to a folder to keep every cubin there as `<program>-sm<arch>.cubin`, for
-/// scripts/kernel_resources.py (registers, spills and shared memory of each kernel, no GPU).
+/// scripts/kernel_resources.py (registers, spills and shared memory of each kernel, no GPU), and
+/// every program's source as `<program>` (its name ends in `.cu`), for scripts/emulate.
 const CUBIN_DUMP_ENV: &str = "TWOPHASE_CUBIN_DUMP";
 
 /// With a dump folder, set to a text to compile (and dump) only the programs whose name holds it.
@@ -78,6 +79,9 @@ fn every_shipped_kernel_compiles_for_sm80_and_sm90_without_warnings() {
                         if let Some(dir) = &dump {
                             let file = dir.join(format!("{}-sm{arch}.cubin", program.name));
                             std::fs::write(&file, &cubin).expect("write cubin");
+                            // The source too, for scripts/emulate (host emulation under ASan).
+                            let source = dir.join(&program.name);
+                            std::fs::write(&source, &program.source).expect("write source");
                         }
                     }
                     Err(e) => failures.lock().expect("lock").push(format!("{e}")),

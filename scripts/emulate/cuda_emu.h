@@ -1,0 +1,104 @@
+//! Minimal CUDA emulation on host threads: one std::thread per CUDA thread, blocks run one at a
+// time, __shared__ as function statics, barriers with std::barrier. For ASan runs of kernels.
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+#include <chrono>
+
+#define __device__
+#define __host__
+#define __global__
+#define __forceinline__ inline
+#define __noinline__ __attribute__((noinline))
+#define __restrict__ __restrict
+#define __launch_bounds__(...)
+#define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
+
+struct dim3e { unsigned x = 0, y = 0, z = 0; };
+inline thread_local dim3e threadIdx;
+inline thread_local dim3e blockIdx;
+inline dim3e blockDim, gridDim;
+
+inline std::unique_ptr<std::barrier<>> g_block_barrier;
+inline std::vector<std::unique_ptr<std::barrier<>>> g_warp_barriers;
+
+inline void __syncthreads() { g_block_barrier->arrive_and_wait(); }
+
+inline std::atomic<int> g_or_slots[3], g_and_slots[3];
+inline thread_local unsigned t_or_calls = 0, t_and_calls = 0;
+inline int __syncthreads_or(int p) {
+  const unsigned i = t_or_calls++ % 3;
+  if (threadIdx.x == 0) g_or_slots[(i + 1) % 3] = 0;
+  if (p) g_or_slots[i].fetch_or(1);
+  __syncthreads();
+  return g_or_slots[i].load();
+}
+inline int __syncthreads_and(int p) {
+  const unsigned i = t_and_calls++ % 3;
+  if (threadIdx.x == 0) g_and_slots[(i + 1) % 3] = 0;
+  if (!p) g_and_slots[i].fetch_or(1);
+  __syncthreads();
+  return g_and_slots[i].load() == 0;
+}
+
+inline std::vector<int> g_shfl;
+inline int __shfl_down_sync(unsigned, int v, int d) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  g_shfl[threadIdx.x] = v;
+  g_warp_barriers[warp]->arrive_and_wait();
+  const int r = lane + d < 32 ? g_shfl[warp * 32 + lane + d] : v;
+  g_warp_barriers[warp]->arrive_and_wait();
+  return r;
+}
+
+inline unsigned long long atomicOr(unsigned long long* p, unsigned long long v) {
+  return std::atomic_ref<unsigned long long>(*p).fetch_or(v);
+}
+inline unsigned long long atomicMax(unsigned long long* p, unsigned long long v) {
+  std::atomic_ref<unsigned long long> a(*p);
+  unsigned long long old = a.load();
+  while (old < v && !a.compare_exchange_weak(old, v)) {
+  }
+  return old;
+}
+inline long long clock64() {
+  return std::chrono::steady_clock::now().time_since_epoch().count() ^ (long long)std::hash<std::thread::id>()(std::this_thread::get_id());
+}
+using std::max;
+using std::min;
+
+// Run kernel(args...) on a grid of `grid` blocks of `threads` threads, block by block.
+template <typename F>
+void launch(unsigned grid, unsigned threads, F kernel) {
+  gridDim.x = grid;
+  blockDim.x = threads;
+  g_shfl.assign(threads, 0);
+  for (unsigned b = 0; b < grid; ++b) {
+    g_block_barrier = std::make_unique<std::barrier<>>(threads);
+    g_warp_barriers.clear();
+    for (unsigned w = 0; w < (threads + 31) / 32; ++w) g_warp_barriers.push_back(std::make_unique<std::barrier<>>(32));
+    for (auto& s : g_or_slots) s = 0;
+    for (auto& s : g_and_slots) s = 0;
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) {
+      pool.emplace_back([=] {
+        threadIdx.x = t;
+        blockIdx.x = b;
+        t_or_calls = t_and_calls = 0;
+        kernel();
+        // An exited thread no longer counts at barriers, as on the device.
+        g_warp_barriers[t / 32]->arrive_and_drop();
+        g_block_barrier->arrive_and_drop();
+      });
+    }
+    for (auto& th : pool) th.join();
+  }
+}

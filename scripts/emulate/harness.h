@@ -1,0 +1,100 @@
+//! What the harnesses share: a seeded generator, the partition grid, the status words, the sizes around a tile, and two key runs in eight shapes.
+#pragma once
+#include <algorithm>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+// The generator seeded by the first argument (default 1).
+inline std::mt19937_64 seeded(int argc, char** argv) { return std::mt19937_64(argc > 1 ? atoll(argv[1]) : 1); }
+
+// The partition kernel's grid for a merge of `count` items in tiles of `nv`: its boundaries (one
+// more than the tiles) and its blocks (TP_PARTITION_NT boundaries each, overlapping by one).
+struct partition_grid {
+  size_t num_partitions;
+  unsigned blocks;
+};
+inline partition_grid partition_grid_for(size_t count, size_t nv, size_t partition_nt) {
+  const size_t num_partitions = (count + nv - 1) / nv + 1;
+  const size_t per_block = partition_nt - 1;
+  return {num_partitions, (unsigned)std::max<size_t>(1, (num_partitions - 1 + per_block - 1) / per_block)};
+}
+
+// The call's status word, repair slots and launch generation, as a scratch holds them.
+struct status_words {
+  unsigned long long words[3] = {0, 0, 0};
+  unsigned gen = 0;
+  // The status raised since the last take, cleared.
+  unsigned long long take() {
+    const unsigned long long bits = words[0];
+    words[0] = 0;
+    return bits;
+  }
+};
+
+// Sizes from `first` (0 or 1) to nine tiles of `nv`, each side of a tile's end included.
+inline std::vector<size_t> sizes_around_tiles(size_t nv, size_t first) {
+  std::vector<size_t> sizes;
+  for (size_t n : {size_t(0), size_t(1), size_t(2), size_t(3), nv - 1, nv, nv + 1, 3 * nv + 7, 9 * nv + 5}) {
+    if (n >= first) sizes.push_back(n);
+  }
+  return sizes;
+}
+
+// Shapes of two_runs.
+enum run_shape {
+  SORTED,            // both sorted
+  A_REVERSED,        // a descending
+  B_ENDS_SWAPPED,    // b sorted but its first and last keys swapped
+  RANDOM,            // both unsorted
+  FEW_RANDOM,        // unsorted, four distinct keys
+  FEW_SORTED,        // sorted, four distinct keys (many ties)
+  A_PAIR_SWAPPED,    // a sorted but one adjacent pair swapped
+  B_PAIR_SWAPPED,    // b likewise
+  RUN_SHAPES
+};
+
+// Two runs for an input of about n keys: a holds ceil(n / 2) keys, b n / 2 + 1, in `shape`.
+template <typename key_t>
+void two_runs(std::mt19937_64& rng, size_t n, int shape, std::vector<key_t>& a, std::vector<key_t>& b) {
+  a.assign(n / 2 + (n & 1), key_t());
+  b.assign(n / 2 + 1, key_t());
+  const bool few = shape == FEW_RANDOM || shape == FEW_SORTED;
+  for (auto& x : a) x = (key_t)(few ? rng() % 4 : rng());
+  for (auto& x : b) x = (key_t)(few ? rng() % 4 : rng());
+  if (shape != RANDOM && shape != FEW_RANDOM) {
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+  }
+  if (shape == A_REVERSED) std::reverse(a.begin(), a.end());
+  if (shape == B_ENDS_SWAPPED && b.size() > 2) std::swap(b[0], b[b.size() - 1]);
+  if (shape == A_PAIR_SWAPPED && a.size() > 2) {
+    const size_t i = rng() % (a.size() - 1);
+    std::swap(a[i], a[i + 1]);
+  }
+  if (shape == B_PAIR_SWAPPED && b.size() > 2) {
+    const size_t i = rng() % (b.size() - 1);
+    std::swap(b[i], b[i + 1]);
+  }
+}
+
+// Calls check(n, shape, a, b) with two_runs of every size around the tiles of `nv` and every shape.
+template <typename key_t, typename check_t>
+void for_each_two_runs(std::mt19937_64& rng, size_t nv, check_t check) {
+  for (size_t n : sizes_around_tiles(nv, 0)) {
+    for (int shape = 0; shape < RUN_SHAPES; ++shape) {
+      std::vector<key_t> a, b;
+      two_runs(rng, n, shape, a, b);
+      check(n, shape, a, b);
+    }
+  }
+}
+
+// Whether `v` is sorted under `comp`.
+template <typename key_t, typename comp_t>
+bool sorted_under(const std::vector<key_t>& v, comp_t comp) {
+  for (size_t i = 1; i < v.size(); ++i) {
+    if (comp(v[i], v[i - 1])) return false;
+  }
+  return true;
+}

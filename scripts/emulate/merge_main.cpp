@@ -1,0 +1,89 @@
+//! Harness: two-phase merge kernels on adversarial inputs under ASan.
+#include "cuda_emu.h"
+#include "harness.h"
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include KERNEL_SOURCE
+
+static std::vector<unsigned> g_out_vals;
+static void run_merge(const std::vector<key_type>& a, const std::vector<key_type>& b,
+                                    std::vector<key_type>& out, unsigned long long* words, unsigned gen) {
+  const size_t NV = TP_NT * TP_VT;
+  size_t count = a.size() + b.size();
+  const partition_grid grid = partition_grid_for(count, NV, TP_PARTITION_NT);
+  std::vector<size_type> partitions(grid.num_partitions, 0xabababababull);
+  std::unique_ptr<key_type[]> ap(new key_type[a.size()]), bp(new key_type[b.size()]), o(new key_type[count]);
+  std::copy(a.begin(), a.end(), ap.get());
+  std::copy(b.begin(), b.end(), bp.get());
+  for (size_t i = 0; i < count; ++i) o[i] = (key_type)0xDEADBEEFu;
+  size_type* pp = partitions.data();
+#if TP_HAS_VALUES
+  std::unique_ptr<value_type[]> av(new value_type[a.size()]), bv(new value_type[b.size()]), ov(new value_type[count]);
+  for (size_t i = 0; i < a.size(); ++i) { unsigned t = (unsigned)i; memcpy(&av[i], &t, 4); }
+  for (size_t i = 0; i < b.size(); ++i) { unsigned t = (unsigned)(a.size() + i); memcpy(&bv[i], &t, 4); }
+  for (size_t i = 0; i < count; ++i) { unsigned t = 0xFFFFFFFFu; memcpy(&ov[i], &t, 4); }
+  value_type *avp = av.get(), *bvp = bv.get(), *ovp = ov.get();
+#else
+  value_type *avp = nullptr, *bvp = nullptr, *ovp = nullptr;
+#endif
+  if (count > 0) {
+    launch(grid.blocks, TP_PARTITION_NT, [&] {
+      twophase_merge_partition(ap.get(), a.size(), bp.get(), b.size(), NV, grid.num_partitions, pp, words, words + 1, gen);
+    });
+    launch(grid.num_partitions - 1, TP_NT, [&] {
+      twophase_merge_tile(ap.get(), a.size(), bp.get(), b.size(), pp, o.get(), avp, bvp, ovp, words,
+                          words + 1, gen);
+    });
+  }
+  out.assign(o.get(), o.get() + count);
+  g_out_vals.assign(count, 0);
+#if TP_HAS_VALUES
+  for (size_t i = 0; i < count; ++i) memcpy(&g_out_vals[i], &ov[i], 4);
+#endif
+}
+
+int main(int argc, char** argv) {
+  std::mt19937_64 rng = seeded(argc, argv);
+  const size_t NV = TP_NT * TP_VT;
+  status_words status;
+  int failures = 0;
+  for_each_two_runs<key_type>(rng, NV, [&](size_t n, int mode, const std::vector<key_type>& a,
+                                            const std::vector<key_type>& b) {
+    std::vector<key_type> out;
+    run_merge(a, b, out, status.words, ++status.gen);
+    const unsigned long long bits = status.take();
+    std::vector<key_type> all(a);
+    all.insert(all.end(), b.begin(), b.end());
+    std::vector<key_type> got(out);
+    std::sort(all.begin(), all.end());
+    std::sort(got.begin(), got.end());
+    bool ok = all == got;
+#if TP_HAS_VALUES
+    {  // values: a permutation of the source positions, each paired with its own key
+      std::vector<unsigned> v(g_out_vals);
+      for (size_t i = 0; i < out.size(); ++i) {
+        unsigned s = v[i];
+        key_type k = s < a.size() ? a[s] : (s - a.size() < b.size() ? b[s - a.size()] : key_type());
+        if (s >= a.size() + b.size() || memcmp(&k, &out[i], sizeof(key_type)) != 0) { ok = false; break; }
+      }
+      std::sort(v.begin(), v.end());
+      for (size_t i = 0; i < v.size(); ++i) ok &= v[i] == i;
+    }
+#endif
+    bool a_bad = !sorted_under(a, key_compare()), b_bad = !sorted_under(b, key_compare());
+    if (CHECK_DETECTION && a_bad) ok &= (bits & 1) != 0;
+    if (CHECK_DETECTION && b_bad) ok &= (bits & 2) != 0;
+    if (!a_bad && !b_bad && COMPARATOR_CONSISTENT) {
+      std::vector<key_type> want;
+      std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(want), key_compare());
+      ok &= bits == 0 && want == out;
+    }
+    if (!ok) {
+      ++failures;
+      printf("FAIL n=%zu mode=%d bits=%llx a_bad=%d b_bad=%d\n", n, mode, bits, a_bad, b_bad);
+    }
+  });
+  printf("%s: %d failures\n", argv[0], failures);
+  return failures != 0;
+}

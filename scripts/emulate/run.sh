@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+#! Run the shipped merge, sorted-search and load-balance kernels on host threads under AddressSanitizer (no GPU): valid, unsorted and inconsistent-comparator inputs.
+#
+# Usage: scripts/emulate/run.sh [SEED ...]   (default seeds: 1 2)
+# Needs NVRTC on LD_LIBRARY_PATH (the compile test dumps the generated program sources) and g++
+# with C++20 (std::barrier). Each program is built three times where its comparator is `a < b`:
+# as shipped, with `a <= b` and with a hash of both keys (not strict weak orders: only the
+# permutation and the bounds are checked, not the order or the detection). Prints one line per
+# binary and exits non-zero on any failure or sanitizer report.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+seeds=("$@")
+[ ${#seeds[@]} -gt 0 ] || seeds=(1 2)
+work=$(mktemp -d "${TMPDIR:-/tmp}/twophase-emulate.XXXXXXXX")
+trap 'rm -rf "$work"' EXIT
+# The programs: 4-byte keys alone and with 4-byte values, 8-byte keys; both search bounds; the
+# load balance with 4- and 8-byte indices.
+programs=(
+  "merge merge_b3_unsigned_int_keys_less_nt384_vt23"
+  "merge merge_b2_unsigned_int_v4a4_less_nt512_vt15"
+  "merge merge_b3_unsigned_long_long_keys_less_nt256_vt19"
+  "search sorted_search_lower_unsigned_int_unsigned_int_keys_less_nt256_vt23"
+  "search sorted_search_upper_unsigned_int_unsigned_int_keys_less_nt256_vt23"
+  "lbs load_balance_unsigned_int_v8a8_none_nt256_vt15"
+  "lbs load_balance_unsigned_long_long_v8a8_none_nt256_vt15"
+)
+for entry in "${programs[@]}"; do
+  read -r _ name <<<"$entry"
+  TWOPHASE_CUBIN_DUMP="$work/src" TWOPHASE_CUBIN_FILTER="$name" \
+    cargo test --release -q -p twophase-gpu --test kernels_compile every_shipped >/dev/null 2>&1
+  [ -f "$work/src/twophase_$name.cu" ] || { echo "no source for $name (is NVRTC on LD_LIBRARY_PATH?)"; exit 1; }
+done
+status=0
+for entry in "${programs[@]}"; do
+  read -r harness name <<<"$entry"
+  src="$work/src/twophase_$name.cu"
+  variants=(less)
+  grep -q '^return a < b;' "$src" && variants+=(le hash)
+  for variant in "${variants[@]}"; do
+    kernel="$work/$name.$variant.cu"
+    consistent=1
+    case $variant in
+      less) cp "$src" "$kernel" ;;
+      le) consistent=0; sed -e 's/trusted_order = true/trusted_order = false/' -e 's/^return a < b;/return a <= b;/' "$src" >"$kernel" ;;
+      hash) consistent=0; sed -e 's/trusted_order = true/trusted_order = false/' \
+              -e 's/^return a < b;/return (((a * 2654435761u) ^ (b * 40503u)) >> 13) \& 1;/' "$src" >"$kernel" ;;
+    esac
+    exe="$work/$name.$variant"
+    g++ -std=c++20 -O1 -fsanitize=address -pthread -I scripts/emulate -DKERNEL_SOURCE="\"$kernel\"" \
+      -DCHECK_DETECTION=$consistent -DCOMPARATOR_CONSISTENT=$consistent -x c++ \
+      "scripts/emulate/${harness}_main.cpp" -o "$exe"
+    for seed in "${seeds[@]}"; do
+      if "$exe" "$seed" >"$exe.$seed.log" 2>&1; then
+        echo "ok      $name ($variant, seed $seed): $(tail -1 "$exe.$seed.log")"
+      else
+        echo "FAILED  $name ($variant, seed $seed):"; tail -20 "$exe.$seed.log"; status=1
+      fi
+    done
+  done
+done
+exit $status
