@@ -1421,7 +1421,10 @@ impl Gpu {
         if needles.is_empty() {
             // Nothing to search, but the haystack is still checked, as with needles (and as the
             // CPU path of `sorted_search_any` does): on the host, it is here already.
-            if haystack.windows(2).any(|pair| comp.is_less(&pair[1], &pair[0])) {
+            if haystack
+                .windows(2)
+                .any(|pair| comp.is_less(&pair[1], &pair[0]))
+            {
                 return Err(GpuError::InvalidInput(
                     messages::HAYSTACK_UNSORTED.to_owned(),
                 ));
