@@ -95,7 +95,8 @@ __device__ __forceinline__ unsigned tile_unsorted_inputs(keys_it keys, int a_cnt
 
 // The statuses of the adjacent pairs out of order among positions [first - 1, last] of a run of
 // the tile ending at `run_end` (pairs (i - 1, i) for max(first, run_begin + 1) <= i <= min(last,
-// run_end - 1)), as `bit`. Rolled: the rare path of walk_inputs_unsorted.
+// run_end - 1)), as `bit`. Rolled: the rare path of walk_inputs_unsorted and of the sorted
+// search's walk check.
 template <typename key_t, typename comp_t>
 __device__ __forceinline__ unsigned run_unsorted(const key_t* keys_shared, int first, int last, int run_begin,
                                                  int run_end, unsigned bit, comp_t comp) {

@@ -120,20 +120,31 @@ extern "C" __global__ void __launch_bounds__(TP_NT, SEARCH_TILE_MIN_BLOCKS)
   // Phase 1 inside the tile, then VT serial search steps per thread, checking the keys' order as
   // they go. Each merge path lies within the tile's ranges and the walk never takes from an
   // exhausted side, for any comparator.
+  __shared__ int warp_walk_starts[NT / 32];
   const int diag = min(VT * tid, tile_cnt);
   const int mp = twophase::merge_path<SEARCH_BOUNDS, int>(keys_shared, a_cnt, keys_shared + a_cnt, b_cnt, diag,
                                                           key_compare());
+  if (tid % 32 == 0) warp_walk_starts[tid / 32] = mp;
   twophase::merge_range range = {mp, a_cnt, a_cnt + diag - mp, tile_cnt};
-  const int next_start = twophase::next_walk_start<VT, SEARCH_BOUNDS>(keys_shared, a_cnt, keys_shared + a_cnt, b_cnt,
-                                                                       diag, mp, key_compare());
   bits |= twophase::serial_search<SEARCH_BOUNDS, VT>(keys_shared, range, a_cnt, key_compare(), bounds_shared);
-  // Walks that ended where the next began covered every key of the tile once, so the walks
-  // checked every adjacent pair. Otherwise (unsorted keys or an inconsistent comparator), check
-  // all pairs of the tile. The barriers also order the bounds' stores before their loads.
-  const bool has_next = VT * (tid + 1) < tile_cnt;
-  if (!twophase::walks_tile_exactly(next_start, range.a_begin, has_next)) {
-    bits |= twophase::tile_unsorted_inputs<NT>(keys_shared, a_cnt, tile_cnt, key_compare());
-    if (tid == 0) bits |= twophase::STATUS_ORDER_INCONSISTENT;
+  const int next_in_warp = __shfl_down_sync(0xffffffffu, mp, 1);
+  // One barrier: the bounds' stores before their loads, and each warp's first start before lane
+  // 31 of the warp before reads it.
+  __syncthreads();
+  // Walks that ended where the next began covered every key of the tile, so together they
+  // checked every adjacent pair. Where a walk did not (unsorted keys or an inconsistent
+  // comparator), the keys between its end and the next walk's start, in the input it fell short
+  // in, were taken by no walk: this thread checks their pairs itself.
+  if (VT * (tid + 1) < tile_cnt) {
+    const int next_a = tid % 32 != 31 ? next_in_warp : warp_walk_starts[tid / 32 + 1];
+    if (next_a != range.a_begin) {
+      const int next_b = a_cnt + VT * (tid + 1) - next_a;
+      bits |= twophase::STATUS_ORDER_INCONSISTENT |
+              twophase::run_unsorted(keys_shared, range.a_begin + 1, next_a, 0, a_cnt,
+                                     twophase::STATUS_FIRST_UNSORTED, key_compare()) |
+              twophase::run_unsorted(keys_shared, range.b_begin + 1, next_b, a_cnt, tile_cnt,
+                                     twophase::STATUS_SECOND_UNSORTED, key_compare());
+    }
   }
   if (bits) twophase::raise_status(check, bits);
 

@@ -1,4 +1,4 @@
-//! What the harnesses share: a seeded generator, the partition grid, the status words, the sizes around a tile, and two key runs in eight shapes.
+//! What the harnesses share: a seeded generator, the partition grid, the status words, the sizes around a tile, and two key runs in ten shapes.
 #pragma once
 #include <algorithm>
 #include <cstdlib>
@@ -51,6 +51,8 @@ enum run_shape {
   FEW_SORTED,        // sorted, four distinct keys (many ties)
   A_PAIR_SWAPPED,    // a sorted but one adjacent pair swapped
   B_PAIR_SWAPPED,    // b likewise
+  A_SPAN_REVERSED,   // a sorted but a span of 2 to 200 keys reversed (walks miss around it)
+  B_SPAN_REVERSED,   // b likewise
   RUN_SHAPES
 };
 
@@ -75,6 +77,12 @@ void two_runs(std::mt19937_64& rng, size_t n, int shape, std::vector<key_t>& a, 
   if (shape == B_PAIR_SWAPPED && b.size() > 2) {
     const size_t i = rng() % (b.size() - 1);
     std::swap(b[i], b[i + 1]);
+  }
+  std::vector<key_t>* spanned = shape == A_SPAN_REVERSED ? &a : shape == B_SPAN_REVERSED ? &b : nullptr;
+  if (spanned != nullptr && spanned->size() > 2) {
+    const size_t first = rng() % spanned->size();
+    const size_t last = std::min(spanned->size(), first + 2 + rng() % 199);
+    std::reverse(spanned->begin() + first, spanned->begin() + last);
   }
 }
 
