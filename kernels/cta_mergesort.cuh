@@ -11,7 +11,9 @@ namespace twophase {
 // permuting `ids` through `ids_shared` (NT * VT ints; unused when !TRACK_IDS).
 // Positions past `count` act as +infinity: they never move before a real key.
 // With CHECK_WALKS (a comparator that is not trusted), each merge level checks that the threads'
-// walks tiled every pair of runs exactly (twophase::walks_tile_exactly); where they did not, that level concatenates each pair instead and raises
+// walks tiled every pair of runs exactly (twophase::walks_tile_exactly; each walk's end against
+// the next walk's start, passed down the warp and, once pairs span warps, through a shared slot a
+// warp); where they did not, that level concatenates each pair instead and raises
 // STATUS_ORDER_INCONSISTENT: the tile stays a permutation of its keys whatever `comp` answers.
 // (The register sorts only exchange keys, so they are permutations by construction.)
 template <int NT, int VT, bool checked, bool TRACK_IDS, bool CHECK_WALKS, typename key_t, typename comp_t>
@@ -20,6 +22,10 @@ __device__ __forceinline__ void cta_sort(key_t (&keys)[VT], int (&ids)[VT], int 
   const int tid = threadIdx.x;
   const int first = VT * tid;
   const int valid = checked ? max(0, min(VT, count - first)) : VT;
+  // With CHECK_WALKS: each warp's first walk start of the current merge level (written by lane 0,
+  // read by lane 31 of the warp before), and the threads of a warp.
+  constexpr int WARP_THREADS = 32;
+  __shared__ int warp_walk_starts[CHECK_WALKS ? NT / WARP_THREADS : 1];
   // Full tiles of keys alone whose equivalents are identical: stability is unobservable, so the
   // cheaper unstable network does (the merge levels below stay stable either way).
   if constexpr (!checked && !TRACK_IDS && comp_t::equivalents_identical) {
@@ -51,10 +57,9 @@ __device__ __forceinline__ void cta_sort(key_t (&keys)[VT], int (&ids)[VT], int 
     const int mp = merge_path<bounds_lower, int>(keys_shared + a_begin, a_cnt, keys_shared + a_begin + a_cnt, b_cnt,
                                                  diag, comp);
     merge_range range = {a_begin + mp, a_begin + a_cnt, a_begin + a_cnt + diag - mp, a_begin + a_cnt + b_cnt};
-    const int next_start = CHECK_WALKS ? a_begin + next_walk_start<VT>(keys_shared + a_begin, a_cnt,
-                                                                       keys_shared + a_begin + a_cnt, b_cnt, diag,
-                                                                       mp, comp)
-                                       : 0;
+    // Where this walk starts (tile position), for the walk check of the thread before it.
+    const int start = a_begin + mp;
+    if (CHECK_WALKS && tid % WARP_THREADS == 0) warp_walk_starts[tid / WARP_THREADS] = start;
     int sources[VT];
     if (checked) {
       // Threads past the end keep their (+infinity) registers as they are.
@@ -64,7 +69,13 @@ __device__ __forceinline__ void cta_sort(key_t (&keys)[VT], int (&ids)[VT], int 
     }
     if constexpr (CHECK_WALKS) {
       // The next thread walks the same pair when it is not the first of a pair, and has outputs.
+      // Its start: from the next lane, or, for lane 31 (whose next thread shares its pair only
+      // once pairs span warps), from the next warp's slot, visible after one more barrier.
       const bool has_next = ((tid + 1) & (coop - 1)) != 0 && first + VT < a_begin + pair_count;
+      const int next_in_warp = __shfl_down_sync(0xffffffffu, start, 1);
+      if (coop > WARP_THREADS) __syncthreads();
+      const int next_start =
+          tid % WARP_THREADS != WARP_THREADS - 1 ? next_in_warp : (has_next ? warp_walk_starts[tid / WARP_THREADS + 1] : 0);
       if (!walks_tile_exactly(next_start, range.a_begin, has_next)) {
         if (!checked || diag < pair_count) {
           concatenate<VT, checked>(keys_shared, a_begin, a_cnt, a_begin + a_cnt, diag, pair_count - diag, keys,
