@@ -5,6 +5,8 @@
 #include <atomic>
 #include <barrier>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -59,6 +61,26 @@ inline int __shfl_down_sync(unsigned, int v, int d) {
   return r;
 }
 
+inline std::vector<unsigned> g_ballot;
+inline unsigned __ballot_sync(unsigned, int predicate) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  g_ballot[threadIdx.x] = predicate ? 1u << lane : 0u;
+  g_warp_barriers[warp]->arrive_and_wait();
+  unsigned bits = 0;
+  for (int l = 0; l < 32; ++l) bits |= g_ballot[warp * 32 + l];
+  g_warp_barriers[warp]->arrive_and_wait();
+  return bits;
+}
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
+inline int __ffs(int x) { return __builtin_ffs(x); }
+inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
+  return (unsigned long long)(((unsigned __int128)a * b) >> 64);
+}
+inline size_t __cvta_generic_to_shared(const void* p) { return (size_t)p; }
+// Inline PTX (the run script renames `asm volatile(` to EMU_PTX(): only in kernels the harnesses
+// do not run; reaching one aborts.
+#define EMU_PTX(...) (fprintf(stderr, "inline PTX reached in the emulation\n"), abort())
+
 inline unsigned long long atomicOr(unsigned long long* p, unsigned long long v) {
   return std::atomic_ref<unsigned long long>(*p).fetch_or(v);
 }
@@ -81,6 +103,7 @@ void launch(unsigned grid, unsigned threads, F kernel) {
   gridDim.x = grid;
   blockDim.x = threads;
   g_shfl.assign(threads, 0);
+  g_ballot.assign(threads, 0);
   for (unsigned b = 0; b < grid; ++b) {
     g_block_barrier = std::make_unique<std::barrier<>>(threads);
     g_warp_barriers.clear();

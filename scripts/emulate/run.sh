@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-#! Run the shipped merge, sorted-search and load-balance kernels on host threads under AddressSanitizer (no GPU): valid, unsorted and inconsistent-comparator inputs.
+#! Run the shipped merge, sorted-search, load-balance and block-sort kernels on host threads under AddressSanitizer (no GPU): valid, unsorted and inconsistent-comparator inputs.
 #
 # Usage: scripts/emulate/run.sh [SEED ...]   (default seeds: 1 2)
 # Needs NVRTC on LD_LIBRARY_PATH (the compile test dumps the generated program sources) and g++
-# with C++20 (std::barrier). Each program is built three times where its comparator is `a < b`:
-# as shipped, with `a <= b` and with a hash of both keys (not strict weak orders: only the
-# permutation and the bounds are checked, not the order or the detection). Prints one line per
+# with C++20 (std::barrier). Each program is built as shipped and, where its comparator is
+# `a < b`, with `a <= b` and with a hash of both keys (not strict weak orders: only the
+# permutation and the bounds are checked, not the order or the detection), and, where it is
+# trusted (the mergesort's own orders compile no checks), as a user comparator (the checked
+# kernels, with the same order). Prints one line per
 # binary and exits non-zero on any failure or sanitizer report.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -14,7 +16,7 @@ seeds=("$@")
 work=$(mktemp -d "${TMPDIR:-/tmp}/twophase-emulate.XXXXXXXX")
 trap 'rm -rf "$work"' EXIT
 # The programs: 4-byte keys alone and with 4-byte values, 8-byte keys; both search bounds; the
-# load balance with 4- and 8-byte indices.
+# load balance with 4- and 8-byte indices; the mergesort's block sort, keys alone and with values.
 programs=(
   "merge merge_b3_unsigned_int_keys_less_nt384_vt23"
   "merge merge_b2_unsigned_int_v4a4_less_nt512_vt15"
@@ -23,12 +25,29 @@ programs=(
   "search sorted_search_upper_unsigned_int_unsigned_int_keys_less_nt256_vt23"
   "lbs load_balance_unsigned_int_v8a8_none_nt256_vt15"
   "lbs load_balance_unsigned_long_long_v8a8_none_nt256_vt15"
+  "blocksort mergesort_pass128_quad256r64_unsigned_int_keys_less_nt1024_vt37"
+  "blocksort mergesort_pass256_quad256r64_unsigned_int_v4a4_less_nt512_vt11"
 )
 for entry in "${programs[@]}"; do
   read -r _ name <<<"$entry"
   TWOPHASE_CUBIN_DUMP="$work/src" TWOPHASE_CUBIN_FILTER="$name" \
     cargo test --release -q -p twophase-gpu --test kernels_compile every_shipped >/dev/null 2>&1
   [ -f "$work/src/twophase_$name.cu" ] || { echo "no source for $name (is NVRTC on LD_LIBRARY_PATH?)"; exit 1; }
+  # Host C++ has no dynamic shared memory and no PTX: each `extern __shared__` array gets its
+  # kernel's exact size (the block sort's, then the four-way tile's), and inline PTX aborts if
+  # reached (only in kernels the harnesses do not run).
+  python3 - "$work/src/twophase_$name.cu" <<'PY'
+import sys
+path = sys.argv[1]
+text = open(path).read()
+parts = text.split("extern __shared__ __align__(16) unsigned char smem[];")
+sizes = ["blocksort_smem<NV>::BYTES", "quad_smem<NV, TP_VT>::BYTES"]
+if len(parts) > 1:
+    assert len(parts) == 3, path
+    text = "".join(p + (f"__shared__ __align__(16) unsigned char smem[{sizes[i]}];" if i < 2 else "")
+                   for i, p in enumerate(parts))
+open(path, "w").write(text.replace("asm volatile(", "EMU_PTX("))
+PY
 done
 status=0
 for entry in "${programs[@]}"; do
@@ -36,11 +55,13 @@ for entry in "${programs[@]}"; do
   src="$work/src/twophase_$name.cu"
   variants=(less)
   grep -q '^return a < b;' "$src" && variants+=(le hash)
+  grep -q 'trusted_order = true' "$src" && variants+=(user)
   for variant in "${variants[@]}"; do
     kernel="$work/$name.$variant.cu"
     consistent=1
     case $variant in
       less) cp "$src" "$kernel" ;;
+      user) sed -e 's/trusted_order = true/trusted_order = false/' "$src" >"$kernel" ;;
       le) consistent=0; sed -e 's/trusted_order = true/trusted_order = false/' -e 's/^return a < b;/return a <= b;/' "$src" >"$kernel" ;;
       hash) consistent=0; sed -e 's/trusted_order = true/trusted_order = false/' \
               -e 's/^return a < b;/return (((a * 2654435761u) ^ (b * 40503u)) >> 13) \& 1;/' "$src" >"$kernel" ;;
