@@ -93,21 +93,6 @@ __device__ __forceinline__ unsigned tile_unsorted_inputs(keys_it keys, int a_cnt
   return bits;
 }
 
-// The statuses of the adjacent pairs out of order among positions [first - 1, last] of a run of
-// the tile ending at `run_end` (pairs (i - 1, i) for max(first, run_begin + 1) <= i <= min(last,
-// run_end - 1)), as `bit`. Rolled: the rare path of walk_inputs_unsorted and of the sorted
-// search's walk check.
-template <typename key_t, typename comp_t>
-__device__ __forceinline__ unsigned run_unsorted(const key_t* keys_shared, int first, int last, int run_begin,
-                                                 int run_end, unsigned bit, comp_t comp) {
-  const int end = min(last + 1, run_end);
-#pragma unroll 1
-  for (int i = max(first, run_begin + 1); i < end; ++i) {
-    if (comp(keys_shared[i], keys_shared[i - 1])) return bit;
-  }
-  return 0;
-}
-
 // The inputs a thread's walk found out of order, once its outputs or the pairs across its start
 // were (the rare path of cta_merge's CHECK_SORTED): the walk took A at tile positions
 // [a_first, a_last) and B at [b_first, b_last). Every pair of each input among those positions,

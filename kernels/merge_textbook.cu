@@ -93,22 +93,14 @@ struct key_before_t {
 template <typename keys_it>
 __device__ __forceinline__ unsigned unsorted_inputs(const keys_it& keys, const merge_range& range,
                                                     const key_before_t& a_prev, const key_before_t& b_prev) {
-  unsigned bits = 0;
-#pragma unroll 1
-  for (int i = range.a_begin; i < range.a_end; ++i) {
-    const bool has_prev = i > range.a_begin || a_prev.present;
-    if (has_prev && key_compare()(keys[i], i > range.a_begin ? keys[i - 1] : a_prev.key)) {
-      bits |= twophase::STATUS_FIRST_UNSORTED;
-    }
-  }
-#pragma unroll 1
-  for (int i = range.b_begin; i < range.b_end; ++i) {
-    const bool has_prev = i > range.b_begin || b_prev.present;
-    if (has_prev && key_compare()(keys[i], i > range.b_begin ? keys[i - 1] : b_prev.key)) {
-      bits |= twophase::STATUS_SECOND_UNSORTED;
-    }
-  }
-  return bits ? bits : twophase::STATUS_ORDER_INCONSISTENT;
+  // One input's piece [begin, end) with the key before it: `bit` if a pair is out of order.
+  const auto piece_unsorted = [&](int begin, int end, const key_before_t& prev, unsigned bit) {
+    if (prev.present && begin < end && key_compare()(keys[begin], prev.key)) return bit;
+    return twophase::run_unsorted(keys, begin + 1, end - 1, begin, end, bit, key_compare());
+  };
+  const unsigned bits = piece_unsorted(range.a_begin, range.a_end, a_prev, twophase::STATUS_FIRST_UNSORTED) |
+                        piece_unsorted(range.b_begin, range.b_end, b_prev, twophase::STATUS_SECOND_UNSORTED);
+  return bits ? bits : (unsigned)twophase::STATUS_ORDER_INCONSISTENT;
 }
 
 // Merge the range.total() <= VT outputs of `range` over `keys` (positions below `a_split` are

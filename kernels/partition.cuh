@@ -155,6 +155,22 @@ __device__ __forceinline__ size_type overlapped_boundary(int group, int groups) 
   return (size_type)blockIdx.x * (groups - 1) + group;
 }
 
+// The statuses of the adjacent pairs out of order among positions [first - 1, last] of a run of
+// the tile ending at `run_end` (pairs (i - 1, i) for max(first, run_begin + 1) <= i <= min(last,
+// run_end - 1)), as `bit`. `keys_it` is indexable by tile position (shared memory, or the
+// textbook merges' views). Rolled: the rare path of walk_inputs_unsorted, of the sorted search's
+// walk check and of the textbook merges' order check.
+template <typename keys_it, typename comp_t>
+__device__ __forceinline__ unsigned run_unsorted(const keys_it& keys, int first, int last, int run_begin,
+                                                 int run_end, unsigned bit, comp_t comp) {
+  const int end = min(last + 1, run_end);
+#pragma unroll 1
+  for (int i = max(first, run_begin + 1); i < end; ++i) {
+    if (comp(keys[i], keys[i - 1])) return bit;
+  }
+  return 0;
+}
+
 // ---- In-tile walk check: thread merge paths that tile their merge exactly. ----
 
 // Where the next thread's serial walk of the same in-tile merge starts: its merge path, passed
