@@ -67,11 +67,10 @@ constexpr int blocks_by_registers(int registers, int threads) {
   return REGISTERS_PER_SM / (registers * threads) > 1 ? REGISTERS_PER_SM / (registers * threads) : 1;
 }
 constexpr int blocks_by_shared(int shared_bytes, int threads) {
-  return SHARED_PER_SM / (shared_bytes + RESERVED_SHARED_PER_BLOCK) < MAX_THREADS_PER_SM / threads
-             ? (SHARED_PER_SM / (shared_bytes + RESERVED_SHARED_PER_BLOCK) > 0
-                    ? SHARED_PER_SM / (shared_bytes + RESERVED_SHARED_PER_BLOCK)
-                    : 1)
-             : MAX_THREADS_PER_SM / threads;
+  const int by_shared = SHARED_PER_SM / (shared_bytes + RESERVED_SHARED_PER_BLOCK);
+  const int by_threads = MAX_THREADS_PER_SM / threads;
+  const int blocks = by_shared < by_threads ? by_shared : by_threads;
+  return blocks > 0 ? blocks : 1;
 }
 
 // ---- Input checks (crates/gpu/src/status.rs): no input may move a tile outside its ranges. ----

@@ -66,10 +66,10 @@ constexpr int SEARCH_SHARED_BYTES = SEARCH_KEY_BYTES + TP_NT * TP_VT * (int)size
 // checks took 79 registers for 4-byte keys: 3 blocks of 256 threads where shared memory holds 4;
 // bounded by shared memory alone, 1-byte keys (8 blocks, 32 registers) spilled 152 bytes.
 constexpr int SEARCH_TILE_REGISTERS = 64;
+constexpr int SEARCH_BLOCKS_BY_SHARED = twophase::blocks_by_shared(SEARCH_SHARED_BYTES, TP_NT);
+constexpr int SEARCH_BLOCKS_BY_REGISTERS = twophase::blocks_by_registers(SEARCH_TILE_REGISTERS, TP_NT);
 constexpr int SEARCH_TILE_MIN_BLOCKS =
-    twophase::blocks_by_shared(SEARCH_SHARED_BYTES, TP_NT) < twophase::blocks_by_registers(SEARCH_TILE_REGISTERS, TP_NT)
-        ? twophase::blocks_by_shared(SEARCH_SHARED_BYTES, TP_NT)
-        : twophase::blocks_by_registers(SEARCH_TILE_REGISTERS, TP_NT);
+    SEARCH_BLOCKS_BY_SHARED < SEARCH_BLOCKS_BY_REGISTERS ? SEARCH_BLOCKS_BY_SHARED : SEARCH_BLOCKS_BY_REGISTERS;
 
 extern "C" __global__ void __launch_bounds__(TP_NT, SEARCH_TILE_MIN_BLOCKS)
     twophase_search_tile(const key_type* __restrict__ needles, size_type needle_count,
