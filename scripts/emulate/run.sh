@@ -16,7 +16,8 @@ seeds=("$@")
 work=$(mktemp -d "${TMPDIR:-/tmp}/twophase-emulate.XXXXXXXX")
 trap 'rm -rf "$work"' EXIT
 # The programs: 4-byte keys alone and with 4-byte values, 8-byte keys; both search bounds; the
-# load balance with 4- and 8-byte indices; the mergesort's block sort, keys alone and with values.
+# load balance with 4- and 8-byte indices; the textbook merges; the mergesort's block sort, keys
+# alone and with values.
 programs=(
   "merge merge_b3_unsigned_int_keys_less_nt384_vt23"
   "merge merge_b2_unsigned_int_v4a4_less_nt512_vt15"
@@ -25,6 +26,7 @@ programs=(
   "search sorted_search_upper_unsigned_int_unsigned_int_keys_less_nt256_vt23"
   "lbs load_balance_unsigned_int_v8a8_none_nt256_vt15"
   "lbs load_balance_unsigned_long_long_v8a8_none_nt256_vt15"
+  "textbook merge_textbook_tpb8_unsigned_int_keys_less_nt128_vt8"
   "blocksort mergesort_pass128_quad256r64_unsigned_int_keys_less_nt1024_vt37"
   "blocksort mergesort_pass256_quad256r64_unsigned_int_v4a4_less_nt512_vt11"
 )
