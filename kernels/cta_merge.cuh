@@ -52,11 +52,13 @@ __device__ __forceinline__ unsigned tile_start_unsorted(const key_t* keys_shared
 
 // Write VT register items per thread (thread order: thread t holds outputs VT*t .. VT*t+VT-1) to
 // global memory through shared memory, so that the global writes are strided and coalesced.
-// Starts and ends with a barrier so that `shared` may be reused around it.
+// Starts and ends with a barrier so that `shared` may be reused around it; `after_barrier` (the
+// same in every thread) skips the first where every thread's last read of `shared` is already
+// behind a barrier.
 template <int NT, int VT, bool checked, typename T>
 __device__ __forceinline__ void store_through_shared(const T (&x)[VT], T* shared, T* __restrict__ out, int count,
-                                                     int tid) {
-  __syncthreads();
+                                                     int tid, bool after_barrier = false) {
+  if (!after_barrier) __syncthreads();
 #pragma unroll
   for (int i = 0; i < VT; ++i) shared[VT * tid + i] = x[i];
   __syncthreads();
@@ -148,7 +150,7 @@ __device__ __forceinline__ void cta_merge(const key_t* __restrict__ a, const key
   const int diag = min(VT * tid, tile_cnt);
   const int b_cnt = tile_cnt - a_cnt;
   const int mp = merge_path<bounds_lower, int>(keys_shared, a_cnt, keys_shared + a_cnt, b_cnt, diag, comp);
-  if (CHECK_WALKS && tid % 32 == 0) warp_walk_starts[tid / 32] = mp;
+  if (CHECK_WALKS) publish_walk_start(warp_walk_starts, mp);
   merge_range range = {mp, a_cnt, a_cnt + diag - mp, tile_cnt};
 
   // Phase 2: VT outputs in registers.
@@ -175,7 +177,7 @@ __device__ __forceinline__ void cta_merge(const key_t* __restrict__ a, const key
     }
     if (bits) raise_status(check, bits);
   }
-  const int next_in_warp = CHECK_WALKS ? __shfl_down_sync(0xffffffffu, mp, 1) : 0;
+  const int next_in_warp = CHECK_WALKS ? walk_start_down_warp(mp) : 0;
 
   // Store through shared memory (thread order in, strided order out); its second barrier also
   // decides the walk check.
@@ -184,10 +186,7 @@ __device__ __forceinline__ void cta_merge(const key_t* __restrict__ a, const key
   if (CHECK_WALKS) {
     // The next thread walks the same merge and has outputs; the last thread never has a next.
     const bool has_next = VT * (tid + 1) < tile_cnt;
-    if (has_next) {
-      const int next_start = tid % 32 != 31 ? next_in_warp : warp_walk_starts[tid / 32 + 1];
-      missed = next_start != range.a_begin;
-    }
+    if (has_next) missed = next_walk_start(warp_walk_starts, next_in_warp) != range.a_begin;
   }
 #pragma unroll
   for (int i = 0; i < VT; ++i) keys_shared[VT * tid + i] = keys[i];

@@ -22,9 +22,7 @@ __device__ __forceinline__ void cta_sort(key_t (&keys)[VT], int (&ids)[VT], int 
   const int tid = threadIdx.x;
   const int first = VT * tid;
   const int valid = checked ? max(0, min(VT, count - first)) : VT;
-  // With CHECK_WALKS: each warp's first walk start of the current merge level (written by lane 0,
-  // read by lane 31 of the warp before), and the threads of a warp.
-  constexpr int WARP_THREADS = 32;
+  // With CHECK_WALKS: each warp's first walk start of the current merge level (publish_walk_start).
   __shared__ int warp_walk_starts[CHECK_WALKS ? NT / WARP_THREADS : 1];
   // Full tiles of keys alone whose equivalents are identical: stability is unobservable, so the
   // cheaper unstable network does (the merge levels below stay stable either way).
@@ -59,7 +57,7 @@ __device__ __forceinline__ void cta_sort(key_t (&keys)[VT], int (&ids)[VT], int 
     merge_range range = {a_begin + mp, a_begin + a_cnt, a_begin + a_cnt + diag - mp, a_begin + a_cnt + b_cnt};
     // Where this walk starts (tile position), for the walk check of the thread before it.
     const int start = a_begin + mp;
-    if (CHECK_WALKS && tid % WARP_THREADS == 0) warp_walk_starts[tid / WARP_THREADS] = start;
+    if (CHECK_WALKS) publish_walk_start(warp_walk_starts, start);
     int sources[VT];
     if (checked) {
       // Threads past the end keep their (+infinity) registers as they are.
@@ -72,10 +70,9 @@ __device__ __forceinline__ void cta_sort(key_t (&keys)[VT], int (&ids)[VT], int 
       // Its start: from the next lane, or, for lane 31 (whose next thread shares its pair only
       // once pairs span warps), from the next warp's slot, visible after one more barrier.
       const bool has_next = ((tid + 1) & (coop - 1)) != 0 && first + VT < a_begin + pair_count;
-      const int next_in_warp = __shfl_down_sync(0xffffffffu, start, 1);
+      const int next_in_warp = walk_start_down_warp(start);
       if (coop > WARP_THREADS) __syncthreads();
-      const int next_start =
-          tid % WARP_THREADS != WARP_THREADS - 1 ? next_in_warp : (has_next ? warp_walk_starts[tid / WARP_THREADS + 1] : 0);
+      const int next_start = has_next ? next_walk_start(warp_walk_starts, next_in_warp) : 0;
       if (!walks_tile_exactly(next_start, range.a_begin, has_next)) {
         if (!checked || diag < pair_count) {
           concatenate<VT, checked>(keys_shared, a_begin, a_cnt, a_begin + a_cnt, diag, pair_count - diag, keys,

@@ -794,6 +794,8 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
   static_assert(NT * (PIECE - VT) >= 2 * PIECE, "four-way tile: too few threads for one level-one piece each");
   key_type* keys_shared = reinterpret_cast<key_type*>(smem);
   int* sources = reinterpret_cast<int*>(smem + quad_smem<NV, VT>::KEY_BYTES);
+  // With CHECK_ORDER: each warp's first walk start of the current level (twophase::publish_walk_start).
+  __shared__ int warp_walk_starts[CHECK_ORDER ? NT / twophase::WARP_THREADS : 1];
   value_type* vals_shared =
       reinterpret_cast<value_type*>(smem + quad_smem<NV, VT>::KEY_BYTES + quad_smem<NV, VT>::SOURCE_BYTES);
   const int tid = threadIdx.x;
@@ -883,12 +885,9 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
       mp = twophase::merge_path<twophase::bounds_lower, int>(keys_shared + base, a_cnt, keys_shared + base + a_cnt,
                                                              b_cnt, diag, key_compare());
     }
-    // With CHECK_ORDER, where the next piece of the same part starts (twophase::next_walk_start;
-    // every lane calls it, past the pieces too, where it reads nothing out of range).
-    const int next_start = CHECK_ORDER ? twophase::next_walk_start<PIECE>(keys_shared + base, a_cnt,
-                                                                          keys_shared + base + a_cnt, b_cnt, diag,
-                                                                          mp, key_compare())
-                                       : 0;
+    // With CHECK_ORDER, where the next piece starts (tile position; every lane publishes, past
+    // the pieces too).
+    if (CHECK_ORDER) twophase::publish_walk_start(warp_walk_starts, base + mp);
     if (tid < pieces) {
       range = {base + mp, base + a_cnt, base + a_cnt + diag - mp, base + a_cnt + b_cnt};
       produced = min(PIECE, range.total());
@@ -900,9 +899,16 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
       twophase::serial_merge<twophase::bounds_lower, PIECE, false>(keys_shared, range, key_compare(), piece_keys,
                                                                    piece_sources);
     }
+    // Every read of the input behind a barrier before the stores over it: the walk check's,
+    // where the walks were exact, else one more.
+    bool exact = false;
     if constexpr (CHECK_ORDER) {
       const bool has_next = tid < pieces && (in_x ? tid + 1 < x_pieces : tid + 1 < pieces);
-      if (!twophase::walks_tile_exactly(next_start, range.a_begin - base, has_next)) {
+      const int next_in_warp = twophase::walk_start_down_warp(base + mp);
+      __syncthreads();  // every publish before the slots are read
+      const int next_start = has_next ? twophase::next_walk_start(warp_walk_starts, next_in_warp) : 0;
+      exact = twophase::walks_tile_exactly(next_start, range.a_begin, has_next);
+      if (!exact) {
         // Each part unmerged: its R0 (R2) slice, then its R1 (R3) slice.
         if (tid < pieces) {
           twophase::concatenate<PIECE, true>(keys_shared, base, a_cnt, base + a_cnt, diag, produced, piece_keys,
@@ -911,7 +917,7 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
         if (tid == 0) twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
       }
     }
-    __syncthreads();
+    if (!exact) __syncthreads();
 #pragma unroll
     for (int i = 0; i < PIECE; ++i) {
       if (i < produced) {
@@ -928,14 +934,18 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
   const int diag = min(VT * tid, tile_cnt);
   const int mp =
       twophase::merge_path<twophase::bounds_lower, int>(keys_shared, nx, keys_shared + y_offset, ny, diag, key_compare());
-  const int next_start =
-      CHECK_ORDER
-          ? twophase::next_walk_start<VT>(keys_shared, nx, keys_shared + y_offset, ny, diag, mp, key_compare())
-          : 0;
+  if (CHECK_ORDER) twophase::publish_walk_start(warp_walk_starts, mp);
   twophase::merge_range range = {mp, nx, y_offset + diag - mp, y_offset + ny};
   twophase::serial_merge<twophase::bounds_lower, VT, checked>(keys_shared, range, key_compare(), keys, indices);
+  // Exact walks have read their input behind the walk check's barrier: the store needs no other.
+  bool exact = false;
   if constexpr (CHECK_ORDER) {
-    if (!twophase::walks_tile_exactly(next_start, range.a_begin, VT * (tid + 1) < tile_cnt)) {
+    const bool has_next = VT * (tid + 1) < tile_cnt;
+    const int next_in_warp = twophase::walk_start_down_warp(mp);
+    __syncthreads();  // every publish before the slots are read
+    const int next_start = has_next ? twophase::next_walk_start(warp_walk_starts, next_in_warp) : 0;
+    exact = twophase::walks_tile_exactly(next_start, range.a_begin, has_next);
+    if (!exact) {
       // The two parts unmerged: X's, then Y's.
       if (!checked || diag < tile_cnt) {
         twophase::concatenate<VT, checked>(keys_shared, 0, nx, y_offset, diag, tile_cnt - diag, keys, indices);
@@ -950,9 +960,9 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
       if (!checked || diag + i < tile_cnt) indices[i] = sources[indices[i]];
     }
   }
-  twophase::store_through_shared<NT, VT, checked>(keys, keys_shared, dst + diag0, tile_cnt, tid);
+  twophase::store_through_shared<NT, VT, checked>(keys, keys_shared, dst + diag0, tile_cnt, tid, exact);
   if (TP_HAS_VALUES) {
-    // Every read of `sources` above happened before store_through_shared's first barrier.
+    // Every read of `sources` above happened before store_through_shared's last barrier.
 #pragma unroll
     for (int i = 0; i < VT; ++i) sources[VT * tid + i] = indices[i];
     copy_async_wait();

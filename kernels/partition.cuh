@@ -172,19 +172,29 @@ __device__ __forceinline__ unsigned run_unsorted(const keys_it& keys, int first,
 
 // ---- In-tile walk check: thread merge paths that tile their merge exactly. ----
 
-// Where the next thread's serial walk of the same in-tile merge starts: its merge path, passed
-// down the warp, or, for lane 31, searched again at the next diagonal (min(diag + VT, count)) over
-// the same merge (A: a[0, a_count), B: b[0, b_count)) under the walk's tie policy `bounds`.
-// Called before the walk, so that only this one value stays live across it. Every lane of the
-// warp calls (a shuffle).
-template <int VT, bounds_t bounds = bounds_lower, typename a_it, typename b_it, typename comp_t>
-__device__ __forceinline__ int next_walk_start(a_it a, int a_count, b_it b, int b_count, int diag, int path,
-                                               comp_t comp) {
-  const int next_in_warp = __shfl_down_sync(0xffffffffu, path, 1);
-  if (threadIdx.x % 32 != 31) return next_in_warp;
-  const int count = a_count + b_count;
-  const int next_diag = diag + VT < count ? diag + VT : count;
-  return merge_path<bounds, int>(a, a_count, b, b_count, next_diag, comp);
+// Where each thread's serial walk of an in-tile merge starts, told to the thread before it, so
+// that no thread searches a merge path twice: passed down the warp by a shuffle
+// (walk_start_down_warp, every lane of the warp calling), and to lane 31 through one shared slot
+// a warp (`slots`, NT / 32 ints), which lane 0 fills (publish_walk_start). next_walk_start reads it
+// past a barrier that follows every publish. (The slots are taken as a shared array, not a
+// pointer: a generic pointer cost the two-way pass of a user comparator 32 registers.)
+constexpr int WARP_THREADS = 32;
+
+template <int WARPS>
+__device__ __forceinline__ void publish_walk_start(int (&slots)[WARPS], int start) {
+  const int tid = threadIdx.x;
+  if (tid % WARP_THREADS == 0) slots[tid / WARP_THREADS] = start;
+}
+
+// The next lane's start.
+__device__ __forceinline__ int walk_start_down_warp(int start) { return __shfl_down_sync(0xffffffffu, start, 1); }
+
+// The next thread's start, from walk_start_down_warp's answer or, in lane 31, the next warp's slot.
+// Only in a thread whose next thread walks the same merge (the block's last thread never does).
+template <int WARPS>
+__device__ __forceinline__ int next_walk_start(const int (&slots)[WARPS], int next_in_warp) {
+  const int tid = threadIdx.x;
+  return tid % WARP_THREADS != WARP_THREADS - 1 ? next_in_warp : slots[tid / WARP_THREADS + 1];
 }
 
 // Whether every thread's serial walk of its in-tile merge ended where the next thread's starts

@@ -124,10 +124,10 @@ extern "C" __global__ void __launch_bounds__(TP_NT, SEARCH_TILE_MIN_BLOCKS)
   const int diag = min(VT * tid, tile_cnt);
   const int mp = twophase::merge_path<SEARCH_BOUNDS, int>(keys_shared, a_cnt, keys_shared + a_cnt, b_cnt, diag,
                                                           key_compare());
-  if (tid % 32 == 0) warp_walk_starts[tid / 32] = mp;
+  twophase::publish_walk_start(warp_walk_starts, mp);
   twophase::merge_range range = {mp, a_cnt, a_cnt + diag - mp, tile_cnt};
   bits |= twophase::serial_search<SEARCH_BOUNDS, VT>(keys_shared, range, a_cnt, key_compare(), bounds_shared);
-  const int next_in_warp = __shfl_down_sync(0xffffffffu, mp, 1);
+  const int next_in_warp = twophase::walk_start_down_warp(mp);
   // One barrier: the bounds' stores before their loads, and each warp's first start before lane
   // 31 of the warp before reads it.
   __syncthreads();
@@ -136,7 +136,7 @@ extern "C" __global__ void __launch_bounds__(TP_NT, SEARCH_TILE_MIN_BLOCKS)
   // comparator), the keys between its end and the next walk's start, in the input it fell short
   // in, were taken by no walk: this thread checks their pairs itself.
   if (VT * (tid + 1) < tile_cnt) {
-    const int next_a = tid % 32 != 31 ? next_in_warp : warp_walk_starts[tid / 32 + 1];
+    const int next_a = twophase::next_walk_start(warp_walk_starts, next_in_warp);
     if (next_a != range.a_begin) {
       const int next_b = a_cnt + VT * (tid + 1) - next_a;
       bits |= twophase::STATUS_ORDER_INCONSISTENT |
