@@ -1238,7 +1238,8 @@ impl Gpu {
         scratch: &mut SearchScratch,
     ) -> Result<(), GpuError> {
         tuning.validate(size_of::<K>())?;
-        if needles.1 == 0 {
+        // With no needles the kernels still run over the haystack: they check its order.
+        if needles.1 == 0 && haystack.1 == 0 {
             return Ok(());
         }
         too_large::<I>("haystack length", haystack.1)?;
@@ -1343,7 +1344,8 @@ impl Gpu {
     /// Whatever the keys and the comparator, every needle's result is written once and lies
     /// within `[0, haystack.len()]`. Needles or a haystack not sorted under `comp` (and a
     /// comparator found inconsistent) are detected on the device and reported by
-    /// [`SearchScratch::check`]; the results are then unspecified.
+    /// [`SearchScratch::check`]; the results are then unspecified. With no needles the haystack
+    /// is still read and checked, as the host call checks it.
     pub fn sorted_search_device<K, I, C, N, H, O>(
         &self,
         needles: &N,
