@@ -144,28 +144,27 @@ __device__ __forceinline__ void serial_load_balance(const int* starts, merge_ran
 // b_end) under policy `bounds` (Lower: lower bound, Upper: upper bound). Each needle taken records
 // its bound, the haystack position reached (tile-local, counted from `haystack_first`), in
 // bounds_out[needle] (shared memory). keys_shared must be readable at range.b_end (tile + 1 slots).
-// The walk also checks the order of each input as it goes: every key it reads after a key it took
-// is compared with that key (while inside the taken key's input), so that walks which together
-// cover a tile check every adjacent pair in it, at one comparison a step and no extra shared
-// memory reads. Returns STATUS_FIRST_UNSORTED / STATUS_SECOND_UNSORTED for the pairs of the
-// needles / the haystack found out of order.
+// Returns whether a key the walk took orders before the key it took just before (one compare a
+// step, in registers): under a strict weak order, sorted inputs never do, and a pair out of order
+// in either input with both keys inside the walk always makes some step do so.
 template <bounds_t bounds, int VT, typename key_t, typename comp_t>
-__device__ __forceinline__ unsigned serial_search(const key_t* keys_shared, merge_range& range, int haystack_first,
-                                                  comp_t comp, int* bounds_out) {
+__device__ __forceinline__ bool serial_search(const key_t* keys_shared, merge_range& range, int haystack_first,
+                                              comp_t comp, int* bounds_out) {
   const int count = min(VT, range.total());
   key_t a_key = keys_shared[range.a_begin];
   key_t b_key = keys_shared[range.b_begin];
-  bool needles_descend = false, haystack_descends = false;
+  key_t last_taken = a_key;
+  bool inverted = false;
 #pragma unroll
   for (int i = 0; i < VT; ++i) {
     if (i >= count) break;
     const bool p = merge_predicate<bounds>(a_key, b_key, range, comp);
     if (p) bounds_out[range.a_begin] = range.b_begin - haystack_first;
+    const key_t taken = p ? a_key : b_key;
+    if (i > 0) inverted |= comp(taken, last_taken);
+    last_taken = taken;
     const int index = (p ? range.a_begin : range.b_begin) + 1;
     const key_t next = keys_shared[index];
-    const bool descends = index < (p ? range.a_end : range.b_end) && comp(next, p ? a_key : b_key);
-    needles_descend |= p & descends;
-    haystack_descends |= !p & descends;
     if (p) {
       a_key = next;
       range.a_begin = index;
@@ -174,7 +173,7 @@ __device__ __forceinline__ unsigned serial_search(const key_t* keys_shared, merg
       range.b_begin = index;
     }
   }
-  return (needles_descend ? STATUS_FIRST_UNSORTED : 0u) | (haystack_descends ? STATUS_SECOND_UNSORTED : 0u);
+  return inverted;
 }
 
 }  // namespace twophase

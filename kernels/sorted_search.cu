@@ -117,8 +117,8 @@ extern "C" __global__ void __launch_bounds__(TP_NT, SEARCH_TILE_MIN_BLOCKS)
   unsigned bits =
       twophase::tile_start_unsorted(keys_shared, predecessors, a0, a_cnt, b0, tile_cnt, key_compare());
 
-  // Phase 1 inside the tile, then VT serial search steps per thread, checking the keys' order as
-  // they go. Each merge path lies within the tile's ranges and the walk never takes from an
+  // Phase 1 inside the tile, then VT serial search steps per thread, checking the order of the
+  // keys they take. Each merge path lies within the tile's ranges and the walk never takes from an
   // exhausted side, for any comparator.
   __shared__ int warp_walk_starts[NT / 32];
   const int diag = min(VT * tid, tile_cnt);
@@ -126,23 +126,41 @@ extern "C" __global__ void __launch_bounds__(TP_NT, SEARCH_TILE_MIN_BLOCKS)
                                                           key_compare());
   twophase::publish_walk_start(warp_walk_starts, mp);
   twophase::merge_range range = {mp, a_cnt, a_cnt + diag - mp, tile_cnt};
-  bits |= twophase::serial_search<SEARCH_BOUNDS, VT>(keys_shared, range, a_cnt, key_compare(), bounds_shared);
+  const int b_start = a_cnt + diag - mp;
+  if (twophase::serial_search<SEARCH_BOUNDS, VT>(keys_shared, range, a_cnt, key_compare(), bounds_shared)) {
+    // Rare: name the input with a pair out of order among the keys this walk took, else the
+    // comparator.
+    const unsigned named = twophase::run_unsorted(keys_shared, mp + 1, range.a_begin - 1, 0, a_cnt,
+                                                  twophase::STATUS_FIRST_UNSORTED, key_compare()) |
+                           twophase::run_unsorted(keys_shared, b_start + 1, range.b_begin - 1, a_cnt, tile_cnt,
+                                                  twophase::STATUS_SECOND_UNSORTED, key_compare());
+    bits |= named != 0 ? named : twophase::STATUS_ORDER_INCONSISTENT;
+  }
+  // The pair of each input across this walk's start: with the walks' own pairs, every adjacent
+  // pair of the tile when the walks tile it exactly.
+  if (0 < mp && mp < a_cnt && key_compare()(keys_shared[mp], keys_shared[mp - 1])) {
+    bits |= twophase::STATUS_FIRST_UNSORTED;
+  }
+  if (a_cnt < b_start && b_start < tile_cnt && key_compare()(keys_shared[b_start], keys_shared[b_start - 1])) {
+    bits |= twophase::STATUS_SECOND_UNSORTED;
+  }
   const int next_in_warp = twophase::walk_start_down_warp(mp);
   // One barrier: the bounds' stores before their loads, and each warp's first start before lane
   // 31 of the warp before reads it.
   __syncthreads();
   // Walks that ended where the next began covered every key of the tile, so together they
   // checked every adjacent pair. Where a walk did not (unsorted keys or an inconsistent
-  // comparator), the keys between its end and the next walk's start, in the input it fell short
-  // in, were taken by no walk: this thread checks their pairs itself.
+  // comparator), this thread checks, in each input, the pair across its walk's end (which the
+  // next walk's start check no longer covers) and the pairs of the keys between its end and the
+  // next walk's start, which no walk took.
   if (VT * (tid + 1) < tile_cnt) {
     const int next_a = twophase::next_walk_start(warp_walk_starts, next_in_warp);
     if (next_a != range.a_begin) {
       const int next_b = a_cnt + VT * (tid + 1) - next_a;
       bits |= twophase::STATUS_ORDER_INCONSISTENT |
-              twophase::run_unsorted(keys_shared, range.a_begin + 1, next_a, 0, a_cnt,
+              twophase::run_unsorted(keys_shared, range.a_begin, max(next_a, range.a_begin), 0, a_cnt,
                                      twophase::STATUS_FIRST_UNSORTED, key_compare()) |
-              twophase::run_unsorted(keys_shared, range.b_begin + 1, next_b, a_cnt, tile_cnt,
+              twophase::run_unsorted(keys_shared, range.b_begin, max(next_b, range.b_begin), a_cnt, tile_cnt,
                                      twophase::STATUS_SECOND_UNSORTED, key_compare());
     }
   }
@@ -155,7 +173,8 @@ extern "C" __global__ void __launch_bounds__(TP_NT, SEARCH_TILE_MIN_BLOCKS)
   for (int i = 0; i < VT; ++i) {
     const int idx = NT * i + tid;
     if (idx < a_cnt) {
-      const int bound = min(max(bounds_shared[idx], 0), b_cnt);
+      // One unsigned min: a negative slot wraps past b_cnt and lands on it.
+      const int bound = (int)min((unsigned)bounds_shared[idx], (unsigned)b_cnt);
       out[a0 + idx] = (index_type)(b0 + (size_type)bound);
     }
   }
