@@ -31,6 +31,16 @@ struct load_balance_shared {
   int segments[NV];
 };
 
+// The unsigned type of a tile's start offsets: 32-bit for 32-bit indices, else 64-bit.
+template <int INDEX_BYTES>
+struct tile_offset {
+  typedef size_type type;
+};
+template <>
+struct tile_offset<4> {
+  typedef unsigned type;
+};
+
 // The load-balancing merge path of boundary p: min(p * spacing, total + num_segments).
 __device__ __forceinline__ size_type load_balance_diagonal(size_type p, size_type spacing, size_type count) {
   const size_type diag = p * spacing;
@@ -87,12 +97,17 @@ __device__ __forceinline__ void cta_load_balance(const index_t* __restrict__ sca
     const int idx = NT * i + tid;
     if (idx < b_cnt) loaded[i] = scan[b0 + idx];
   }
+  // Each start relative to a0, wrapping past a_cnt when below a0. With 32-bit indices the
+  // arithmetic is 32-bit and as exact (every start and a1 are below 2^32, so a start below a0
+  // wraps to at least 2^32 - a0 > a_cnt); 64-bit compares cost about 19 instructions a start.
+  using offset_t = typename tile_offset<sizeof(index_t)>::type;
 #pragma unroll
   for (int i = 0; i < VT; ++i) {
     const int idx = NT * i + tid;
     if (idx < b_cnt) {
-      const size_type start = (size_type)loaded[i] - a0;  // wraps past a_cnt when below a0
-      bad_scan |= start > (size_type)a_cnt || (b0 + idx == 0 && start != 0);
+      const offset_t start = (offset_t)loaded[i] - (offset_t)a0;
+      bad_scan |= start > (offset_t)a_cnt;
+      if (i == 0 && tid == 0) bad_scan |= b0 == 0 && start != 0;  // scan[0] == 0
       shared.starts[1 + idx] = (int)start;
     }
   }

@@ -177,8 +177,11 @@ __device__ __forceinline__ unsigned run_unsorted(const keys_it& keys, int first,
 // (walk_start_down_warp, every lane of the warp calling), and to lane 31 through one shared slot
 // a warp (`slots`, NT / 32 ints), which lane 0 fills (publish_walk_start). next_walk_start reads it
 // past a barrier that follows every publish. (The slots are taken as a shared array, not a
-// pointer: a generic pointer cost the two-way pass of a user comparator 32 registers.)
-constexpr int WARP_THREADS = 32;
+// pointer: a generic pointer cost the two-way pass of a user comparator 32 registers; the thread
+// index is read as a signed int for the same reason.)
+
+// The threads of a warp (an enumerator: a constant that a program does not use draws no warning).
+enum : int { WARP_THREADS = 32 };
 
 template <int WARPS>
 __device__ __forceinline__ void publish_walk_start(int (&slots)[WARPS], int start) {
