@@ -104,9 +104,8 @@ pub struct MergesortTuning {
     /// (two merge levels in shared memory), so it replaces two two-way passes.
     pub quad_threads: u32,
     /// Smallest sort that uses the four-way passes: each four-way pass pays a partition whose
-    /// cuts are chains of dependent scattered loads (on an H100 about 50-65 us a pass at 2^27
-    /// keys, and a fixed latency of tens of microseconds at any size), so it only pays where one
-    /// two-way pass moves much more than that.
+    /// cuts are chains of dependent scattered loads (a fixed latency at any size), so it only
+    /// pays where one two-way pass moves much more than that (docs/tuning.md).
     pub four_way_min_keys: usize,
     /// Lanes of a warp that run one partition search together, a two-way pass boundary (or
     /// four-way sample) or a four-way cut's coarse search: a power of two up to 32, or 0 for
@@ -199,55 +198,9 @@ impl MergesortTuning {
         }
     }
 
-    /// The tuning shipped for keys of `key_bytes` and values of `value_bytes` (0 for keys only),
-    /// from the H100 sweeps in docs/mergesort.md. The time is about (1 + merge passes) reads and
-    /// writes of the data, and each doubling of the block tile saves one pass, so block tiles are
-    /// as large as static shared memory (48 KB: NV + 1 keys, plus NV tile positions with values)
-    /// allows, with VT odd so that the thread-order transposes through shared memory are free of
-    /// bank conflicts. The passes use fewer threads than a 512-thread block sort: a 512-thread
-    /// pass tile at 64 registers a thread fits only two blocks (half the warps) on an SM.
-    /// - 4-byte keys: 512 x 23 block sort (11776 keys, 47 KB), passes of 128 x 23: 7.61 ms at
-    ///   2^27 against 7.70 with 512-thread passes, 7.81 with 256-thread passes, and 7.90 for a
-    ///   256 x 23 block sort (one more pass), 8.00 for 256 x 15, 8.22 for 1024 x 11.
-    /// - 8-byte keys: 256 x 23 (5888 keys, 47 KB): 14.02 ms; 128-thread passes 14.00, a 128 x 23
-    ///   block sort 14.40.
-    /// - 4-byte keys with 4-byte values: 512 x 11 block sort (5632 keys, 45 KB with the
-    ///   positions), passes of 256 x 11: 14.44 ms against 14.75 with 512-thread passes and
-    ///   15.25 for 256 x 23.
-    /// - 8-byte keys or values: 256 x 15 (3840 keys, 46 KB).
-    /// - Wider keys: 128 x 7.
-    ///
-    /// Four-way passes (`quad_threads` x VT tiles, from [`FOUR_WAY_MIN_BYTES`] of keys and
-    /// values), measured at 2^27 after the four-way partition's narrowed fine search
-    /// (docs/mergesort.md): the partition's cost falls with the number of cuts, the tile's rises
-    /// with its size, and the best balance differs per type.
-    /// - 4-byte keys: 512 threads (11776-key tiles): 7.20 ms against 7.51 with 256 and 7.62 ms
-    ///   with two-way passes only.
-    /// - 8-byte keys: 128 threads: 10.72 ms against 11.19 with 256 and 13.99 two-way only.
-    /// - 4-byte keys with 4-byte values: 256 threads: 11.72 ms against 12.63 with 512 and 14.42
-    ///   two-way only.
-    /// - 8-byte pairs: 128 threads (not measured since; a 47 KB tile at 256).
-    ///
-    /// Lanes per four-way cut: 0, so that each sort picks them by its number of cuts
-    /// ([`quad_cut_lanes`]): at 2^27 one lane per cut was best for u64 keys and u32 pairs and
-    /// within 0.3% of the best for u32 keys, at 2^24 4-8 lanes were 12-13% faster than one, at 2^20
-    /// 32 lanes nearly twice as fast (docs/mergesort.md). Since the fine search became
-    /// a one-lane selection, lanes only shorten the coarse search: at 2^27 one, four
-    /// and the automatic lanes are within 0.7% for u32, one lane 2-3% ahead of four for u64 and
-    /// pairs; at 2^24 four lanes 2-3% ahead of one.
-    ///
-    /// Four-way tile registers: the counts the tiles compiled to before the 32-bit slice offsets, which
-    /// kept the blocks an SM that the sweeps above measured: 64 for 4-byte keys and for 4-byte
-    /// pairs (four 256-thread blocks), 96 for 8-byte keys (five 128-thread blocks; 96
-    /// measured as fast as 108).
-    ///
-    /// With the cheaper merge steps (docs/mergesort.md), 4-byte keys moved to a 1024 x 37
-    /// block sort (37888 keys, 148 KiB of dynamic shared memory, one block an SM), which leaves
-    /// 12 merge levels at 2^27, six four-way passes instead of seven, with 256 x 37 four-way
-    /// tiles. At 2^27: VT 33 5.01 ms, 35 4.92, 37 4.88, 39 4.87 (in one run; at 2^24 VT 37 took
-    /// 0.757 ms against 0.786 for 35 and 0.770 for 39), and 5.53 ms for 512 x 23 throughout; with
-    /// VT 33, 128 x 33 four-way tiles 5.30 ms and 512 x 33 ones 5.08 against 5.01 for 256 x 33,
-    /// 64 registers for the four-way tile (four blocks an SM) against 5.34 ms at 80 (three).
+    /// The tuning shipped for keys of `key_bytes` and values of `value_bytes` (0 for keys only).
+    /// Block tiles as large as shared memory allows (each doubling saves a pass), VT odd (no bank
+    /// conflicts), passes and four-way tiles sized per type; the sweeps are in docs/tuning.md.
     /// Devices that cannot give a block 148 KiB get
     /// [`within_static_shared`](Self::within_static_shared).
     pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
@@ -275,19 +228,16 @@ impl MergesortTuning {
     }
 
     /// The best measured tuning whose block sort and four-way tile fit in 48 KiB of shared memory
-    /// (every CUDA GPU):
-    /// for 4-byte keys a 512 x 23 block sort and 512 x 23 four-way tiles (5.53 ms at 2^27 on the
-    /// H100 against 4.88 for the 1024 x 37 block sort, which needs 148 KiB); the other types'
-    /// shipped tunings fit already.
+    /// (every CUDA GPU): for 4-byte keys a 512 x 23 block sort and four-way tiles; the other
+    /// types' shipped tunings fit already (docs/tuning.md).
     pub const fn within_static_shared(key_bytes: usize, value_bytes: usize) -> Self {
         Self::shipped(key_bytes, value_bytes, true)
     }
 
     /// The tuning the launches use for `count` keys: [`for_device`](Self::for_device), unless
     /// its block sort has fewer tiles than the device has SMs (`multiprocessors`), where
-    /// [`within_static_shared`](Self::within_static_shared)'s smaller tiles keep more SMs busy:
-    /// at 2^20 u32 keys the 1024 x 37 block sort has 28 tiles for 132 SMs and the sort took
-    /// 0.120 ms against 0.094 for 512 x 23 (H100).
+    /// [`within_static_shared`](Self::within_static_shared)'s smaller tiles keep more SMs busy
+    /// (docs/tuning.md).
     pub const fn for_launch(
         key_bytes: usize,
         value_bytes: usize,
@@ -306,11 +256,18 @@ impl MergesortTuning {
     const fn shipped(key_bytes: usize, value_bytes: usize, static_shared: bool) -> Self {
         let (threads, pass_threads, quad_threads, quad_registers, vt) =
             match (key_bytes, value_bytes) {
+                // The largest 4-byte tile in 48 KiB; 128-thread passes fit the most blocks.
                 (0..=4, 0) if static_shared => (512, 128, 512, 64, 23),
+                // 148 KiB, one block an SM: one pass fewer than 512 x 23; four-way tiles at 64
+                // registers keep four blocks an SM.
                 (0..=4, 0) => (1024, 128, 256, 64, 37),
+                // 47 KB; 128-thread four-way tiles at 96 registers, five blocks an SM.
                 (0..=8, 0) => (256, 256, 128, 96, 23),
+                // 45 KB with the tile positions; 256-thread passes and four-way tiles.
                 (0..=4, 1..=4) => (512, 256, 256, 64, 11),
+                // 46 KB.
                 (0..=8, 0..=8) => (256, 256, 128, 0, 15),
+                // Wider keys: small tiles, two-way passes only.
                 _ => (128, 128, 0, 0, 7),
             };
         MergesortTuning {
@@ -318,6 +275,7 @@ impl MergesortTuning {
             pass_threads,
             quad_threads,
             four_way_min_keys: FOUR_WAY_MIN_BYTES / (key_bytes + value_bytes),
+            // Picked per sort by its number of cuts (quad_cut_lanes).
             quad_cut_lanes: 0,
             quad_registers,
             vt,
@@ -412,25 +370,17 @@ impl MergesortScratch {
     }
 }
 
-/// Bytes of keys and values from which the shipped tunings sort with four-way passes. On the
-/// H100 (docs/mergesort.md), once the four-way cuts became a selection among the four runs,
-/// four-way passes won at 64 MiB: u32 keys at 2^24, 0.79 against 0.82 ms two-way
-/// only; they still lose at 4 MiB (every 2^20 sort: 0.15-0.20 against 0.09-0.14 ms), where the
-/// partitions' fixed latency dominates. (With the nested searches before, they won only from
-/// 128 MiB.)
+/// Bytes of keys and values from which the shipped tunings sort with four-way passes: on the
+/// H100 they win at 64 MiB and lose at 4 MiB, where the partitions' fixed latency dominates
+/// (docs/tuning.md).
 pub const FOUR_WAY_MIN_BYTES: usize = 1 << 26;
 
 /// Threads of a warp: a four-way cut's lanes vote within one.
 const WARP_LANES: u32 = 32;
 
 /// Four-way partition threads per SM that keep the memory system busy with the cuts' scattered
-/// loads: on the H100 (132 SMs) the fastest lane count at every measured size put 45-50
-/// thousand threads on the cuts (u32 keys at 2^27: 11.4k cuts, 4 lanes best; u32 pairs at 2^27:
-/// 47.6k cuts, 1 lane; u64 and pairs at 2^24: 5.7-6k cuts, 8 lanes; docs/mergesort.md). A u32
-/// tuning with VT 33 has 14.2k cuts at 2^27, where this picks 2 lanes: 4.879 ms against 4.860 for
-/// one lane and 5.07 for four, within the spread of the rule's other sizes. Measured
-/// when the lanes searched both phases of a cut; with the one-lane fine selection the
-/// rule's picks stayed within 0.7% of the best lane count at 2^27 and 2^24 (docs/mergesort.md).
+/// loads: on the H100 the fastest lane count at every measured size put 45-50 thousand threads
+/// on the cuts (docs/tuning.md).
 const QUAD_CUT_THREADS_PER_SM: usize = 384;
 
 /// Lanes per four-way cut for `cuts` cuts on a device of `multiprocessors` SMs: the most (a power
@@ -443,14 +393,8 @@ pub fn quad_cut_lanes(cuts: usize, multiprocessors: u32) -> u32 {
 }
 
 /// Two-way partition threads per SM (a pass's tile boundaries, or a four-way pass's samples) up
-/// to which each boundary is searched by a whole warp: on the H100 (docs/mergesort.md)
-/// 32 lanes took whole 2^20 sorts (90-360 boundaries a launch) from 0.092 to 0.075-0.079 ms
-/// (u32), 0.138 to 0.116-0.120 (u64) and 0.120 to 0.103-0.106 (u32 pairs), while 2-16 lanes on
-/// the 1.8k-14k boundaries of 2^24 and 2^27 sorts ranged from 2% faster (u32 at 2^24) to 4%
-/// slower (u64 and pairs at 2^24), and 2 lanes took the 2^27 u32 samples from 111 to 153 us.
-/// Where a two-way pass gets a warp a boundary, the tile blocks search their own two boundaries
-/// (2^20 u32 0.0792 -> 0.0721 ms, u64 0.1156 -> 0.1046, pairs 0.1103 -> 0.0948, one
-/// launch a pass fewer).
+/// to which each boundary is searched by a whole warp: much faster on the few boundaries of a
+/// small sort, slower or no faster on the thousands of a large one (docs/tuning.md).
 const BOUNDARY_SEARCH_THREADS_PER_SM: usize = 384;
 
 /// Lanes per two-way partition search for `boundaries` searches on a device of
@@ -477,9 +421,8 @@ fn lanes_within(threads_per_sm: usize, searches: usize, multiprocessors: u32) ->
 }
 
 /// Largest sort (bytes of keys and values) whose kernels are chained by programmatic dependent
-/// launch. On the H100, in alternating runs: 13-15% faster at 2^20 keys, 1.5-2.5% at 2^24 (64 and
-/// 128 MiB), the same for 2^27 u32 keys (512 MiB), and 1.2-1.3% slower for 2^27 u64 keys and u32
-/// pairs (1 GiB), so it stops between the sizes measured faster and the one measured the same.
+/// launch: between the sizes it made faster on the H100 and the first it did not
+/// (docs/tuning.md).
 pub const PDL_MAX_BYTES: usize = 256 << 20;
 
 /// Words per four-way cut (kernels/mergesort.cu): the counts taken from X, from run 0 and from
