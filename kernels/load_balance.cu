@@ -4,14 +4,6 @@
 
 using twophase::size_type;
 
-// Wait for the partition kernel when launched as its programmatic dependent (sm_90+); a no-op
-// when launched normally.
-__device__ __forceinline__ void twophase_wait_partitions() {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-
 // Boundaries per partition block; blocks overlap by one (partition.cuh, overlapped_boundary).
 constexpr int LBS_PARTITION_GROUPS = TP_PARTITION_NT;
 
@@ -23,9 +15,7 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_lbs_partition(const index_type* __restrict__ scan, size_type num_segments, size_type total,
                            size_type spacing, size_type num_partitions, size_type* __restrict__ partitions,
                            unsigned long long* status, unsigned long long* repair, unsigned generation) {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
+  twophase::pdl_launch_dependents();
   __shared__ size_type paths[LBS_PARTITION_GROUPS];
   const twophase::input_check check = {status, repair, generation};
   const int group = threadIdx.x;
@@ -116,7 +106,7 @@ extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)
                       index_type* __restrict__ ranks, unsigned long long* status, unsigned long long* repair,
                       unsigned generation) {
   TWOPHASE_LBS_TILE_SHARED;
-  twophase_wait_partitions();
+  twophase::pdl_wait();  // the partitions
   const twophase::input_check check = {status, repair, generation};
   segments_op op = {segments, ranks};
   twophase::cta_load_balance<TP_NT, TP_VT>(scan, num_segments, total, partitions, check, shared, op);
@@ -129,7 +119,7 @@ extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)
                              value_type* __restrict__ out, unsigned long long* status, unsigned long long* repair,
                              unsigned generation) {
   TWOPHASE_LBS_TILE_SHARED;
-  twophase_wait_partitions();
+  twophase::pdl_wait();  // the partitions
   const twophase::input_check check = {status, repair, generation};
   expand_op op = {values, out};
   twophase::cta_load_balance<TP_NT, TP_VT>(scan, num_segments, total, partitions, check, shared, op);
@@ -144,7 +134,7 @@ extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)
                            size_type input_count, value_type* __restrict__ output, size_type output_count,
                            unsigned long long* status, unsigned long long* repair, unsigned generation) {
   TWOPHASE_LBS_TILE_SHARED;
-  twophase_wait_partitions();
+  twophase::pdl_wait();  // the partitions
   const twophase::input_check check = {status, repair, generation};
   move_op op = {gather, scatter, input, output, input_count, output_count, check};
   twophase::cta_load_balance<TP_NT, TP_VT>(scan, num_segments, total, partitions, check, shared, op);
@@ -156,7 +146,7 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
                           const size_type* __restrict__ partitions, twophase_op_args args,
                           unsigned long long* status, unsigned long long* repair, unsigned generation) {
   TWOPHASE_LBS_TILE_SHARED;
-  twophase_wait_partitions();
+  twophase::pdl_wait();  // the partitions
   const twophase::input_check check = {status, repair, generation};
   user_op op = {args};
   twophase::cta_load_balance<TP_NT, TP_VT>(scan, num_segments, total, partitions, check, shared, op);

@@ -13,11 +13,7 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
                              size_type b_count, size_type spacing, size_type num_partitions,
                              size_type* __restrict__ partitions, unsigned long long* status,
                              unsigned long long* repair, unsigned generation) {
-#if __CUDA_ARCH__ >= 900
-  // Programmatic dependent launch: let the tile kernel's blocks be scheduled now; they wait in
-  // griddepcontrol.wait until this grid has completed and its writes are visible.
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
+  twophase::pdl_launch_dependents();  // the tile kernel's blocks wait for this grid's partitions
   __shared__ size_type paths[TP_PARTITION_NT];
   const twophase::input_check check = {status, repair, generation};
   const int group = threadIdx.x;
@@ -56,11 +52,7 @@ extern "C" __global__ void __launch_bounds__(TP_NT, TP_MIN_BLOCKS)
   static_assert(SMEM_BYTES <= 48 * 1024, "tile too large for static shared memory");
   __shared__ __align__(16) unsigned char smem[SMEM_BYTES];
 
-#if __CUDA_ARCH__ >= 900
-  // Launched as a programmatic dependent of the partition kernel: wait for its partitions. A
-  // no-op when launched normally.
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
+  twophase::pdl_wait();  // the partition kernel's partitions
   const twophase::input_check check = {status, repair, generation};
   const size_type tile = blockIdx.x;
   const size_type total = a_count + b_count;

@@ -13,10 +13,8 @@ using twophase::size_type;
 // the partitions the previous tile kernel reads), then lets its own dependent be scheduled.
 // Both are no-ops for a kernel launched normally.
 __device__ __forceinline__ void follow_previous_kernel() {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
+  twophase::pdl_wait();
+  twophase::pdl_launch_dependents();
 }
 
 // Shared memory of one block-sort tile (dynamic: the host passes BYTES, MergesortTuning::

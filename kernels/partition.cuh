@@ -170,6 +170,23 @@ __device__ __forceinline__ unsigned run_unsorted(const keys_it& keys, int first,
   return 0;
 }
 
+// ---- Programmatic dependent launch (sm_90+; both no-ops in a kernel launched normally). ----
+
+// Let the next kernel's blocks be scheduled now: they wait in pdl_wait until this grid has
+// completed and its writes are visible.
+__device__ __forceinline__ void pdl_launch_dependents() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// Wait for the kernel this one was launched as a programmatic dependent of.
+__device__ __forceinline__ void pdl_wait() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 // ---- In-tile walk check: thread merge paths that tile their merge exactly. ----
 
 // Where each thread's serial walk of an in-tile merge starts, told to the thread before it, so

@@ -31,9 +31,7 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
                               const key_type* __restrict__ haystack, size_type haystack_count, size_type spacing,
                               size_type num_partitions, size_type* __restrict__ partitions,
                               unsigned long long* status, unsigned long long* repair, unsigned generation) {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
+  twophase::pdl_launch_dependents();
   __shared__ size_type paths[SEARCH_PARTITION_GROUPS];
   const twophase::input_check check = {status, repair, generation};
   const int group = threadIdx.x;
@@ -84,9 +82,7 @@ extern "C" __global__ void __launch_bounds__(TP_NT, SEARCH_TILE_MIN_BLOCKS)
   key_type* keys_shared = reinterpret_cast<key_type*>(smem);
   int* bounds_shared = reinterpret_cast<int*>(smem + SEARCH_KEY_BYTES);
 
-#if __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
+  twophase::pdl_wait();  // the partitions
   const twophase::input_check check = {status, repair, generation};
   const int tid = threadIdx.x;
   const size_type tile = blockIdx.x;
