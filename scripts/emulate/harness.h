@@ -1,4 +1,4 @@
-//! What the harnesses share: a seeded generator, the partition grid, the status words, the sizes around a tile, and two key runs in ten shapes.
+//! What the harnesses share: a seeded generator, the partition grid, the status words, the sizes around a tile, and two key runs in twelve shapes.
 #pragma once
 #include <algorithm>
 #include <cstdlib>
@@ -53,14 +53,22 @@ enum run_shape {
   B_PAIR_SWAPPED,    // b likewise
   A_SPAN_REVERSED,   // a sorted but a span of 2 to 200 keys reversed (walks miss around it)
   B_SPAN_REVERSED,   // b likewise
+  A_FEW_B_SWAPPED,   // a holds 0 to 3 keys (none: no needles), b the rest, one adjacent pair swapped
+  B_FEW_A_REVERSED,  // b holds 0 to 3 keys, a the rest, descending
   RUN_SHAPES
 };
 
-// Two runs for an input of about n keys: a holds ceil(n / 2) keys, b n / 2 + 1, in `shape`.
+// Two runs for an input of n + 1 keys in `shape`: a holds ceil(n / 2) keys and b n / 2 + 1, or,
+// in the uneven shapes, one of them 0 to 3 keys and the other the rest.
 template <typename key_t>
 void two_runs(std::mt19937_64& rng, size_t n, int shape, std::vector<key_t>& a, std::vector<key_t>& b) {
-  a.assign(n / 2 + (n & 1), key_t());
-  b.assign(n / 2 + 1, key_t());
+  constexpr size_t FEW_KEYS = 4;  // the uneven shapes' short run holds fewer
+  const size_t short_keys = std::min<size_t>(rng() % FEW_KEYS, n + 1);
+  const size_t a_keys = shape == A_FEW_B_SWAPPED    ? short_keys
+                        : shape == B_FEW_A_REVERSED ? n + 1 - short_keys
+                                                    : n / 2 + (n & 1);
+  a.assign(a_keys, key_t());
+  b.assign(n + 1 - a_keys, key_t());
   const bool few = shape == FEW_RANDOM || shape == FEW_SORTED;
   for (auto& x : a) x = (key_t)(few ? rng() % 4 : rng());
   for (auto& x : b) x = (key_t)(few ? rng() % 4 : rng());
@@ -68,13 +76,13 @@ void two_runs(std::mt19937_64& rng, size_t n, int shape, std::vector<key_t>& a, 
     std::sort(a.begin(), a.end());
     std::sort(b.begin(), b.end());
   }
-  if (shape == A_REVERSED) std::reverse(a.begin(), a.end());
+  if (shape == A_REVERSED || shape == B_FEW_A_REVERSED) std::reverse(a.begin(), a.end());
   if (shape == B_ENDS_SWAPPED && b.size() > 2) std::swap(b[0], b[b.size() - 1]);
   if (shape == A_PAIR_SWAPPED && a.size() > 2) {
     const size_t i = rng() % (a.size() - 1);
     std::swap(a[i], a[i + 1]);
   }
-  if (shape == B_PAIR_SWAPPED && b.size() > 2) {
+  if ((shape == B_PAIR_SWAPPED && b.size() > 2) || (shape == A_FEW_B_SWAPPED && b.size() >= 2)) {
     const size_t i = rng() % (b.size() - 1);
     std::swap(b[i], b[i + 1]);
   }
