@@ -70,10 +70,7 @@ __device__ __forceinline__ void cta_sort(key_t (&keys)[VT], int (&ids)[VT], int 
       // Its start: from the next lane, or, for lane 31 (whose next thread shares its pair only
       // once pairs span warps), from the next warp's slot, visible after one more barrier.
       const bool has_next = ((tid + 1) & (coop - 1)) != 0 && first + VT < a_begin + pair_count;
-      const int next_in_warp = walk_start_down_warp(start);
-      if (coop > WARP_THREADS) __syncthreads();
-      const int next_start = has_next ? next_walk_start(warp_walk_starts, next_in_warp) : 0;
-      if (!walks_tile_exactly(next_start, range.a_begin, has_next)) {
+      if (!walks_tile_exactly(warp_walk_starts, start, range.a_begin, has_next, coop > WARP_THREADS)) {
         if (!checked || diag < pair_count) {
           concatenate<VT, checked>(keys_shared, a_begin, a_cnt, a_begin + a_cnt, diag, pair_count - diag, keys,
                                    sources);

@@ -902,10 +902,7 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
     bool exact = false;
     if constexpr (CHECK_ORDER) {
       const bool has_next = tid < pieces && (in_x ? tid + 1 < x_pieces : tid + 1 < pieces);
-      const int next_in_warp = twophase::walk_start_down_warp(base + mp);
-      __syncthreads();  // every publish before the slots are read
-      const int next_start = has_next ? twophase::next_walk_start(warp_walk_starts, next_in_warp) : 0;
-      exact = twophase::walks_tile_exactly(next_start, range.a_begin, has_next);
+      exact = twophase::walks_tile_exactly(warp_walk_starts, base + mp, range.a_begin, has_next);
       if (!exact) {
         // Each part unmerged: its R0 (R2) slice, then its R1 (R3) slice.
         if (tid < pieces) {
@@ -939,10 +936,7 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
   bool exact = false;
   if constexpr (CHECK_ORDER) {
     const bool has_next = VT * (tid + 1) < tile_cnt;
-    const int next_in_warp = twophase::walk_start_down_warp(mp);
-    __syncthreads();  // every publish before the slots are read
-    const int next_start = has_next ? twophase::next_walk_start(warp_walk_starts, next_in_warp) : 0;
-    exact = twophase::walks_tile_exactly(next_start, range.a_begin, has_next);
+    exact = twophase::walks_tile_exactly(warp_walk_starts, mp, range.a_begin, has_next);
     if (!exact) {
       // The two parts unmerged: X's, then Y's.
       if (!checked || diag < tile_cnt) {

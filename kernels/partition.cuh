@@ -217,12 +217,19 @@ __device__ __forceinline__ int next_walk_start(const int (&slots)[WARPS], int ne
   return tid % WARP_THREADS != WARP_THREADS - 1 ? next_in_warp : slots[tid / WARP_THREADS + 1];
 }
 
-// Whether every thread's serial walk of its in-tile merge ended where the next thread's starts
-// (`next`, from next_walk_start; `end` is this thread's A position after its walk, in the same
-// coordinates; `has_next` whether the next thread walks the same merge and has outputs), so that
-// the threads' outputs are a permutation of the merges' inputs. Every thread of the block calls
-// (one barrier); the same answer in every thread.
-__device__ __forceinline__ bool walks_tile_exactly(int next, int end, bool has_next) {
+// Whether every thread's serial walk of its in-tile merge ended where the next thread's starts,
+// so that the threads' outputs are a permutation of the merges' inputs: `start` is where this
+// thread's walk started (published to `slots` before the walk, publish_walk_start), `end` its A
+// position after the walk, in the same coordinates; `has_next` whether the next thread walks the
+// same merge and has outputs. `spans_warps`: whether a next thread may lie in the next warp;
+// where none does, no slot is read and its barrier is skipped. Every thread of the block calls
+// (one or two barriers); the same answer in every thread.
+template <int WARPS>
+__device__ __forceinline__ bool walks_tile_exactly(const int (&slots)[WARPS], int start, int end, bool has_next,
+                                                   bool spans_warps = true) {
+  const int next_in_warp = walk_start_down_warp(start);
+  if (spans_warps) __syncthreads();  // every publish before the slots are read
+  const int next = has_next ? next_walk_start(slots, next_in_warp) : 0;
   return __syncthreads_or(has_next && next != end) == 0;
 }
 
