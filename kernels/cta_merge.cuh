@@ -96,7 +96,8 @@ __device__ __forceinline__ unsigned tile_unsorted_inputs(keys_it keys, int a_cnt
 }
 
 // The inputs a thread's walk found out of order, once its outputs or the pairs across its start
-// were (the rare path of cta_merge's CHECK_SORTED): the walk took A at tile positions
+// were (the rare path of cta_merge's CHECK_SORTED and of the sorted search's order check; a
+// search walk takes keys as a merge does): the walk took A at tile positions
 // [a_first, a_last) and B at [b_first, b_last). Every pair of each input among those positions,
 // the pair before each and the pair after each is checked. A strict weak order merges sorted runs
 // into sorted outputs, and a serial merge never takes a key before a smaller one of the other

@@ -121,24 +121,18 @@ extern "C" __global__ void __launch_bounds__(TP_NT, SEARCH_TILE_MIN_BLOCKS)
   const int mp = twophase::merge_path<SEARCH_BOUNDS, int>(keys_shared, a_cnt, keys_shared + a_cnt, b_cnt, diag,
                                                           key_compare());
   twophase::publish_walk_start(warp_walk_starts, mp);
-  twophase::merge_range range = {mp, a_cnt, a_cnt + diag - mp, tile_cnt};
   const int b_start = a_cnt + diag - mp;
-  if (twophase::serial_search<SEARCH_BOUNDS, VT>(keys_shared, range, a_cnt, key_compare(), bounds_shared)) {
-    // Rare: name the input with a pair out of order among the keys this walk took, else the
-    // comparator.
-    const unsigned named = twophase::run_unsorted(keys_shared, mp + 1, range.a_begin - 1, 0, a_cnt,
-                                                  twophase::STATUS_FIRST_UNSORTED, key_compare()) |
-                           twophase::run_unsorted(keys_shared, b_start + 1, range.b_begin - 1, a_cnt, tile_cnt,
-                                                  twophase::STATUS_SECOND_UNSORTED, key_compare());
-    bits |= named != 0 ? named : twophase::STATUS_ORDER_INCONSISTENT;
-  }
+  twophase::merge_range range = {mp, a_cnt, b_start, tile_cnt};
+  bool inverted = twophase::serial_search<SEARCH_BOUNDS, VT>(keys_shared, range, a_cnt, key_compare(), bounds_shared);
   // The pair of each input across this walk's start: with the walks' own pairs, every adjacent
   // pair of the tile when the walks tile it exactly.
-  if (0 < mp && mp < a_cnt && key_compare()(keys_shared[mp], keys_shared[mp - 1])) {
-    bits |= twophase::STATUS_FIRST_UNSORTED;
-  }
-  if (a_cnt < b_start && b_start < tile_cnt && key_compare()(keys_shared[b_start], keys_shared[b_start - 1])) {
-    bits |= twophase::STATUS_SECOND_UNSORTED;
+  if (0 < mp && mp < a_cnt) inverted |= key_compare()(keys_shared[mp], keys_shared[mp - 1]);
+  if (a_cnt < b_start && b_start < tile_cnt) inverted |= key_compare()(keys_shared[b_start], keys_shared[b_start - 1]);
+  // Rare: name the input with a pair out of order around the keys this walk took, else the
+  // comparator (as the merge does).
+  if (inverted) {
+    bits |= twophase::walk_inputs_unsorted(keys_shared, mp, range.a_begin, b_start, range.b_begin, a_cnt, tile_cnt,
+                                           key_compare());
   }
   const int next_in_warp = twophase::walk_start_down_warp(mp);
   // One barrier: the bounds' stores before their loads, and each warp's first start before lane
