@@ -22,7 +22,7 @@ use crate::program::{
 };
 
 /// `kernels/batcher.cu`: the block-sort, global-stage and fused-stride kernels of the network.
-pub const BATCHER_CU: &str = include_str!("../../../kernels/batcher.cu");
+pub const BATCHER_CU: &str = include_str!("../kernels/batcher.cu");
 /// Entry point sorting every tile in shared memory (all levels whose runs fit in a tile).
 pub const BATCHER_ENTRY_BLOCK: &str = "twophase_batcher_block";
 /// Entry point of one stage of a large level on global memory.

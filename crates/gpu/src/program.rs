@@ -14,22 +14,22 @@ use crate::error::GpuError;
 use crate::key::{cuda_value_type, DeviceKey};
 
 /// `kernels/partition.cuh`: phase 1 (merge path), twin of crates/partition.
-pub const PARTITION_CUH: &str = include_str!("../../../kernels/partition.cuh");
+pub const PARTITION_CUH: &str = include_str!("../kernels/partition.cuh");
 /// `kernels/serial.cuh`: phase 2 (serial merge), twin of crates/serial.
-pub const SERIAL_CUH: &str = include_str!("../../../kernels/serial.cuh");
+pub const SERIAL_CUH: &str = include_str!("../kernels/serial.cuh");
 /// `kernels/cta_merge.cuh`: one tile of a merge per CTA.
-pub const CTA_MERGE_CUH: &str = include_str!("../../../kernels/cta_merge.cuh");
+pub const CTA_MERGE_CUH: &str = include_str!("../kernels/cta_merge.cuh");
 /// `kernels/merge.cu`: the partition and tile kernels of the merge.
-pub const MERGE_CU: &str = include_str!("../../../kernels/merge.cu");
+pub const MERGE_CU: &str = include_str!("../kernels/merge.cu");
 
 /// Entry point of the merge's partition kernel.
 pub const MERGE_ENTRY_PARTITION: &str = "twophase_merge_partition";
 /// Entry point of the merge's tile kernel.
 pub const MERGE_ENTRY_TILE: &str = "twophase_merge_tile";
 /// `kernels/cta_mergesort.cuh`: the block sort of one tile per CTA.
-pub const CTA_MERGESORT_CUH: &str = include_str!("../../../kernels/cta_mergesort.cuh");
+pub const CTA_MERGESORT_CUH: &str = include_str!("../kernels/cta_mergesort.cuh");
 /// `kernels/mergesort.cu`: the block-sort, pass-partition and pass-tile kernels of the mergesort.
-pub const MERGESORT_CU: &str = include_str!("../../../kernels/mergesort.cu");
+pub const MERGESORT_CU: &str = include_str!("../kernels/mergesort.cu");
 /// Entry point of the mergesort's block sort.
 pub const MERGESORT_ENTRY_BLOCKSORT: &str = "twophase_blocksort";
 /// Entry point of a mergesort pass's partition kernel.
@@ -42,11 +42,11 @@ pub const MERGESORT_ENTRY_QUAD_PARTITION: &str = "twophase_mergesort_quad_partit
 pub const MERGESORT_ENTRY_QUAD_TILE: &str = "twophase_mergesort_quad_tile";
 
 /// `kernels/cta_load_balance.cuh`: one tile of a load-balancing search per CTA.
-pub const CTA_LOAD_BALANCE_CUH: &str = include_str!("../../../kernels/cta_load_balance.cuh");
+pub const CTA_LOAD_BALANCE_CUH: &str = include_str!("../kernels/cta_load_balance.cuh");
 /// `kernels/load_balance.cu`: the load-balancing partition kernel and its tile kernels.
-pub const LOAD_BALANCE_CU: &str = include_str!("../../../kernels/load_balance.cu");
+pub const LOAD_BALANCE_CU: &str = include_str!("../kernels/load_balance.cu");
 /// `kernels/sorted_search.cu`: the sorted search's partition and tile kernels.
-pub const SORTED_SEARCH_CU: &str = include_str!("../../../kernels/sorted_search.cu");
+pub const SORTED_SEARCH_CU: &str = include_str!("../kernels/sorted_search.cu");
 /// Entry point of the load-balancing partition kernel.
 pub const LOAD_BALANCE_ENTRY_PARTITION: &str = "twophase_lbs_partition";
 /// Entry point of the load-balancing tile kernel writing segment ids (and ranks).

@@ -23,7 +23,7 @@ use crate::status::{
 };
 
 /// `kernels/merge_textbook.cu`: the basic, tiled and circular-buffer merge kernels.
-pub const MERGE_TEXTBOOK_CU: &str = include_str!("../../../kernels/merge_textbook.cu");
+pub const MERGE_TEXTBOOK_CU: &str = include_str!("../kernels/merge_textbook.cu");
 /// Entry point of the basic merge (co-ranks and merge on global memory).
 pub const TEXTBOOK_ENTRY_BASIC: &str = "twophase_merge_basic";
 /// Entry point of the tiled merge (shared-memory tiles, reloaded every iteration).

@@ -18,6 +18,11 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
+// The README's example runs as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;
+
 /// Tie policy of a merge path search, as a type so that the policy is chosen at compile time.
 pub trait Bounds {
     /// `true` for [`Upper`]: on ties the B element comes first.
