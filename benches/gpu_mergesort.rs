@@ -137,6 +137,14 @@ fn shipped_only() -> bool {
     std::env::var_os(SHIPPED_ONLY_ENV).is_some()
 }
 
+/// Environment variable: when set, run only the rows of this kind (e.g. `u32-user`), sweeps
+/// included.
+const KIND_ENV: &str = "TWOPHASE_BENCH_KIND";
+
+fn kind_selected(kind: &str) -> bool {
+    std::env::var(KIND_ENV).map_or(true, |k| k == kind)
+}
+
 #[allow(clippy::too_many_arguments)] // The benchmark's knobs, each used once.
 fn bench<K, C>(
     gpu: &Gpu,
@@ -152,6 +160,9 @@ fn bench<K, C>(
     C: DeviceComparator<K>,
     rand::distributions::Standard: rand::distributions::Distribution<K>,
 {
+    if !kind_selected(kind) {
+        return;
+    }
     let sweep: &[Sweep] = if shipped_only() { &[] } else { sweep };
     let alternations = if shipped_only() { 0 } else { PDL_ALTERNATIONS };
     let stream = gpu.stream();
