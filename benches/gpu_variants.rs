@@ -18,7 +18,8 @@ use std::time::Instant;
 use rand::Rng;
 use rayon::prelude::*;
 use twophase::cpu;
-use twophase::gpu::{Gpu, Less, MergeScratch, MergeVariant, SortScratch, SortVariant};
+use twophase::gpu::{Gpu, Less, MergeScratch};
+use twophase::variants::{MergeVariant, SortScratch, SortVariant};
 use twophase_gpu::cudarc::driver::{sys, CudaSlice};
 
 /// Untimed runs before timing (module load, first touch, clock ramp).

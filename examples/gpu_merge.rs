@@ -1,12 +1,12 @@
 //! Example: merge two sorted vectors (keys, then key-value pairs) on the GPU if present, else on the CPU.
 //!
-//! `cargo run --release --example gpu_merge`. The `*_any` calls run on the default GPU when this
-//! machine has one and on the CPU backend (`twophase::cpu`) otherwise; a GPU that is present but
+//! `cargo run --release --example gpu_merge`. The crate-root calls (`twophase::merge`, ...) run on the default GPU
+//! when this machine has one and on the CPU backend (`twophase::cpu`) otherwise; a GPU that is present but
 //! fails returns its error instead of falling back. The result is checked against std either way.
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use twophase::gpu::{self, Backend, GpuError, Less};
+use twophase::{Backend, Error};
 
 /// Keys in each input: enough to fill a GPU with tiles, quick on two CPU cores.
 const KEYS_PER_INPUT: usize = 1 << 20;
@@ -22,8 +22,8 @@ fn sorted_keys(rng: &mut StdRng, n: usize) -> Vec<u32> {
     keys
 }
 
-fn main() -> Result<(), GpuError> {
-    let backend = match gpu::backend() {
+fn main() -> Result<(), Error> {
+    let backend = match twophase::backend() {
         Backend::Gpu => "the GPU (device 0)",
         Backend::Cpu => "the CPU backend (no usable GPU here)",
     };
@@ -34,7 +34,7 @@ fn main() -> Result<(), GpuError> {
     let b = sorted_keys(&mut rng, KEYS_PER_INPUT);
 
     // Keys only.
-    let merged = gpu::merge_any(&a, &b, &Less)?;
+    let merged = twophase::merge(&a, &b)?;
     let mut expected = [a.as_slice(), b.as_slice()].concat();
     expected.sort_unstable();
     assert_eq!(merged, expected, "merge differs from std");
@@ -49,7 +49,7 @@ fn main() -> Result<(), GpuError> {
     // its own order, which is exactly a stable sort of the concatenation.
     let a_vals: Vec<u32> = (0..a.len() as u32).collect();
     let b_vals: Vec<u32> = (a.len() as u32..(a.len() + b.len()) as u32).collect();
-    let (keys, vals) = gpu::merge_pairs_any(&a, &a_vals, &b, &b_vals, &Less)?;
+    let (keys, vals) = twophase::merge_pairs_by(&a, &a_vals, &b, &b_vals, &twophase::Less)?;
     let mut pairs: Vec<(u32, u32)> = a
         .iter()
         .zip(&a_vals)

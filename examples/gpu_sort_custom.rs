@@ -8,11 +8,13 @@
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use twophase::gpu::{self, Backend, CudaComparator, DeviceKey, GpuError};
+use twophase::bytemuck;
+use twophase::{Backend, CudaComparator, DeviceKey, Error};
 
 /// A particle: its grid cell, its id (its position before the sort) and its energy. `#[repr(C)]`
 /// with no padding, so the same bytes are the CUDA `struct particle` below.
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+#[bytemuck(crate = "twophase::bytemuck")]
 #[repr(C)]
 struct Particle {
     cell: u32,
@@ -33,8 +35,8 @@ const CELLS: u32 = 1 << 10;
 /// Seed of the generator, so that every run sorts the same particles.
 const SEED: u64 = 11;
 
-fn main() -> Result<(), GpuError> {
-    let backend = match gpu::backend() {
+fn main() -> Result<(), Error> {
+    let backend = match twophase::backend() {
         Backend::Gpu => "the GPU (device 0)",
         Backend::Cpu => "the CPU backend (no usable GPU here)",
     };
@@ -58,7 +60,7 @@ fn main() -> Result<(), GpuError> {
         "return a.cell < b.cell;",
         |a: &Particle, b: &Particle| a.cell < b.cell,
     );
-    gpu::mergesort_any(&mut particles, &by_cell)?;
+    twophase::sort_by(&mut particles, &by_cell)?;
 
     assert!(
         particles

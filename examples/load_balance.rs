@@ -8,7 +8,7 @@
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use twophase::gpu::{self, Backend, GpuError};
+use twophase::{Backend, Error};
 
 /// Vertices of the generated graph.
 const VERTICES: usize = 100_000;
@@ -24,8 +24,8 @@ fn degree(rng: &mut StdRng) -> usize {
     (u * u * u * MAX_DEGREE as f64) as usize
 }
 
-fn main() -> Result<(), GpuError> {
-    let backend = match gpu::backend() {
+fn main() -> Result<(), Error> {
+    let backend = match twophase::backend() {
         Backend::Gpu => "the GPU (device 0)",
         Backend::Cpu => "the CPU backend (no usable GPU here)",
     };
@@ -46,7 +46,7 @@ fn main() -> Result<(), GpuError> {
     let scan = &row_offsets[..VERTICES];
 
     // Every edge's source vertex and its rank in that vertex's adjacency list.
-    let sources = gpu::load_balance_search_with_ranks_any(scan, edges)?;
+    let sources = twophase::load_balance_search_with_ranks(scan, edges)?;
     let edge_list: Vec<(u32, u32)> = sources
         .iter()
         .zip(&columns)
@@ -74,7 +74,7 @@ fn main() -> Result<(), GpuError> {
         .windows(2)
         .map(|w| (w[1] - w[0]) as u32)
         .collect();
-    let edge_degrees = gpu::interval_expand_any(scan, &degrees, edges)?;
+    let edge_degrees = twophase::interval_expand(scan, &degrees, edges)?;
     assert!(edge_list
         .iter()
         .zip(&edge_degrees)

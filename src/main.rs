@@ -6,7 +6,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use twophase::gpu::{self, Backend, Less};
+use twophase::{Backend, Less};
 
 /// Keys per job unless `--n` says otherwise: large enough to fill a GPU, small enough for a laptop.
 const DEFAULT_KEYS: usize = 10_000_000;
@@ -75,17 +75,17 @@ fn main() -> ExitCode {
     expected.sort_unstable();
 
     let mut all_ok = true;
-    let backend = match gpu::backend() {
+    let backend = match twophase::backend() {
         Backend::Gpu => "gpu",
         Backend::Cpu => "cpu",
     };
-    if let Some(device) = gpu::default_gpu() {
+    if let Some(device) = twophase::gpu::default_gpu() {
         // Compile (or load from the disk cache) the kernels first, so the timings below are the
         // primitives' own: one call of each, the sort at the job's size since its tuning (and so
         // its program) depends on the size.
         let start = Instant::now();
-        let warm = gpu::mergesort_any(&mut keys.clone(), &Less)
-            .and_then(|()| gpu::merge_any(&keys[..1], &keys[1..2], &Less));
+        let warm = twophase::sort_by(&mut keys.clone(), &Less)
+            .and_then(|()| twophase::merge_by(&keys[..1], &keys[1..2], &Less));
         if let Err(e) = warm {
             eprintln!("twophase: GPU present but unusable: {e}");
             return ExitCode::FAILURE;
@@ -102,7 +102,7 @@ fn main() -> ExitCode {
 
     let mut sorted = keys.clone();
     let start = Instant::now();
-    if let Err(e) = gpu::mergesort_any(&mut sorted, &Less) {
+    if let Err(e) = twophase::sort_by(&mut sorted, &Less) {
         eprintln!("twophase: mergesort failed: {e}");
         return ExitCode::FAILURE;
     }
@@ -116,7 +116,7 @@ fn main() -> ExitCode {
     a.sort_unstable();
     b.sort_unstable();
     let start = Instant::now();
-    let merged = match gpu::merge_any(&a, &b, &Less) {
+    let merged = match twophase::merge_by(&a, &b, &Less) {
         Ok(merged) => merged,
         Err(e) => {
             eprintln!("twophase: merge failed: {e}");

@@ -25,7 +25,7 @@
 //!   `return a < b;`, or [`less`] / a closure on the CPU). It is then treated like any comparator
 //!   that is not a strict weak order: sorts and merges return a permutation of their input in
 //!   unspecified order (no key is lost or duplicated, nothing panics or reads out of bounds), and
-//!   the GPU and the backend-neutral `*_any` calls may report it as
+//!   the GPU and the backend-neutral crate-root calls may report it as
 //!   `GpuError::InvalidInput` (an unsorted input, or an inconsistent order).
 //!
 //! A CPU call on another `Ord` type that does not implement [`NaturalOrder`] uses the `_by`

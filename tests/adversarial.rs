@@ -1,7 +1,7 @@
 //! Adversarial GPU tests (need a CUDA GPU; run with --include-ignored): bad input gives a permutation, in-range indices or a named error, and the handle keeps working.
 //!
 //! Every primitive, host-slice and device-buffer forms, the free functions on the default GPU
-//! and the backend-neutral `*_any` calls, at sizes from 0 past 2^22 and at each kernel's tile
+//! and the backend-neutral crate-root calls, at sizes from 0 past 2^22 and at each kernel's tile
 //! boundaries (bounded by `TWOPHASE_TEST_SCALE`, see `common::checks::test_scale`), with: floats
 //! holding NaN under a partial order, unsorted merge inputs and needles, comparators that are
 //! not strict weak orders, bad scans, out-of-range positions, mismatched lengths, user keys whose
@@ -22,10 +22,12 @@ use rand::rngs::StdRng;
 use rand::Rng;
 use twophase::cpu::SearchBound as CpuBound;
 use twophase::gpu::{
-    self as tgpu, BatcherTuning, CudaComparator, DeviceComparator, DeviceKey, Gpu, GpuError, Less,
-    LoadBalanceOp, LoadBalanceTuning, MergeScratch, MergeTuning, MergeVariant, MergesortScratch,
-    MergesortTuning, SearchScratch, SortScratch, SortVariant, SortedSearchTuning,
-    TextbookMergeTuning, TotalOrder,
+    self as tgpu, CudaComparator, DeviceComparator, DeviceKey, Gpu, GpuError, Less, LoadBalanceOp,
+    LoadBalanceTuning, MergeScratch, MergeTuning, MergesortScratch, MergesortTuning, SearchScratch,
+    SortedSearchTuning, TotalOrder,
+};
+use twophase::variants::{
+    BatcherTuning, MergeVariant, SortScratch, SortVariant, TextbookMergeTuning,
 };
 use twophase_gpu::SearchBound;
 
@@ -202,7 +204,7 @@ fn concat<T: Copy>(a: &[T], b: &[T]) -> Vec<T> {
 enum Handle<'g> {
     /// A handle of the test's own.
     Own(&'g Gpu),
-    /// The process-wide default GPU of the free functions and the `*_any` calls.
+    /// The process-wide default GPU of the free functions and the crate-root calls.
     Default,
 }
 
@@ -547,8 +549,8 @@ fn floats_plain_calls_follow_the_total_order() {
                 "{case}: gpu::mergesort differs from std"
             );
             let mut got = input.clone();
-            tgpu::mergesort_any(&mut got, &TotalOrder).expect("mergesort_any");
-            assert!(same_bits(&got, &expected), "{case}: mergesort_any differs");
+            twophase::sort_by(&mut got, &TotalOrder).expect("sort_by");
+            assert!(same_bits(&got, &expected), "{case}: sort_by differs");
             let mut got = input.clone();
             gpu.mergesort(&mut got, &TotalOrder)
                 .expect("Gpu::mergesort");
@@ -626,14 +628,8 @@ fn floats_partial_order_sorts_keep_a_permutation() {
                 &case("gpu::mergesort_by"),
             );
             let mut got = input.clone();
-            let result = tgpu::mergesort_any(&mut got, &less);
-            check_sort(
-                Handle::Default,
-                result,
-                &got,
-                &input,
-                &case("mergesort_any"),
-            );
+            let result = twophase::sort_by(&mut got, &less);
+            check_sort(Handle::Default, result, &got, &input, &case("sort_by"));
             for variant in SortVariant::ALL {
                 let mut got = input.clone();
                 let result = gpu.sort_variant(variant, &mut got, &less);
@@ -645,8 +641,8 @@ fn floats_partial_order_sorts_keep_a_permutation() {
             let c = case("Gpu::mergesort_pairs");
             check_pairs_sort(own, result, (&keys, &vals), (&input, &values), &c);
             let (mut keys, mut vals) = (input.clone(), values.clone());
-            let result = tgpu::mergesort_pairs_any(&mut keys, &mut vals, &less);
-            let c = case("mergesort_pairs_any");
+            let result = twophase::sort_pairs_by(&mut keys, &mut vals, &less);
+            let c = case("sort_pairs_by");
             check_pairs_sort(
                 Handle::Default,
                 result,
@@ -713,13 +709,13 @@ fn floats_partial_order_merges_and_searches_stay_in_bounds() {
                     NAMES_MERGE_ANY,
                     &case("merge_by"),
                 );
-                let merged = tgpu::merge_any(&a, &b, &less);
+                let merged = twophase::merge_by(&a, &b, &less);
                 check_merge(
                     Handle::Default,
                     merged,
                     (&a, &b),
                     NAMES_MERGE_ANY,
-                    &case("merge_any"),
+                    &case("merge_by"),
                 );
                 for variant in MergeVariant::ALL {
                     let merged = gpu.merge_variant(variant, &a, &b, &less);
@@ -742,8 +738,8 @@ fn floats_partial_order_merges_and_searches_stay_in_bounds() {
                 let found = tgpu::sorted_search_by(&a, &b, CpuBound::Lower, &less);
                 let c = case("sorted_search_by");
                 check_indices(Handle::Default, found, b.len(), NAMES_SEARCH_ANY, &c);
-                let found = tgpu::sorted_search_any(&a, &b, CpuBound::Upper, &less);
-                let c = case("sorted_search_any");
+                let found = twophase::sorted_search_by(&a, &b, CpuBound::Upper, &less);
+                let c = case("sorted_search_by");
                 check_indices(Handle::Default, found, b.len(), NAMES_SEARCH_ANY, &c);
             }
         }
@@ -780,22 +776,16 @@ fn inconsistent_comparators_sorts_keep_a_permutation() {
                 &case("gpu::mergesort_by"),
             );
             let mut got = input.clone();
-            let result = tgpu::mergesort_any(&mut got, &comp);
-            check_sort(
-                Handle::Default,
-                result,
-                &got,
-                &input,
-                &case("mergesort_any"),
-            );
+            let result = twophase::sort_by(&mut got, &comp);
+            check_sort(Handle::Default, result, &got, &input, &case("sort_by"));
             let mut got = input.clone();
-            let result = tgpu::sort_variant(SortVariant::Batcher, &mut got, &comp);
+            let result = twophase::variants::sort_variant(SortVariant::Batcher, &mut got, &comp);
             check_sort(
                 Handle::Default,
                 result,
                 &got,
                 &input,
-                &case("gpu::sort_variant batcher"),
+                &case("twophase::variants::sort_variant batcher"),
             );
 
             let (mut keys, mut vals) = (input.clone(), values.clone());
@@ -813,8 +803,8 @@ fn inconsistent_comparators_sorts_keep_a_permutation() {
                 &c,
             );
             let (mut keys, mut vals) = (input.clone(), values.clone());
-            let result = tgpu::mergesort_pairs_any(&mut keys, &mut vals, &comp);
-            let c = case("mergesort_pairs_any");
+            let result = twophase::sort_pairs_by(&mut keys, &mut vals, &comp);
+            let c = case("sort_pairs_by");
             check_pairs_sort(
                 Handle::Default,
                 result,
@@ -824,8 +814,12 @@ fn inconsistent_comparators_sorts_keep_a_permutation() {
             );
             for variant in SortVariant::ALL {
                 let (mut keys, mut vals) = (input.clone(), values.clone());
-                let result = tgpu::sort_pairs_variant(variant, &mut keys, &mut vals, &comp);
-                let c = case(&format!("gpu::sort_pairs_variant {}", variant.name()));
+                let result =
+                    twophase::variants::sort_pairs_variant(variant, &mut keys, &mut vals, &comp);
+                let c = case(&format!(
+                    "twophase::variants::sort_pairs_variant {}",
+                    variant.name()
+                ));
                 check_pairs_sort(
                     Handle::Default,
                     result,
@@ -967,17 +961,20 @@ fn inconsistent_comparators_merges_and_searches_stay_in_bounds() {
 
             let merged = gpu.merge(&a, &b, &comp);
             check_merge(own, merged, (&a, &b), NAMES_MERGE_ANY, &case("Gpu::merge"));
-            let merged = tgpu::merge_any(&a, &b, &comp);
+            let merged = twophase::merge_by(&a, &b, &comp);
             check_merge(
                 Handle::Default,
                 merged,
                 (&a, &b),
                 NAMES_MERGE_ANY,
-                &case("merge_any"),
+                &case("merge_by"),
             );
             for variant in MergeVariant::ALL {
-                let merged = tgpu::merge_variant(variant, &a, &b, &comp);
-                let c = case(&format!("gpu::merge_variant {}", variant.name()));
+                let merged = twophase::variants::merge_variant(variant, &a, &b, &comp);
+                let c = case(&format!(
+                    "twophase::variants::merge_variant {}",
+                    variant.name()
+                ));
                 check_merge(Handle::Default, merged, (&a, &b), NAMES_MERGE_ANY, &c);
                 let merged = gpu.merge_pairs_variant(variant, &a, &av, &b, &bv, &comp);
                 let c = case(&format!("Gpu::merge_pairs_variant {}", variant.name()));
@@ -992,8 +989,8 @@ fn inconsistent_comparators_merges_and_searches_stay_in_bounds() {
                 NAMES_MERGE_ANY,
                 &c,
             );
-            let merged = tgpu::merge_pairs_any(&a, &av, &b, &bv, &comp);
-            let c = case("merge_pairs_any");
+            let merged = twophase::merge_pairs_by(&a, &av, &b, &bv, &comp);
+            let c = case("merge_pairs_by");
             check_merge_pairs(
                 Handle::Default,
                 merged,
@@ -1005,8 +1002,8 @@ fn inconsistent_comparators_merges_and_searches_stay_in_bounds() {
             let found: Result<Vec<u64>, _> = gpu.sorted_search(&a, &b, SearchBound::Lower, &comp);
             let c = case("Gpu::sorted_search");
             check_indices(own, found, b.len(), NAMES_SEARCH_ANY, &c);
-            let found = tgpu::sorted_search_any(&a, &b, CpuBound::Upper, &comp);
-            let c = case("sorted_search_any");
+            let found = twophase::sorted_search_by(&a, &b, CpuBound::Upper, &comp);
+            let c = case("sorted_search_by");
             check_indices(Handle::Default, found, b.len(), NAMES_SEARCH_ANY, &c);
 
             let c = case("Gpu::merge_device");
@@ -1222,12 +1219,12 @@ fn unsorted_merge_inputs_are_named() {
                 );
                 let merged = tgpu::merge_by(a, b, &Less);
                 expect_named(Handle::Default, merged, names, &case("gpu::merge_by"));
-                let merged = tgpu::merge_any(a, b, &Less);
-                expect_named(Handle::Default, merged, names, &case("merge_any"));
+                let merged = twophase::merge_by(a, b, &Less);
+                expect_named(Handle::Default, merged, names, &case("merge_by"));
                 let merged = gpu.merge_pairs(a, &av, b, &bv, &Less);
                 expect_named(own, merged, names, &case("Gpu::merge_pairs"));
-                let merged = tgpu::merge_pairs_any(a, &av, b, &bv, &Less);
-                expect_named(Handle::Default, merged, names, &case("merge_pairs_any"));
+                let merged = twophase::merge_pairs_by(a, &av, b, &bv, &Less);
+                expect_named(Handle::Default, merged, names, &case("merge_pairs_by"));
                 for variant in MergeVariant::ALL {
                     let c = case(&format!("Gpu::merge_variant {}", variant.name()));
                     let merged = gpu.merge_variant(variant, a, b, &Less);
@@ -1289,8 +1286,8 @@ fn unsorted_search_inputs_are_named() {
                     names,
                     &case("gpu::sorted_search_by"),
                 );
-                let found = tgpu::sorted_search_any(needles, haystack, CpuBound::Lower, &Less);
-                expect_named(Handle::Default, found, names, &case("sorted_search_any"));
+                let found = twophase::sorted_search_by(needles, haystack, CpuBound::Lower, &Less);
+                expect_named(Handle::Default, found, names, &case("sorted_search_by"));
                 let c = case("Gpu::sorted_search_device");
                 let found =
                     device_search(&gpu, &mut scratch, (needles, haystack), &Less, names, &c);
@@ -1403,34 +1400,29 @@ fn bad_scans_are_named() {
             NAMES_SCAN,
             &case("gpu::interval_move"),
         );
-        let found = tgpu::load_balance_search_any(&scan, total);
+        let found = twophase::load_balance_search(&scan, total);
         expect_named(
             Handle::Default,
             found,
             NAMES_SCAN,
-            &case("load_balance_search_any"),
+            &case("load_balance_search"),
         );
-        let found = tgpu::load_balance_search_with_ranks_any(&scan, total);
+        let found = twophase::load_balance_search_with_ranks(&scan, total);
         expect_named(
             Handle::Default,
             found,
             NAMES_SCAN,
-            &case("load_balance_search_with_ranks_any"),
+            &case("load_balance_search_with_ranks"),
         );
-        let expanded = tgpu::interval_expand_any(&scan, &values, total);
+        let expanded = twophase::interval_expand(&scan, &values, total);
         expect_named(
             Handle::Default,
             expanded,
             NAMES_SCAN,
-            &case("interval_expand_any"),
+            &case("interval_expand"),
         );
-        let moved = tgpu::interval_move_any(&scan, total, None, None, &input, &mut out);
-        expect_named(
-            Handle::Default,
-            moved,
-            NAMES_SCAN,
-            &case("interval_move_any"),
-        );
+        let moved = twophase::interval_move(&scan, total, None, None, &input, &mut out);
+        expect_named(Handle::Default, moved, NAMES_SCAN, &case("interval_move"));
         assert!(
             out.iter().all(|&x| x == POISON_U32),
             "{}: output written",
@@ -1581,13 +1573,9 @@ fn bad_positions_leave_the_output_unchanged() {
                     case("gpu::interval_move")
                 );
                 let moved =
-                    tgpu::interval_move_any(&scan, total, gather, scatter, &input, &mut out);
-                expect_named(Handle::Default, moved, names, &case("interval_move_any"));
-                assert!(
-                    out == before,
-                    "{}: output changed",
-                    case("interval_move_any")
-                );
+                    twophase::interval_move(&scan, total, gather, scatter, &input, &mut out);
+                expect_named(Handle::Default, moved, names, &case("interval_move"));
+                assert!(out == before, "{}: output changed", case("interval_move"));
 
                 // Device calls with u64 positions, so that usize::MAX reaches the kernel as is.
                 let scan64: Vec<u64> = scan.iter().map(|&s| s as u64).collect();
@@ -1680,10 +1668,21 @@ fn mismatched_lengths_are_errors() {
         }
         let merged = tgpu::merge_pairs(&a, &a_vals, &b, &bv, &Less);
         expect_mismatch(Handle::Default, merged, &case("gpu::merge_pairs"));
-        let merged = tgpu::merge_pairs_variant(MergeVariant::Basic, &a, &a_vals, &b, &bv, &Less);
-        expect_mismatch(Handle::Default, merged, &case("gpu::merge_pairs_variant"));
-        let merged = tgpu::merge_pairs_any(&a, &a_vals, &b, &bv, &Less);
-        expect_mismatch(Handle::Default, merged, &case("merge_pairs_any"));
+        let merged = twophase::variants::merge_pairs_variant(
+            MergeVariant::Basic,
+            &a,
+            &a_vals,
+            &b,
+            &bv,
+            &Less,
+        );
+        expect_mismatch(
+            Handle::Default,
+            merged,
+            &case("twophase::variants::merge_pairs_variant"),
+        );
+        let merged = twophase::merge_pairs_by(&a, &a_vals, &b, &bv, &Less);
+        expect_mismatch(Handle::Default, merged, &case("merge_pairs_by"));
 
         let (mut keys, mut vals) = (a.clone(), a_vals.clone());
         expect_mismatch(
@@ -1699,13 +1698,18 @@ fn mismatched_lengths_are_errors() {
                 sorted,
                 &case(&format!("Gpu::sort_pairs_variant {}", variant.name())),
             );
-            let sorted = tgpu::sort_pairs_variant(variant, &mut keys, &mut vals, &Less);
-            expect_mismatch(Handle::Default, sorted, &case("gpu::sort_pairs_variant"));
+            let sorted =
+                twophase::variants::sort_pairs_variant(variant, &mut keys, &mut vals, &Less);
+            expect_mismatch(
+                Handle::Default,
+                sorted,
+                &case("twophase::variants::sort_pairs_variant"),
+            );
         }
         let sorted = tgpu::mergesort_pairs(&mut keys, &mut vals, &Less);
         expect_mismatch(Handle::Default, sorted, &case("gpu::mergesort_pairs"));
-        let sorted = tgpu::mergesort_pairs_any(&mut keys, &mut vals, &Less);
-        expect_mismatch(Handle::Default, sorted, &case("mergesort_pairs_any"));
+        let sorted = twophase::sort_pairs_by(&mut keys, &mut vals, &Less);
+        expect_mismatch(Handle::Default, sorted, &case("sort_pairs_by"));
         assert!(keys == a, "{}: keys changed", case("free sorts"));
     }
 
@@ -1722,8 +1726,8 @@ fn mismatched_lengths_are_errors() {
         tgpu::interval_expand(&scan, &few_values, total),
         "gpu::interval_expand",
     );
-    let expanded = tgpu::interval_expand_any(&scan, &few_values, total);
-    expect_mismatch(Handle::Default, expanded, "interval_expand_any");
+    let expanded = twophase::interval_expand(&scan, &few_values, total);
+    expect_mismatch(Handle::Default, expanded, "interval_expand");
     let short_positions = &scan[..n - 1];
     for (what, gather, scatter) in [
         ("gather positions one short", Some(short_positions), None),
@@ -1732,12 +1736,8 @@ fn mismatched_lengths_are_errors() {
         let mut out = vec![POISON_U32; total];
         let moved = gpu.interval_move(&scan, total, gather, scatter, &input, &mut out);
         expect_mismatch(own, moved, &format!("Gpu::interval_move, {what}"));
-        let moved = tgpu::interval_move_any(&scan, total, gather, scatter, &input, &mut out);
-        expect_mismatch(
-            Handle::Default,
-            moved,
-            &format!("interval_move_any, {what}"),
-        );
+        let moved = twophase::interval_move(&scan, total, gather, scatter, &input, &mut out);
+        expect_mismatch(Handle::Default, moved, &format!("interval_move, {what}"));
         assert!(
             out.iter().all(|&x| x == POISON_U32),
             "interval_move, {what}: output written"
@@ -1746,12 +1746,8 @@ fn mismatched_lengths_are_errors() {
     let mut short_out = vec![POISON_U32; total - 1];
     let moved = gpu.interval_move(&scan, total, None, None, &input, &mut short_out);
     expect_mismatch(own, moved, "Gpu::interval_move, output one short");
-    let moved = tgpu::interval_move_any(&scan, total, None, None, &input, &mut short_out);
-    expect_mismatch(
-        Handle::Default,
-        moved,
-        "interval_move_any, output one short",
-    );
+    let moved = twophase::interval_move(&scan, total, None, None, &input, &mut short_out);
+    expect_mismatch(Handle::Default, moved, "interval_move, output one short");
 
     // Device calls.
     let mut merge_scratch = MergeScratch::new();
@@ -2026,9 +2022,9 @@ fn expect_compile_errors<K, C>(
             }),
         ),
         (
-            "gpu::mergesort_any",
+            "twophase::sort_by",
             Handle::Default,
-            Box::new(|| tgpu::mergesort_any(&mut keys.to_vec(), comp)),
+            Box::new(|| twophase::sort_by(&mut keys.to_vec(), comp)),
         ),
     ];
     for (call, on, run) in calls {

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use proptest::prelude::*;
 use twophase::cpu::{self, MergeTuning, MergesortTuning, SearchBound, SearchTuning};
-use twophase::gpu::{self, CudaComparator, DeviceComparator, GpuError, Less, TotalOrder};
+use twophase::{CudaComparator, DeviceComparator, Error as GpuError, Less, TotalOrder};
 use twophase_gpu::status::messages;
 
 /// The size of the input that checks a primitive at 2^22 keys (release CI runs debug tests, so
@@ -180,10 +180,10 @@ fn panic_message(f: impl FnOnce()) -> String {
 fn assert_next_valid_call_works() {
     let a: Vec<u32> = (0..100).map(|i| i * 2).collect();
     let b: Vec<u32> = (0..100).map(|i| i * 2 + 1).collect();
-    let merged = gpu::merge_any(&a, &b, &Less).expect("a valid merge after a failed call");
+    let merged = twophase::merge_by(&a, &b, &Less).expect("a valid merge after a failed call");
     assert_eq!(merged, (0..200).collect::<Vec<u32>>());
     let mut keys: Vec<u32> = (0..300).rev().collect();
-    gpu::mergesort_any(&mut keys, &Less).expect("a valid sort after a failed call");
+    twophase::sort_by(&mut keys, &Less).expect("a valid sort after a failed call");
     assert_eq!(keys, (0..300).collect::<Vec<u32>>());
 }
 
@@ -198,7 +198,7 @@ fn bits_of(v: &[f32]) -> Vec<u32> {
 
 #[test]
 fn no_gpu_here_so_any_calls_run_on_the_cpu() {
-    assert_eq!(gpu::backend(), gpu::Backend::Cpu);
+    assert_eq!(twophase::backend(), twophase::Backend::Cpu);
 }
 
 #[test]
@@ -212,8 +212,8 @@ fn floats_with_nan_sort_in_total_order_without_a_comparator() {
             cpu::mergesort(&mut keys);
             assert_eq!(bits_of(&keys), bits_of(&expected), "cpu::mergesort {n}");
             let mut keys = input.clone();
-            gpu::mergesort_any(&mut keys, &TotalOrder).expect("total order is consistent");
-            assert_eq!(bits_of(&keys), bits_of(&expected), "mergesort_any {n}");
+            twophase::sort_by(&mut keys, &TotalOrder).expect("total order is consistent");
+            assert_eq!(bits_of(&keys), bits_of(&expected), "sort_by {n}");
             // Values travel with their keys: the sorted pairs are std's stable sort.
             let mut keys = input.clone();
             let mut values: Vec<u32> = (0..n as u32).collect();
@@ -239,8 +239,8 @@ fn floats_with_nan_merge_and_search_in_total_order_without_a_comparator() {
                 bits_of(&expected),
                 "merge {n}"
             );
-            let any = gpu::merge_any(&a, &b, &TotalOrder).expect("sorted by total order");
-            assert_eq!(bits_of(&any), bits_of(&expected), "merge_any {n}");
+            let any = twophase::merge_by(&a, &b, &TotalOrder).expect("sorted by total order");
+            assert_eq!(bits_of(&any), bits_of(&expected), "merge_by {n}");
             let av: Vec<u32> = (0..a.len() as u32).collect();
             let bv: Vec<u32> = (0..b.len() as u32).collect();
             let (keys, _) = cpu::merge_pairs(&a, &av, &b, &bv);
@@ -258,7 +258,7 @@ fn floats_with_nan_merge_and_search_in_total_order_without_a_comparator() {
                     })
                     .collect();
                 assert_eq!(cpu::sorted_search(&needles, &haystack, bound), expected);
-                let any = gpu::sorted_search_any(&needles, &haystack, bound, &TotalOrder);
+                let any = twophase::sorted_search_by(&needles, &haystack, bound, &TotalOrder);
                 assert_eq!(any.expect("sorted by total order"), expected);
             }
         }
@@ -275,18 +275,18 @@ fn floats_with_nan_under_a_partial_order_stay_a_permutation() {
             cpu::mergesort_by(&mut keys, |a: &f32, b: &f32| a < b);
             assert_permutation(&keys, &[&input], "cpu::mergesort_by(<)");
             let mut keys = input.clone();
-            assert_ok_or_inconsistent(gpu::mergesort_any(&mut keys, &partial_f32()));
-            assert_permutation(&keys, &[&input], "mergesort_any(<)");
+            assert_ok_or_inconsistent(twophase::sort_by(&mut keys, &partial_f32()));
+            assert_permutation(&keys, &[&input], "sort_by(<)");
             let mut keys = input.clone();
             let mut values: Vec<u32> = (0..n as u32).collect();
-            assert_ok_or_inconsistent(gpu::mergesort_pairs_any(
+            assert_ok_or_inconsistent(twophase::sort_pairs_by(
                 &mut keys,
                 &mut values,
                 &partial_f32(),
             ));
             let pairs: Vec<(u32, u32)> = keys.iter().map(|k| k.to_bits()).zip(values).collect();
             let input_pairs: Vec<(u32, u32)> = input.iter().map(|k| k.to_bits()).zip(0..).collect();
-            assert_permutation(&pairs, &[&input_pairs], "mergesort_pairs_any(<)");
+            assert_permutation(&pairs, &[&input_pairs], "sort_pairs_by(<)");
         }
         for n in sizes(MergeTuning::TILE) {
             // Sorted by the total order: no adjacent pair is out of order under `<` either, so
@@ -295,8 +295,8 @@ fn floats_with_nan_under_a_partial_order_stay_a_permutation() {
             let b = total_sorted(rng.floats(n + 7, nan));
             let merged = cpu::merge_by(&a, &b, |x: &f32, y: &f32| x < y);
             assert_permutation(&merged, &[&a, &b], "cpu::merge_by(<)");
-            let merged = gpu::merge_any(&a, &b, &partial_f32()).expect("no pair out of order");
-            assert_permutation(&merged, &[&a, &b], "merge_any(<)");
+            let merged = twophase::merge_by(&a, &b, &partial_f32()).expect("no pair out of order");
+            assert_permutation(&merged, &[&a, &b], "merge_by(<)");
             // Unsorted floats with NaN under `<`: still a permutation from the CPU call.
             let (ua, ub) = (rng.floats(n, nan), rng.floats(n / 2, nan));
             let merged = cpu::merge_by(&ua, &ub, |x: &f32, y: &f32| x < y);
@@ -318,8 +318,8 @@ fn comparators_that_are_not_strict_weak_orders_give_permutations() {
             cpu::mergesort_by(&mut keys, |a, b| bad.is_less(a, b));
             assert_permutation(&keys, &[&input], &format!("cpu::mergesort_by {bad:?} {n}"));
             let mut keys = input.clone();
-            assert_ok_or_inconsistent(gpu::mergesort_any(&mut keys, &bad.comparator()));
-            assert_permutation(&keys, &[&input], &format!("mergesort_any {bad:?} {n}"));
+            assert_ok_or_inconsistent(twophase::sort_by(&mut keys, &bad.comparator()));
+            assert_permutation(&keys, &[&input], &format!("sort_by {bad:?} {n}"));
             assert_next_valid_call_works();
             let mut keys = input.clone();
             let mut values: Vec<u32> = (0..n as u32).collect();
@@ -329,13 +329,13 @@ fn comparators_that_are_not_strict_weak_orders_give_permutations() {
             assert_permutation(&pairs, &[&input_pairs], "cpu::mergesort_pairs_by");
             let mut keys = input.clone();
             let mut values: Vec<u32> = (0..n as u32).collect();
-            assert_ok_or_inconsistent(gpu::mergesort_pairs_any(
+            assert_ok_or_inconsistent(twophase::sort_pairs_by(
                 &mut keys,
                 &mut values,
                 &bad.comparator(),
             ));
             let pairs: Vec<(u32, u32)> = keys.iter().copied().zip(values).collect();
-            assert_permutation(&pairs, &[&input_pairs], "mergesort_pairs_any");
+            assert_permutation(&pairs, &[&input_pairs], "sort_pairs_by");
         }
         for n in sizes(MergeTuning::TILE) {
             let mut a = rng.keys(n, 1000);
@@ -344,8 +344,8 @@ fn comparators_that_are_not_strict_weak_orders_give_permutations() {
             b.sort_unstable();
             let merged = cpu::merge_by(&a, &b, |x, y| bad.is_less(x, y));
             assert_permutation(&merged, &[&a, &b], &format!("cpu::merge_by {bad:?} {n}"));
-            match gpu::merge_any(&a, &b, &bad.comparator()) {
-                Ok(merged) => assert_permutation(&merged, &[&a, &b], "merge_any"),
+            match twophase::merge_by(&a, &b, &bad.comparator()) {
+                Ok(merged) => assert_permutation(&merged, &[&a, &b], "merge_by"),
                 Err(GpuError::InvalidInput(message)) => assert!(
                     [
                         messages::A_UNSORTED.to_owned(),
@@ -388,11 +388,11 @@ fn a_consistent_comparator_is_never_reported_inconsistent() {
             expected.sort();
             for comp in [&user_less as &dyn DeviceComparator<u32>, &Less] {
                 let mut keys = input.clone();
-                gpu::mergesort_any(&mut keys, &comp).expect("a strict weak order");
+                twophase::sort_by(&mut keys, &comp).expect("a strict weak order");
                 assert_eq!(keys, expected);
                 let mut keys = input.clone();
                 let mut values = input.clone();
-                gpu::mergesort_pairs_any(&mut keys, &mut values, &comp).expect("consistent");
+                twophase::sort_pairs_by(&mut keys, &mut values, &comp).expect("consistent");
                 assert_eq!(values, expected);
             }
         }
@@ -404,10 +404,10 @@ fn a_sort_detects_a_hash_comparator_and_still_returns_a_permutation() {
     let input = XorShift::new(21).keys(3 * MergesortTuning::TILE + 5, u32::MAX);
     let mut keys = input.clone();
     assert_invalid(
-        gpu::mergesort_any(&mut keys, &Bad::Hash.comparator()),
+        twophase::sort_by(&mut keys, &Bad::Hash.comparator()),
         messages::ORDER_INCONSISTENT,
     );
-    assert_permutation(&keys, &[&input], "mergesort_any(hash)");
+    assert_permutation(&keys, &[&input], "sort_by(hash)");
     assert_next_valid_call_works();
 }
 
@@ -427,22 +427,22 @@ fn unsorted_merge_inputs_are_named_errors_on_any_and_permutations_on_cpu() {
         assert_permutation(&out, &[&unsorted_a, &unsorted_b], "cpu::merge_into_by");
 
         assert_invalid(
-            gpu::merge_any(&sorted_a, &unsorted_b, &Less),
+            twophase::merge_by(&sorted_a, &unsorted_b, &Less),
             messages::B_UNSORTED,
         );
         assert_next_valid_call_works();
         if n >= 2 {
             assert_invalid(
-                gpu::merge_any(&unsorted_a, &sorted_a, &Less),
+                twophase::merge_by(&unsorted_a, &sorted_a, &Less),
                 messages::A_UNSORTED,
             );
             assert_invalid(
-                gpu::merge_any(&unsorted_a, &unsorted_b, &Less),
+                twophase::merge_by(&unsorted_a, &unsorted_b, &Less),
                 &format!("{}; {}", messages::A_UNSORTED, messages::B_UNSORTED),
             );
             let values = vec![0u64; n];
             assert_invalid(
-                gpu::merge_pairs_any(&unsorted_a, &values, &sorted_a, &values, &Less),
+                twophase::merge_pairs_by(&unsorted_a, &values, &sorted_a, &values, &Less),
                 messages::A_KEYS_UNSORTED,
             );
             assert_next_valid_call_works();
@@ -455,7 +455,7 @@ fn unsorted_merge_inputs_are_named_errors_on_any_and_permutations_on_cpu() {
         let values_b = vec![0u8; unsorted_b.len()];
         let values_a = vec![0u8; n];
         assert_invalid(
-            gpu::merge_pairs_any(&sorted_a, &values_a, &unsorted_b, &values_b, &Less),
+            twophase::merge_pairs_by(&sorted_a, &values_a, &unsorted_b, &values_b, &Less),
             messages::B_KEYS_UNSORTED,
         );
         assert_next_valid_call_works();
@@ -481,22 +481,22 @@ fn unsorted_needles_and_haystacks_are_named_errors_on_any_and_in_range_on_cpu() 
             assert_eq!(found.len(), needles.len());
             assert!(found.iter().all(|&i| i <= haystack.len()));
             assert_invalid(
-                gpu::sorted_search_any(&needles, &sorted_haystack, bound, &Less),
+                twophase::sorted_search_by(&needles, &sorted_haystack, bound, &Less),
                 messages::NEEDLES_UNSORTED,
             );
             assert_invalid(
-                gpu::sorted_search_any(&sorted_needles, &haystack, bound, &Less),
+                twophase::sorted_search_by(&sorted_needles, &haystack, bound, &Less),
                 messages::HAYSTACK_UNSORTED,
             );
             assert_invalid(
-                gpu::sorted_search_any(&needles, &haystack, bound, &Less),
+                twophase::sorted_search_by(&needles, &haystack, bound, &Less),
                 &format!(
                     "{}; {}",
                     messages::NEEDLES_UNSORTED,
                     messages::HAYSTACK_UNSORTED
                 ),
             );
-            let found = gpu::sorted_search_any(&sorted_needles, &sorted_haystack, bound, &Less)
+            let found = twophase::sorted_search_by(&sorted_needles, &sorted_haystack, bound, &Less)
                 .expect("a valid search after failed ones");
             assert_eq!(
                 found,
@@ -544,26 +544,26 @@ fn bad_scans_panic_with_a_reason_on_cpu_and_are_named_errors_on_any() {
         assert!(message.contains("the scan must"), "{message}");
 
         assert_invalid(
-            gpu::load_balance_search_any(&scan, total),
+            twophase::load_balance_search(&scan, total),
             messages::SCAN_INVALID,
         );
         assert_invalid(
-            gpu::load_balance_search_with_ranks_any(&scan, total),
+            twophase::load_balance_search_with_ranks(&scan, total),
             messages::SCAN_INVALID,
         );
         assert_invalid(
-            gpu::interval_expand_any(&scan, &values, total),
+            twophase::interval_expand(&scan, &values, total),
             messages::SCAN_INVALID,
         );
         let input = vec![1u32; total];
         let mut output = vec![0u32; total];
         assert_invalid(
-            gpu::interval_move_any(&scan, total, None, None, &input, &mut output),
+            twophase::interval_move(&scan, total, None, None, &input, &mut output),
             messages::SCAN_INVALID,
         );
         assert!(output.iter().all(|&x| x == 0), "written before the check");
         assert_eq!(
-            gpu::load_balance_search_any(&[0, 1, 1], 3).expect("a valid scan"),
+            twophase::load_balance_search(&[0, 1, 1], 3).expect("a valid scan"),
             vec![0, 2, 2]
         );
     }
@@ -583,11 +583,11 @@ fn load_balance_at_tile_sizes_matches_brute_force() {
                 .collect();
             assert_eq!(cpu::load_balance_search(&scan, total), expected);
             assert_eq!(
-                gpu::load_balance_search_any(&scan, total).expect("valid"),
+                twophase::load_balance_search(&scan, total).expect("valid"),
                 expected
             );
             let values: Vec<u64> = (0..segments as u64).collect();
-            let expanded = gpu::interval_expand_any(&scan, &values, total).expect("valid");
+            let expanded = twophase::interval_expand(&scan, &values, total).expect("valid");
             assert!(expanded.iter().zip(&expected).all(|(&v, &s)| v == s as u64));
         }
     }
@@ -641,7 +641,7 @@ fn interval_move_rejects_every_bad_position_before_writing() {
         };
         let mut output = fresh();
         let result = if scatter.is_some() {
-            gpu::interval_move_any(
+            twophase::interval_move(
                 &scan,
                 total,
                 gather.as_deref(),
@@ -651,7 +651,7 @@ fn interval_move_rejects_every_bad_position_before_writing() {
             )
         } else {
             let mut exact = vec![0u32; total];
-            let result = gpu::interval_move_any(
+            let result = twophase::interval_move(
                 &scan,
                 total,
                 gather.as_deref(),
@@ -668,7 +668,7 @@ fn interval_move_rejects_every_bad_position_before_writing() {
     // Lengths: one position per segment; without positions, exactly `total` elements.
     let mut output = fresh();
     assert_size_mismatch(
-        gpu::interval_move_any(
+        twophase::interval_move(
             &scan,
             total,
             Some(&[0, 0]),
@@ -679,7 +679,7 @@ fn interval_move_rejects_every_bad_position_before_writing() {
         "gather positions",
     );
     assert_size_mismatch(
-        gpu::interval_move_any(
+        twophase::interval_move(
             &scan,
             total,
             Some(&gather_ok),
@@ -690,7 +690,7 @@ fn interval_move_rejects_every_bad_position_before_writing() {
         "scatter positions",
     );
     assert_size_mismatch(
-        gpu::interval_move_any(
+        twophase::interval_move(
             &scan,
             total,
             None,
@@ -701,13 +701,13 @@ fn interval_move_rejects_every_bad_position_before_writing() {
         "gather positions",
     );
     assert_size_mismatch(
-        gpu::interval_move_any(&scan, total, Some(&gather_ok), None, &input, &mut output),
+        twophase::interval_move(&scan, total, Some(&gather_ok), None, &input, &mut output),
         "scatter positions",
     );
     assert!(output.iter().all(|&x| x == 0), "written before the check");
     // And a valid move after the failures: segment s of size n moves input[gather[s]..+n] to
     // output[scatter[s]..+n].
-    gpu::interval_move_any(
+    twophase::interval_move(
         &scan,
         total,
         Some(&gather_ok),
@@ -732,7 +732,7 @@ fn interval_move_at_tile_sizes_matches_brute_force() {
         let size = |s: usize| scan.get(s + 1).copied().unwrap_or(total) - scan[s];
         let scatter: Vec<usize> = (0..4).map(|s| total - scan[s] - size(s)).collect();
         let mut output = vec![0u32; total];
-        gpu::interval_move_any(&scan, total, None, Some(&scatter), &input, &mut output)
+        twophase::interval_move(&scan, total, None, Some(&scatter), &input, &mut output)
             .expect("valid");
         let mut expected = vec![0u32; total];
         for s in 0..4 {
@@ -749,18 +749,18 @@ fn mismatched_lengths_are_errors_on_any_and_panics_with_a_reason_on_cpu() {
     let short = vec![0u64; 9];
     let long = vec![0u64; 10];
     assert_size_mismatch(
-        gpu::merge_pairs_any(&keys, &short, &keys, &long, &Less),
+        twophase::merge_pairs_by(&keys, &short, &keys, &long, &Less),
         "A values",
     );
     assert_size_mismatch(
-        gpu::merge_pairs_any(&keys, &long, &keys, &short, &Less),
+        twophase::merge_pairs_by(&keys, &long, &keys, &short, &Less),
         "B values",
     );
     assert_next_valid_call_works();
     let mut unsorted: Vec<u32> = (0..10).rev().collect();
     let mut values = vec![0u64; 11];
     assert_size_mismatch(
-        gpu::mergesort_pairs_any(&mut unsorted, &mut values, &Less),
+        twophase::sort_pairs_by(&mut unsorted, &mut values, &Less),
         "mergesort values",
     );
     assert_eq!(
@@ -770,7 +770,7 @@ fn mismatched_lengths_are_errors_on_any_and_panics_with_a_reason_on_cpu() {
     );
     assert_next_valid_call_works();
     assert_size_mismatch(
-        gpu::interval_expand_any(&[0, 1, 2], &[1u32, 2], 5),
+        twophase::interval_expand(&[0, 1, 2], &[1u32, 2], 5),
         "values (one per segment)",
     );
 
@@ -801,7 +801,7 @@ fn large_sort_under_a_partial_order_stays_a_permutation() {
     // 2^22 floats with 1% NaN under `<`: the input that lost 99.8% of its NaNs on the GPU.
     let mut keys = XorShift::new(18).floats(LARGE, 1);
     let original = multiset(keys.iter().copied());
-    assert_ok_or_inconsistent(gpu::mergesort_any(&mut keys, &partial_f32()));
+    assert_ok_or_inconsistent(twophase::sort_by(&mut keys, &partial_f32()));
     assert!(
         multiset(keys.iter().copied()) == original,
         "sort under < lost keys"
@@ -817,7 +817,7 @@ fn large_merge_of_unsorted_inputs_under_a_random_order_stays_a_permutation() {
     let merged = cpu::merge_by(&a, &b, |x, y| Bad::Random.is_less(x, y));
     assert_permutation(&merged, &[&a, &b], "large random merge");
     assert_invalid(
-        gpu::merge_any(&a, &b, &Less),
+        twophase::merge_by(&a, &b, &Less),
         &format!("{}; {}", messages::A_UNSORTED, messages::B_UNSORTED),
     );
     assert_next_valid_call_works();
@@ -902,7 +902,7 @@ proptest! {
 
         let comp = CudaComparator::new("random_rule", "return a < b;", is_less);
         let mut keys = a.clone();
-        let result = gpu::mergesort_any(&mut keys, &comp);
+        let result = twophase::sort_by(&mut keys, &comp);
         prop_assert!(match &result {
             Ok(()) => true,
             Err(GpuError::InvalidInput(message)) => message == messages::ORDER_INCONSISTENT,

@@ -194,3 +194,24 @@ fn empty_inputs_everywhere() {
     assert!(cpu::load_balance_search(&[], 0).is_empty());
     assert!(cpu::load_balance_search(&[0, 0, 0], 0).is_empty());
 }
+
+proptest! {
+    /// A std-style `Ordering` comparator sorts exactly as `slice::sort_by` (stable: equal keys
+    /// keep their order), keys alone and with values.
+    #[test]
+    fn sort_by_ordering_equals_std(keys in proptest::collection::vec(0u8..16, 0..3000)) {
+        let tagged: Vec<(u8, u32)> = keys.iter().enumerate().map(|(i, &k)| (k, i as u32)).collect();
+        let mut got = tagged.clone();
+        cpu::sort_by(&mut got, |a, b| b.0.cmp(&a.0));
+        let mut want = tagged.clone();
+        want.sort_by_key(|p| std::cmp::Reverse(p.0));
+        prop_assert_eq!(&got, &want);
+        let mut k = keys.clone();
+        let mut v: Vec<u32> = (0..keys.len() as u32).collect();
+        cpu::sort_pairs_by(&mut k, &mut v, |a, b| a.cmp(b));
+        let mut pairs: Vec<(u8, u32)> = tagged;
+        pairs.sort_by_key(|p| p.0);
+        prop_assert_eq!(k, pairs.iter().map(|p| p.0).collect::<Vec<_>>());
+        prop_assert_eq!(v, pairs.iter().map(|p| p.1).collect::<Vec<_>>());
+    }
+}

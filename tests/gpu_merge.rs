@@ -460,7 +460,7 @@ fn root_api_and_backend_neutral_call() {
         expected
     );
     assert_eq!(
-        twophase::gpu::merge_any(&a, &b, &Less).expect("merge_any"),
+        twophase::merge_by(&a, &b, &Less).expect("merge_by"),
         expected
     );
 }

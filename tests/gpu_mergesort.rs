@@ -240,7 +240,7 @@ fn mergesort_u32_2_pow_27_and_backend_neutral_call() {
     twophase::gpu::mergesort(&mut got).expect("mergesort");
     assert!(got == expected, "2^27 sort differs");
     let mut any = input;
-    twophase::gpu::mergesort_any(&mut any, &Less).expect("mergesort_any");
+    twophase::sort_by(&mut any, &Less).expect("sort_by");
     assert!(any == expected, "2^27 backend-neutral sort differs");
 }
 

@@ -339,7 +339,7 @@ fn interval_expand_move_and_snippet_match_brute_force() {
             }
             assert!(out == want, "move, total {total}, {dist:?}");
             let mut cpu_out = vec![POISON32; total + 100];
-            twophase::gpu::interval_move_any(
+            twophase::interval_move(
                 &scan,
                 total,
                 Some(&gather),

@@ -21,9 +21,11 @@ use rand::Rng;
 use rayon::prelude::*;
 use twophase::cpu;
 use twophase::gpu::{
-    BatcherScratch, BatcherTuning, CudaComparator, DeviceComparator, DeviceKey, Gpu, GpuError,
-    Greater, Less, MergeScratch, MergeTuning, MergeVariant, MergesortTuning, SortScratch,
-    SortVariant, TextbookMergeTuning, TotalOrder, TotalOrderDesc,
+    CudaComparator, DeviceComparator, DeviceKey, Gpu, GpuError, Greater, Less, MergeScratch,
+    MergeTuning, MergesortTuning, TotalOrder, TotalOrderDesc,
+};
+use twophase::variants::{
+    BatcherScratch, BatcherTuning, MergeVariant, SortScratch, SortVariant, TextbookMergeTuning,
 };
 use twophase_gpu::cudarc::driver::DeviceRepr;
 
@@ -804,7 +806,7 @@ fn variants_u32_2_pow_27_and_root_api() {
     let a: Vec<u32> = (0..10_000).map(|i| i * 2).collect();
     let b: Vec<u32> = (0..7_000).map(|i| i * 3).collect();
     for variant in MergeVariant::ALL {
-        let got = twophase::gpu::merge_variant(variant, &a, &b, &Less).expect("merge_variant");
+        let got = twophase::variants::merge_variant(variant, &a, &b, &Less).expect("merge_variant");
         assert_eq!(got, cpu::merge(&a, &b), "{variant:?}");
     }
     for variant in SortVariant::ALL {
@@ -813,7 +815,7 @@ fn variants_u32_2_pow_27_and_root_api() {
             .collect();
         let mut expected = keys.clone();
         expected.sort_unstable();
-        twophase::gpu::sort_variant(variant, &mut keys, &Less).expect("sort_variant");
+        twophase::variants::sort_variant(variant, &mut keys, &Less).expect("sort_variant");
         assert_eq!(keys, expected, "{variant:?}");
     }
 }

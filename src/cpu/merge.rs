@@ -86,7 +86,7 @@ where
 ///
 /// If `a` or `b` is not sorted under `is_less`, or `is_less` is not a strict weak order, the
 /// result is still a permutation of `a` and `b`, in unspecified order (no panic, no lost key).
-/// `twophase::gpu::merge_any` checks both inputs and returns an error instead.
+/// `twophase::merge_by` checks both inputs and returns an error instead.
 ///
 /// # Panics
 /// If `a.len() + b.len()` overflows `usize` (possible only for zero-sized keys).

@@ -15,7 +15,7 @@
 //! per lane) is clamped into a valid staircase ([`twophase_partition::clamp_boundary`]), which
 //! costs O(1) per boundary and changes nothing on valid input. The functions that panic on bad
 //! input (mismatched lengths, a bad scan) say so in a `# Panics` section; the backend-neutral
-//! `twophase::gpu::*_any` calls return the GPU's errors instead.
+//! crate-root calls (`twophase::sort`, ...) return the GPU's errors instead.
 
 mod merge;
 pub(crate) mod search;
@@ -26,7 +26,9 @@ pub use search::{
     interval_expand, load_balance_search, load_balance_search_with_ranks, sorted_search,
     sorted_search_by, SearchBound,
 };
-pub use sort::{mergesort, mergesort_by, mergesort_pairs, mergesort_pairs_by};
+pub use sort::{
+    mergesort, mergesort_by, mergesort_pairs, mergesort_pairs_by, sort_by, sort_pairs_by,
+};
 
 use twophase_partition::{clamp_boundary, merge_path, Lower, MergeRange};
 use twophase_serial::{serial_merge, serial_merge_checked};

@@ -13,14 +13,8 @@ use crate::order::NaturalOrder;
 const VT: usize = SearchTuning::VT;
 const TILE: usize = SearchTuning::TILE;
 
-/// Which bound of each needle a sorted search returns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SearchBound {
-    /// The first haystack position whose key is not less than the needle.
-    Lower,
-    /// The first haystack position whose key is greater than the needle.
-    Upper,
-}
+/// Which bound of each needle a sorted search returns: one enum for both backends.
+pub use twophase_gpu::SearchBound;
 
 /// Tile ranges of a merge of `a_count` items against `b_count` items, from partitions.
 fn tile_ranges(
@@ -43,7 +37,7 @@ fn tile_ranges(
 ///
 /// If `needles` or `haystack` is not sorted, or `is_less` is not a strict weak order, every
 /// needle still gets a bound in `[0, haystack.len()]` (which one is unspecified) and nothing
-/// panics. `twophase::gpu::sorted_search_any` checks both inputs and returns an error instead.
+/// panics. `twophase::sorted_search_by` checks both inputs and returns an error instead.
 ///
 /// # Panics
 /// If `needles.len() + haystack.len()` overflows `usize` (possible only for zero-sized keys).
@@ -161,7 +155,7 @@ where
 /// # Panics
 /// If `scan` is not an exclusive scan of segment sizes within `total`: "the scan must start at
 /// 0 and not decrease", "the scan must not pass `total`", or it is empty while `total > 0`.
-/// `twophase::gpu::load_balance_search_any` returns an error instead.
+/// `twophase::load_balance_search` returns an error instead.
 pub fn load_balance_search(scan: &[usize], total: usize) -> Vec<usize> {
     load_balance_map(scan, total, |segment, _| segment)
 }

@@ -175,7 +175,7 @@ where
 ///
 /// If `is_less` is not a strict weak order (`<=`, `<` on floats with NaN, an answer at random),
 /// `keys` ends as a permutation of its input in unspecified order, as with std's `sort_by`: no
-/// key is lost or duplicated and nothing panics. `twophase::gpu::mergesort_any` reports such a
+/// key is lost or duplicated and nothing panics. `twophase::sort_by` reports such a
 /// comparator as an error where the sort detects it.
 pub fn mergesort_by<T, F>(keys: &mut [T], is_less: F)
 where
@@ -183,6 +183,37 @@ where
     F: Fn(&T, &T) -> bool + Sync,
 {
     mergesort_checked(keys, &is_less);
+}
+
+/// Stable sort of `keys` with a std-style comparator returning [`std::cmp::Ordering`], as
+/// `slice::sort_by`: [`mergesort_by`] with `compare(a, b) == Less` as the predicate.
+///
+/// ```
+/// let mut v = vec![(2, 'a'), (1, 'b'), (2, 'c')];
+/// twophase::cpu::sort_by(&mut v, |x, y| x.0.cmp(&y.0));
+/// assert_eq!(v, [(1, 'b'), (2, 'a'), (2, 'c')]);
+/// ```
+pub fn sort_by<T, F>(keys: &mut [T], compare: F)
+where
+    T: Copy + Send + Sync,
+    F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
+{
+    mergesort_by(keys, |a: &T, b: &T| {
+        compare(a, b) == std::cmp::Ordering::Less
+    });
+}
+
+/// Stable sort of key-value pairs by key with a std-style comparator returning
+/// [`std::cmp::Ordering`]: [`mergesort_pairs_by`] with `compare(a, b) == Less`.
+pub fn sort_pairs_by<K, V, F>(keys: &mut [K], values: &mut [V], compare: F)
+where
+    K: Copy + Send + Sync,
+    V: Copy + Send + Sync,
+    F: Fn(&K, &K) -> std::cmp::Ordering + Sync,
+{
+    mergesort_pairs_by(keys, values, |a: &K, b: &K| {
+        compare(a, b) == std::cmp::Ordering::Less
+    });
 }
 
 /// Stable sort of `keys` in their natural order ([`NaturalOrder`]: floats by the IEEE 754 total

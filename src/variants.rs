@@ -1,0 +1,57 @@
+//! The textbook variants, kept as teaching material: basic, tiled and circular-buffer merges, and Batcher's sort.
+//!
+//! Each call runs on the default GPU ([`crate::gpu::default_gpu`]) with the kernel `variant`
+//! names; `MergeVariant::TwoPhase` and `SortVariant::TwoPhase` are the shipped kernels, for side
+//! by side comparison (docs/guide.md walks through them; `benches/gpu_variants.rs` measures
+//! them). The `Gpu::*_variant*` methods take device buffers.
+
+use twophase_gpu::{DeviceComparator, DeviceKey, DeviceValue};
+
+pub use twophase_gpu::batcher::{BatcherScratch, BatcherTuning, SortScratch, SortVariant};
+pub use twophase_gpu::textbook::{MergeVariant, TextbookMergeTuning};
+
+use crate::gpu::gpu;
+use crate::Error as GpuError;
+
+/// Stable merge of two host slices sorted by `comp`, on the default GPU, with the merge kernel
+/// `variant` (the textbook's basic, tiled or circular-buffer kernel, or the two-phase one).
+pub fn merge_variant<K: DeviceKey, C: DeviceComparator<K>>(
+    variant: MergeVariant,
+    a: &[K],
+    b: &[K],
+    comp: &C,
+) -> Result<Vec<K>, GpuError> {
+    gpu()?.merge_variant(variant, a, b, comp)
+}
+
+/// Stable merge of key-value host sequences sorted by `comp` on the default GPU with `variant`.
+pub fn merge_pairs_variant<K: DeviceKey, V: DeviceValue, C: DeviceComparator<K>>(
+    variant: MergeVariant,
+    a_keys: &[K],
+    a_vals: &[V],
+    b_keys: &[K],
+    b_vals: &[V],
+    comp: &C,
+) -> Result<(Vec<K>, Vec<V>), GpuError> {
+    gpu()?.merge_pairs_variant(variant, a_keys, a_vals, b_keys, b_vals, comp)
+}
+
+/// Sort host keys in place under `comp` on the default GPU with `variant` (Batcher's network is
+/// not stable; the two-phase mergesort is).
+pub fn sort_variant<K: DeviceKey, C: DeviceComparator<K>>(
+    variant: SortVariant,
+    keys: &mut [K],
+    comp: &C,
+) -> Result<(), GpuError> {
+    gpu()?.sort_variant(variant, keys, comp)
+}
+
+/// Sort host key-value pairs by key in place on the default GPU with `variant`.
+pub fn sort_pairs_variant<K: DeviceKey, V: DeviceValue, C: DeviceComparator<K>>(
+    variant: SortVariant,
+    keys: &mut [K],
+    values: &mut [V],
+    comp: &C,
+) -> Result<(), GpuError> {
+    gpu()?.sort_pairs_variant(variant, keys, values, comp)
+}
