@@ -9,9 +9,20 @@
 use twophase_gpu::status::messages;
 use twophase_gpu::{DeviceComparator, DeviceKey, DeviceValue, PrimitiveKey};
 
-use crate::gpu::default_gpu;
+use crate::gpu::Gpu;
 use crate::Error;
 use crate::SearchBound;
+
+/// The GPU the calls run on: `None` only when this machine has no usable GPU (no driver library,
+/// no device). Any other failure to open it (a lost context the driver will not reopen, out of
+/// memory) is returned: the calls never fall back to the CPU after a GPU error.
+fn present_gpu() -> Result<Option<&'static Gpu>, Error> {
+    match crate::gpu::gpu() {
+        Ok(gpu) => Ok(Some(gpu)),
+        Err(Error::NoDriver | Error::NoDevice(_)) => Ok(None),
+        Err(error) => Err(error),
+    }
+}
 
 /// Stable sort in place in the keys' natural order (floats by the IEEE total order, NaN last, as
 /// `sort_by(f32::total_cmp)`): [`sort_by`] with [`PrimitiveKey::Ascending`].
@@ -55,10 +66,10 @@ pub enum Backend {
 
 /// The backend the crate-root calls use here: the GPU when one is present, else the CPU.
 pub fn backend() -> Backend {
-    if default_gpu().is_some() {
-        Backend::Gpu
-    } else {
-        Backend::Cpu
+    match present_gpu() {
+        Ok(None) => Backend::Cpu,
+        // A GPU that is present but failed still answers here: the calls return its error.
+        Ok(Some(_)) | Err(_) => Backend::Gpu,
     }
 }
 
@@ -74,7 +85,7 @@ pub fn merge_by<K: DeviceKey, C: DeviceComparator<K>>(
     b: &[K],
     comp: &C,
 ) -> Result<Vec<K>, Error> {
-    match default_gpu() {
+    match present_gpu()? {
         Some(gpu) => gpu.merge(a, b, comp),
         None => {
             let is_less = |x: &K, y: &K| comp.is_less(x, y);
@@ -97,7 +108,7 @@ pub fn merge_pairs_by<K: DeviceKey, V: DeviceValue, C: DeviceComparator<K>>(
     b_vals: &[V],
     comp: &C,
 ) -> Result<(Vec<K>, Vec<V>), Error> {
-    match default_gpu() {
+    match present_gpu()? {
         Some(gpu) => gpu.merge_pairs(a_keys, a_vals, b_keys, b_vals, comp),
         None => {
             check_cpu_len("A values", a_keys.len(), a_vals.len())?;
@@ -128,7 +139,7 @@ pub fn sort_by<K: DeviceKey, C: DeviceComparator<K>>(
     keys: &mut [K],
     comp: &C,
 ) -> Result<(), Error> {
-    match default_gpu() {
+    match present_gpu()? {
         Some(gpu) => gpu.mergesort(keys, comp),
         None => {
             let consistent =
@@ -146,7 +157,7 @@ pub fn sort_pairs_by<K: DeviceKey, V: DeviceValue, C: DeviceComparator<K>>(
     values: &mut [V],
     comp: &C,
 ) -> Result<(), Error> {
-    match default_gpu() {
+    match present_gpu()? {
         Some(gpu) => gpu.mergesort_pairs(keys, values, comp),
         None => {
             check_cpu_len("mergesort values", keys.len(), values.len())?;
@@ -163,7 +174,7 @@ pub fn sort_pairs_by<K: DeviceKey, V: DeviceValue, C: DeviceComparator<K>>(
 /// the CPU backend. A scan that does not start at 0, decreases or passes `total` gives
 /// [`Error::InvalidInput`] with [`messages::SCAN_INVALID`] on the CPU.
 pub fn load_balance_search(scan: &[usize], total: usize) -> Result<Vec<usize>, Error> {
-    match default_gpu() {
+    match present_gpu()? {
         Some(gpu) => gpu.load_balance_search(scan, total),
         None => {
             check_cpu_scan(scan, total)?;
@@ -177,7 +188,7 @@ pub fn load_balance_search_with_ranks(
     scan: &[usize],
     total: usize,
 ) -> Result<Vec<(usize, usize)>, Error> {
-    match default_gpu() {
+    match present_gpu()? {
         Some(gpu) => {
             let (segments, ranks) = gpu.load_balance_search_with_ranks(scan, total)?;
             Ok(segments.into_iter().zip(ranks).collect())
@@ -195,7 +206,7 @@ pub fn interval_expand<V: DeviceValue>(
     values: &[V],
     total: usize,
 ) -> Result<Vec<V>, Error> {
-    match default_gpu() {
+    match present_gpu()? {
         Some(gpu) => gpu.interval_expand(scan, values, total),
         None => {
             check_cpu_scan(scan, total)?;
@@ -230,7 +241,7 @@ pub fn interval_move<V: DeviceValue>(
     input: &[V],
     output: &mut [V],
 ) -> Result<(), Error> {
-    if let Some(gpu) = default_gpu() {
+    if let Some(gpu) = present_gpu()? {
         return gpu.interval_move(scan, total, gather, scatter, input, output);
     }
     check_cpu_scan(scan, total)?;
@@ -296,7 +307,7 @@ pub fn sorted_search_by<K: DeviceKey, C: DeviceComparator<K>>(
     bound: SearchBound,
     comp: &C,
 ) -> Result<Vec<usize>, Error> {
-    match default_gpu() {
+    match present_gpu()? {
         Some(gpu) => gpu.sorted_search(needles, haystack, bound, comp),
         None => {
             let is_less = |x: &K, y: &K| comp.is_less(x, y);

@@ -9,7 +9,7 @@
 //!
 //! - **Calls without a comparator sort floats by the total order** ([`f32::total_cmp`]:
 //!   -NaN < -inf < … < -0.0 < +0.0 < … < +inf < +NaN, so positive NaNs sort last, as NumPy and
-//!   PyTorch do). On the GPU, `twophase::gpu::mergesort`, `merge` and `sorted_search` take the
+//!   PyTorch do). On the GPU, `twophase::sort`, `merge` and `sorted_search` take the
 //!   key's [`PrimitiveKey::Ascending`](crate::gpu::PrimitiveKey::Ascending) comparator:
 //!   [`Less`](crate::gpu::Less) for the integers, [`TotalOrder`](crate::gpu::TotalOrder) for the
 //!   floats. On the CPU, `cpu::mergesort`, `merge`, `merge_pairs`, `mergesort_pairs` and
@@ -44,15 +44,15 @@
 //!
 //! ```compile_fail
 //! let mut keys = vec![2.0f32, f32::NAN];
-//! let _ = twophase::gpu::mergesort_by(&mut keys, &twophase::gpu::Less);
+//! let _ = twophase::sort_by(&mut keys, &twophase::gpu::Less);
 //! ```
 //!
-//! while the total order does (and is what `gpu::mergesort` picks):
+//! while the total order does (and is what `twophase::sort` picks):
 //!
 //! ```no_run
 //! let mut keys = vec![2.0f32, f32::NAN];
-//! let _ = twophase::gpu::mergesort_by(&mut keys, &twophase::gpu::TotalOrder);
-//! let _ = twophase::gpu::mergesort(&mut keys);
+//! let _ = twophase::sort_by(&mut keys, &twophase::gpu::TotalOrder);
+//! let _ = twophase::sort(&mut keys);
 //! ```
 
 /// Keys with a natural ascending strict weak order, used by the CPU calls that take no

@@ -22,7 +22,7 @@ use rand::rngs::StdRng;
 use rand::Rng;
 use twophase::cpu::SearchBound as CpuBound;
 use twophase::gpu::{
-    self as tgpu, CudaComparator, DeviceComparator, DeviceKey, Gpu, GpuError, Less, LoadBalanceOp,
+    CudaComparator, DeviceComparator, DeviceKey, Gpu, GpuError, Less, LoadBalanceOp,
     LoadBalanceTuning, MergeScratch, MergeTuning, MergesortScratch, MergesortTuning, SearchScratch,
     SortedSearchTuning, TotalOrder,
 };
@@ -220,7 +220,7 @@ impl Handle<'_> {
         let mut sorted = input.clone();
         let (sort, merged) = match self {
             Handle::Own(gpu) => (gpu.mergesort(&mut sorted, &Less), gpu.merge(&a, &b, &Less)),
-            Handle::Default => (tgpu::mergesort(&mut sorted), tgpu::merge(&a, &b)),
+            Handle::Default => (twophase::sort(&mut sorted), twophase::merge(&a, &b)),
         };
         sort.unwrap_or_else(|e| panic!("after {after}: the next valid sort failed: {e}"));
         assert!(sorted == expected, "after {after}: the next sort is wrong");
@@ -543,7 +543,7 @@ fn floats_plain_calls_follow_the_total_order() {
             let mut expected = input.clone();
             expected.sort_by(f32::total_cmp);
             let mut got = input.clone();
-            tgpu::mergesort(&mut got).unwrap_or_else(|e| panic!("{case}: gpu::mergesort: {e}"));
+            twophase::sort(&mut got).unwrap_or_else(|e| panic!("{case}: gpu::mergesort: {e}"));
             assert!(
                 same_bits(&got, &expected),
                 "{case}: gpu::mergesort differs from std"
@@ -557,7 +557,7 @@ fn floats_plain_calls_follow_the_total_order() {
             assert!(same_bits(&got, &expected), "{case}: Gpu::mergesort differs");
 
             let (a, b) = sorted_halves(&input, |v| v.sort_by(f32::total_cmp));
-            let merged = tgpu::merge(&a, &b).unwrap_or_else(|e| panic!("{case}: merge: {e}"));
+            let merged = twophase::merge(&a, &b).unwrap_or_else(|e| panic!("{case}: merge: {e}"));
             assert!(same_bits(&merged, &expected), "{case}: gpu::merge differs");
             for (bound, cpu_bound) in [
                 (SearchBound::Lower, CpuBound::Lower),
@@ -570,7 +570,7 @@ fn floats_plain_calls_follow_the_total_order() {
                         SearchBound::Upper => b.partition_point(|h| h.total_cmp(x).is_le()),
                     })
                     .collect();
-                let got = tgpu::sorted_search(&a, &b, cpu_bound).expect("sorted_search");
+                let got = twophase::sorted_search(&a, &b, cpu_bound).expect("sorted_search");
                 assert!(got == want, "{case}: gpu::sorted_search {bound:?} differs");
                 let got: Vec<u32> = gpu
                     .sorted_search(&a, &b, bound, &TotalOrder)
@@ -591,7 +591,7 @@ fn floats_plain_calls_follow_the_total_order() {
             let mut expected = input.clone();
             expected.sort_by(f64::total_cmp);
             let mut got = input.clone();
-            tgpu::mergesort(&mut got).expect("gpu::mergesort f64");
+            twophase::sort(&mut got).expect("gpu::mergesort f64");
             assert!(
                 same_bits(&got, &expected),
                 "f64, n = {n}, {nan_percent}% NaN: gpu::mergesort differs from std"
@@ -619,7 +619,7 @@ fn floats_partial_order_sorts_keep_a_permutation() {
             let result = gpu.mergesort(&mut got, &less);
             check_sort(own, result, &got, &input, &case("Gpu::mergesort"));
             let mut got = input.clone();
-            let result = tgpu::mergesort_by(&mut got, &less);
+            let result = twophase::sort_by(&mut got, &less);
             check_sort(
                 Handle::Default,
                 result,
@@ -701,7 +701,7 @@ fn floats_partial_order_merges_and_searches_stay_in_bounds() {
                 let (av, bv) = (positions(a.len()), positions(b.len()));
                 let merged = gpu.merge(&a, &b, &less);
                 check_merge(own, merged, (&a, &b), NAMES_MERGE_ANY, &case("Gpu::merge"));
-                let merged = tgpu::merge_by(&a, &b, &less);
+                let merged = twophase::merge_by(&a, &b, &less);
                 check_merge(
                     Handle::Default,
                     merged,
@@ -735,7 +735,7 @@ fn floats_partial_order_merges_and_searches_stay_in_bounds() {
                     let c = case(&format!("Gpu::sorted_search {bound:?}"));
                     check_indices(own, found, b.len(), NAMES_SEARCH_ANY, &c);
                 }
-                let found = tgpu::sorted_search_by(&a, &b, CpuBound::Lower, &less);
+                let found = twophase::sorted_search_by(&a, &b, CpuBound::Lower, &less);
                 let c = case("sorted_search_by");
                 check_indices(Handle::Default, found, b.len(), NAMES_SEARCH_ANY, &c);
                 let found = twophase::sorted_search_by(&a, &b, CpuBound::Upper, &less);
@@ -767,7 +767,7 @@ fn inconsistent_comparators_sorts_keep_a_permutation() {
             let result = gpu.mergesort(&mut got, &comp);
             check_sort(own, result, &got, &input, &case("Gpu::mergesort"));
             let mut got = input.clone();
-            let result = tgpu::mergesort_by(&mut got, &comp);
+            let result = twophase::sort_by(&mut got, &comp);
             check_sort(
                 Handle::Default,
                 result,
@@ -793,7 +793,7 @@ fn inconsistent_comparators_sorts_keep_a_permutation() {
             let c = case("Gpu::mergesort_pairs");
             check_pairs_sort(own, result, (&keys, &vals), (&input, &values), &c);
             let (mut keys, mut vals) = (input.clone(), values.clone());
-            let result = tgpu::mergesort_pairs(&mut keys, &mut vals, &comp);
+            let result = twophase::sort_pairs_by(&mut keys, &mut vals, &comp);
             let c = case("gpu::mergesort_pairs");
             check_pairs_sort(
                 Handle::Default,
@@ -980,7 +980,7 @@ fn inconsistent_comparators_merges_and_searches_stay_in_bounds() {
                 let c = case(&format!("Gpu::merge_pairs_variant {}", variant.name()));
                 check_merge_pairs(own, merged, (&a, &av, &b, &bv), NAMES_MERGE_ANY, &c);
             }
-            let merged = tgpu::merge_pairs(&a, &av, &b, &bv, &comp);
+            let merged = twophase::merge_pairs_by(&a, &av, &b, &bv, &comp);
             let c = case("gpu::merge_pairs");
             check_merge_pairs(
                 Handle::Default,
@@ -1213,11 +1213,11 @@ fn unsorted_merge_inputs_are_named() {
                 expect_named(own, gpu.merge(a, b, &Less), names, &case("Gpu::merge"));
                 expect_named(
                     Handle::Default,
-                    tgpu::merge(a, b),
+                    twophase::merge(a, b),
                     names,
                     &case("gpu::merge"),
                 );
-                let merged = tgpu::merge_by(a, b, &Less);
+                let merged = twophase::merge_by(a, b, &Less);
                 expect_named(Handle::Default, merged, names, &case("gpu::merge_by"));
                 let merged = twophase::merge_by(a, b, &Less);
                 expect_named(Handle::Default, merged, names, &case("merge_by"));
@@ -1277,9 +1277,9 @@ fn unsorted_search_inputs_are_named() {
                         &case(&format!("Gpu::sorted_search {bound:?}")),
                     );
                 }
-                let found = tgpu::sorted_search(needles, haystack, CpuBound::Lower);
+                let found = twophase::sorted_search(needles, haystack, CpuBound::Lower);
                 expect_named(Handle::Default, found, names, &case("gpu::sorted_search"));
-                let found = tgpu::sorted_search_by(needles, haystack, CpuBound::Upper, &Less);
+                let found = twophase::sorted_search_by(needles, haystack, CpuBound::Upper, &Less);
                 expect_named(
                     Handle::Default,
                     found,
@@ -1372,28 +1372,28 @@ fn bad_scans_are_named() {
             case("Gpu::interval_move")
         );
 
-        let found = tgpu::load_balance_search(&scan, total);
+        let found = twophase::load_balance_search(&scan, total);
         expect_named(
             Handle::Default,
             found,
             NAMES_SCAN,
             &case("gpu::load_balance_search"),
         );
-        let found = tgpu::load_balance_search_with_ranks(&scan, total);
+        let found = twophase::load_balance_search_with_ranks(&scan, total);
         expect_named(
             Handle::Default,
             found,
             NAMES_SCAN,
             &case("gpu::load_balance_search_with_ranks"),
         );
-        let expanded = tgpu::interval_expand(&scan, &values, total);
+        let expanded = twophase::interval_expand(&scan, &values, total);
         expect_named(
             Handle::Default,
             expanded,
             NAMES_SCAN,
             &case("gpu::interval_expand"),
         );
-        let moved = tgpu::interval_move(&scan, total, None, None, &input, &mut out);
+        let moved = twophase::interval_move(&scan, total, None, None, &input, &mut out);
         expect_named(
             Handle::Default,
             moved,
@@ -1565,7 +1565,8 @@ fn bad_positions_leave_the_output_unchanged() {
                     "{}: output changed",
                     case("Gpu::interval_move")
                 );
-                let moved = tgpu::interval_move(&scan, total, gather, scatter, &input, &mut out);
+                let moved =
+                    twophase::interval_move(&scan, total, gather, scatter, &input, &mut out);
                 expect_named(Handle::Default, moved, names, &case("gpu::interval_move"));
                 assert!(
                     out == before,
@@ -1666,7 +1667,7 @@ fn mismatched_lengths_are_errors() {
                 &case(&format!("Gpu::merge_pairs_variant {}", variant.name())),
             );
         }
-        let merged = tgpu::merge_pairs(&a, &a_vals, &b, &bv, &Less);
+        let merged = twophase::merge_pairs_by(&a, &a_vals, &b, &bv, &Less);
         expect_mismatch(Handle::Default, merged, &case("gpu::merge_pairs"));
         let merged = twophase::variants::merge_pairs_variant(
             MergeVariant::Basic,
@@ -1706,7 +1707,7 @@ fn mismatched_lengths_are_errors() {
                 &case("twophase::variants::sort_pairs_variant"),
             );
         }
-        let sorted = tgpu::mergesort_pairs(&mut keys, &mut vals, &Less);
+        let sorted = twophase::sort_pairs_by(&mut keys, &mut vals, &Less);
         expect_mismatch(Handle::Default, sorted, &case("gpu::mergesort_pairs"));
         let sorted = twophase::sort_pairs_by(&mut keys, &mut vals, &Less);
         expect_mismatch(Handle::Default, sorted, &case("sort_pairs_by"));
@@ -1723,7 +1724,7 @@ fn mismatched_lengths_are_errors() {
     expect_mismatch(own, expanded, "Gpu::interval_expand, values one short");
     expect_mismatch(
         Handle::Default,
-        tgpu::interval_expand(&scan, &few_values, total),
+        twophase::interval_expand(&scan, &few_values, total),
         "gpu::interval_expand",
     );
     let expanded = twophase::interval_expand(&scan, &few_values, total);
@@ -2274,7 +2275,7 @@ fn tiles_load_balance() {
             let end = scan.get(s + 1).copied().unwrap_or(total);
             want.extend((begin..end).map(|i| (s, i - begin)));
         }
-        let pairs = tgpu::load_balance_search_with_ranks(&scan, total).expect("with ranks");
+        let pairs = twophase::load_balance_search_with_ranks(&scan, total).expect("with ranks");
         assert!(
             pairs == want,
             "total {total}: load-balancing search with ranks differs"

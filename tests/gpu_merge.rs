@@ -454,9 +454,9 @@ fn root_api_and_backend_neutral_call() {
     let a: Vec<u32> = (0..10_000).map(|i| i * 2).collect();
     let b: Vec<u32> = (0..7_000).map(|i| i * 3).collect();
     let expected = cpu::merge(&a, &b);
-    assert_eq!(twophase::gpu::merge(&a, &b).expect("merge"), expected);
+    assert_eq!(twophase::merge(&a, &b).expect("merge"), expected);
     assert_eq!(
-        twophase::gpu::merge_by(&a, &b, &Less).expect("merge_by"),
+        twophase::merge_by(&a, &b, &Less).expect("merge_by"),
         expected
     );
     assert_eq!(

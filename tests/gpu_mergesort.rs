@@ -237,7 +237,7 @@ fn mergesort_u32_2_pow_27_and_backend_neutral_call() {
     let mut expected = input.clone();
     expected.par_sort_unstable();
     let mut got = input.clone();
-    twophase::gpu::mergesort(&mut got).expect("mergesort");
+    twophase::sort(&mut got).expect("mergesort");
     assert!(got == expected, "2^27 sort differs");
     let mut any = input;
     twophase::sort_by(&mut any, &Less).expect("sort_by");

@@ -25,10 +25,10 @@ fn sorts_correctly(gpu: &Gpu, rng: &mut impl Rng) {
     assert_eq!(keys, sorted);
 }
 
-/// The default GPU (`twophase::gpu::mergesort`) sorts random keys as std does.
+/// The default GPU (`twophase::sort`) sorts random keys as std does.
 fn default_gpu_sorts_correctly(rng: &mut impl Rng) {
     let (mut keys, sorted) = keys_and_sorted(rng);
-    twophase::gpu::mergesort(&mut keys).expect("sort on the default GPU");
+    twophase::sort(&mut keys).expect("sort on the default GPU");
     assert_eq!(keys, sorted);
 }
 
@@ -77,7 +77,7 @@ fn deliberate_fault_reports_the_loss_and_the_gpu_opens_again() {
             assert!(e.is_context_lost(), "{text}");
             assert!(twophase::gpu::default_gpu().is_none());
             let (mut keys, _) = keys_and_sorted(&mut rng);
-            let via_default = twophase::gpu::mergesort(&mut keys).expect_err("no GPU left");
+            let via_default = twophase::sort(&mut keys).expect_err("no GPU left");
             assert!(
                 matches!(via_default, GpuError::DeviceLostForProcess { .. }),
                 "{via_default}"

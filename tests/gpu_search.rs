@@ -535,7 +535,7 @@ fn sorted_search_matches_cpu_and_brute_force() {
     a.sort_unstable();
     b.sort_unstable();
     for bound in [SearchBound::Lower, SearchBound::Upper] {
-        let got = twophase::gpu::sorted_search(&a, &b, cpu_bound(bound)).expect("i64 search");
+        let got = twophase::sorted_search(&a, &b, cpu_bound(bound)).expect("i64 search");
         assert_eq!(
             got,
             cpu::sorted_search(&a, &b, cpu_bound(bound)),
