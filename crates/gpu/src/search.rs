@@ -81,15 +81,11 @@ impl LoadBalanceTuning {
         self.threads as usize * self.vt as usize
     }
 
-    /// The shipped tuning, from the sweep of benches/gpu_search.rs on an H100 (2^27 items over
-    /// 2^25 segments, u32; docs/benchmarks.md). Reasons:
-    /// - The work is a stream: read 4 or 8 bytes per segment start, write one index per item; the
-    ///   in-tile merge runs on 32-bit shared-memory values, independent of the index type.
-    /// - NT = 256, VT = 15 (3840 merge outputs per tile, 30 KB of shared memory: 2 ints per
-    ///   output): 0.281 ms against 0.290 ms at 256x11 and 0.330 ms at 256x7. Larger tiles mean
-    ///   fewer partition searches (each a ~log2(n)-deep chain of dependent global loads) and more
-    ///   loads in flight per thread; seven blocks (1792 threads) still fit an SM's shared memory.
-    ///   128x23 was as fast (0.280 ms); 512-thread blocks were slower (0.305 ms at 512x11).
+    /// The shipped tuning (H100 sweeps in docs/tuning.md). Reasons:
+    /// - The work is a stream (a segment start read per segment, an index written per item); the
+    ///   in-tile merge runs on 32-bit shared-memory values, whatever the index type.
+    /// - NT = 256, VT = 15 (3840 merge outputs, 30 KB of shared memory): large tiles keep the
+    ///   partition searches few and many loads in flight; seven blocks still fit an SM.
     /// - VT is odd, so that the per-thread strides into shared memory spread over the banks.
     pub const SHIPPED: LoadBalanceTuning = LoadBalanceTuning {
         threads: 256,
@@ -124,10 +120,8 @@ impl SortedSearchTuning {
 
     /// The tuning shipped for keys of `key_bytes` bytes. The tile holds its keys (NV + 1), a
     /// 32-bit bound per needle (NV) and a walk start per warp in shared memory. Reasons:
-    /// - 4-byte keys: NT = 256, VT = 23 (5888 outputs, 46 KB), the fastest of the H100 sweeps of
-    ///   benches/gpu_search.rs (2^26 needles in 2^26 keys: 0.360 and 0.359 ms in two runs,
-    ///   against 0.377-0.381 ms at 256x19, 0.395 ms at 256x15, 0.403 ms at 256x11): large tiles
-    ///   keep the partition searches few and many loads in flight per thread.
+    /// - 4-byte keys: NT = 256, VT = 23 (5888 outputs, 46 KB), the fastest of the H100 sweeps
+    ///   (docs/tuning.md): large tiles keep the partition searches few and many loads in flight.
     /// - 8-byte keys: NT = 256, VT = 11 (2816 outputs, 34 KB): twice the key bytes per output
     ///   (not swept).
     /// - Wider keys: NT = 128, VT = 7, to bound registers and shared memory.
