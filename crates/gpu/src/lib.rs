@@ -14,6 +14,7 @@ pub mod merge;
 pub mod mergesort;
 pub mod program;
 pub mod search;
+pub mod sorted_search;
 pub mod status;
 pub mod textbook;
 

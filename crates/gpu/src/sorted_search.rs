@@ -1,0 +1,378 @@
+//! Sorted search: each needle's lower or upper bound in a sorted haystack, as a merge path walk (tuning, programs, launches).
+
+use std::ffi::c_void;
+use std::mem::size_of;
+
+use cudarc::driver::{DevicePtr, DevicePtrMut};
+
+use crate::compare::DeviceComparator;
+use crate::context::{kernel_param, Gpu, Staged};
+use crate::error::GpuError;
+use crate::fault::lock_recover;
+use crate::key::DeviceKey;
+use crate::merge::{overlapped_partition_blocks, MAX_GRID_X};
+use crate::program::{
+    check_launch_shape, program, program_id, Program, ProgramFactory, ValueLayout, CTA_MERGE_CUH,
+    PARTITION_CUH, PARTITION_THREADS, SERIAL_CUH, SORTED_SEARCH_CU, SORTED_SEARCH_ENTRIES,
+    SORTED_SEARCH_ENTRY_PARTITION, SORTED_SEARCH_ENTRY_TILE,
+};
+use crate::search::{
+    check_len, sanitize, too_large, DeviceIndex, SearchBound, SearchScratch, WARP,
+};
+use crate::status::{messages, CheckArgs};
+
+/// Launch shape of the sorted search's tile kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SortedSearchTuning {
+    /// Threads per block (NT).
+    pub threads: u32,
+    /// Merge steps per thread (VT).
+    pub vt: u32,
+}
+
+impl SortedSearchTuning {
+    /// Merge outputs (needles + haystack keys) per tile: NT * VT.
+    pub const fn tile(&self) -> usize {
+        self.threads as usize * self.vt as usize
+    }
+
+    /// The tuning shipped for keys of `key_bytes` bytes. The tile holds its keys (NV + 1), a
+    /// 32-bit bound per needle (NV) and a walk start per warp in shared memory. Reasons:
+    /// - 4-byte keys: NT = 256, VT = 23 (5888 outputs, 46 KB), the fastest of the H100 sweeps
+    ///   (docs/tuning.md): large tiles keep the partition searches few and many loads in flight.
+    /// - 8-byte keys: NT = 256, VT = 11 (2816 outputs, 34 KB): twice the key bytes per output
+    ///   (not swept).
+    /// - Wider keys: NT = 128, VT = 7, to bound registers and shared memory.
+    pub const fn for_key(key_bytes: usize) -> Self {
+        if key_bytes <= 4 {
+            SortedSearchTuning {
+                threads: 256,
+                vt: 23,
+            }
+        } else if key_bytes <= 8 {
+            SortedSearchTuning {
+                threads: 256,
+                vt: 11,
+            }
+        } else {
+            SortedSearchTuning {
+                threads: 128,
+                vt: 7,
+            }
+        }
+    }
+
+    /// Check the tuning against what the kernels support for keys of `key_bytes` bytes.
+    pub fn validate(&self, key_bytes: usize) -> Result<(), GpuError> {
+        let keys = ((self.tile() + 1) * key_bytes).div_ceil(16) * 16;
+        let bounds = self.tile() * size_of::<i32>();
+        // One walk start per warp, for the check that the walks tiled the merge.
+        let warp_starts = (self.threads as usize).div_ceil(WARP) * size_of::<i32>();
+        check_launch_shape(self.threads, self.vt, false, keys + bounds + warp_starts)
+    }
+}
+
+fn search_primitive<I: DeviceIndex>(bound: SearchBound) -> String {
+    let bound = match bound {
+        SearchBound::Lower => "lower",
+        SearchBound::Upper => "upper",
+    };
+    format!("sorted_search_{bound}_{}", sanitize(I::CUDA_TYPE))
+}
+
+fn search_prelude<I: DeviceIndex>(bound: SearchBound) -> String {
+    format!(
+        "typedef {} index_type;\n#define TP_UPPER {}\n",
+        I::CUDA_TYPE,
+        u8::from(bound == SearchBound::Upper)
+    )
+}
+
+/// The sorted-search program for key `K`, index type `I`, bound, comparator and tuning.
+pub fn sorted_search_program<K: DeviceKey, I: DeviceIndex, C: DeviceComparator<K> + ?Sized>(
+    comp: &C,
+    bound: SearchBound,
+    tuning: SortedSearchTuning,
+) -> Program {
+    let prelude = search_prelude::<I>(bound);
+    program::<K, C>(
+        &search_primitive::<I>(bound),
+        &[
+            &prelude,
+            PARTITION_CUH,
+            SERIAL_CUH,
+            CTA_MERGE_CUH,
+            SORTED_SEARCH_CU,
+        ],
+        comp,
+        None,
+        tuning.threads,
+        tuning.vt,
+    )
+}
+
+impl Gpu {
+    /// Both kernels of one sorted search over device addresses.
+    #[allow(clippy::too_many_arguments)] // The call's shape: each argument is one part of it.
+    fn launch_sorted_search<K: DeviceKey, I: DeviceIndex, C: DeviceComparator<K> + ?Sized>(
+        &self,
+        needles: (u64, usize),
+        haystack: (u64, usize),
+        out: u64,
+        bound: SearchBound,
+        comp: &C,
+        tuning: SortedSearchTuning,
+        scratch: &mut SearchScratch,
+    ) -> Result<(), GpuError> {
+        tuning.validate(size_of::<K>())?;
+        // With no needles the kernels still run over the haystack: they check its order.
+        if needles.1 == 0 && haystack.1 == 0 {
+            return Ok(());
+        }
+        too_large::<I>("haystack length", haystack.1)?;
+        let primitive = search_primitive::<I>(bound);
+        let (key, name) = program_id::<K, C>(&primitive, comp, None, tuning.threads, tuning.vt);
+        let kernels = self.kernels(
+            &key,
+            &name,
+            || sorted_search_program::<K, I, C>(comp, bound, tuning).source,
+            &SORTED_SEARCH_ENTRIES,
+        )?;
+        let partition = kernels.function(SORTED_SEARCH_ENTRY_PARTITION)?;
+        let tile_kernel = kernels.function(SORTED_SEARCH_ENTRY_TILE)?;
+        let count = needles.1.checked_add(haystack.1).ok_or_else(|| {
+            GpuError::TooLarge(format!(
+                "{} needles and {} haystack keys",
+                needles.1, haystack.1
+            ))
+        })?;
+        let tile = tuning.tile();
+        let num_tiles = count.div_ceil(tile);
+        let num_partitions = num_tiles + 1;
+        if num_tiles as u64 > MAX_GRID_X {
+            return Err(GpuError::TooLarge(format!(
+                "{count} merge outputs need {num_tiles} tiles"
+            )));
+        }
+        let stream = self.stream().clone();
+        let check = scratch.input_check.args(self)?;
+        let buf = scratch.partitions(self, num_partitions)?;
+        let (partitions_ptr, _guard) = buf.device_ptr_mut(&stream);
+        let (n_count, h_count, spacing, partition_count) = (
+            needles.1 as u64,
+            haystack.1 as u64,
+            tile as u64,
+            num_partitions as u64,
+        );
+        let CheckArgs {
+            status,
+            repair,
+            generation,
+            ..
+        } = check;
+        let partition_blocks = overlapped_partition_blocks(num_partitions)?;
+        let mut params: [*mut c_void; 10] = [
+            kernel_param(&needles.0),
+            kernel_param(&n_count),
+            kernel_param(&haystack.0),
+            kernel_param(&h_count),
+            kernel_param(&spacing),
+            kernel_param(&partition_count),
+            kernel_param(&partitions_ptr),
+            kernel_param(&status),
+            kernel_param(&repair),
+            kernel_param(&generation),
+        ];
+        // SAFETY: seven 64-bit values, two device addresses of 64-bit words and a 32-bit
+        // generation, matching twophase_search_partition's parameters in kernels/sorted_search.cu;
+        // the inputs hold the given counts of K, the partitions buffer `num_partitions` entries,
+        // the check's words live in the scratch, all valid on this stream.
+        unsafe {
+            self.launch_raw(
+                partition,
+                partition_blocks,
+                PARTITION_THREADS,
+                &mut params,
+                false,
+            )
+        }?;
+        let mut params: [*mut c_void; 9] = [
+            kernel_param(&needles.0),
+            kernel_param(&n_count),
+            kernel_param(&haystack.0),
+            kernel_param(&h_count),
+            kernel_param(&partitions_ptr),
+            kernel_param(&out),
+            kernel_param(&status),
+            kernel_param(&repair),
+            kernel_param(&generation),
+        ];
+        // SAFETY: six 64-bit values and the check's three, matching twophase_search_tile's
+        // parameters; `out` holds one index of type I per needle (checked by the callers); one
+        // block per tile. The kernel reads and writes only inside these buffers for any keys and
+        // comparator (kernels/sorted_search.cu).
+        unsafe {
+            self.launch_raw(
+                tile_kernel,
+                num_tiles as u32,
+                tuning.threads,
+                &mut params,
+                true,
+            )
+        }?;
+        Ok(())
+    }
+
+    /// Sorted search on the device: for each needle of the sorted `needles`, its lower or upper
+    /// bound in the sorted `haystack` under `comp`, written to `out` (one index of type `I` per
+    /// needle). One merge of the two arrays split by merge path — no binary search per needle.
+    /// Asynchronous.
+    ///
+    /// Whatever the keys and the comparator, every needle's result is written once and lies
+    /// within `[0, haystack.len()]`. Needles or a haystack not sorted under `comp` (and a
+    /// comparator found inconsistent) are detected on the device and reported by
+    /// [`SearchScratch::check`]; the results are then unspecified. With no needles the haystack
+    /// is still read and checked, as the host call checks it.
+    pub fn sorted_search_device<K, I, C, N, H, O>(
+        &self,
+        needles: &N,
+        haystack: &H,
+        out: &mut O,
+        bound: SearchBound,
+        comp: &C,
+        scratch: &mut SearchScratch,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey,
+        I: DeviceIndex,
+        C: DeviceComparator<K> + ?Sized,
+        N: DevicePtr<K>,
+        H: DevicePtr<K>,
+        O: DevicePtrMut<I>,
+    {
+        self.sorted_search_device_tuned(
+            needles,
+            haystack,
+            out,
+            bound,
+            comp,
+            SortedSearchTuning::for_key(size_of::<K>()),
+            scratch,
+        )
+    }
+
+    /// [`sorted_search_device`](Self::sorted_search_device) with an explicit tuning.
+    #[allow(clippy::too_many_arguments)] // The call's shape: each argument is one part of it.
+    pub fn sorted_search_device_tuned<K, I, C, N, H, O>(
+        &self,
+        needles: &N,
+        haystack: &H,
+        out: &mut O,
+        bound: SearchBound,
+        comp: &C,
+        tuning: SortedSearchTuning,
+        scratch: &mut SearchScratch,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey,
+        I: DeviceIndex,
+        C: DeviceComparator<K> + ?Sized,
+        N: DevicePtr<K>,
+        H: DevicePtr<K>,
+        O: DevicePtrMut<I>,
+    {
+        check_len("search output", needles.len(), out.len())?;
+        let stream = self.stream().clone();
+        let (n_ptr, _n) = needles.device_ptr(&stream);
+        let (h_ptr, _h) = haystack.device_ptr(&stream);
+        let (out_ptr, _o) = out.device_ptr_mut(&stream);
+        self.launch_sorted_search::<K, I, C>(
+            (n_ptr, needles.len()),
+            (h_ptr, haystack.len()),
+            out_ptr,
+            bound,
+            comp,
+            tuning,
+            scratch,
+        )
+    }
+
+    /// Host convenience: sorted search of host slices (see
+    /// [`sorted_search_device`](Self::sorted_search_device)).
+    pub fn sorted_search<K: DeviceKey, I: DeviceIndex, C: DeviceComparator<K> + ?Sized>(
+        &self,
+        needles: &[K],
+        haystack: &[K],
+        bound: SearchBound,
+        comp: &C,
+    ) -> Result<Vec<I>, GpuError> {
+        let mut out = bytemuck::zeroed_vec::<I>(needles.len());
+        if needles.is_empty() {
+            // Nothing to search, but the haystack is still checked, as with needles (and as the
+            // CPU path of `sorted_search_any` does): on the host, it is here already.
+            if haystack
+                .windows(2)
+                .any(|pair| comp.is_less(&pair[1], &pair[0]))
+            {
+                return Err(GpuError::InvalidInput(
+                    messages::HAYSTACK_UNSORTED.to_owned(),
+                ));
+            }
+            return Ok(out);
+        }
+        let mut scratch = lock_recover(&self.search_scratch);
+        let mut buffers = [
+            Staged::Upload(bytemuck::cast_slice(needles)),
+            Staged::Upload(bytemuck::cast_slice(haystack)),
+            Staged::Download(bytemuck::cast_slice_mut(&mut out)),
+        ];
+        let launched = self.through_staging(&mut buffers, |[n_ptr, h_ptr, out_ptr]| {
+            self.launch_sorted_search::<K, I, C>(
+                (n_ptr, needles.len()),
+                (h_ptr, haystack.len()),
+                out_ptr,
+                bound,
+                comp,
+                SortedSearchTuning::for_key(size_of::<K>()),
+                &mut scratch,
+            )
+        });
+        let checked = scratch.check(self);
+        launched?;
+        checked?;
+        Ok(out)
+    }
+}
+
+/// Builds sorted-search programs at the shipped tuning for [`shipped_programs`]: the value layout
+/// slot of the factory selects the variant (keys only: lower bound, u32 results; 4-byte layout:
+/// upper bound, u32; 8-byte layout: lower bound, u64), so every key type and comparator is
+/// compiled with both bounds and both index widths across the list.
+pub(crate) struct SortedSearchPrograms;
+
+impl ProgramFactory for SortedSearchPrograms {
+    fn program<K: DeviceKey>(
+        &self,
+        comp: &dyn DeviceComparator<K>,
+        values: ValueLayout,
+    ) -> Program {
+        let tuning = SortedSearchTuning::for_key(size_of::<K>());
+        match values {
+            None => sorted_search_program::<K, u32, dyn DeviceComparator<K>>(
+                comp,
+                SearchBound::Lower,
+                tuning,
+            ),
+            Some((4, _)) => sorted_search_program::<K, u32, dyn DeviceComparator<K>>(
+                comp,
+                SearchBound::Upper,
+                tuning,
+            ),
+            Some(_) => sorted_search_program::<K, u64, dyn DeviceComparator<K>>(
+                comp,
+                SearchBound::Lower,
+                tuning,
+            ),
+        }
+    }
+}
