@@ -223,9 +223,9 @@ pub fn interval_expand<V: DeviceValue>(
     }
 }
 
-/// Backend-neutral interval move (for each segment `s` of size `n`,
-/// `output[scatter[s] .. + n] = input[gather[s] .. + n]`; a missing `gather` or `scatter` means the
-/// segment's own position `scan[s]`; entries no segment writes keep their values): GPU when present, else the CPU backend.
+/// Backend-neutral interval move, GPU when present, else the CPU backend: for each segment `s` of
+/// size `n`, `output[scatter[s] .. + n] = input[gather[s] .. + n]` (a missing `gather` or `scatter`
+/// means the segment's own position `scan[s]`); entries no segment writes keep their values.
 ///
 /// Everything is validated before anything is written, so an error leaves `output` untouched:
 /// the scan ([`messages::SCAN_INVALID`]); the lengths ([`Error::SizeMismatch`]: `gather` and

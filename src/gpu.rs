@@ -9,12 +9,12 @@ pub use twophase_gpu::{
     Less, MergeScratch, PrimitiveKey, TotalOrder, TotalOrderDesc,
 };
 
-/// The process-wide GPU the crate-root calls (`twophase::sort`, ...) use: device 0, opened on first use, `None`
-/// when this machine has no usable GPU. After a fault lost its context
+/// The process-wide GPU the crate-root calls (`twophase::sort`, ...) use: device 0, opened on
+/// first use, `None` when this machine has no usable GPU. After a fault lost its context
 /// ([`GpuError::ContextLost`]), the next use opens it again (resetting the device), so later calls
-/// work where the driver allows it; where it refuses every new context in the process, each use
-/// returns [`GpuError::DeviceLostForProcess`]. A handle taken before the fault keeps reporting the
-/// loss.
+/// work where the driver allows it; where it refuses every new context in the process, this
+/// returns `None` and each crate-root call returns [`GpuError::DeviceLostForProcess`] (never a CPU
+/// fallback). A handle taken before the fault keeps reporting the loss.
 pub fn default_gpu() -> Option<&'static Gpu> {
     gpu().ok()
 }

@@ -9,7 +9,8 @@ pub mod order;
 pub mod variants;
 
 /// `bytemuck`, for `#[derive(Pod, Zeroable)]` on a user key or value type without a dependency of
-/// its own (`#[derive(twophase::bytemuck::Pod, ...)]` with `#[bytemuck(crate = "twophase::bytemuck")]`).
+/// its own: `#[derive(twophase::bytemuck::Pod, ...)]` with
+/// `#[bytemuck(crate = "twophase::bytemuck")]`.
 pub use bytemuck;
 pub use front::{
     backend, interval_expand, interval_move, load_balance_search, load_balance_search_with_ranks,

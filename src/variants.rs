@@ -11,7 +11,7 @@ pub use twophase_gpu::batcher::{BatcherScratch, BatcherTuning, SortScratch, Sort
 pub use twophase_gpu::textbook::{MergeVariant, TextbookMergeTuning};
 
 use crate::gpu::gpu;
-use crate::Error as GpuError;
+use crate::Error;
 
 /// Stable merge of two host slices sorted by `comp`, on the default GPU, with the merge kernel
 /// `variant` (the textbook's basic, tiled or circular-buffer kernel, or the two-phase one).
@@ -20,7 +20,7 @@ pub fn merge_variant<K: DeviceKey, C: DeviceComparator<K>>(
     a: &[K],
     b: &[K],
     comp: &C,
-) -> Result<Vec<K>, GpuError> {
+) -> Result<Vec<K>, Error> {
     gpu()?.merge_variant(variant, a, b, comp)
 }
 
@@ -32,7 +32,7 @@ pub fn merge_pairs_variant<K: DeviceKey, V: DeviceValue, C: DeviceComparator<K>>
     b_keys: &[K],
     b_vals: &[V],
     comp: &C,
-) -> Result<(Vec<K>, Vec<V>), GpuError> {
+) -> Result<(Vec<K>, Vec<V>), Error> {
     gpu()?.merge_pairs_variant(variant, a_keys, a_vals, b_keys, b_vals, comp)
 }
 
@@ -42,7 +42,7 @@ pub fn sort_variant<K: DeviceKey, C: DeviceComparator<K>>(
     variant: SortVariant,
     keys: &mut [K],
     comp: &C,
-) -> Result<(), GpuError> {
+) -> Result<(), Error> {
     gpu()?.sort_variant(variant, keys, comp)
 }
 
@@ -52,6 +52,6 @@ pub fn sort_pairs_variant<K: DeviceKey, V: DeviceValue, C: DeviceComparator<K>>(
     keys: &mut [K],
     values: &mut [V],
     comp: &C,
-) -> Result<(), GpuError> {
+) -> Result<(), Error> {
     gpu()?.sort_pairs_variant(variant, keys, values, comp)
 }

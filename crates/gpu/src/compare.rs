@@ -158,16 +158,7 @@ pub struct CudaComparator<K, F> {
 impl<K: DeviceKey, F: Fn(&K, &K) -> bool + Send + Sync> CudaComparator<K, F> {
     /// A comparator named `name` (letters, digits and `_`; other characters are replaced by `_`).
     pub fn new(name: &str, cuda_body: &str, is_less: F) -> Self {
-        let name = name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
+        let name = sanitize(name);
         CudaComparator {
             name,
             body: cuda_body.to_owned(),
@@ -210,4 +201,12 @@ impl<K: DeviceKey, C: DeviceComparator<K> + ?Sized> DeviceComparator<K> for &C {
     fn trusted_order(&self) -> bool {
         (**self).trusted_order()
     }
+}
+
+/// `text` as a C identifier fragment: letters, digits and `_` kept, anything else `_` (program
+/// names, comparator names, CUDA type names in program names).
+pub(crate) fn sanitize(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
 }

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use cudarc::nvrtc::{result as nvrtc_result, sys as nvrtc_sys};
 
-use crate::compare::DeviceComparator;
+use crate::compare::{sanitize, DeviceComparator};
 use crate::error::GpuError;
 use crate::key::{cuda_value_type, DeviceKey};
 
@@ -153,12 +153,6 @@ pub struct Program {
     pub key: String,
     pub name: String,
     pub source: String,
-}
-
-fn sanitize(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect()
 }
 
 fn value_type(values: ValueLayout) -> String {

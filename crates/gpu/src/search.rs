@@ -12,6 +12,7 @@ use std::mem::{align_of, size_of};
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
+use crate::compare::sanitize;
 use crate::context::{kernel_param, Gpu, Staged};
 use crate::error::GpuError;
 use crate::fault::lock_recover;
@@ -103,9 +104,6 @@ impl LoadBalanceTuning {
     }
 }
 
-/// Threads of a warp.
-pub(crate) const WARP: usize = 32;
-
 /// Number of 64-bit arguments a [`LoadBalanceOp`] snippet receives (`args.p[0..OP_ARGS]`).
 pub const OP_ARGS: usize = 8;
 
@@ -155,18 +153,6 @@ impl LoadBalanceOp {
     pub fn name(&self) -> &str {
         &self.name
     }
-}
-
-pub(crate) fn sanitize(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 /// Device scratch of the load-balancing and sorted searches (the partitions and the input check),

@@ -5,7 +5,7 @@ use std::mem::size_of;
 
 use cudarc::driver::{DevicePtr, DevicePtrMut};
 
-use crate::compare::DeviceComparator;
+use crate::compare::{sanitize, DeviceComparator};
 use crate::context::{kernel_param, Gpu, Staged};
 use crate::error::GpuError;
 use crate::fault::lock_recover;
@@ -16,10 +16,11 @@ use crate::program::{
     PARTITION_CUH, PARTITION_THREADS, SERIAL_CUH, SORTED_SEARCH_CU, SORTED_SEARCH_ENTRIES,
     SORTED_SEARCH_ENTRY_PARTITION, SORTED_SEARCH_ENTRY_TILE,
 };
-use crate::search::{
-    check_len, sanitize, too_large, DeviceIndex, SearchBound, SearchScratch, WARP,
-};
+use crate::search::{check_len, too_large, DeviceIndex, SearchBound, SearchScratch};
 use crate::status::{messages, CheckArgs};
+
+/// Threads of a warp (the tile keeps one walk start a warp).
+const WARP: usize = 32;
 
 /// Launch shape of the sorted search's tile kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
