@@ -6,7 +6,7 @@
 //! Both backends give the same results (bit-identical to std's stable sort on valid input) and
 //! the same errors, naming the argument.
 
-use twophase_gpu::status::messages;
+use twophase_gpu::runtime::status::messages;
 use twophase_gpu::{DeviceComparator, DeviceKey, DeviceValue, PrimitiveKey};
 
 use crate::gpu::Gpu;

@@ -7,8 +7,10 @@
 
 use twophase_gpu::{DeviceComparator, DeviceKey, DeviceValue};
 
-pub use twophase_gpu::batcher::{BatcherScratch, BatcherTuning, SortScratch, SortVariant};
-pub use twophase_gpu::textbook::{MergeVariant, TextbookMergeTuning};
+pub use twophase_gpu::variants::batcher::{
+    BatcherScratch, BatcherTuning, SortScratch, SortVariant,
+};
+pub use twophase_gpu::variants::textbook::{MergeVariant, TextbookMergeTuning};
 
 use crate::gpu::gpu;
 use crate::Error;

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use proptest::prelude::*;
 use twophase::cpu::{self, MergeTuning, MergesortTuning, SearchBound, SearchTuning};
 use twophase::{CudaComparator, DeviceComparator, Error as GpuError, Less, TotalOrder};
-use twophase_gpu::status::messages;
+use twophase_gpu::runtime::status::messages;
 
 /// The size of the input that checks a primitive at 2^22 keys (release CI runs debug tests, so
 /// only merge and sort get one).

@@ -2,7 +2,7 @@
 
 use twophase::{bytemuck, comparator, DeviceComparator, DeviceKey};
 use twophase_gpu::mergesort::{mergesort_program, MergesortTuning};
-use twophase_gpu::program::{compile_cubin, nvrtc_available};
+use twophase_gpu::runtime::nvrtc::{compile_cubin, nvrtc_available};
 
 /// Architecture the CPU-side compile check targets (the H100's).
 const ARCH: u32 = 90;

@@ -472,16 +472,18 @@ fn second_handle_hits_the_disk_cache() {
     let program =
         twophase_gpu::merge::merge_program::<u32, Less>(&Less, None, MergeTuning::for_types(4, 0));
     let arch = gpu().arch();
-    std::env::set_var(twophase_gpu::program::CACHE_DIR_ENV, &dir);
-    let first = twophase_gpu::program::compile_cached(&program.source, &program.name, arch)
-        .expect("compile");
+    std::env::set_var(twophase_gpu::runtime::module_cache::CACHE_DIR_ENV, &dir);
+    let first =
+        twophase_gpu::runtime::module_cache::compile_cached(&program.source, &program.name, arch)
+            .expect("compile");
     let cached = std::fs::read_dir(&dir)
         .expect("cache dir")
         .filter_map(Result::ok)
         .any(|f| f.file_name().to_string_lossy().starts_with(&program.name));
     assert!(cached, "the cubin is in the disk cache");
-    let second = twophase_gpu::program::compile_cached(&program.source, &program.name, arch)
-        .expect("cached");
+    let second =
+        twophase_gpu::runtime::module_cache::compile_cached(&program.source, &program.name, arch)
+            .expect("cached");
     assert_eq!(first, second);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -14,7 +14,7 @@ use twophase::gpu::{
     LoadBalanceTuning, SearchScratch,
 };
 use twophase_gpu::cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr};
-use twophase_gpu::status::messages;
+use twophase_gpu::runtime::status::messages;
 use twophase_gpu::SearchBound;
 
 /// Segment-size distributions of the load-balancing tests.

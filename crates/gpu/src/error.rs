@@ -2,7 +2,7 @@
 
 use cudarc::driver::DriverError;
 
-use crate::fault::is_sticky;
+use crate::runtime::fault::is_sticky;
 
 /// The call named in [`GpuError::ContextLost`] when a sticky error surfaces where the call is not
 /// known (the handle names it at its next synchronizing step).

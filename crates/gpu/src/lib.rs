@@ -1,36 +1,42 @@
-//! GPU runtime of twophase: cudarc context and stream, NVRTC program cache, kernel launches.
+//! GPU backend of twophase: the runtime (device, NVRTC, module cache, one typed launch) and the primitives above it.
 //!
 //! Device code lives in `kernels/` (CUDA C++), is embedded with `include_str!`, instantiated for a
 //! key type, value type, comparator and tuning, and compiled at run time by NVRTC for the device's
-//! own architecture (see [`program`]). This is the only crate of the workspace with `unsafe`.
+//! own architecture (see [`runtime::program`]). This is the only crate of the workspace with
+//! `unsafe`.
+//!
+//! Layers, each importing only from those below it:
+//! - vocabulary: [`error`], [`key`], [`compare`];
+//! - [`runtime`]: the device handle, NVRTC, the module cache, the one typed launch, staging,
+//!   scratch and the device-side input checks; it names no primitive;
+//! - primitives, one folder each with its dispatch and tuning: [`merge`], [`mergesort`],
+//!   [`search`] (what the two searches share), [`load_balance`], [`sorted_search`];
+//! - [`variants`]: the textbook merges and Batcher's sort, teaching material built on the
+//!   primitives.
 
-pub mod batcher;
 pub mod compare;
-pub mod context;
 pub mod error;
-pub mod fault;
 pub mod key;
+pub mod load_balance;
 pub mod merge;
 pub mod mergesort;
-pub mod program;
+pub mod runtime;
 pub mod search;
 pub mod sorted_search;
-pub mod status;
-pub mod textbook;
+pub mod variants;
 
-pub use batcher::{BatcherScratch, BatcherTuning, SortScratch, SortVariant};
 pub use compare::{CudaComparator, DeviceComparator, Greater, Less, TotalOrder, TotalOrderDesc};
-pub use context::Gpu;
 pub use error::GpuError;
 pub use key::{DeviceKey, DeviceValue, FloatKey, PrimitiveKey};
+pub use load_balance::{LoadBalanceOp, LoadBalanceTuning, OpArgs};
 pub use merge::{MergeScratch, MergeTuning};
 pub use mergesort::{MergesortScratch, MergesortTuning};
-pub use search::{
-    DeviceIndex, HostIndex, LoadBalanceOp, LoadBalanceTuning, OpArgs, SearchBound, SearchScratch,
-    SortedSearchTuning,
-};
-pub use status::{CheckArgs, InputCheck};
-pub use textbook::{MergeVariant, TextbookMergeTuning};
+pub use runtime::device::Gpu;
+pub use runtime::status::{CheckArgs, InputCheck};
+pub use search::{DeviceIndex, HostIndex, SearchBound, SearchScratch};
+pub use sorted_search::SortedSearchTuning;
+pub use variants::batcher::{BatcherScratch, BatcherTuning, SortScratch, SortVariant};
+pub use variants::textbook::{MergeVariant, TextbookMergeTuning};
 
 /// The cudarc version this crate is built on, re-exported so that users pass matching types.
 pub use cudarc;

@@ -2,7 +2,8 @@
 
 use twophase_gpu::merge::{merge_program, MergeTuning};
 use twophase_gpu::mergesort::{mergesort_program, MergesortTuning};
-use twophase_gpu::program::{compile_cubin, nvrtc_available, Program};
+use twophase_gpu::runtime::nvrtc::{compile_cubin, nvrtc_available};
+use twophase_gpu::runtime::program::Program;
 use twophase_gpu::{CudaComparator, DeviceComparator};
 
 /// Architectures CI compiles for: Ampere (A100) and Hopper (H100/H200).

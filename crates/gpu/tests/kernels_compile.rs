@@ -1,13 +1,15 @@
 //! CI check without a GPU: every shipped kernel instantiation compiles with NVRTC for sm_80 and sm_90.
 
-use twophase_gpu::batcher::shipped_batcher_programs;
+use twophase_gpu::load_balance::shipped_load_balance_programs;
 use twophase_gpu::merge::shipped_merge_programs;
 use twophase_gpu::mergesort::shipped_mergesort_programs;
-use twophase_gpu::program::{
-    compile_cubin, compile_cubin_with_log, nvrtc_available, nvrtc_version, program,
+use twophase_gpu::runtime::nvrtc::{
+    compile_cubin, compile_cubin_with_log, nvrtc_available, nvrtc_version,
 };
-use twophase_gpu::search::shipped_search_programs;
-use twophase_gpu::textbook::shipped_textbook_merge_programs;
+use twophase_gpu::runtime::program::program;
+use twophase_gpu::sorted_search::shipped_sorted_search_programs;
+use twophase_gpu::variants::batcher::shipped_batcher_programs;
+use twophase_gpu::variants::textbook::shipped_textbook_merge_programs;
 use twophase_gpu::{CudaComparator, DeviceKey, GpuError, Less};
 
 /// Architectures CI compiles for: Ampere (A100) and Hopper (H100/H200).
@@ -43,7 +45,8 @@ fn every_shipped_kernel_compiles_for_sm80_and_sm90_without_warnings() {
     let version = nvrtc_version().expect("NVRTC version");
     let mut programs = shipped_merge_programs();
     programs.extend(shipped_mergesort_programs());
-    programs.extend(shipped_search_programs());
+    programs.extend(shipped_load_balance_programs());
+    programs.extend(shipped_sorted_search_programs());
     programs.extend(shipped_textbook_merge_programs());
     programs.extend(shipped_batcher_programs());
     if let (Some(_), Ok(filter)) = (

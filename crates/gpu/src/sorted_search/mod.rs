@@ -6,72 +6,24 @@ use std::mem::size_of;
 use cudarc::driver::{DevicePtr, DevicePtrMut};
 
 use crate::compare::{sanitize, DeviceComparator};
-use crate::context::{kernel_param, Gpu, Staged};
 use crate::error::GpuError;
-use crate::fault::lock_recover;
 use crate::key::DeviceKey;
-use crate::merge::{overlapped_partition_blocks, MAX_GRID_X};
-use crate::program::{
-    check_launch_shape, program, program_id, Program, ProgramFactory, ValueLayout, CTA_MERGE_CUH,
-    PARTITION_CUH, PARTITION_THREADS, SERIAL_CUH, SORTED_SEARCH_CU, SORTED_SEARCH_ENTRIES,
+use crate::runtime::device::Gpu;
+use crate::runtime::launch::{
+    kernel_param, overlapped_partition_blocks, MAX_GRID_X, PARTITION_THREADS,
+};
+use crate::runtime::program::{
+    program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout, CTA_MERGE_CUH,
+    PARTITION_CUH, SERIAL_CUH, SORTED_SEARCH_CU, SORTED_SEARCH_ENTRIES,
     SORTED_SEARCH_ENTRY_PARTITION, SORTED_SEARCH_ENTRY_TILE,
 };
+use crate::runtime::staging::Staged;
+use crate::runtime::status::{messages, CheckArgs};
 use crate::search::{check_len, too_large, DeviceIndex, SearchBound, SearchScratch};
-use crate::status::{messages, CheckArgs};
 
-/// Threads of a warp (the tile keeps one walk start a warp).
-const WARP: usize = 32;
+pub mod tuning;
 
-/// Launch shape of the sorted search's tile kernel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct SortedSearchTuning {
-    /// Threads per block (NT).
-    pub threads: u32,
-    /// Merge steps per thread (VT).
-    pub vt: u32,
-}
-
-impl SortedSearchTuning {
-    /// Merge outputs (needles + haystack keys) per tile: NT * VT.
-    pub const fn tile(&self) -> usize {
-        self.threads as usize * self.vt as usize
-    }
-
-    /// The tuning shipped for keys of `key_bytes` bytes. The tile holds its keys (NV + 1), a
-    /// 32-bit bound per needle (NV) and a walk start per warp in shared memory. Reasons:
-    /// - 4-byte keys: NT = 256, VT = 23 (5888 outputs, 46 KB), the fastest of the H100 sweeps
-    ///   (docs/tuning.md): large tiles keep the partition searches few and many loads in flight.
-    /// - 8-byte keys: NT = 256, VT = 11 (2816 outputs, 34 KB): twice the key bytes per output
-    ///   (not swept).
-    /// - Wider keys: NT = 128, VT = 7, to bound registers and shared memory.
-    pub const fn for_key(key_bytes: usize) -> Self {
-        if key_bytes <= 4 {
-            SortedSearchTuning {
-                threads: 256,
-                vt: 23,
-            }
-        } else if key_bytes <= 8 {
-            SortedSearchTuning {
-                threads: 256,
-                vt: 11,
-            }
-        } else {
-            SortedSearchTuning {
-                threads: 128,
-                vt: 7,
-            }
-        }
-    }
-
-    /// Check the tuning against what the kernels support for keys of `key_bytes` bytes.
-    pub fn validate(&self, key_bytes: usize) -> Result<(), GpuError> {
-        let keys = ((self.tile() + 1) * key_bytes).div_ceil(16) * 16;
-        let bounds = self.tile() * size_of::<i32>();
-        // One walk start per warp, for the check that the walks tiled the merge.
-        let warp_starts = (self.threads as usize).div_ceil(WARP) * size_of::<i32>();
-        check_launch_shape(self.threads, self.vt, false, keys + bounds + warp_starts)
-    }
-}
+pub use tuning::SortedSearchTuning;
 
 fn search_primitive<I: DeviceIndex>(bound: SearchBound) -> String {
     let bound = match bound {
@@ -321,7 +273,7 @@ impl Gpu {
             }
             return Ok(out);
         }
-        let mut scratch = lock_recover(&self.search_scratch);
+        let mut scratch = self.pooled_scratch::<SearchScratch>();
         let mut buffers = [
             Staged::Upload(bytemuck::cast_slice(needles)),
             Staged::Upload(bytemuck::cast_slice(haystack)),
@@ -349,7 +301,7 @@ impl Gpu {
 /// slot of the factory selects the variant (keys only: lower bound, u32 results; 4-byte layout:
 /// upper bound, u32; 8-byte layout: lower bound, u64), so every key type and comparator is
 /// compiled with both bounds and both index widths across the list.
-pub(crate) struct SortedSearchPrograms;
+struct SortedSearchPrograms;
 
 impl ProgramFactory for SortedSearchPrograms {
     fn program<K: DeviceKey>(
@@ -376,4 +328,10 @@ impl ProgramFactory for SortedSearchPrograms {
             ),
         }
     }
+}
+
+/// Every sorted-search program the library ships: each primitive key type × built-in comparator
+/// (both bounds, both index widths across the list). CI compiles all of them with NVRTC.
+pub fn shipped_sorted_search_programs() -> Vec<Program> {
+    shipped_programs(&SortedSearchPrograms)
 }

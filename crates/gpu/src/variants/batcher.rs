@@ -11,18 +11,18 @@ use std::sync::Arc;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg};
 
 use crate::compare::DeviceComparator;
-use crate::context::{Gpu, SortBuffers};
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
-use crate::merge::MAX_GRID_X;
 use crate::mergesort::MergesortScratch;
-use crate::program::{
-    check_launch_shape, program, program_id, shipped_programs, Program, ProgramFactory,
-    ValueLayout, MAX_STATIC_SHARED_BYTES, PARTITION_CUH,
+use crate::runtime::device::Gpu;
+use crate::runtime::launch::{check_launch_shape, MAX_GRID_X, MAX_STATIC_SHARED_BYTES};
+use crate::runtime::program::{
+    program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout, PARTITION_CUH,
 };
+use crate::runtime::staging::SortBuffers;
 
 /// `kernels/batcher.cu`: the block-sort, global-stage and fused-stride kernels of the network.
-pub const BATCHER_CU: &str = include_str!("../kernels/batcher.cu");
+pub const BATCHER_CU: &str = include_str!("../../kernels/batcher.cu");
 /// Entry point sorting every tile in shared memory (all levels whose runs fit in a tile).
 pub const BATCHER_ENTRY_BLOCK: &str = "twophase_batcher_block";
 /// Entry point of one stage of a large level on global memory.
@@ -536,18 +536,12 @@ impl Gpu {
         values: Option<&mut [V]>,
         comp: &C,
     ) -> Result<(), GpuError> {
-        let scratch = &self.batcher_scratch;
-        self.sort_host(
-            keys,
-            values,
-            scratch,
-            "batcher scratch",
-            |buffers, scratch| {
-                let value_bytes = buffers.layout.map_or(0, |(size, _)| size);
-                let tuning = BatcherTuning::for_types(size_of::<K>(), value_bytes);
-                self.launch_batcher::<K, C>(buffers, comp, tuning, scratch)
-            },
-        )
+        let mut scratch = self.pooled_scratch::<BatcherScratch>();
+        self.sort_host(keys, values, &mut scratch, |buffers, scratch| {
+            let value_bytes = buffers.layout.map_or(0, |(size, _)| size);
+            let tuning = BatcherTuning::for_types(size_of::<K>(), value_bytes);
+            self.launch_batcher::<K, C>(buffers, comp, tuning, scratch)
+        })
     }
 }
 

@@ -15,8 +15,8 @@
 
 use cudarc::driver::{CudaSlice, DevicePtrMut};
 
-use crate::context::Gpu;
 use crate::error::GpuError;
+use crate::runtime::device::Gpu;
 
 /// Status bit: the first input is not sorted under the comparator (a merge's `a`, a sorted
 /// search's needles).

@@ -9,21 +9,22 @@ use std::mem::{align_of, size_of};
 use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 
 use crate::compare::DeviceComparator;
-use crate::context::Gpu;
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
-use crate::merge::{MergeArgs, MergeScratch, MergeTuning, MAX_GRID_X};
-use crate::program::{
-    check_launch_shape, program, program_id, shipped_programs, Program, ProgramFactory,
-    ValueLayout, PARTITION_CUH, SERIAL_CUH,
+use crate::merge::{MergeArgs, MergeScratch, MergeTuning};
+use crate::runtime::device::Gpu;
+use crate::runtime::launch::{check_launch_shape, MAX_GRID_X};
+use crate::runtime::program::{
+    program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout, PARTITION_CUH,
+    SERIAL_CUH,
 };
-use crate::status::{
+use crate::runtime::status::{
     messages, status_error, InputCheck, StatusNames, STATUS_FIRST_UNSORTED,
     STATUS_ORDER_INCONSISTENT, STATUS_SECOND_UNSORTED,
 };
 
 /// `kernels/merge_textbook.cu`: the basic, tiled and circular-buffer merge kernels.
-pub const MERGE_TEXTBOOK_CU: &str = include_str!("../kernels/merge_textbook.cu");
+pub const MERGE_TEXTBOOK_CU: &str = include_str!("../../kernels/merge_textbook.cu");
 /// Entry point of the basic merge (co-ranks and merge on global memory).
 pub const TEXTBOOK_ENTRY_BASIC: &str = "twophase_merge_basic";
 /// Entry point of the tiled merge (shared-memory tiles, reloaded every iteration).

@@ -2,164 +2,31 @@
 
 use std::mem::{align_of, size_of};
 
-use cudarc::driver::{
-    sys as driver_sys, CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
-};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use crate::compare::DeviceComparator;
-use crate::context::{kernel_param, Gpu, Staged};
 use crate::error::GpuError;
-use crate::fault::lock_recover;
 use crate::key::{DeviceKey, DeviceValue};
-use crate::program::{
-    check_launch_shape, program, program_id, shipped_programs, Program, ProgramFactory,
-    CTA_MERGE_CUH, MERGE_CU, MERGE_ENTRY_PARTITION, MERGE_ENTRY_TILE, PARTITION_CUH, SERIAL_CUH,
+use crate::runtime::device::Gpu;
+use crate::runtime::launch::{
+    kernel_params, param_asserts, KernelParams, LaunchShape, overlapped_partition_blocks, MAX_GRID_X, PARTITION_THREADS,
 };
-pub use crate::program::{MAX_STATIC_SHARED_BYTES, PARTITION_THREADS};
-use crate::status::{
+use crate::runtime::program::{
+    program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout, CTA_MERGE_CUH,
+    MERGE_CU, MERGE_ENTRY_PARTITION, MERGE_ENTRY_TILE, PARTITION_CUH, SERIAL_CUH,
+};
+use crate::runtime::staging::Staged;
+use crate::runtime::status::{
     messages, CheckArgs, InputCheck, StatusNames, STATUS_FIRST_UNSORTED, STATUS_ORDER_INCONSISTENT,
     STATUS_SECOND_UNSORTED,
 };
 
-/// Blocks of a partition kernel whose blocks overlap by one boundary (each computes
-/// PARTITION_THREADS boundaries, the first of them the previous block's last), so that every
-/// adjacent pair of boundaries is checked inside one block (kernels/partition.cuh), as a launch's
-/// grid size.
-pub(crate) fn overlapped_partition_blocks(num_partitions: usize) -> Result<u32, GpuError> {
-    let blocks = overlapped_blocks(num_partitions, PARTITION_THREADS as usize);
-    u32::try_from(blocks).map_err(|_| GpuError::TooLarge(format!("{num_partitions} partitions")))
-}
+pub mod tuning;
 
-/// Blocks of `groups` boundaries each, overlapping by one, that cover `num_partitions` boundaries.
-pub(crate) fn overlapped_blocks(num_partitions: usize, groups: usize) -> usize {
-    num_partitions
-        .saturating_sub(1)
-        .div_ceil(groups.saturating_sub(1).max(1))
-        .max(1)
-}
-
-/// Largest grid the tile kernel may use: CUDA's limit on gridDim.x (2^31 - 1).
-pub const MAX_GRID_X: u64 = (1 << 31) - 1;
-
-/// Threads one SM holds at once (sm_80 and sm_90): a launch bound asking for more blocks than fit
-/// is refused.
-const MAX_THREADS_PER_SM: u32 = 2048;
-
-/// Tile blocks per SM for 2- and 4-byte keys alone: 4 (40 registers, nothing spilled at VT =
-/// 21): a fourth block overlaps one tile's loads with another's merge, which pays for the
-/// input checks' compares (docs/tuning.md).
-pub const NARROW_KEYS_BLOCKS_PER_SM: u32 = 4;
-
-/// Tile blocks per SM for the other keys alone (1- and 8-byte keys): 3 (56 and 80 registers,
-/// nothing spilled). Unbounded, ptxas takes 78-112 registers and 2 blocks; at 4 blocks 1-byte
-/// keys spill and 8-byte keys run slower.
-pub const KEYS_BLOCKS_PER_SM: u32 = 3;
-
-/// Tile blocks per SM for keys of up to 4 bytes with values of up to 4 bytes: 3 (56 registers,
-/// nothing spilled at NT = 384, VT = 17; 8-byte values spill there).
-pub const NARROW_PAIRS_BLOCKS_PER_SM: u32 = 3;
-
-/// Tile blocks per SM for the other merges of key-value pairs: 2, as ptxas chooses unbounded
-/// (64-118 registers); the value gather needs the index array besides the keys.
-pub const PAIRS_BLOCKS_PER_SM: u32 = 2;
-
-/// Launch shape of the merge's tile kernel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct MergeTuning {
-    /// Threads per block (NT).
-    pub threads: u32,
-    /// Items per thread (VT): outputs each thread merges serially in registers.
-    pub vt: u32,
-    /// Blocks of the tile kernel that must fit on one SM by registers (its launch bound's
-    /// minimum): ptxas then keeps the kernel within 64K / (threads * blocks_per_sm) registers a
-    /// thread. 1 leaves the register count to ptxas.
-    pub blocks_per_sm: u32,
-}
-
-impl MergeTuning {
-    /// Outputs per tile (NV = NT * VT).
-    pub const fn tile(&self) -> usize {
-        self.threads as usize * self.vt as usize
-    }
-
-    /// The tuning shipped for keys of `key_bytes` bytes, with values of `value_bytes` bytes (0 for
-    /// keys only). Chosen from H100 sweeps at 2^20-2^27 outputs with the input checks on
-    /// (docs/tuning.md). Reasons:
-    /// - VT is odd so that the thread-order <-> strided transposes through shared memory
-    ///   (`VT * tid + i`) hit 32 distinct banks for 4-byte words: conflict-free.
-    /// - Large tiles: fewer tiles mean fewer partition searches (each a chain of ~log2(n)
-    ///   dependent global loads) and more independent loads in flight per thread.
-    /// - 2- and 4-byte keys alone: NT = 384, VT = 21 (8064-item tiles), [`NARROW_KEYS_BLOCKS_PER_SM`].
-    /// - 1-byte keys alone, and pairs of at most 4 bytes together: NT = 384, VT = 23 (8832-item
-    ///   tiles, 35 KB of shared memory), [`KEYS_BLOCKS_PER_SM`].
-    /// - Keys of up to 4 bytes with values of up to 4 bytes: NT = 384, VT = 17 (6528-item tiles),
-    ///   [`NARROW_PAIRS_BLOCKS_PER_SM`]: the values are gathered in a second pass, from more blocks.
-    /// - Keys of up to 4 bytes with 8-byte values: NT = 512, VT = 15 (7680-item tiles),
-    ///   [`PAIRS_BLOCKS_PER_SM`]: bigger blocks keep more of the value loads in flight.
-    /// - 8-byte keys (values up to 8 bytes): NT = 256, VT = 19 (4864-item tiles, 39 KB): the
-    ///   register arrays are twice as wide, so fewer items per thread than for 4-byte keys.
-    /// - Anything wider (user structs, big values): NT = 128, VT = 7, to bound registers and
-    ///   shared memory; blocks_per_sm 1 (ptxas's choice).
-    pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
-        if value_bytes == 0 && (key_bytes == 2 || key_bytes == 4) {
-            MergeTuning {
-                threads: 384,
-                vt: 21,
-                blocks_per_sm: NARROW_KEYS_BLOCKS_PER_SM,
-            }
-        } else if key_bytes + value_bytes <= 4 {
-            MergeTuning {
-                threads: 384,
-                vt: 23,
-                blocks_per_sm: KEYS_BLOCKS_PER_SM,
-            }
-        } else if key_bytes <= 4 && value_bytes <= 4 {
-            MergeTuning {
-                threads: 384,
-                vt: 17,
-                blocks_per_sm: NARROW_PAIRS_BLOCKS_PER_SM,
-            }
-        } else if key_bytes <= 4 && value_bytes <= 8 {
-            MergeTuning {
-                threads: 512,
-                vt: 15,
-                blocks_per_sm: PAIRS_BLOCKS_PER_SM,
-            }
-        } else if key_bytes <= 8 && value_bytes <= 8 {
-            MergeTuning {
-                threads: 256,
-                vt: 19,
-                blocks_per_sm: if value_bytes == 0 {
-                    KEYS_BLOCKS_PER_SM
-                } else {
-                    PAIRS_BLOCKS_PER_SM
-                },
-            }
-        } else {
-            MergeTuning {
-                threads: 128,
-                vt: 7,
-                blocks_per_sm: 1,
-            }
-        }
-    }
-
-    /// Check the tuning against what the kernels support for keys of `key_bytes` bytes.
-    pub fn validate(&self, key_bytes: usize) -> Result<(), GpuError> {
-        let shared = (self.tile() + 1) * key_bytes.max(size_of::<i32>());
-        check_launch_shape(self.threads, self.vt, false, shared)?;
-        let resident = u64::from(self.threads) * u64::from(self.blocks_per_sm);
-        if self.blocks_per_sm == 0 || resident > u64::from(MAX_THREADS_PER_SM) {
-            return Err(GpuError::InvalidTuning(format!(
-                "blocks_per_sm = {} (1 to {} / threads = {})",
-                self.blocks_per_sm,
-                MAX_THREADS_PER_SM,
-                MAX_THREADS_PER_SM / self.threads.max(1)
-            )));
-        }
-        Ok(())
-    }
-}
+pub use tuning::{
+    MergeTuning, KEYS_BLOCKS_PER_SM, NARROW_KEYS_BLOCKS_PER_SM, NARROW_PAIRS_BLOCKS_PER_SM,
+    PAIRS_BLOCKS_PER_SM,
+};
 
 /// Device scratch of the merge (the partitions), reusable across calls: it only grows, so a loop
 /// of calls of the same or smaller size allocates nothing.
@@ -207,8 +74,6 @@ impl MergeScratch {
     }
 }
 
-pub use crate::program::{Program as MergeProgram, ValueLayout};
-
 /// The merge's kernel sources, in the order they follow the prelude.
 pub const MERGE_SOURCES: [&str; 4] = [PARTITION_CUH, SERIAL_CUH, CTA_MERGE_CUH, MERGE_CU];
 
@@ -239,10 +104,12 @@ pub fn merge_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
     comp: &C,
     values: ValueLayout,
     tuning: MergeTuning,
-) -> MergeProgram {
+) -> Program {
     let launch_bound = format!("#define TP_MIN_BLOCKS {}\n", tuning.blocks_per_sm);
     let mut sources = vec![launch_bound.as_str()];
     sources.extend(MERGE_SOURCES);
+    let asserts = param_asserts(&[&MergePartitionParams::LAYOUT, &MergeTileParams::LAYOUT]);
+    sources.push(&asserts);
     program::<K, C>(
         &merge_label(tuning),
         &sources,
@@ -251,6 +118,40 @@ pub fn merge_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
         tuning.threads,
         tuning.vt,
     )
+}
+
+kernel_params! {
+    /// The parameter block of `twophase_merge_partition` (kernels/merge.cu).
+    struct MergePartitionParams as "merge_partition_params" {
+        a: u64,
+        a_count: u64,
+        b: u64,
+        b_count: u64,
+        spacing: u64,
+        num_partitions: u64,
+        partitions: u64,
+        status: u64,
+        repair: u64,
+        generation: u32,
+    }
+}
+
+kernel_params! {
+    /// The parameter block of `twophase_merge_tile` (kernels/merge.cu).
+    struct MergeTileParams as "merge_tile_params" {
+        a: u64,
+        a_count: u64,
+        b: u64,
+        b_count: u64,
+        partitions: u64,
+        out: u64,
+        a_vals: u64,
+        b_vals: u64,
+        out_vals: u64,
+        status: u64,
+        repair: u64,
+        generation: u32,
+    }
 }
 
 /// Raw device addresses of one merge call (of any merge variant).
@@ -327,54 +228,57 @@ impl Gpu {
         let (partitions_ptr, _partitions_guard) = partitions.device_ptr_mut(&stream);
 
         let (a_count, b_count) = (args.a_count as u64, args.b_count as u64);
-        let (spacing, partition_count) = (tile as u64, num_partitions as u64);
-        let mut launch = stream.launch_builder(partition);
-        launch
-            .arg(&args.a)
-            .arg(&a_count)
-            .arg(&args.b)
-            .arg(&b_count)
-            .arg(&spacing)
-            .arg(&partition_count)
-            .arg(&partitions_ptr)
-            .arg(&status)
-            .arg(&repair)
-            .arg(&generation);
-        let config = LaunchConfig {
-            grid_dim: (partition_blocks, 1, 1),
-            block_dim: (PARTITION_THREADS, 1, 1),
-            shared_mem_bytes: 0,
+        let partition_params = MergePartitionParams {
+            a: args.a,
+            a_count,
+            b: args.b,
+            b_count,
+            spacing: tile as u64,
+            num_partitions: num_partitions as u64,
+            partitions: partitions_ptr,
+            status,
+            repair,
+            generation,
         };
-        // SAFETY: the arguments match twophase_merge_partition's parameters in kernels/merge.cu
-        // (pointers as 64-bit device addresses, sizes as unsigned long long, the generation as
-        // unsigned int); `partitions` holds `num_partitions` entries, the inputs `a_count` and
-        // `b_count` keys, the check's words live in the scratch, all valid on this stream until
-        // the guards drop after the launches. The blocks overlap by one boundary, so
+        // SAFETY: the block is twophase_merge_partition's (kernels/merge.cu; the program asserts
+        // the layouts equal); `partitions` holds `num_partitions` entries, the inputs `a_count`
+        // and `b_count` keys, the check's words live in the scratch, all valid on this stream
+        // until the guards drop after the launches. The blocks overlap by one boundary, so
         // `partition_blocks` of PARTITION_THREADS cover every boundary.
-        unsafe { launch.launch(config) }?;
+        unsafe {
+            self.launch(
+                partition,
+                LaunchShape::new(partition_blocks, PARTITION_THREADS),
+                &partition_params,
+            )
+        }?;
 
-        let grid = num_tiles as u32;
-        let mut params: [*mut std::ffi::c_void; 12] = [
-            kernel_param(&args.a),
-            kernel_param(&a_count),
-            kernel_param(&args.b),
-            kernel_param(&b_count),
-            kernel_param(&partitions_ptr),
-            kernel_param(&args.out),
-            kernel_param(&args.values.0),
-            kernel_param(&args.values.1),
-            kernel_param(&args.values.2),
-            kernel_param(&status),
-            kernel_param(&repair),
-            kernel_param(&generation),
-        ];
-        // SAFETY: `params` points at eleven 64-bit values and one 32-bit generation matching
-        // twophase_merge_tile's parameters (pointers as device addresses, sizes as unsigned long
-        // long), alive until the call returns; `out` (and `out_vals`) hold a_count + b_count elements (checked by the
-        // callers), the value pointers are read only when the program was instantiated with
+        let tile_params = MergeTileParams {
+            a: args.a,
+            a_count,
+            b: args.b,
+            b_count,
+            partitions: partitions_ptr,
+            out: args.out,
+            a_vals: args.values.0,
+            b_vals: args.values.1,
+            out_vals: args.values.2,
+            status,
+            repair,
+            generation,
+        };
+        // SAFETY: the block is twophase_merge_tile's (kernels/merge.cu; the program asserts the
+        // layouts equal); `out` (and `out_vals`) hold a_count + b_count elements (checked by the
+        // callers), the value addresses are read only when the program was instantiated with
         // values; the grid has one block per tile. As a programmatic dependent, the tile kernel
         // waits (griddepcontrol.wait) for the partition kernel before reading the partitions.
-        unsafe { self.launch_raw(tile_kernel, grid, tuning.threads, &mut params, true) }?;
+        unsafe {
+            self.launch(
+                tile_kernel,
+                LaunchShape::new(num_tiles as u32, tuning.threads).dependent(true),
+                &tile_params,
+            )
+        }?;
         Ok(())
     }
 
@@ -617,7 +521,7 @@ impl Gpu {
         if total == 0 {
             return Ok(out);
         }
-        let mut scratch = self.take_scratch()?;
+        let mut scratch = self.pooled_scratch::<MergeScratch>();
         let mut buffers = [
             Staged::Upload(bytemuck::cast_slice(a)),
             Staged::Upload(bytemuck::cast_slice(b)),
@@ -634,9 +538,8 @@ impl Gpu {
             };
             launch(args, &mut scratch)
         });
-        let checked = launched.and_then(|()| scratch.input_check.check(self, MERGE_STATUS));
-        self.put_scratch(scratch)?;
-        checked.map(|()| out)
+        launched.and_then(|()| scratch.input_check.check(self, MERGE_STATUS))?;
+        Ok(out)
     }
 
     /// Host convenience: merge two sorted key-value host sequences on the GPU (stable).
@@ -682,7 +585,7 @@ impl Gpu {
         if total == 0 {
             return Ok((out_keys, out_vals));
         }
-        let mut scratch = self.take_scratch()?;
+        let mut scratch = self.pooled_scratch::<MergeScratch>();
         let mut buffers = [
             Staged::Upload(bytemuck::cast_slice(a_keys)),
             Staged::Upload(bytemuck::cast_slice(b_keys)),
@@ -702,35 +605,10 @@ impl Gpu {
             };
             launch(args, &mut scratch)
         });
-        let checked = launched.and_then(|()| scratch.input_check.check(self, MERGE_PAIRS_STATUS));
-        self.put_scratch(scratch)?;
-        checked.map(|()| (out_keys, out_vals))
-    }
-
-    fn take_scratch(&self) -> Result<MergeScratch, GpuError> {
-        let mut held = lock_recover(&self.merge_scratch);
-        Ok(std::mem::take(&mut *held))
-    }
-
-    fn put_scratch(&self, scratch: MergeScratch) -> Result<(), GpuError> {
-        let mut held = lock_recover(&self.merge_scratch);
-        *held = scratch;
-        Ok(())
+        launched.and_then(|()| scratch.input_check.check(self, MERGE_PAIRS_STATUS))?;
+        Ok((out_keys, out_vals))
     }
 }
-
-/// Whether `cudarc`'s driver symbol table is usable (kept for diagnostics).
-pub fn driver_version() -> Option<i32> {
-    if !crate::context::driver_available() {
-        return None;
-    }
-    let mut version = 0;
-    // SAFETY: the driver library is present (checked above); `version` is valid for writes.
-    let status = unsafe { driver_sys::cuDriverGetVersion(&mut version) };
-    status.result().ok().map(|()| version)
-}
-
-pub use crate::program::SHIPPED_VALUE_LAYOUTS;
 
 /// Builds merge programs at the shipped tuning, for [`shipped_programs`].
 struct MergePrograms;
@@ -748,23 +626,6 @@ impl ProgramFactory for MergePrograms {
 
 /// Every merge program instantiation the library ships: each primitive key type × built-in
 /// comparator × shipped value layout, at its shipped tuning. CI compiles all of them with NVRTC.
-pub fn shipped_merge_programs() -> Vec<MergeProgram> {
+pub fn shipped_merge_programs() -> Vec<Program> {
     shipped_programs(&MergePrograms)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn overlapped_partition_blocks_cover_every_boundary_pair() {
-        let per_block = PARTITION_THREADS as usize - 1;
-        for partitions in [1usize, 2, per_block, per_block + 1, per_block + 2, 10_000] {
-            let blocks = overlapped_partition_blocks(partitions).expect("blocks") as usize;
-            // Block b computes boundaries [b * per_block, b * per_block + per_block]: the last
-            // one reaches the last boundary, and no block starts past it.
-            assert!(blocks * per_block + 1 >= partitions, "{partitions}");
-            assert!((blocks - 1) * per_block < partitions.max(1), "{partitions}");
-        }
-    }
 }

@@ -1,0 +1,341 @@
+//! The load-balancing search on host slices: the scan and positions checked, then staged through the device.
+
+use std::mem::{align_of, size_of};
+
+use super::{LoadBalanceOp, LoadBalanceTuning, TileCall};
+use crate::error::GpuError;
+use crate::key::DeviceValue;
+use crate::runtime::device::Gpu;
+use crate::runtime::staging::Staged;
+use crate::runtime::status::messages;
+use crate::search::{check_len, HostIndex, SearchScratch};
+
+/// Check a host segment scan: starts at 0, non-decreasing, at most `total`, at least one segment
+/// when there are items. The error names `scan` and the first entry that breaks the rule.
+fn check_host_scan<I: HostIndex>(scan: &[I], total: usize) -> Result<(), GpuError> {
+    let invalid = |detail: String| {
+        Err(GpuError::InvalidInput(format!(
+            "{}: {detail}",
+            messages::SCAN_INVALID
+        )))
+    };
+    if scan.is_empty() && total > 0 {
+        return invalid(format!(
+            "it is empty, and {total} work items need a segment"
+        ));
+    }
+    if let Some(&first) = scan.first() {
+        if first.to_u64() != 0 {
+            return invalid(format!("scan[0] = {}", first.to_u64()));
+        }
+    }
+    if let Some(s) = scan.windows(2).position(|w| w[0].to_u64() > w[1].to_u64()) {
+        return invalid(format!(
+            "scan[{}] = {} < scan[{s}] = {}",
+            s + 1,
+            scan[s + 1].to_u64(),
+            scan[s].to_u64()
+        ));
+    }
+    if let Some(&last) = scan.last() {
+        if last.to_u64() > total as u64 {
+            return invalid(format!(
+                "scan[{}] = {} > total = {total}",
+                scan.len() - 1,
+                last.to_u64()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Check host gather or scatter positions (one per segment of the valid `scan`) against a buffer
+/// of `len` elements: every `positions[s] + size(s)` of a non-empty segment at most `len`,
+/// computed without overflow. The error is `message` with the first segment that passes the
+/// buffer.
+fn check_host_positions<I: HostIndex>(
+    message: &str,
+    scan: &[I],
+    total: usize,
+    positions: &[I],
+    len: usize,
+) -> Result<(), GpuError> {
+    for (s, position) in positions.iter().enumerate() {
+        let start = scan[s].to_u64();
+        let end = scan.get(s + 1).map_or(total as u64, |e| e.to_u64());
+        let size = end.saturating_sub(start);
+        if size == 0 {
+            // An empty segment moves nothing: its position is never used (as on the device).
+            continue;
+        }
+        let fits = position
+            .to_u64()
+            .checked_add(size)
+            .is_some_and(|end| end <= len as u64);
+        if !fits {
+            return Err(GpuError::InvalidInput(format!(
+                "{message}: segment {s} at position {} with {size} items, buffer of {len}",
+                position.to_u64()
+            )));
+        }
+    }
+    Ok(())
+}
+
+impl Gpu {
+    /// Host convenience: the segment of each of `total` work items (see
+    /// [`load_balance_search_device`](Self::load_balance_search_device)); the scan is checked
+    /// (starts at 0, non-decreasing, at most `total`).
+    pub fn load_balance_search<I: HostIndex>(
+        &self,
+        scan: &[I],
+        total: usize,
+    ) -> Result<Vec<I>, GpuError> {
+        let (segments, _) = self.load_balance_host(scan, total, false)?;
+        Ok(segments)
+    }
+
+    /// Host convenience: each work item's `(segment, rank)`, as two vectors.
+    pub fn load_balance_search_with_ranks<I: HostIndex>(
+        &self,
+        scan: &[I],
+        total: usize,
+    ) -> Result<(Vec<I>, Vec<I>), GpuError> {
+        self.load_balance_host(scan, total, true)
+    }
+
+    fn load_balance_host<I: HostIndex>(
+        &self,
+        scan: &[I],
+        total: usize,
+        with_ranks: bool,
+    ) -> Result<(Vec<I>, Vec<I>), GpuError> {
+        check_host_scan(scan, total)?;
+        let mut segments = bytemuck::zeroed_vec::<I>(total);
+        let mut ranks = bytemuck::zeroed_vec::<I>(if with_ranks { total } else { 0 });
+        if total == 0 {
+            return Ok((segments, ranks));
+        }
+        let mut scratch = self.pooled_scratch::<SearchScratch>();
+        let mut buffers = [
+            Staged::Upload(bytemuck::cast_slice(scan)),
+            Staged::Download(bytemuck::cast_slice_mut(&mut segments)),
+            Staged::Download(bytemuck::cast_slice_mut(&mut ranks)),
+        ];
+        let launched = self.through_staging(&mut buffers, |[scan_ptr, seg_ptr, rank_ptr]| {
+            self.launch_load_balance::<I>(
+                scan_ptr,
+                scan.len(),
+                total,
+                TileCall::Segments {
+                    segments: seg_ptr,
+                    ranks: if with_ranks { rank_ptr } else { 0 },
+                },
+                None,
+                &LoadBalanceOp::none(),
+                LoadBalanceTuning::SHIPPED,
+                &mut scratch,
+            )
+        });
+        let checked = scratch.check(self);
+        launched?;
+        checked?;
+        Ok((segments, ranks))
+    }
+
+    /// Host convenience: interval expand (`values[s]` replicated once per item of segment `s`).
+    pub fn interval_expand<I: HostIndex, V: DeviceValue>(
+        &self,
+        scan: &[I],
+        values: &[V],
+        total: usize,
+    ) -> Result<Vec<V>, GpuError> {
+        check_host_scan(scan, total)?;
+        if values.len() < scan.len() {
+            return Err(GpuError::SizeMismatch {
+                what: "values (one per segment)",
+                expected: scan.len(),
+                got: values.len(),
+            });
+        }
+        let mut out = bytemuck::zeroed_vec::<V>(total);
+        self.interval_host(scan, total, IntervalHost::Expand(values), &mut out)?;
+        Ok(out)
+    }
+
+    /// Host convenience: interval move. For each segment `s` of size `n` (sizes by `scan` and
+    /// `total`), `output[scatter[s] .. + n] = input[gather[s] .. + n]`, where a missing `gather`
+    /// (`scatter`) means the segment's own position `scan[s]`. Output entries no segment writes
+    /// keep their values. Positions are checked against `input` and `output`.
+    pub fn interval_move<I: HostIndex, V: DeviceValue>(
+        &self,
+        scan: &[I],
+        total: usize,
+        gather: Option<&[I]>,
+        scatter: Option<&[I]>,
+        input: &[V],
+        output: &mut [V],
+    ) -> Result<(), GpuError> {
+        check_host_scan(scan, total)?;
+        match gather {
+            None => check_len("interval move input", total, input.len())?,
+            Some(gather) => {
+                check_len("gather positions", scan.len(), gather.len())?;
+                check_host_positions(messages::GATHER_INVALID, scan, total, gather, input.len())?;
+            }
+        }
+        match scatter {
+            None => check_len("interval move output", total, output.len())?,
+            Some(scatter) => {
+                check_len("scatter positions", scan.len(), scatter.len())?;
+                check_host_positions(
+                    messages::SCATTER_INVALID,
+                    scan,
+                    total,
+                    scatter,
+                    output.len(),
+                )?;
+            }
+        }
+        self.interval_host(
+            scan,
+            total,
+            IntervalHost::Move {
+                gather,
+                scatter,
+                input,
+            },
+            output,
+        )
+    }
+
+    fn interval_host<I: HostIndex, V: DeviceValue>(
+        &self,
+        scan: &[I],
+        total: usize,
+        what: IntervalHost<'_, I, V>,
+        out: &mut [V],
+    ) -> Result<(), GpuError> {
+        if total == 0 {
+            return Ok(());
+        }
+        let (src, gather, scatter): (&[V], &[I], &[I]) = match what {
+            IntervalHost::Expand(values) => (values, &[], &[]),
+            IntervalHost::Move {
+                gather,
+                scatter,
+                input,
+            } => (input, gather.unwrap_or(&[]), scatter.unwrap_or(&[])),
+        };
+        let mut scratch = self.pooled_scratch::<SearchScratch>();
+        let out_count = out.len() as u64;
+        let mut buffers = [
+            Staged::Upload(bytemuck::cast_slice(scan)),
+            Staged::Upload(bytemuck::cast_slice(src)),
+            Staged::Upload(bytemuck::cast_slice(gather)),
+            Staged::Upload(bytemuck::cast_slice(scatter)),
+            Staged::InPlace(bytemuck::cast_slice_mut(out)),
+        ];
+        let launched = self.through_staging(
+            &mut buffers,
+            |[scan_ptr, src_ptr, gather_ptr, scatter_ptr, out_ptr]| {
+                let call = match what {
+                    IntervalHost::Expand(_) => TileCall::Expand {
+                        values: src_ptr,
+                        out: out_ptr,
+                    },
+                    IntervalHost::Move {
+                        gather, scatter, ..
+                    } => TileCall::Move {
+                        gather: if gather.is_some() { gather_ptr } else { 0 },
+                        scatter: if scatter.is_some() { scatter_ptr } else { 0 },
+                        input: (src_ptr, src.len() as u64),
+                        output: (out_ptr, out_count),
+                    },
+                };
+                self.launch_load_balance::<I>(
+                    scan_ptr,
+                    scan.len(),
+                    total,
+                    call,
+                    Some((size_of::<V>(), align_of::<V>())),
+                    &LoadBalanceOp::none(),
+                    LoadBalanceTuning::SHIPPED,
+                    &mut scratch,
+                )
+            },
+        );
+        let checked = scratch.check(self);
+        launched?;
+        checked
+    }
+}
+
+/// What a host interval call moves.
+enum IntervalHost<'a, I, V> {
+    Expand(&'a [V]),
+    Move {
+        gather: Option<&'a [I]>,
+        scatter: Option<&'a [I]>,
+        input: &'a [V],
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(result: Result<(), GpuError>) -> String {
+        match result {
+            Err(GpuError::InvalidInput(message)) => message,
+            other => panic!("expected InvalidInput, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn host_scans_that_break_the_rules_name_the_scan() {
+        check_host_scan::<usize>(&[0, 0, 2, 5], 5).expect("valid");
+        check_host_scan::<usize>(&[], 0).expect("no items, no segments");
+        for (scan, total) in [
+            (vec![1usize, 2], 4),
+            (vec![0, 3, 2], 4),
+            (vec![0, 5], 4),
+            (vec![0, usize::MAX], 4),
+            (vec![], 3),
+        ] {
+            let text = message(check_host_scan(&scan, total));
+            assert!(text.contains(messages::SCAN_INVALID), "{scan:?}: {text}");
+        }
+    }
+
+    #[test]
+    fn host_positions_are_checked_without_overflow() {
+        let scan = [0usize, 2, 2];
+        let total = 5;
+        // Sizes 2, 0, 3.
+        check_host_positions("p", &scan, total, &[0usize, 99, 2], 5).expect("in range");
+        check_host_positions("p", &scan, total, &[3usize, 0, 0], 5).expect("ends at the buffer");
+        for positions in [
+            [4usize, 0, 0],
+            [0, 0, 3],
+            [usize::MAX, 0, 0],
+            [usize::MAX - 1, 0, 0],
+            [0, 0, usize::MAX - 2],
+        ] {
+            let text = message(check_host_positions(
+                messages::GATHER_INVALID,
+                &scan,
+                total,
+                &positions,
+                5,
+            ));
+            assert!(
+                text.contains(messages::GATHER_INVALID),
+                "{positions:?}: {text}"
+            );
+        }
+        // An empty segment may sit anywhere, even at usize::MAX.
+        check_host_positions("p", &scan, total, &[0usize, usize::MAX, 0], 5)
+            .expect("empty segment");
+    }
+}

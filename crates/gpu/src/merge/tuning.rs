@@ -1,0 +1,124 @@
+//! The merge's tuning: the tile kernel's launch shape per key and value size.
+
+use crate::error::GpuError;
+use crate::runtime::launch::check_launch_shape;
+
+/// Threads one SM holds at once (sm_80 and sm_90): a launch bound asking for more blocks than fit
+/// is refused.
+const MAX_THREADS_PER_SM: u32 = 2048;
+
+/// Tile blocks per SM for 2- and 4-byte keys alone: 4 (40 registers, nothing spilled at VT =
+/// 21): a fourth block overlaps one tile's loads with another's merge, which pays for the
+/// input checks' compares (docs/tuning.md).
+pub const NARROW_KEYS_BLOCKS_PER_SM: u32 = 4;
+
+/// Tile blocks per SM for the other keys alone (1- and 8-byte keys): 3 (56 and 80 registers,
+/// nothing spilled). Unbounded, ptxas takes 78-112 registers and 2 blocks; at 4 blocks 1-byte
+/// keys spill and 8-byte keys run slower.
+pub const KEYS_BLOCKS_PER_SM: u32 = 3;
+
+/// Tile blocks per SM for keys of up to 4 bytes with values of up to 4 bytes: 3 (56 registers,
+/// nothing spilled at NT = 384, VT = 17; 8-byte values spill there).
+pub const NARROW_PAIRS_BLOCKS_PER_SM: u32 = 3;
+
+/// Tile blocks per SM for the other merges of key-value pairs: 2, as ptxas chooses unbounded
+/// (64-118 registers); the value gather needs the index array besides the keys.
+pub const PAIRS_BLOCKS_PER_SM: u32 = 2;
+
+/// Launch shape of the merge's tile kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MergeTuning {
+    /// Threads per block (NT).
+    pub threads: u32,
+    /// Items per thread (VT): outputs each thread merges serially in registers.
+    pub vt: u32,
+    /// Blocks of the tile kernel that must fit on one SM by registers (its launch bound's
+    /// minimum): ptxas then keeps the kernel within 64K / (threads * blocks_per_sm) registers a
+    /// thread. 1 leaves the register count to ptxas.
+    pub blocks_per_sm: u32,
+}
+
+impl MergeTuning {
+    /// Outputs per tile (NV = NT * VT).
+    pub const fn tile(&self) -> usize {
+        self.threads as usize * self.vt as usize
+    }
+
+    /// The tuning shipped for keys of `key_bytes` bytes, with values of `value_bytes` bytes (0 for
+    /// keys only). Chosen from H100 sweeps at 2^20-2^27 outputs with the input checks on
+    /// (docs/tuning.md). Reasons:
+    /// - VT is odd so that the thread-order <-> strided transposes through shared memory
+    ///   (`VT * tid + i`) hit 32 distinct banks for 4-byte words: conflict-free.
+    /// - Large tiles: fewer tiles mean fewer partition searches (each a chain of ~log2(n)
+    ///   dependent global loads) and more independent loads in flight per thread.
+    /// - 2- and 4-byte keys alone: NT = 384, VT = 21 (8064-item tiles), [`NARROW_KEYS_BLOCKS_PER_SM`].
+    /// - 1-byte keys alone, and pairs of at most 4 bytes together: NT = 384, VT = 23 (8832-item
+    ///   tiles, 35 KB of shared memory), [`KEYS_BLOCKS_PER_SM`].
+    /// - Keys of up to 4 bytes with values of up to 4 bytes: NT = 384, VT = 17 (6528-item tiles),
+    ///   [`NARROW_PAIRS_BLOCKS_PER_SM`]: the values are gathered in a second pass, from more blocks.
+    /// - Keys of up to 4 bytes with 8-byte values: NT = 512, VT = 15 (7680-item tiles),
+    ///   [`PAIRS_BLOCKS_PER_SM`]: bigger blocks keep more of the value loads in flight.
+    /// - 8-byte keys (values up to 8 bytes): NT = 256, VT = 19 (4864-item tiles, 39 KB): the
+    ///   register arrays are twice as wide, so fewer items per thread than for 4-byte keys.
+    /// - Anything wider (user structs, big values): NT = 128, VT = 7, to bound registers and
+    ///   shared memory; blocks_per_sm 1 (ptxas's choice).
+    pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
+        if value_bytes == 0 && (key_bytes == 2 || key_bytes == 4) {
+            MergeTuning {
+                threads: 384,
+                vt: 21,
+                blocks_per_sm: NARROW_KEYS_BLOCKS_PER_SM,
+            }
+        } else if key_bytes + value_bytes <= 4 {
+            MergeTuning {
+                threads: 384,
+                vt: 23,
+                blocks_per_sm: KEYS_BLOCKS_PER_SM,
+            }
+        } else if key_bytes <= 4 && value_bytes <= 4 {
+            MergeTuning {
+                threads: 384,
+                vt: 17,
+                blocks_per_sm: NARROW_PAIRS_BLOCKS_PER_SM,
+            }
+        } else if key_bytes <= 4 && value_bytes <= 8 {
+            MergeTuning {
+                threads: 512,
+                vt: 15,
+                blocks_per_sm: PAIRS_BLOCKS_PER_SM,
+            }
+        } else if key_bytes <= 8 && value_bytes <= 8 {
+            MergeTuning {
+                threads: 256,
+                vt: 19,
+                blocks_per_sm: if value_bytes == 0 {
+                    KEYS_BLOCKS_PER_SM
+                } else {
+                    PAIRS_BLOCKS_PER_SM
+                },
+            }
+        } else {
+            MergeTuning {
+                threads: 128,
+                vt: 7,
+                blocks_per_sm: 1,
+            }
+        }
+    }
+
+    /// Check the tuning against what the kernels support for keys of `key_bytes` bytes.
+    pub fn validate(&self, key_bytes: usize) -> Result<(), GpuError> {
+        let shared = (self.tile() + 1) * key_bytes.max(size_of::<i32>());
+        check_launch_shape(self.threads, self.vt, false, shared)?;
+        let resident = u64::from(self.threads) * u64::from(self.blocks_per_sm);
+        if self.blocks_per_sm == 0 || resident > u64::from(MAX_THREADS_PER_SM) {
+            return Err(GpuError::InvalidTuning(format!(
+                "blocks_per_sm = {} (1 to {} / threads = {})",
+                self.blocks_per_sm,
+                MAX_THREADS_PER_SM,
+                MAX_THREADS_PER_SM / self.threads.max(1)
+            )));
+        }
+        Ok(())
+    }
+}

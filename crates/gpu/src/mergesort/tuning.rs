@@ -1,0 +1,328 @@
+//! The mergesort's tuning: block-sort and pass tiles, the pass plan, and the size thresholds of its passes.
+
+use crate::error::GpuError;
+use crate::runtime::launch::{
+    check_launch_shape, check_launch_shape_within, MAX_OPTIN_SHARED_BYTES,
+};
+
+/// `bytes` rounded up to the 16-byte alignment at which the kernels start each shared-memory
+/// region (kernels/mergesort.cu `align16`, `quad_smem`), so that every region can hold any key.
+const fn shared_aligned(bytes: usize) -> usize {
+    const SHARED_ALIGN: usize = 16;
+    bytes.div_ceil(SHARED_ALIGN) * SHARED_ALIGN
+}
+
+/// Launch shapes of the mergesort: the block sort's NT x VT tile, and the merge passes' tile of
+/// `pass_threads` x VT keys, which must divide the block tile (so that runs are whole pass
+/// tiles and no pass tile straddles two pairs of runs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MergesortTuning {
+    /// Threads per block of the block sort (NT), a power of two: it merges runs pairwise up to NT.
+    pub threads: u32,
+    /// Threads per block of the merge passes, a power of two no larger than `threads`.
+    pub pass_threads: u32,
+    /// Threads per block of the four-way merge passes (0: two-way passes only), a power of two
+    /// no larger than `threads`. A four-way pass merges four runs per read and write of the keys
+    /// (two merge levels in shared memory), so it replaces two two-way passes.
+    pub quad_threads: u32,
+    /// Smallest sort that uses the four-way passes: each four-way pass pays a partition whose
+    /// cuts are chains of dependent scattered loads (a fixed latency at any size), so it only
+    /// pays where one two-way pass moves much more than that (docs/tuning.md).
+    pub four_way_min_keys: usize,
+    /// Lanes of a warp that run one partition search together, a two-way pass boundary (or
+    /// four-way sample) or a four-way cut's coarse search: a power of two up to 32, or 0 for
+    /// the choice of [`boundary_search_lanes`] and [`quad_cut_lanes`] by the number of searches
+    /// (where the choice is a warp, a two-way pass's tile blocks search their own boundaries; a
+    /// set lane count always runs them in a partition kernel). A search is a chain of dependent
+    /// loads; `lanes` lanes probe `lanes` candidates a round, which makes it log2(lanes + 1)
+    /// times shorter for about `lanes` times the loads (a four-way cut's fine selection runs on
+    /// one lane).
+    pub quad_cut_lanes: u32,
+    /// Registers a thread of the four-way tile may use (0: the compiler's choice), so that
+    /// `65536 / (quad_threads * quad_registers)` blocks fit on an SM. ptxas takes what the
+    /// kernel's launch bounds allow, not what keeps blocks resident: the u32 four-way tile took
+    /// 82-124 registers (one 512-thread block an SM) when its loads changed.
+    pub quad_registers: u32,
+    /// Keys per thread (VT), in every kernel.
+    pub vt: u32,
+}
+
+impl MergesortTuning {
+    /// Keys per block-sort tile (NV = NT * VT): the length of the runs the first pass merges.
+    pub const fn tile(&self) -> usize {
+        self.threads as usize * self.vt as usize
+    }
+
+    /// Outputs per merge-pass tile (pass_threads * VT).
+    pub const fn pass_tile(&self) -> usize {
+        self.pass_threads as usize * self.vt as usize
+    }
+
+    /// Outputs per four-way pass tile (quad_threads * VT).
+    pub const fn quad_tile(&self) -> usize {
+        self.quad_threads as usize * self.vt as usize
+    }
+
+    /// Outputs of one level-one piece of a four-way tile (kernels/mergesort.cu `quad_piece`):
+    /// more than VT, so that every thread merges at most one piece, and odd, so that the
+    /// piece-strided shared-memory stores are free of bank conflicts.
+    pub const fn quad_piece(&self) -> usize {
+        let vt = self.vt as usize;
+        if vt % 2 == 1 {
+            vt + 2
+        } else {
+            vt + 1
+        }
+    }
+
+    /// Dynamic shared memory of a block-sort tile (kernels/mergesort.cu `blocksort_smem`): NV + 1
+    /// keys, with values followed by NV tile positions; or, if larger, the NV values and NV
+    /// positions that reuse that memory once the keys are stored (the values are permuted in
+    /// shared memory).
+    pub const fn blocksort_shared_bytes(&self, key_bytes: usize, value_bytes: usize) -> usize {
+        let nv = self.tile();
+        let keys = shared_aligned((nv + 1) * key_bytes);
+        // The merge levels' walk check: one int a warp (kernels/partition.cuh).
+        let walk_check =
+            shared_aligned(self.threads as usize / WARP_LANES as usize * size_of::<i32>());
+        if value_bytes == 0 {
+            return keys + walk_check;
+        }
+        let positions = nv * size_of::<i32>();
+        let sort = keys + positions;
+        let permute = shared_aligned(nv * value_bytes) + positions;
+        shared_aligned(if sort > permute { sort } else { permute }) + walk_check
+    }
+
+    /// Shared memory of a four-way tile (kernels/mergesort.cu `quad_smem`): one key buffer for
+    /// the tile's input and then the first level's output (NV + PIECE + 1 keys), with values
+    /// the first level's NV + PIECE + 1 source positions and the tile's NV input values.
+    pub const fn quad_shared_bytes(&self, key_bytes: usize, value_bytes: usize) -> usize {
+        // The level-one output (tile + piece - 1 keys) and one slot past it; or the input and
+        // piece + 1 slots that the last level-one piece of a part may read past it.
+        let slots = self.quad_tile() + self.quad_piece() + 1;
+        let keys = shared_aligned(slots * key_bytes);
+        if value_bytes == 0 {
+            return keys;
+        }
+        keys + shared_aligned(slots * size_of::<i32>()) + self.quad_tile() * value_bytes
+    }
+
+    /// The two-way and four-way merge passes that follow the block sort of `count` keys: every
+    /// pair of two-way passes becomes one four-way pass when the tuning has them; an odd one out
+    /// runs first as a two-way pass.
+    pub fn pass_plan(&self, count: usize) -> (u32, u32) {
+        let passes = merge_passes(count, self.tile());
+        if self.quad_threads > 0 && count >= self.four_way_min_keys {
+            (passes % 2, passes / 2)
+        } else {
+            (passes, 0)
+        }
+    }
+
+    /// The tuning shipped for keys of `key_bytes` and values of `value_bytes` (0 for keys only).
+    /// Block tiles as large as shared memory allows (each doubling saves a pass), VT odd (no bank
+    /// conflicts), passes and four-way tiles sized per type; the sweeps are in docs/tuning.md.
+    /// Devices that cannot give a block 148 KiB get
+    /// [`within_static_shared`](Self::within_static_shared).
+    pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
+        Self::shipped(key_bytes, value_bytes, false)
+    }
+
+    /// [`for_types`](Self::for_types) where its block sort fits in `max_shared_optin` bytes of
+    /// shared memory a block (the device's opt-in limit,
+    /// [`Gpu::max_shared_per_block_optin`](crate::context::Gpu::max_shared_per_block_optin)),
+    /// else [`within_static_shared`](Self::within_static_shared). The launches use this.
+    pub const fn for_device(key_bytes: usize, value_bytes: usize, max_shared_optin: usize) -> Self {
+        let tuning = Self::for_types(key_bytes, value_bytes);
+        let quad_shared = if tuning.quad_threads > 0 {
+            tuning.quad_shared_bytes(key_bytes, value_bytes)
+        } else {
+            0
+        };
+        if tuning.blocksort_shared_bytes(key_bytes, value_bytes) <= max_shared_optin
+            && quad_shared <= max_shared_optin
+        {
+            tuning
+        } else {
+            Self::within_static_shared(key_bytes, value_bytes)
+        }
+    }
+
+    /// The best measured tuning whose block sort and four-way tile fit in 48 KiB of shared memory
+    /// (every CUDA GPU): for 4-byte keys a 512 x 23 block sort and four-way tiles; the other
+    /// types' shipped tunings fit already (docs/tuning.md).
+    pub const fn within_static_shared(key_bytes: usize, value_bytes: usize) -> Self {
+        Self::shipped(key_bytes, value_bytes, true)
+    }
+
+    /// The tuning the launches use for `count` keys: [`for_device`](Self::for_device), unless
+    /// its block sort has fewer tiles than the device has SMs (`multiprocessors`), where
+    /// [`within_static_shared`](Self::within_static_shared)'s smaller tiles keep more SMs busy
+    /// (docs/tuning.md).
+    pub const fn for_launch(
+        key_bytes: usize,
+        value_bytes: usize,
+        count: usize,
+        max_shared_optin: usize,
+        multiprocessors: usize,
+    ) -> Self {
+        let tuning = Self::for_device(key_bytes, value_bytes, max_shared_optin);
+        if count < tuning.tile() * multiprocessors {
+            Self::within_static_shared(key_bytes, value_bytes)
+        } else {
+            tuning
+        }
+    }
+
+    pub(crate) const fn shipped(key_bytes: usize, value_bytes: usize, static_shared: bool) -> Self {
+        let (threads, pass_threads, quad_threads, quad_registers, vt) =
+            match (key_bytes, value_bytes) {
+                // The largest 4-byte tile in 48 KiB; 128-thread passes fit the most blocks.
+                (0..=4, 0) if static_shared => (512, 128, 512, 64, 23),
+                // 148 KiB, one block an SM: one pass fewer than 512 x 23; four-way tiles at 64
+                // registers keep four blocks an SM.
+                (0..=4, 0) => (1024, 128, 256, 64, 37),
+                // 47 KB; 128-thread four-way tiles at 96 registers, five blocks an SM.
+                (0..=8, 0) => (256, 256, 128, 96, 23),
+                // 45 KB with the tile positions; 256-thread passes and four-way tiles.
+                (0..=4, 1..=4) => (512, 256, 256, 64, 11),
+                // 46 KB.
+                (0..=8, 0..=8) => (256, 256, 128, 0, 15),
+                // Wider keys: small tiles, two-way passes only.
+                _ => (128, 128, 0, 0, 7),
+            };
+        MergesortTuning {
+            threads,
+            pass_threads,
+            quad_threads,
+            four_way_min_keys: FOUR_WAY_MIN_BYTES / (key_bytes + value_bytes),
+            // Picked per sort by its number of cuts (quad_cut_lanes).
+            quad_cut_lanes: 0,
+            quad_registers,
+            vt,
+        }
+    }
+
+    /// Check the tuning against what the kernels support for keys of `key_bytes` bytes and values
+    /// of `value_bytes` (0: keys only). The block sort's shared memory is dynamic and may exceed
+    /// 48 KiB (up to [`MAX_OPTIN_SHARED_BYTES`]; the device's own limit is checked at launch).
+    pub fn validate(&self, key_bytes: usize, value_bytes: usize) -> Result<(), GpuError> {
+        check_launch_shape_within(
+            self.threads,
+            self.vt,
+            true,
+            self.blocksort_shared_bytes(key_bytes, value_bytes),
+            MAX_OPTIN_SHARED_BYTES,
+        )?;
+        let pass_shared =
+            ((self.pass_tile() + 1) * key_bytes).max(self.pass_tile() * size_of::<i32>());
+        check_launch_shape(self.pass_threads, self.vt, true, pass_shared)?;
+        // Every pass's partition searches use the lanes, two-way passes' too.
+        let lanes = self.quad_cut_lanes;
+        if lanes != 0 && !(lanes.is_power_of_two() && lanes <= WARP_LANES) {
+            return Err(GpuError::InvalidTuning(format!(
+                "quad_cut_lanes = {} must be 0 or a power of two up to {WARP_LANES}",
+                self.quad_cut_lanes
+            )));
+        }
+        if self.quad_threads > 0 {
+            check_launch_shape_within(
+                self.quad_threads,
+                self.vt,
+                true,
+                self.quad_shared_bytes(key_bytes, value_bytes),
+                MAX_OPTIN_SHARED_BYTES,
+            )?;
+            let (piece, vt) = (self.quad_piece() as u32, self.vt);
+            if self.quad_threads * (piece - vt) < 2 * piece {
+                return Err(GpuError::InvalidTuning(format!(
+                    "quad_threads = {} is too few for one level-one piece of {piece} outputs a thread (VT = {vt})",
+                    self.quad_threads
+                )));
+            }
+            if self.quad_threads > self.threads {
+                return Err(GpuError::InvalidTuning(format!(
+                    "quad_threads = {} must not exceed the block sort's threads = {}",
+                    self.quad_threads, self.threads
+                )));
+            }
+        }
+        if self.pass_threads > self.threads {
+            return Err(GpuError::InvalidTuning(format!(
+                "pass_threads = {} must not exceed the block sort's threads = {}",
+                self.pass_threads, self.threads
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Bytes of keys and values from which the shipped tunings sort with four-way passes: on the
+/// H100 they win at 64 MiB and lose at 4 MiB, where the partitions' fixed latency dominates
+/// (docs/tuning.md).
+pub const FOUR_WAY_MIN_BYTES: usize = 1 << 26;
+
+/// Threads of a warp: a four-way cut's lanes vote within one.
+pub(super) const WARP_LANES: u32 = 32;
+
+/// Four-way partition threads per SM that keep the memory system busy with the cuts' scattered
+/// loads: on the H100 the fastest lane count at every measured size put 45-50 thousand threads
+/// on the cuts (docs/tuning.md).
+const QUAD_CUT_THREADS_PER_SM: usize = 384;
+
+/// Lanes per four-way cut for `cuts` cuts on a device of `multiprocessors` SMs: the most (a power
+/// of two up to a warp) that keep the partition's threads within `QUAD_CUT_THREADS_PER_SM` (384) an
+/// SM, and at least one. Fewer cuts than that leave the memory system idle while each cut's chain
+/// of dependent loads runs, so more lanes shorten the chains; more cuts already fill it, and more
+/// lanes would only add loads.
+pub fn quad_cut_lanes(cuts: usize, multiprocessors: u32) -> u32 {
+    lanes_within(QUAD_CUT_THREADS_PER_SM, cuts, multiprocessors)
+}
+
+/// Two-way partition threads per SM (a pass's tile boundaries, or a four-way pass's samples) up
+/// to which each boundary is searched by a whole warp: much faster on the few boundaries of a
+/// small sort, slower or no faster on the thousands of a large one (docs/tuning.md).
+const BOUNDARY_SEARCH_THREADS_PER_SM: usize = 384;
+
+/// Lanes per two-way partition search for `boundaries` searches on a device of
+/// `multiprocessors` SMs: a whole warp where that keeps within `BOUNDARY_SEARCH_THREADS_PER_SM`
+/// (384) threads an SM, else the binary search of one lane. With a warp (and the tuning's lanes
+/// automatic), a two-way pass has no partition kernel: each tile block searches its own two.
+pub fn boundary_search_lanes(boundaries: usize, multiprocessors: u32) -> u32 {
+    if lanes_within(BOUNDARY_SEARCH_THREADS_PER_SM, boundaries, multiprocessors) == WARP_LANES {
+        WARP_LANES
+    } else {
+        1
+    }
+}
+
+/// The most lanes per search (a power of two up to a warp, at least one) that keep `searches`
+/// searches within `threads_per_sm` threads an SM.
+fn lanes_within(threads_per_sm: usize, searches: usize, multiprocessors: u32) -> u32 {
+    let budget = threads_per_sm * multiprocessors as usize / searches.max(1);
+    let mut lanes = 1;
+    while lanes < WARP_LANES && (2 * lanes) as usize <= budget {
+        lanes *= 2;
+    }
+    lanes
+}
+
+/// Largest sort (bytes of keys and values) whose kernels are chained by programmatic dependent
+/// launch: between the sizes it made faster on the H100 and the first it did not
+/// (docs/tuning.md).
+pub const PDL_MAX_BYTES: usize = 256 << 20;
+
+/// Words per four-way cut (kernels/mergesort.cu): the counts taken from X, from run 0 and from
+/// run 2.
+pub(super) const QUAD_CUT_WORDS: usize = 3;
+
+/// Number of two-way merge passes after the block sort: ceil(log2(tiles)).
+pub fn merge_passes(count: usize, tile: usize) -> u32 {
+    let tiles = count.div_ceil(tile);
+    if tiles <= 1 {
+        0
+    } else {
+        usize::BITS - (tiles - 1).leading_zeros()
+    }
+}

@@ -1,0 +1,13 @@
+//! The runtime under every primitive: device handle, NVRTC, module cache, the one typed launch, staging, scratch.
+//!
+//! Nothing here names a primitive: primitives sit above and import from here.
+
+pub mod device;
+pub mod fault;
+pub mod launch;
+pub mod module_cache;
+pub mod nvrtc;
+pub mod program;
+pub mod scratch;
+pub mod staging;
+pub mod status;

@@ -1,0 +1,477 @@
+//! Kernel programs: the CUDA sources of `kernels/`, assembled per instantiation behind one generated prelude.
+
+use super::launch::PARTITION_THREADS;
+use crate::compare::{sanitize, DeviceComparator};
+use crate::error::GpuError;
+use crate::key::{cuda_value_type, DeviceKey};
+
+/// `kernels/partition.cuh`: phase 1 (merge path), twin of crates/partition.
+pub const PARTITION_CUH: &str = include_str!("../../kernels/partition.cuh");
+/// `kernels/serial.cuh`: phase 2 (serial merge), twin of crates/serial.
+pub const SERIAL_CUH: &str = include_str!("../../kernels/serial.cuh");
+/// `kernels/cta_merge.cuh`: one tile of a merge per CTA.
+pub const CTA_MERGE_CUH: &str = include_str!("../../kernels/cta_merge.cuh");
+/// `kernels/merge.cu`: the partition and tile kernels of the merge.
+pub const MERGE_CU: &str = include_str!("../../kernels/merge.cu");
+
+/// Entry point of the merge's partition kernel.
+pub const MERGE_ENTRY_PARTITION: &str = "twophase_merge_partition";
+/// Entry point of the merge's tile kernel.
+pub const MERGE_ENTRY_TILE: &str = "twophase_merge_tile";
+/// `kernels/cta_mergesort.cuh`: the block sort of one tile per CTA.
+pub const CTA_MERGESORT_CUH: &str = include_str!("../../kernels/cta_mergesort.cuh");
+/// `kernels/mergesort.cu`: the block-sort, pass-partition and pass-tile kernels of the mergesort.
+pub const MERGESORT_CU: &str = include_str!("../../kernels/mergesort.cu");
+/// Entry point of the mergesort's block sort.
+pub const MERGESORT_ENTRY_BLOCKSORT: &str = "twophase_blocksort";
+/// Entry point of a mergesort pass's partition kernel.
+pub const MERGESORT_ENTRY_PARTITION: &str = "twophase_mergesort_partition";
+/// Entry point of a mergesort pass's tile kernel.
+pub const MERGESORT_ENTRY_TILE: &str = "twophase_mergesort_tile";
+/// Entry point of the four-way merge pass's partition kernel (one cut per quad tile).
+pub const MERGESORT_ENTRY_QUAD_PARTITION: &str = "twophase_mergesort_quad_partition";
+/// Entry point of the four-way merge pass's tile kernel (two merge levels per tile).
+pub const MERGESORT_ENTRY_QUAD_TILE: &str = "twophase_mergesort_quad_tile";
+
+/// `kernels/cta_load_balance.cuh`: one tile of a load-balancing search per CTA.
+pub const CTA_LOAD_BALANCE_CUH: &str = include_str!("../../kernels/cta_load_balance.cuh");
+/// `kernels/load_balance.cu`: the load-balancing partition kernel and its tile kernels.
+pub const LOAD_BALANCE_CU: &str = include_str!("../../kernels/load_balance.cu");
+/// `kernels/sorted_search.cu`: the sorted search's partition and tile kernels.
+pub const SORTED_SEARCH_CU: &str = include_str!("../../kernels/sorted_search.cu");
+/// Entry point of the load-balancing partition kernel.
+pub const LOAD_BALANCE_ENTRY_PARTITION: &str = "twophase_lbs_partition";
+/// Entry point of the load-balancing tile kernel writing segment ids (and ranks).
+pub const LOAD_BALANCE_ENTRY_TILE: &str = "twophase_lbs_tile";
+/// Entry point of the interval expand tile kernel.
+pub const LOAD_BALANCE_ENTRY_EXPAND: &str = "twophase_interval_expand";
+/// Entry point of the interval move (gather/scatter) tile kernel.
+pub const LOAD_BALANCE_ENTRY_MOVE: &str = "twophase_interval_move";
+/// Entry point of the tile kernel running a user snippet per (item, segment, rank).
+pub const LOAD_BALANCE_ENTRY_FOR_EACH: &str = "twophase_lbs_for_each";
+/// Every entry point of a load-balancing program.
+pub const LOAD_BALANCE_ENTRIES: [&str; 5] = [
+    LOAD_BALANCE_ENTRY_PARTITION,
+    LOAD_BALANCE_ENTRY_TILE,
+    LOAD_BALANCE_ENTRY_EXPAND,
+    LOAD_BALANCE_ENTRY_MOVE,
+    LOAD_BALANCE_ENTRY_FOR_EACH,
+];
+/// Entry point of the sorted search's partition kernel.
+pub const SORTED_SEARCH_ENTRY_PARTITION: &str = "twophase_search_partition";
+/// Entry point of the sorted search's tile kernel.
+pub const SORTED_SEARCH_ENTRY_TILE: &str = "twophase_search_tile";
+/// Every entry point of a sorted-search program.
+pub const SORTED_SEARCH_ENTRIES: [&str; 2] =
+    [SORTED_SEARCH_ENTRY_PARTITION, SORTED_SEARCH_ENTRY_TILE];
+
+/// Byte layout `(size, align)` of a primitive's values: `None` for keys only.
+pub type ValueLayout = Option<(usize, usize)>;
+
+/// One program instantiation: its cache key, its source name and its source.
+pub struct Program {
+    pub key: String,
+    pub name: String,
+    pub source: String,
+}
+
+fn value_type(values: ValueLayout) -> String {
+    values.map_or_else(
+        || "unsigned char".to_owned(),
+        |(size, align)| cuda_value_type(size, align),
+    )
+}
+
+/// Starts the cache key of a program whose key or value type is zero-sized; the rest of the first
+/// line says which. [`check_not_zero_sized`] refuses such a key before anything is compiled.
+const ZERO_SIZED_MARK: &str = "zero-sized:";
+
+/// Refuse zero-sized keys and values ([`GpuError::InvalidInput`]): the kernels move whole
+/// elements, and CUDA has no zero-sized type to match them. Every program built through
+/// [`program_id`] is checked by [`Gpu::kernels`](crate::Gpu); primitives that build their own
+/// program id call this on their value layout.
+pub fn check_layout<K: DeviceKey>(values: ValueLayout) -> Result<(), GpuError> {
+    match zero_sized_message::<K>(values) {
+        Some(message) => Err(GpuError::InvalidInput(message)),
+        None => Ok(()),
+    }
+}
+
+/// Refuse a value layout of zero bytes ([`GpuError::InvalidInput`]), for primitives without a
+/// key type (the load-balancing moves).
+pub fn check_value_layout(values: ValueLayout) -> Result<(), GpuError> {
+    match values {
+        Some((0, _)) => Err(GpuError::InvalidInput(
+            "`values` are zero-sized: the GPU primitives move elements of at least one byte".into(),
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn zero_sized_message<K: DeviceKey>(values: ValueLayout) -> Option<String> {
+    if std::mem::size_of::<K>() == 0 {
+        return Some(format!(
+            "the key type `{}` is zero-sized: the GPU primitives sort and merge keys of at least \
+             one byte",
+            std::any::type_name::<K>()
+        ));
+    }
+    check_value_layout(values).err().map(|e| match e {
+        GpuError::InvalidInput(message) => message,
+        other => other.to_string(),
+    })
+}
+
+/// [`GpuError::InvalidInput`] when `key` (from [`program_id`]) names a zero-sized key or value.
+pub(crate) fn check_not_zero_sized(key: &str) -> Result<(), GpuError> {
+    match key.strip_prefix(ZERO_SIZED_MARK) {
+        Some(rest) => Err(GpuError::InvalidInput(
+            rest.lines().next().unwrap_or_default().to_owned(),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The cache key and source name of `primitive`'s program for key `K`, comparator `comp`, value
+/// layout and launch shape, without building its source (the per-call path: the source is only
+/// assembled on a cache miss). The key holds the Rust size and alignment of `K`, which the
+/// program checks; a zero-sized key or value marks it for refusal (see [`check_layout`]).
+pub fn program_id<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+    primitive: &str,
+    comp: &C,
+    values: ValueLayout,
+    threads: u32,
+    vt: u32,
+) -> (String, String) {
+    let value_tag = values.map_or("keys".to_owned(), |(size, align)| {
+        format!("v{size}a{align}")
+    });
+    let name = format!(
+        "twophase_{primitive}_{}_{}_{}_nt{threads}_vt{vt}.cu",
+        sanitize(K::CUDA_TYPE),
+        value_tag,
+        sanitize(&comp.name()),
+    );
+    let zero_sized = zero_sized_message::<K>(values)
+        .map(|message| format!("{ZERO_SIZED_MARK}{message}\n"))
+        .unwrap_or_default();
+    let key = format!(
+        "{zero_sized}{name}|k{}a{}|{}|{}|{}|{}|{}|{}",
+        std::mem::size_of::<K>(),
+        std::mem::align_of::<K>(),
+        K::CUDA_DEFINITION,
+        value_type(values),
+        comp.cuda_helpers(),
+        comp.cuda_body(),
+        comp.equivalents_identical(),
+        comp.trusted_order()
+    );
+    (key, name)
+}
+
+/// File-name labels that `#line` gives user-supplied CUDA in a generated program, so that NVRTC's
+/// messages point at the snippet: a warning located in one of them fails the compilation
+/// ([`compile_cubin`]).
+pub const SNIPPET_LABELS: [&str; 3] = ["comparator ", "key type ", "load-balance op "];
+
+/// A `#line` file name: the label with the characters a C string literal or a log line would
+/// garble replaced by `_`.
+fn line_file(label: &str) -> String {
+    label
+        .chars()
+        .map(|c| {
+            if c == '"' || c == '\\' || c == '(' || c == ')' || c.is_control() {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+/// Append user-supplied CUDA `text` to the generated `source` of program `program_name` under a
+/// `#line` marker naming it `label` (one of [`SNIPPET_LABELS`] followed by a name), then a
+/// `#line` marker back to the generated file, so that NVRTC reports lines of the snippet as
+/// `label(line)` and those of the generated file as before.
+pub fn push_user_snippet(source: &mut String, label: &str, text: &str, program_name: &str) {
+    source.push_str(&format!("#line 1 \"{}\"\n", line_file(label)));
+    source.push_str(text);
+    if !text.ends_with('\n') {
+        source.push('\n');
+    }
+    // The marker sets the number of the line after it: the physical line after its own.
+    let next_line = source.matches('\n').count() + 2;
+    source.push_str(&format!(
+        "#line {next_line} \"{}\"\n",
+        line_file(program_name)
+    ));
+}
+
+/// `text` as the inside of a C string literal.
+fn c_string_body(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '"' | '\\' => '_',
+            c if c.is_control() => ' ',
+            c => c,
+        })
+        .collect()
+}
+
+/// `static_assert`s that the CUDA type `cuda_type` (typedef'd as `typedef_name`) has the Rust
+/// type's size, and an alignment no larger than the Rust type's (device accesses can only rely on
+/// the alignment the Rust buffers have), naming both types in the message.
+fn layout_asserts(
+    role: &str,
+    typedef_name: &str,
+    cuda_type: &str,
+    rust_type: &str,
+    size: usize,
+    align: usize,
+) -> String {
+    let cuda_type = c_string_body(cuda_type);
+    let rust_type = c_string_body(rust_type);
+    format!(
+        "static_assert(sizeof({typedef_name}) == {size}, \"twophase: the CUDA {role} type \
+         `{cuda_type}` must be {size} bytes, the size of the Rust {role} type `{rust_type}`\");\n\
+         static_assert(alignof({typedef_name}) <= {align}, \"twophase: the CUDA {role} type \
+         `{cuda_type}` must be aligned to at most {align} bytes, the alignment of the Rust {role} \
+         type `{rust_type}`\");\n"
+    )
+}
+
+/// `primitive`'s program: a prelude defining `key_type`, `key_compare`, `value_type`, `TP_NT`,
+/// `TP_VT`, `TP_HAS_VALUES` and `TP_PARTITION_NT`, followed by `sources` in order. The user's
+/// CUDA (the key definition, the comparator's helpers and body) sits under `#line` markers
+/// ([`push_user_snippet`]), and the prelude `static_assert`s that the CUDA key and value types
+/// have the Rust types' layout.
+pub fn program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+    primitive: &str,
+    sources: &[&str],
+    comp: &C,
+    values: ValueLayout,
+    threads: u32,
+    vt: u32,
+) -> Program {
+    let (key, name) = program_id::<K, C>(primitive, comp, values, threads, vt);
+    let comparator = comp.name();
+    let mut source = format!(
+        "// {name}: generated by twophase-gpu.\n\
+         #define TP_NT {threads}\n#define TP_VT {vt}\n#define TP_HAS_VALUES {has_values}\n\
+         #define TP_PARTITION_NT {pnt}\n\
+         template <int N, int A> struct alignas(A) twophase_value_bytes {{ unsigned char bytes[N]; }};\n",
+        has_values = values.is_some(),
+        pnt = PARTITION_THREADS,
+    );
+    if !K::CUDA_DEFINITION.is_empty() {
+        let label = format!("key type {}", K::CUDA_TYPE);
+        push_user_snippet(&mut source, &label, K::CUDA_DEFINITION, &name);
+    }
+    source.push_str(&format!(
+        "typedef {key_type} key_type;\ntypedef {value_type} value_type;\n",
+        key_type = K::CUDA_TYPE,
+        value_type = value_type(values),
+    ));
+    source.push_str(&layout_asserts(
+        "key",
+        "key_type",
+        K::CUDA_TYPE,
+        std::any::type_name::<K>(),
+        std::mem::size_of::<K>(),
+        std::mem::align_of::<K>(),
+    ));
+    if let Some((size, align)) = values {
+        source.push_str(&layout_asserts(
+            "value",
+            "value_type",
+            &value_type(values),
+            "value",
+            size,
+            align,
+        ));
+    }
+    let helpers = comp.cuda_helpers();
+    if !helpers.is_empty() {
+        let label = format!("comparator {comparator} helpers");
+        push_user_snippet(&mut source, &label, &helpers, &name);
+    }
+    source.push_str(&format!(
+        "struct key_compare {{\n  static constexpr bool equivalents_identical = {identical};\n  static constexpr bool trusted_order = {trusted};\n  __device__ __forceinline__ bool operator()(const key_type& a, const key_type& b) const {{\n",
+        identical = comp.equivalents_identical(),
+        trusted = comp.trusted_order(),
+    ));
+    push_user_snippet(
+        &mut source,
+        &format!("comparator {comparator}"),
+        &comp.cuda_body(),
+        &name,
+    );
+    source.push_str("  }\n};\n");
+    for part in sources {
+        source.push_str(part);
+        source.push('\n');
+    }
+    Program { key, name, source }
+}
+
+/// Builds one primitive's program for a key type, comparator and value layout (at that
+/// primitive's shipped tuning), so that [`shipped_programs`] lists every primitive's instantiations
+/// from one list of types.
+pub trait ProgramFactory {
+    fn program<K: DeviceKey>(&self, comp: &dyn DeviceComparator<K>, values: ValueLayout)
+        -> Program;
+}
+
+/// Value layouts the library ships kernels for ahead of use: keys only, 4-byte and 8-byte values
+/// (other layouts compile on first use).
+pub const SHIPPED_VALUE_LAYOUTS: [ValueLayout; 3] = [None, Some((4, 4)), Some((8, 8))];
+
+/// Every instantiation of one primitive the library ships: each primitive key type × built-in
+/// comparator × shipped value layout. CI compiles all of them with NVRTC.
+pub fn shipped_programs(factory: &impl ProgramFactory) -> Vec<Program> {
+    use crate::compare::{Greater, Less, TotalOrder, TotalOrderDesc};
+    fn push<K: DeviceKey>(
+        out: &mut Vec<Program>,
+        factory: &impl ProgramFactory,
+        comps: &[&dyn DeviceComparator<K>],
+    ) {
+        for &comp in comps {
+            for values in SHIPPED_VALUE_LAYOUTS {
+                out.push(factory.program::<K>(comp, values));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    push::<u8>(&mut out, factory, &[&Less, &Greater]);
+    push::<i8>(&mut out, factory, &[&Less, &Greater]);
+    push::<u16>(&mut out, factory, &[&Less, &Greater]);
+    push::<i16>(&mut out, factory, &[&Less, &Greater]);
+    push::<u32>(&mut out, factory, &[&Less, &Greater]);
+    push::<i32>(&mut out, factory, &[&Less, &Greater]);
+    push::<u64>(&mut out, factory, &[&Less, &Greater]);
+    push::<i64>(&mut out, factory, &[&Less, &Greater]);
+    push::<f32>(&mut out, factory, &[&TotalOrder, &TotalOrderDesc]);
+    push::<f64>(&mut out, factory, &[&TotalOrder, &TotalOrderDesc]);
+    out
+}
+
+#[cfg(test)]
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::{CudaComparator, Less};
+
+    #[test]
+    fn the_prelude_checks_the_layout_and_marks_the_snippets() {
+        let program = program::<u32, _>("probe", &[], &Less, Some((8, 8)), 128, 4);
+        let source = &program.source;
+        assert!(
+            source.contains("static_assert(sizeof(key_type) == 4,"),
+            "{source}"
+        );
+        assert!(
+            source.contains("static_assert(alignof(key_type) <= 4,"),
+            "{source}"
+        );
+        assert!(
+            source.contains("static_assert(sizeof(value_type) == 8,"),
+            "{source}"
+        );
+        assert!(
+            source.contains("static_assert(alignof(value_type) <= 8,"),
+            "{source}"
+        );
+        assert!(source.contains("the Rust key type `u32`"), "{source}");
+        assert!(
+            source.contains("#line 1 \"comparator less\"\nreturn a < b;\n"),
+            "{source}"
+        );
+        assert!(program.key.contains("|k4a4|"), "{}", program.key);
+        assert_line_markers_resume(source, &program.name);
+    }
+
+    #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+    #[repr(C)]
+    struct Pair {
+        key: u32,
+        tag: u32,
+    }
+
+    impl DeviceKey for Pair {
+        const CUDA_TYPE: &'static str = "pair";
+        const CUDA_DEFINITION: &'static str =
+            "struct pair { unsigned int key; unsigned int tag; };";
+    }
+
+    /// Every `#line <n> "<program name>"` marker gives the physical number of the line after it,
+    /// so that NVRTC's line numbers in the generated file stay true.
+    fn assert_line_markers_resume(source: &str, name: &str) {
+        let back = format!("\"{name}\"");
+        let mut markers = 0;
+        for (index, line) in source.lines().enumerate() {
+            if let Some(rest) = line.strip_prefix("#line ") {
+                if rest.ends_with(&back) {
+                    let number: usize = rest.split(' ').next().expect("n").parse().expect("n");
+                    assert_eq!(number, index + 2, "marker on line {}", index + 1);
+                    markers += 1;
+                }
+            }
+        }
+        assert!(markers > 0, "no marker back to {name}");
+    }
+
+    #[test]
+    fn a_user_key_and_comparator_get_their_own_line_markers() {
+        let comp = CudaComparator::new("by_key", "return a.key < b.key;", |a: &Pair, b: &Pair| {
+            a.key < b.key
+        });
+        let program = program::<Pair, _>("probe", &["// tail"], &comp, None, 128, 4);
+        let source = &program.source;
+        assert!(
+            source.contains("#line 1 \"key type pair\"\nstruct pair"),
+            "{source}"
+        );
+        assert!(
+            source.contains("#line 1 \"comparator by_key\"\nreturn a.key"),
+            "{source}"
+        );
+        assert!(
+            source.contains("the CUDA key type `pair` must be 8 bytes"),
+            "{source}"
+        );
+        assert!(source.contains("Pair`"), "the Rust type is named: {source}");
+        assert_line_markers_resume(source, &program.name);
+    }
+
+    #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+    #[repr(C)]
+    struct Nothing;
+
+    impl DeviceKey for Nothing {
+        const CUDA_TYPE: &'static str = "nothing";
+        const CUDA_DEFINITION: &'static str = "struct nothing {};";
+    }
+
+    #[test]
+    fn zero_sized_keys_and_values_are_refused() {
+        let comp = CudaComparator::new("never", "return false;", |_: &Nothing, _: &Nothing| false);
+        let (key, _) = program_id::<Nothing, _>("probe", &comp, None, 128, 4);
+        let err = check_not_zero_sized(&key).expect_err("zero-sized key");
+        assert!(
+            matches!(&err, GpuError::InvalidInput(m) if m.contains("Nothing`")),
+            "{err}"
+        );
+        assert!(check_layout::<Nothing>(None).is_err());
+        let (key, _) = program_id::<u32, _>("probe", &Less, Some((0, 1)), 128, 4);
+        let err = check_not_zero_sized(&key).expect_err("zero-sized values");
+        assert!(
+            matches!(&err, GpuError::InvalidInput(m) if m.contains("`values`")),
+            "{err}"
+        );
+        assert!(check_layout::<u32>(Some((0, 1))).is_err());
+        assert!(check_value_layout(Some((0, 1))).is_err());
+        let (key, _) = program_id::<u32, _>("probe", &Less, Some((4, 4)), 128, 4);
+        assert!(check_not_zero_sized(&key).is_ok());
+        assert!(check_layout::<u32>(Some((4, 4))).is_ok());
+    }
+}
