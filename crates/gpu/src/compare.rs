@@ -3,7 +3,58 @@
 use std::borrow::Cow;
 use std::marker::PhantomData;
 
-use crate::key::{DeviceKey, FloatKey, PrimitiveKey};
+use crate::key::{DeviceKey, FloatKey};
+
+mod sealed {
+    /// Keeps [`PrimitiveKey`](super::PrimitiveKey) to the types of this file: the built-in
+    /// comparators trust their order on exactly these.
+    pub trait Sealed {}
+}
+
+/// The primitive numeric keys, for which `a < b` means the same in Rust and CUDA: the integers
+/// and `f32`/`f64`. Sealed: the built-in comparators are trusted to be strict weak orders on
+/// exactly these types.
+///
+/// [`Ascending`](Self::Ascending) is the order of the calls that take no comparator: [`Less`]
+/// for the integers, [`TotalOrder`] (IEEE 754 total order, NaN last) for the floats. A partial
+/// order on floats cannot be named: [`Less`] and [`Greater`] need an `Ord` key.
+///
+/// [`Less`]: crate::Less
+/// [`Greater`]: crate::Greater
+/// [`TotalOrder`]: crate::TotalOrder
+pub trait PrimitiveKey: DeviceKey + PartialOrd + sealed::Sealed {
+    /// Whether two values neither of which is `<` the other are always the same bits: true for
+    /// the integers, false for the floats (-0.0 and +0.0; NaNs).
+    const EQUIVALENTS_IDENTICAL: bool;
+    /// The natural ascending order: `Less` for the integers, `TotalOrder` for the floats.
+    type Ascending: DeviceComparator<Self> + Default + Copy + std::fmt::Debug;
+}
+
+macro_rules! primitive_key {
+    ($($t:ty => $cuda:literal, $identical:literal, $ascending:ty),* $(,)?) => {$(
+        impl DeviceKey for $t {
+            const CUDA_TYPE: &'static str = $cuda;
+        }
+        impl sealed::Sealed for $t {}
+        impl PrimitiveKey for $t {
+            const EQUIVALENTS_IDENTICAL: bool = $identical;
+            type Ascending = $ascending;
+        }
+    )*};
+}
+
+primitive_key!(
+    u8 => "unsigned char", true, Less,
+    i8 => "signed char", true, Less,
+    u16 => "unsigned short", true, Less,
+    i16 => "short", true, Less,
+    u32 => "unsigned int", true, Less,
+    i32 => "int", true, Less,
+    u64 => "unsigned long long", true, Less,
+    i64 => "long long", true, Less,
+    f32 => "float", false, TotalOrder,
+    f64 => "double", false, TotalOrder,
+);
 
 /// A strict weak order usable on the device and on the host: `cuda_body` is the body of
 /// `bool operator()(const key_type& a, const key_type& b) const` and must compute the same

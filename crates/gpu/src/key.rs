@@ -1,7 +1,5 @@
 //! Key and value types that can live on the device, with their CUDA spelling.
 
-use crate::compare::{DeviceComparator, Less, TotalOrder};
-
 /// A key the GPU kernels can compare and move: plain old data with a CUDA type of identical layout.
 ///
 /// For a user struct, derive `bytemuck::Pod` on a `#[repr(C)]` type and give its CUDA definition:
@@ -22,31 +20,6 @@ pub trait DeviceKey: bytemuck::Pod + Send + Sync + 'static {
     const CUDA_DEFINITION: &'static str = "";
 }
 
-mod sealed {
-    /// Keeps [`PrimitiveKey`](super::PrimitiveKey) to the types of this file: the built-in
-    /// comparators trust their order on exactly these.
-    pub trait Sealed {}
-}
-
-/// The primitive numeric keys, for which `a < b` means the same in Rust and CUDA: the integers
-/// and `f32`/`f64`. Sealed: the built-in comparators are trusted to be strict weak orders on
-/// exactly these types.
-///
-/// [`Ascending`](Self::Ascending) is the order of the calls that take no comparator: [`Less`]
-/// for the integers, [`TotalOrder`] (IEEE 754 total order, NaN last) for the floats. A partial
-/// order on floats cannot be named: [`Less`] and [`Greater`] need an `Ord` key.
-///
-/// [`Less`]: crate::Less
-/// [`Greater`]: crate::Greater
-/// [`TotalOrder`]: crate::TotalOrder
-pub trait PrimitiveKey: DeviceKey + PartialOrd + sealed::Sealed {
-    /// Whether two values neither of which is `<` the other are always the same bits: true for
-    /// the integers, false for the floats (-0.0 and +0.0; NaNs).
-    const EQUIVALENTS_IDENTICAL: bool;
-    /// The natural ascending order: `Less` for the integers, `TotalOrder` for the floats.
-    type Ascending: DeviceComparator<Self> + Default + Copy + std::fmt::Debug;
-}
-
 /// Floating-point keys, with the CUDA expression mapping a value to a signed integer whose order is
 /// `total_cmp`'s (NaN last, -0.0 before +0.0).
 pub trait FloatKey: DeviceKey {
@@ -55,33 +28,6 @@ pub trait FloatKey: DeviceKey {
     /// Rust `total_cmp` of two values.
     fn total_cmp(a: &Self, b: &Self) -> std::cmp::Ordering;
 }
-
-macro_rules! primitive_key {
-    ($($t:ty => $cuda:literal, $identical:literal, $ascending:ty),* $(,)?) => {$(
-        impl DeviceKey for $t {
-            const CUDA_TYPE: &'static str = $cuda;
-        }
-        impl sealed::Sealed for $t {}
-        impl PrimitiveKey for $t {
-            const EQUIVALENTS_IDENTICAL: bool = $identical;
-            type Ascending = $ascending;
-        }
-    )*};
-}
-
-primitive_key!(
-    u8 => "unsigned char", true, Less,
-    i8 => "signed char", true, Less,
-    u16 => "unsigned short", true, Less,
-    i16 => "short", true, Less,
-    u32 => "unsigned int", true, Less,
-    i32 => "int", true, Less,
-    u64 => "unsigned long long", true, Less,
-    i64 => "long long", true, Less,
-    f32 => "float", false, TotalOrder,
-    f64 => "double", false, TotalOrder,
-);
-
 impl FloatKey for f32 {
     // The bits as a signed integer, with the magnitude bits flipped for negatives: the same map as
     // f32::total_cmp.

@@ -25,9 +25,10 @@ pub mod search;
 pub mod sorted_search;
 pub mod variants;
 
+pub use compare::PrimitiveKey;
 pub use compare::{CudaComparator, DeviceComparator, Greater, Less, TotalOrder, TotalOrderDesc};
 pub use error::GpuError;
-pub use key::{DeviceKey, DeviceValue, FloatKey, PrimitiveKey};
+pub use key::{DeviceKey, DeviceValue, FloatKey};
 pub use load_balance::{LoadBalanceOp, LoadBalanceTuning, OpArgs};
 pub use merge::{MergeScratch, MergeTuning};
 pub use mergesort::{MergesortScratch, MergesortTuning};

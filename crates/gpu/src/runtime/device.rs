@@ -6,9 +6,11 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cudarc::driver::{sys as driver_sys, CudaContext, CudaFunction, CudaSlice, CudaStream};
+use cudarc::nvrtc::Ptx;
 
 use super::fault::{self, lock_recover, ContextHealth};
-use super::module_cache::Kernels;
+use super::module_cache::{compile_cached, Kernels};
+use super::program;
 use crate::error::GpuError;
 
 /// First architecture with programmatic dependent launch (griddepcontrol): Hopper, sm_90.
@@ -314,39 +316,12 @@ impl Gpu {
             self.after_last_launch("`Gpu::synchronize`")
         })
     }
-
-    /// Fault a kernel on purpose (a store through a null pointer), losing this handle's context:
-    /// for tests of the recovery from a sticky error. Returns the [`GpuError::ContextLost`] that
-    /// the launch or the synchronization saw.
-    #[doc(hidden)]
-    pub fn fault_for_test(&self) -> Result<(), GpuError> {
-        let kernels = self.kernels(
-            FAULT_PROGRAM,
-            FAULT_PROGRAM,
-            || FAULT_SOURCE.to_owned(),
-            &[FAULT_ENTRY],
-        )?;
-        let function = kernels.function(FAULT_ENTRY)?;
-        // SAFETY: the kernel takes no parameters. Its store through a null device pointer is
-        // caught by the device as an illegal address, a sticky error of this context: no host
-        // memory and no other context is touched.
-        unsafe { self.launch_raw(function, 1, 1, &mut [], false) }?;
-        self.synchronize()
-    }
 }
 
 /// The driver handle of `function`, as a number: names it in [`Gpu::after_last_launch`].
 pub(crate) fn function_id(function: &CudaFunction) -> usize {
     function.cu_function() as usize
 }
-
-/// Name (and cache key) of the program [`Gpu::fault_for_test`] runs.
-const FAULT_PROGRAM: &str = "twophase_fault_for_test.cu";
-/// Entry point of that program.
-const FAULT_ENTRY: &str = "twophase_fault_for_test";
-/// That program: one store through a null pointer.
-const FAULT_SOURCE: &str =
-    "extern \"C\" __global__ void twophase_fault_for_test() {\n  *(volatile int*)0 = 1;\n}\n";
 
 impl Drop for Gpu {
     /// A handle of a lost context leaks what it holds in it instead of freeing it: after the
@@ -365,5 +340,50 @@ impl Drop for Gpu {
         leak(&mut self.scratch_pool, HashMap::new());
         std::mem::forget(self.stream.clone());
         std::mem::forget(self.ctx.clone());
+    }
+}
+
+impl Gpu {
+    /// The kernels of the program `key` identifies, compiled from `source()` on first use (memory
+    /// cache, then disk cache, then NVRTC) and loaded into this context. A program whose key or
+    /// values are zero-sized ([`program::program_id`] marks it) is refused with
+    /// [`GpuError::InvalidInput`]. The cache lock is not held while compiling: two threads
+    /// missing the same program may both compile it, and the first one stored is kept.
+    pub(crate) fn kernels(
+        &self,
+        key: &str,
+        name: &str,
+        source: impl FnOnce() -> String,
+        entry_points: &[&'static str],
+    ) -> Result<Arc<Kernels>, GpuError> {
+        self.ensure_alive()?;
+        program::check_not_zero_sized(key)?;
+        if let Some(kernels) = lock_recover(&self.kernels).get(key) {
+            return Ok(kernels.clone());
+        }
+        let cubin = compile_cached(&source(), name, self.arch)?;
+        let loading = || format!("loading program `{name}`");
+        let module = self.observe(
+            self.ctx
+                .load_module(Ptx::from_binary(cubin))
+                .map_err(GpuError::from),
+            loading,
+        )?;
+        let mut functions = HashMap::new();
+        let mut names = Vec::new();
+        for &entry in entry_points {
+            let function =
+                self.observe(module.load_function(entry).map_err(GpuError::from), loading)?;
+            names.push((function_id(&function), format!("`{entry}` ({name})")));
+            functions.insert(entry, function);
+        }
+        lock_recover(&self.kernel_names).extend(names);
+        let kernels = Arc::new(Kernels {
+            functions,
+            health: self.health.clone(),
+            dynamic_shared: Mutex::new(HashMap::new()),
+        });
+        let mut cache = lock_recover(&self.kernels);
+        Ok(cache.entry(key.to_owned()).or_insert(kernels).clone())
     }
 }

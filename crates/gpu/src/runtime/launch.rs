@@ -5,6 +5,10 @@ use std::ffi::c_void;
 use cudarc::driver::{sys as driver_sys, CudaFunction};
 
 use super::device::Gpu;
+pub(crate) use super::shape::{
+    check_launch_shape, check_launch_shape_within, overlapped_blocks, overlapped_partition_blocks,
+    MAX_GRID_X, MAX_OPTIN_SHARED_BYTES, MAX_STATIC_SHARED_BYTES, PARTITION_THREADS,
+};
 use crate::error::GpuError;
 
 /// The field layout of a kernel's parameter block as Rust laid it out: the CUDA struct's name,
@@ -188,98 +192,25 @@ impl Gpu {
             format!("launching {kernel}")
         })
     }
-}
 
-/// Threads per block of the partition kernels. Each thread runs one independent binary search
-/// (latency bound, no shared memory), so the block size only needs to be a few warps; 128 keeps
-/// many blocks resident for latency hiding.
-pub const PARTITION_THREADS: u32 = 128;
-
-/// Largest static shared memory of one block (48 KiB without opt-in).
-pub const MAX_STATIC_SHARED_BYTES: usize = 48 * 1024;
-
-/// Largest dynamic shared memory of one block after opt-in on any architecture the kernels are
-/// built for (sm_90: 227 KiB; sm_80 has 163 KiB, the device's own limit is checked at launch).
-pub const MAX_OPTIN_SHARED_BYTES: usize = 227 * 1024;
-
-/// Most threads of one block (CUDA's limit).
-const MAX_THREADS: u32 = 1024;
-
-/// Threads of a warp: blocks are whole warps.
-const WARP: u32 = 32;
-
-/// Most items per thread: the VT register arrays of keys and indices must stay in registers.
-const MAX_VT: u32 = 64;
-
-/// Blocks of a partition kernel whose blocks overlap by one boundary (each computes
-/// PARTITION_THREADS boundaries, the first of them the previous block's last), so that every
-/// adjacent pair of boundaries is checked inside one block (kernels/partition.cuh), as a launch's
-/// grid size.
-pub(crate) fn overlapped_partition_blocks(num_partitions: usize) -> Result<u32, GpuError> {
-    let blocks = overlapped_blocks(num_partitions, PARTITION_THREADS as usize);
-    u32::try_from(blocks).map_err(|_| GpuError::TooLarge(format!("{num_partitions} partitions")))
-}
-
-/// Blocks of `groups` boundaries each, overlapping by one, that cover `num_partitions` boundaries.
-pub(crate) fn overlapped_blocks(num_partitions: usize, groups: usize) -> usize {
-    num_partitions
-        .saturating_sub(1)
-        .div_ceil(groups.saturating_sub(1).max(1))
-        .max(1)
-}
-
-/// Largest grid a kernel may use: CUDA's limit on gridDim.x (2^31 - 1).
-pub const MAX_GRID_X: u64 = (1 << 31) - 1;
-
-/// Check a kernel's launch shape: `threads` whole warps up to 1024 (a power of two when
-/// `power_of_two`, for kernels that merge runs pairwise up to the block), VT from 1 to 64, and
-/// `shared_bytes` of static shared memory within the 48 KiB limit.
-pub fn check_launch_shape(
-    threads: u32,
-    vt: u32,
-    power_of_two: bool,
-    shared_bytes: usize,
-) -> Result<(), GpuError> {
-    check_launch_shape_within(
-        threads,
-        vt,
-        power_of_two,
-        shared_bytes,
-        MAX_STATIC_SHARED_BYTES,
-    )
-}
-
-/// [`check_launch_shape`] for a kernel whose shared memory may be as large as `max_shared`
-/// (dynamic shared memory with opt-in).
-pub fn check_launch_shape_within(
-    threads: u32,
-    vt: u32,
-    power_of_two: bool,
-    shared_bytes: usize,
-    max_shared: usize,
-) -> Result<(), GpuError> {
-    let whole_warps = threads > 0 && threads <= MAX_THREADS && threads.is_multiple_of(WARP);
-    if !whole_warps || (power_of_two && !threads.is_power_of_two()) {
-        let shape = if power_of_two {
-            "a power of two"
-        } else {
-            "a multiple of 32"
-        };
-        return Err(GpuError::InvalidTuning(format!(
-            "threads = {threads} ({shape} from 32 to {MAX_THREADS})"
-        )));
+    /// Fault a kernel on purpose (a store through a null pointer), losing this handle's context:
+    /// for tests of the recovery from a sticky error. Returns the [`GpuError::ContextLost`] that
+    /// the launch or the synchronization saw.
+    #[doc(hidden)]
+    pub fn fault_for_test(&self) -> Result<(), GpuError> {
+        let kernels = self.kernels(
+            FAULT_PROGRAM,
+            FAULT_PROGRAM,
+            || format!("{FAULT_SOURCE}{}", param_asserts(&[&FaultParams::LAYOUT])),
+            &[FAULT_ENTRY],
+        )?;
+        let function = kernels.function(FAULT_ENTRY)?;
+        // SAFETY: the block is the fault kernel's (its program asserts the layouts equal). Its
+        // store through the null device address is caught by the device as an illegal address,
+        // a sticky error of this context: no host memory and no other context is touched.
+        unsafe { self.launch(function, LaunchShape::new(1, 1), &FaultParams { target: 0 }) }?;
+        self.synchronize()
     }
-    if vt == 0 || vt > MAX_VT {
-        return Err(GpuError::InvalidTuning(format!(
-            "vt = {vt} (1 to {MAX_VT})"
-        )));
-    }
-    if shared_bytes > max_shared {
-        return Err(GpuError::InvalidTuning(format!(
-            "tile needs {shared_bytes} bytes of shared memory (at most {max_shared})"
-        )));
-    }
-    Ok(())
 }
 
 /// One raw kernel parameter for [`Gpu::launch_raw`]: a pointer to its value, which the driver
@@ -369,19 +300,18 @@ impl Gpu {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// Name (and cache key) of the program [`Gpu::fault_for_test`] runs.
+const FAULT_PROGRAM: &str = "twophase_fault_for_test.cu";
+/// Entry point of that program.
+const FAULT_ENTRY: &str = "twophase_fault_for_test";
+/// That program: one store through its parameter block's address, which the launch makes null.
+const FAULT_SOURCE: &str = "namespace twophase { struct fault_params { int* target; }; }\n\
+    extern \"C\" __global__ void twophase_fault_for_test(const twophase::fault_params p) {\n\
+    \x20 *(volatile int*)p.target = 1;\n}\n";
 
-    #[test]
-    fn overlapped_partition_blocks_cover_every_boundary_pair() {
-        let per_block = PARTITION_THREADS as usize - 1;
-        for partitions in [1usize, 2, per_block, per_block + 1, per_block + 2, 10_000] {
-            let blocks = overlapped_partition_blocks(partitions).expect("blocks") as usize;
-            // Block b computes boundaries [b * per_block, b * per_block + per_block]: the last
-            // one reaches the last boundary, and no block starts past it.
-            assert!(blocks * per_block + 1 >= partitions, "{partitions}");
-            assert!((blocks - 1) * per_block < partitions.max(1), "{partitions}");
-        }
+kernel_params! {
+    /// The parameter block of the fault kernel: the address it stores through.
+    struct FaultParams as "fault_params" {
+        target: u64,
     }
 }

@@ -9,5 +9,6 @@ pub mod module_cache;
 pub mod nvrtc;
 pub mod program;
 pub mod scratch;
+pub mod shape;
 pub mod staging;
 pub mod status;

@@ -7,23 +7,20 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{sys as driver_sys, CudaFunction};
-use cudarc::nvrtc::Ptx;
 
-use super::device::{function_id, Gpu};
 use super::fault::{lock_recover, ContextHealth};
 use super::nvrtc::{compile_cubin, nvrtc_options, nvrtc_version};
-use super::program;
 use crate::error::GpuError;
 
 /// The kernels of one compiled program, by name.
 pub(crate) struct Kernels {
-    functions: HashMap<&'static str, CudaFunction>,
+    pub(crate) functions: HashMap<&'static str, CudaFunction>,
     /// The health of the context the program is loaded in: a program of a lost context is leaked,
     /// not unloaded, when dropped (its module handle may be invalid after a reset).
-    health: Arc<ContextHealth>,
+    pub(crate) health: Arc<ContextHealth>,
     /// Dynamic shared memory each kernel has been allowed past the default 48 KiB (set once per
     /// loaded kernel, not on every launch).
-    dynamic_shared: Mutex<HashMap<&'static str, usize>>,
+    pub(crate) dynamic_shared: Mutex<HashMap<&'static str, usize>>,
 }
 
 impl Kernels {
@@ -75,51 +72,6 @@ impl Drop for Kernels {
         if self.health.loss().is_some() {
             std::mem::forget(std::mem::take(&mut self.functions));
         }
-    }
-}
-
-impl Gpu {
-    /// The kernels of the program `key` identifies, compiled from `source()` on first use (memory
-    /// cache, then disk cache, then NVRTC) and loaded into this context. A program whose key or
-    /// values are zero-sized ([`program::program_id`] marks it) is refused with
-    /// [`GpuError::InvalidInput`]. The cache lock is not held while compiling: two threads
-    /// missing the same program may both compile it, and the first one stored is kept.
-    pub(crate) fn kernels(
-        &self,
-        key: &str,
-        name: &str,
-        source: impl FnOnce() -> String,
-        entry_points: &[&'static str],
-    ) -> Result<Arc<Kernels>, GpuError> {
-        self.ensure_alive()?;
-        program::check_not_zero_sized(key)?;
-        if let Some(kernels) = lock_recover(&self.kernels).get(key) {
-            return Ok(kernels.clone());
-        }
-        let cubin = compile_cached(&source(), name, self.arch)?;
-        let loading = || format!("loading program `{name}`");
-        let module = self.observe(
-            self.ctx
-                .load_module(Ptx::from_binary(cubin))
-                .map_err(GpuError::from),
-            loading,
-        )?;
-        let mut functions = HashMap::new();
-        let mut names = Vec::new();
-        for &entry in entry_points {
-            let function =
-                self.observe(module.load_function(entry).map_err(GpuError::from), loading)?;
-            names.push((function_id(&function), format!("`{entry}` ({name})")));
-            functions.insert(entry, function);
-        }
-        lock_recover(&self.kernel_names).extend(names);
-        let kernels = Arc::new(Kernels {
-            functions,
-            health: self.health.clone(),
-            dynamic_shared: Mutex::new(HashMap::new()),
-        });
-        let mut cache = lock_recover(&self.kernels);
-        Ok(cache.entry(key.to_owned()).or_insert(kernels).clone())
     }
 }
 

@@ -1,6 +1,6 @@
 //! Kernel programs: the CUDA sources of `kernels/`, assembled per instantiation behind one generated prelude.
 
-use super::launch::PARTITION_THREADS;
+use super::shape::PARTITION_THREADS;
 use crate::compare::{sanitize, DeviceComparator};
 use crate::error::GpuError;
 use crate::key::{cuda_value_type, DeviceKey};
