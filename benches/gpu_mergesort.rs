@@ -60,6 +60,7 @@ fn swept_tuning(
         quad_cut_lanes,
         quad_registers,
         vt,
+        ..MergesortTuning::for_types(4, 0)
     }
 }
 

@@ -506,6 +506,7 @@ fn forced_sort_tunings() -> Vec<MergesortTuning> {
         quad_cut_lanes: 1,
         quad_registers: 0,
         vt: 3,
+        ..MergesortTuning::for_types(size_of::<u32>(), 0)
     };
     let four_way_now = |t: MergesortTuning| MergesortTuning {
         four_way_min_keys: 0,

@@ -327,6 +327,7 @@ fn forced_tuning(
         quad_cut_lanes,
         quad_registers: 0,
         vt,
+        ..MergesortTuning::for_types(4, 0)
     }
 }
 
@@ -439,7 +440,8 @@ fn tuning_falls_back_within_static_shared_memory() {
 /// always a power of two from 1 to 32.
 #[test]
 fn quad_cut_lanes_fill_the_partition_budget() {
-    use twophase_gpu::mergesort::quad_cut_lanes;
+    let shipped = twophase_gpu::MergesortTuning::for_types(4, 0);
+    let quad_cut_lanes = |cuts, sms| shipped.quad_cut_lanes(cuts, sms);
     const H100_SMS: u32 = 132;
     let cuts = |n: usize, quad_tile: usize| n.div_ceil(quad_tile) + 1;
     // u32 keys at 2^27 (512 x 23 quad tiles): 4 lanes; u32 pairs at 2^27 (256 x 11): 1 lane.
@@ -466,7 +468,8 @@ fn quad_cut_lanes_fill_the_partition_budget() {
 /// warp measured slower or within 2%; a whole warp for the few boundaries of a 2^20 sort.
 #[test]
 fn boundary_search_lanes_follow_their_budget() {
-    use twophase_gpu::mergesort::boundary_search_lanes;
+    let shipped = twophase_gpu::MergesortTuning::for_types(4, 0);
+    let boundary_search_lanes = |boundaries, sms| shipped.boundary_search_lanes(boundaries, sms);
     const H100_SMS: u32 = 132;
     let boundaries = |n: usize, tile: usize| n.div_ceil(tile) + 1;
     assert_eq!(

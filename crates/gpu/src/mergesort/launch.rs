@@ -5,10 +5,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg};
 
-use super::tuning::{
-    boundary_search_lanes, quad_cut_lanes, MergesortTuning, PDL_MAX_BYTES, QUAD_CUT_WORDS,
-    WARP_LANES,
-};
+use super::tuning::{MergesortTuning, QUAD_CUT_WORDS, WARP_LANES};
 use super::{mergesort_entries, mergesort_program, primitive_name, MergesortScratch};
 use crate::compare::DeviceComparator;
 use crate::error::GpuError;
@@ -149,12 +146,12 @@ impl Gpu {
             std::mem::swap(&mut src, &mut dst);
         }
 
-        // Below PDL_MAX_BYTES, every kernel after the block sort is launched as a programmatic
+        // Below pdl_below_keys, every kernel after the block sort is launched as a programmatic
         // dependent of the one before (Gpu::launch_raw; kernels/mergesort.cu
         // `follow_previous_kernel` waits for it before touching memory). Parameters go as
         // pointers to their values, in the kernels' order: 64-bit addresses and sizes, and the
         // four-way partition's 32-bit lane count.
-        let dependent = count * (size_of::<K>() + value_bytes) < PDL_MAX_BYTES;
+        let dependent = count < tuning.pdl_below_keys;
         let grid = |blocks: usize| -> Result<u32, GpuError> {
             u32::try_from(blocks)
                 .ok()
@@ -178,8 +175,8 @@ impl Gpu {
         // Lanes per search of `searches` two-way boundaries or (`quad`) four-way cuts: the
         // tuning's, or chosen by their number.
         let search_lanes = |searches: usize, quad: bool| match (tuning.quad_cut_lanes, quad) {
-            (0, true) => quad_cut_lanes(searches, self.multiprocessors()),
-            (0, false) => boundary_search_lanes(searches, self.multiprocessors()),
+            (0, true) => tuning.quad_cut_lanes(searches, self.multiprocessors()),
+            (0, false) => tuning.boundary_search_lanes(searches, self.multiprocessors()),
             (forced, _) => forced,
         };
         // The two-way merge paths of one pass over `keys` (runs of `run`) at every `spacing`-th

@@ -20,10 +20,7 @@ use crate::runtime::status::{messages, InputCheck, StatusNames, STATUS_ORDER_INC
 mod launch;
 pub mod tuning;
 
-pub use tuning::{
-    boundary_search_lanes, merge_passes, quad_cut_lanes, MergesortTuning, FOUR_WAY_MIN_BYTES,
-    PDL_MAX_BYTES,
-};
+pub use tuning::{merge_passes, MergesortTuning};
 
 /// The mergesort's kernel sources, in the order they follow the prelude.
 pub const MERGESORT_SOURCES: [&str; 5] = [

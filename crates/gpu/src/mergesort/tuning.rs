@@ -31,7 +31,8 @@ pub struct MergesortTuning {
     pub four_way_min_keys: usize,
     /// Lanes of a warp that run one partition search together, a two-way pass boundary (or
     /// four-way sample) or a four-way cut's coarse search: a power of two up to 32, or 0 for
-    /// the choice of [`boundary_search_lanes`] and [`quad_cut_lanes`] by the number of searches
+    /// the choice of [`boundary_search_lanes`](Self::boundary_search_lanes) and
+    /// [`quad_cut_lanes`](Self::quad_cut_lanes) by the number of searches
     /// (where the choice is a warp, a two-way pass's tile blocks search their own boundaries; a
     /// set lane count always runs them in a partition kernel). A search is a chain of dependent
     /// loads; `lanes` lanes probe `lanes` candidates a round, which makes it log2(lanes + 1)
@@ -45,6 +46,16 @@ pub struct MergesortTuning {
     pub quad_registers: u32,
     /// Keys per thread (VT), in every kernel.
     pub vt: u32,
+    /// Four-way partition threads an SM that keep the memory system busy with the cuts'
+    /// scattered loads: automatic cut lanes ([`quad_cut_lanes`](Self::quad_cut_lanes)) spread
+    /// the cuts over at most this many threads an SM.
+    pub quad_cut_threads_per_sm: usize,
+    /// Two-way partition threads an SM up to which each boundary is searched by a whole warp
+    /// (automatic lanes, [`boundary_search_lanes`](Self::boundary_search_lanes)).
+    pub boundary_search_threads_per_sm: usize,
+    /// Sorts of fewer keys chain their kernels by programmatic dependent launch (each kernel
+    /// after the block sort starts while the previous one's last blocks run); 0 turns it off.
+    pub pdl_below_keys: usize,
 }
 
 impl MergesortTuning {
@@ -192,15 +203,26 @@ impl MergesortTuning {
                 // Wider keys: small tiles, two-way passes only.
                 _ => (128, 128, 0, 0, 7),
             };
+        let element_bytes = key_bytes + value_bytes;
         MergesortTuning {
             threads,
             pass_threads,
             quad_threads,
-            four_way_min_keys: FOUR_WAY_MIN_BYTES / (key_bytes + value_bytes),
+            // Four-way passes win on the H100 at 64 MiB and lose at 4 MiB, where the partitions'
+            // fixed latency dominates.
+            four_way_min_keys: FOUR_WAY_MIN_BYTES / element_bytes,
             // Picked per sort by its number of cuts (quad_cut_lanes).
             quad_cut_lanes: 0,
             quad_registers,
             vt,
+            // On the H100 the fastest cut lanes at every measured size put 45-50 thousand
+            // threads on the cuts: 384 an SM.
+            quad_cut_threads_per_sm: 384,
+            // A warp a boundary is much faster on a small sort's few boundaries, no faster on
+            // the thousands of a large one.
+            boundary_search_threads_per_sm: 384,
+            // Between the sizes PDL made faster on the H100 and the first it did not.
+            pdl_below_keys: PDL_MAX_BYTES.div_ceil(element_bytes),
         }
     }
 
@@ -258,42 +280,43 @@ impl MergesortTuning {
     }
 }
 
-/// Bytes of keys and values from which the shipped tunings sort with four-way passes: on the
-/// H100 they win at 64 MiB and lose at 4 MiB, where the partitions' fixed latency dominates
-/// (docs/tuning.md).
-pub const FOUR_WAY_MIN_BYTES: usize = 1 << 26;
+/// Bytes of keys and values from which the shipped tunings sort with four-way passes
+/// ([`MergesortTuning::four_way_min_keys`]).
+const FOUR_WAY_MIN_BYTES: usize = 1 << 26;
+
+/// Bytes of keys and values below which the shipped tunings chain the kernels by programmatic
+/// dependent launch ([`MergesortTuning::pdl_below_keys`]).
+const PDL_MAX_BYTES: usize = 256 << 20;
 
 /// Threads of a warp: a four-way cut's lanes vote within one.
 pub(super) const WARP_LANES: u32 = 32;
 
-/// Four-way partition threads per SM that keep the memory system busy with the cuts' scattered
-/// loads: on the H100 the fastest lane count at every measured size put 45-50 thousand threads
-/// on the cuts (docs/tuning.md).
-const QUAD_CUT_THREADS_PER_SM: usize = 384;
+impl MergesortTuning {
+    /// Lanes per four-way cut for `cuts` cuts on a device of `multiprocessors` SMs: the most (a
+    /// power of two up to a warp) that keep the partition's threads within
+    /// `quad_cut_threads_per_sm` an SM, and at least one. Fewer cuts than that leave the memory
+    /// system idle while each cut's chain of dependent loads runs, so more lanes shorten the
+    /// chains; more cuts already fill it, and more lanes would only add loads.
+    pub fn quad_cut_lanes(&self, cuts: usize, multiprocessors: u32) -> u32 {
+        lanes_within(self.quad_cut_threads_per_sm, cuts, multiprocessors)
+    }
 
-/// Lanes per four-way cut for `cuts` cuts on a device of `multiprocessors` SMs: the most (a power
-/// of two up to a warp) that keep the partition's threads within `QUAD_CUT_THREADS_PER_SM` (384) an
-/// SM, and at least one. Fewer cuts than that leave the memory system idle while each cut's chain
-/// of dependent loads runs, so more lanes shorten the chains; more cuts already fill it, and more
-/// lanes would only add loads.
-pub fn quad_cut_lanes(cuts: usize, multiprocessors: u32) -> u32 {
-    lanes_within(QUAD_CUT_THREADS_PER_SM, cuts, multiprocessors)
-}
-
-/// Two-way partition threads per SM (a pass's tile boundaries, or a four-way pass's samples) up
-/// to which each boundary is searched by a whole warp: much faster on the few boundaries of a
-/// small sort, slower or no faster on the thousands of a large one (docs/tuning.md).
-const BOUNDARY_SEARCH_THREADS_PER_SM: usize = 384;
-
-/// Lanes per two-way partition search for `boundaries` searches on a device of
-/// `multiprocessors` SMs: a whole warp where that keeps within `BOUNDARY_SEARCH_THREADS_PER_SM`
-/// (384) threads an SM, else the binary search of one lane. With a warp (and the tuning's lanes
-/// automatic), a two-way pass has no partition kernel: each tile block searches its own two.
-pub fn boundary_search_lanes(boundaries: usize, multiprocessors: u32) -> u32 {
-    if lanes_within(BOUNDARY_SEARCH_THREADS_PER_SM, boundaries, multiprocessors) == WARP_LANES {
-        WARP_LANES
-    } else {
-        1
+    /// Lanes per two-way partition search for `boundaries` searches on a device of
+    /// `multiprocessors` SMs: a whole warp where that keeps within
+    /// `boundary_search_threads_per_sm` threads an SM, else the binary search of one lane. With a
+    /// warp (and the tuning's lanes automatic), a two-way pass has no partition kernel: each tile
+    /// block searches its own two.
+    pub fn boundary_search_lanes(&self, boundaries: usize, multiprocessors: u32) -> u32 {
+        let lanes = lanes_within(
+            self.boundary_search_threads_per_sm,
+            boundaries,
+            multiprocessors,
+        );
+        if lanes == WARP_LANES {
+            WARP_LANES
+        } else {
+            1
+        }
     }
 }
 
@@ -307,11 +330,6 @@ fn lanes_within(threads_per_sm: usize, searches: usize, multiprocessors: u32) ->
     }
     lanes
 }
-
-/// Largest sort (bytes of keys and values) whose kernels are chained by programmatic dependent
-/// launch: between the sizes it made faster on the H100 and the first it did not
-/// (docs/tuning.md).
-pub const PDL_MAX_BYTES: usize = 256 << 20;
 
 /// Words per four-way cut (kernels/mergesort.cu): the counts taken from X, from run 0 and from
 /// run 2.
