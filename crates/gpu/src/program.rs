@@ -28,8 +28,20 @@ pub const MERGE_ENTRY_PARTITION: &str = "twophase_merge_partition";
 pub const MERGE_ENTRY_TILE: &str = "twophase_merge_tile";
 /// `kernels/cta_mergesort.cuh`: the block sort of one tile per CTA.
 pub const CTA_MERGESORT_CUH: &str = include_str!("../kernels/cta_mergesort.cuh");
-/// `kernels/mergesort.cu`: the block-sort, pass-partition and pass-tile kernels of the mergesort.
-pub const MERGESORT_CU: &str = include_str!("../kernels/mergesort.cu");
+/// `kernels/mergesort_blocksort.cu`: the mergesort's common definitions and block-sort kernel.
+pub const MERGESORT_BLOCKSORT_CU: &str = include_str!("../kernels/mergesort_blocksort.cu");
+/// `kernels/mergesort_partition.cuh`: the search for a merge pass's boundaries.
+pub const MERGESORT_PARTITION_CUH: &str = include_str!("../kernels/mergesort_partition.cuh");
+/// `kernels/mergesort_pass.cu`: the two-way pass's partition and tile kernels.
+pub const MERGESORT_PASS_CU: &str = include_str!("../kernels/mergesort_pass.cu");
+/// `kernels/mergesort_quad_partition.cuh`: the search for a four-way pass's cuts.
+pub const MERGESORT_QUAD_PARTITION_CUH: &str =
+    include_str!("../kernels/mergesort_quad_partition.cuh");
+/// `kernels/mergesort_quad_partition.cu`: the four-way pass's partition kernel.
+pub const MERGESORT_QUAD_PARTITION_CU: &str =
+    include_str!("../kernels/mergesort_quad_partition.cu");
+/// `kernels/mergesort_quad_tile.cu`: the four-way pass's tile kernel.
+pub const MERGESORT_QUAD_TILE_CU: &str = include_str!("../kernels/mergesort_quad_tile.cu");
 /// Entry point of the mergesort's block sort.
 pub const MERGESORT_ENTRY_BLOCKSORT: &str = "twophase_blocksort";
 /// Entry point of a mergesort pass's partition kernel.
