@@ -6,7 +6,11 @@ use std::sync::Arc;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg};
 
 use super::tuning::{MergesortTuning, QUAD_CUT_WORDS, WARP_LANES};
-use super::{mergesort_entries, mergesort_program, primitive_name, MergesortScratch};
+use super::{
+    mergesort_entries, mergesort_program, primitive_name, MergesortScratch,
+    MERGESORT_ENTRY_BLOCKSORT, MERGESORT_ENTRY_PARTITION, MERGESORT_ENTRY_QUAD_PARTITION,
+    MERGESORT_ENTRY_QUAD_TILE, MERGESORT_ENTRY_TILE,
+};
 use crate::compare::DeviceComparator;
 use crate::error::GpuError;
 use crate::key::DeviceKey;
@@ -14,10 +18,7 @@ use crate::runtime::device::Gpu;
 use crate::runtime::launch::{
     kernel_param, overlapped_blocks, MAX_GRID_X, MAX_STATIC_SHARED_BYTES, PARTITION_THREADS,
 };
-use crate::runtime::program::{
-    program_id, MERGESORT_ENTRY_BLOCKSORT, MERGESORT_ENTRY_PARTITION,
-    MERGESORT_ENTRY_QUAD_PARTITION, MERGESORT_ENTRY_QUAD_TILE, MERGESORT_ENTRY_TILE,
-};
+use crate::runtime::program::program_id;
 use crate::runtime::staging::SortBuffers;
 use crate::runtime::status::CheckArgs;
 
@@ -67,7 +68,7 @@ impl Gpu {
                 "{count} keys need {num_tiles} tiles"
             )));
         }
-        // A comparator that is not trusted gets checked kernels (kernels/mergesort.cu
+        // A comparator that is not trusted gets checked kernels (kernels/mergesort_blocksort.cu
         // CHECK_ORDER): partitions and cuts checked and repaired, walks checked.
         let trusted = comp.trusted_order();
         let (two_way_passes, four_way_passes) = tuning.pass_plan(count);
@@ -137,7 +138,7 @@ impl Gpu {
             block_dim: (tuning.threads, 1, 1),
             shared_mem_bytes: blocksort_shared,
         };
-        // SAFETY: the arguments match twophase_blocksort in kernels/mergesort.cu; `keys`/`values`
+        // SAFETY: the arguments match twophase_blocksort in kernels/mergesort_blocksort.cu; `keys`/`values`
         // hold `count` elements and the scratch buffers at least as many (grown above); one block
         // per tile; the value pointers are read only when the program has values; the status
         // word lives in the scratch.
@@ -147,7 +148,7 @@ impl Gpu {
         }
 
         // Below pdl_below_keys, every kernel after the block sort is launched as a programmatic
-        // dependent of the one before (Gpu::launch_raw; kernels/mergesort.cu
+        // dependent of the one before (Gpu::launch_raw; kernels/mergesort_blocksort.cu
         // `follow_previous_kernel` waits for it before touching memory). Parameters go as
         // pointers to their values, in the kernels' order: 64-bit addresses and sizes, and the
         // four-way partition's 32-bit lane count.

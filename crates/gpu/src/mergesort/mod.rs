@@ -9,9 +9,7 @@ use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
 use crate::runtime::device::Gpu;
 use crate::runtime::program::{
-    program, shipped_programs, Program, ProgramFactory, ValueLayout, CTA_MERGESORT_CUH,
-    CTA_MERGE_CUH, MERGESORT_CU, MERGESORT_ENTRY_BLOCKSORT, MERGESORT_ENTRY_PARTITION,
-    MERGESORT_ENTRY_QUAD_PARTITION, MERGESORT_ENTRY_QUAD_TILE, MERGESORT_ENTRY_TILE, PARTITION_CUH,
+    program, shipped_programs, Program, ProgramFactory, ValueLayout, CTA_MERGE_CUH, PARTITION_CUH,
     SERIAL_CUH,
 };
 use crate::runtime::staging::SortBuffers;
@@ -22,13 +20,45 @@ pub mod tuning;
 
 pub use tuning::{merge_passes, MergesortTuning};
 
+/// `kernels/cta_mergesort.cuh`: the block sort of one tile per CTA.
+pub const CTA_MERGESORT_CUH: &str = include_str!("../../kernels/cta_mergesort.cuh");
+/// `kernels/mergesort_blocksort.cu`: the mergesort's common definitions and block-sort kernel.
+pub const MERGESORT_BLOCKSORT_CU: &str = include_str!("../../kernels/mergesort_blocksort.cu");
+/// `kernels/mergesort_partition.cuh`: the search for a merge pass's boundaries.
+pub const MERGESORT_PARTITION_CUH: &str = include_str!("../../kernels/mergesort_partition.cuh");
+/// `kernels/mergesort_pass.cu`: the two-way pass's partition and tile kernels.
+pub const MERGESORT_PASS_CU: &str = include_str!("../../kernels/mergesort_pass.cu");
+/// `kernels/mergesort_quad_partition.cuh`: the search for a four-way pass's cuts.
+pub const MERGESORT_QUAD_PARTITION_CUH: &str =
+    include_str!("../../kernels/mergesort_quad_partition.cuh");
+/// `kernels/mergesort_quad_partition.cu`: the four-way pass's partition kernel.
+pub const MERGESORT_QUAD_PARTITION_CU: &str =
+    include_str!("../../kernels/mergesort_quad_partition.cu");
+/// `kernels/mergesort_quad_tile.cu`: the four-way pass's tile kernel.
+pub const MERGESORT_QUAD_TILE_CU: &str = include_str!("../../kernels/mergesort_quad_tile.cu");
+/// Entry point of the mergesort's block sort.
+pub const MERGESORT_ENTRY_BLOCKSORT: &str = "twophase_blocksort";
+/// Entry point of a mergesort pass's partition kernel.
+pub const MERGESORT_ENTRY_PARTITION: &str = "twophase_mergesort_partition";
+/// Entry point of a mergesort pass's tile kernel.
+pub const MERGESORT_ENTRY_TILE: &str = "twophase_mergesort_tile";
+/// Entry point of the four-way merge pass's partition kernel (one cut per quad tile).
+pub const MERGESORT_ENTRY_QUAD_PARTITION: &str = "twophase_mergesort_quad_partition";
+/// Entry point of the four-way merge pass's tile kernel (two merge levels per tile).
+pub const MERGESORT_ENTRY_QUAD_TILE: &str = "twophase_mergesort_quad_tile";
+
 /// The mergesort's kernel sources, in the order they follow the prelude.
-pub const MERGESORT_SOURCES: [&str; 5] = [
+pub const MERGESORT_SOURCES: [&str; 10] = [
     PARTITION_CUH,
     SERIAL_CUH,
     CTA_MERGE_CUH,
     CTA_MERGESORT_CUH,
-    MERGESORT_CU,
+    MERGESORT_BLOCKSORT_CU,
+    MERGESORT_PARTITION_CUH,
+    MERGESORT_PASS_CU,
+    MERGESORT_QUAD_PARTITION_CUH,
+    MERGESORT_QUAD_PARTITION_CU,
+    MERGESORT_QUAD_TILE_CU,
 ];
 
 /// The mergesort's name in program names and cache keys, with its pass shape (the block-sort

@@ -6,7 +6,7 @@ use crate::runtime::launch::{
 };
 
 /// `bytes` rounded up to the 16-byte alignment at which the kernels start each shared-memory
-/// region (kernels/mergesort.cu `align16`, `quad_smem`), so that every region can hold any key.
+/// region (kernels/mergesort_blocksort.cu `align16`, kernels/mergesort_quad_tile.cu `quad_smem`), so that every region can hold any key.
 const fn shared_aligned(bytes: usize) -> usize {
     const SHARED_ALIGN: usize = 16;
     bytes.div_ceil(SHARED_ALIGN) * SHARED_ALIGN
@@ -74,7 +74,7 @@ impl MergesortTuning {
         self.quad_threads as usize * self.vt as usize
     }
 
-    /// Outputs of one level-one piece of a four-way tile (kernels/mergesort.cu `quad_piece`):
+    /// Outputs of one level-one piece of a four-way tile (kernels/mergesort_quad_tile.cu `quad_piece`):
     /// more than VT, so that every thread merges at most one piece, and odd, so that the
     /// piece-strided shared-memory stores are free of bank conflicts.
     pub const fn quad_piece(&self) -> usize {
@@ -86,7 +86,7 @@ impl MergesortTuning {
         }
     }
 
-    /// Dynamic shared memory of a block-sort tile (kernels/mergesort.cu `blocksort_smem`): NV + 1
+    /// Dynamic shared memory of a block-sort tile (kernels/mergesort_blocksort.cu `blocksort_smem`): NV + 1
     /// keys, with values followed by NV tile positions; or, if larger, the NV values and NV
     /// positions that reuse that memory once the keys are stored (the values are permuted in
     /// shared memory).
@@ -105,7 +105,7 @@ impl MergesortTuning {
         shared_aligned(if sort > permute { sort } else { permute }) + walk_check
     }
 
-    /// Shared memory of a four-way tile (kernels/mergesort.cu `quad_smem`): one key buffer for
+    /// Shared memory of a four-way tile (kernels/mergesort_quad_tile.cu `quad_smem`): one key buffer for
     /// the tile's input and then the first level's output (NV + PIECE + 1 keys), with values
     /// the first level's NV + PIECE + 1 source positions and the tile's NV input values.
     pub const fn quad_shared_bytes(&self, key_bytes: usize, value_bytes: usize) -> usize {
@@ -331,7 +331,7 @@ fn lanes_within(threads_per_sm: usize, searches: usize, multiprocessors: u32) ->
     lanes
 }
 
-/// Words per four-way cut (kernels/mergesort.cu): the counts taken from X, from run 0 and from
+/// Words per four-way cut (kernels/mergesort_quad_partition.cuh): the counts taken from X, from run 0 and from
 /// run 2.
 pub(super) const QUAD_CUT_WORDS: usize = 3;
 

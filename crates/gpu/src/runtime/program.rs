@@ -18,20 +18,6 @@ pub const MERGE_CU: &str = include_str!("../../kernels/merge.cu");
 pub const MERGE_ENTRY_PARTITION: &str = "twophase_merge_partition";
 /// Entry point of the merge's tile kernel.
 pub const MERGE_ENTRY_TILE: &str = "twophase_merge_tile";
-/// `kernels/cta_mergesort.cuh`: the block sort of one tile per CTA.
-pub const CTA_MERGESORT_CUH: &str = include_str!("../../kernels/cta_mergesort.cuh");
-/// `kernels/mergesort.cu`: the block-sort, pass-partition and pass-tile kernels of the mergesort.
-pub const MERGESORT_CU: &str = include_str!("../../kernels/mergesort.cu");
-/// Entry point of the mergesort's block sort.
-pub const MERGESORT_ENTRY_BLOCKSORT: &str = "twophase_blocksort";
-/// Entry point of a mergesort pass's partition kernel.
-pub const MERGESORT_ENTRY_PARTITION: &str = "twophase_mergesort_partition";
-/// Entry point of a mergesort pass's tile kernel.
-pub const MERGESORT_ENTRY_TILE: &str = "twophase_mergesort_tile";
-/// Entry point of the four-way merge pass's partition kernel (one cut per quad tile).
-pub const MERGESORT_ENTRY_QUAD_PARTITION: &str = "twophase_mergesort_quad_partition";
-/// Entry point of the four-way merge pass's tile kernel (two merge levels per tile).
-pub const MERGESORT_ENTRY_QUAD_TILE: &str = "twophase_mergesort_quad_tile";
 
 /// `kernels/cta_load_balance.cuh`: one tile of a load-balancing search per CTA.
 pub const CTA_LOAD_BALANCE_CUH: &str = include_str!("../../kernels/cta_load_balance.cuh");

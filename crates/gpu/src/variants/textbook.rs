@@ -23,6 +23,8 @@ use crate::runtime::status::{
     STATUS_ORDER_INCONSISTENT, STATUS_SECOND_UNSORTED,
 };
 
+/// `kernels/merge_textbook.cuh`: the helpers the textbook merge kernels share.
+pub const MERGE_TEXTBOOK_CUH: &str = include_str!("../../kernels/merge_textbook.cuh");
 /// `kernels/merge_textbook.cu`: the basic, tiled and circular-buffer merge kernels.
 pub const MERGE_TEXTBOOK_CU: &str = include_str!("../../kernels/merge_textbook.cu");
 /// Entry point of the basic merge (co-ranks and merge on global memory).
@@ -208,7 +210,13 @@ pub fn textbook_merge_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
     let define = format!("#define TP_TILES_PER_BLOCK {}\n", tuning.tiles_per_block);
     program::<K, C>(
         &primitive_name(tuning),
-        &[&define, PARTITION_CUH, SERIAL_CUH, MERGE_TEXTBOOK_CU],
+        &[
+            &define,
+            PARTITION_CUH,
+            SERIAL_CUH,
+            MERGE_TEXTBOOK_CUH,
+            MERGE_TEXTBOOK_CU,
+        ],
         comp,
         values,
         tuning.threads,

@@ -1,0 +1,212 @@
+//! The textbook merges' shared helpers (namespace textbook): views of a piece, in-order checks, co-ranks.
+#pragma once
+// The host prepends a prelude defining key_type, key_compare, value_type, TP_NT, TP_VT,
+// TP_HAS_VALUES (program.rs) and TP_TILES_PER_BLOCK (textbook.rs), then partition.cuh and
+// serial.cuh. The kernels are those of Hwu, Kirk and El Hajj, Programming Massively Parallel
+// Processors, 4th ed., ch. 12, written anew; where they differ from the published code, a
+// comment says so and why. Common to all three:
+// - Sizes and offsets of the global arrays are 64-bit (size_type): the published kernels use
+//   int, which overflows past 2^31 elements.
+// - The co-rank is merge_path<bounds_lower> (the stable rule: A first on ties), and the
+//   sequential merge is serial_merge from serial.cuh, run on VT outputs at a time (fully
+//   unrolled) over an indexable view of the thread's keys, instead of a separate
+//   merge_sequential / merge_sequential_circular per kernel.
+// - With TP_HAS_VALUES the merge also moves a value per key (the published kernels merge keys
+//   only): serial_merge reports where each output came from, and the value is copied from there.
+// - Each thread owns VT outputs per tile (basic: per thread), a compile-time constant, where the
+//   published kernels divide a runtime output count by the thread count.
+// - Any keys and any (deterministic) comparator keep every read and write inside the inputs'
+//   and the output's ranges, and the output a permutation of the input. Each co-rank is in
+//   bounds on its own; a piece of the merge (a thread's outputs in the basic kernel, a block's
+//   in the others) whose two co-ranks are out of order writes nothing and reports its index to
+//   the repair slot (partition.cuh), and twophase_merge_repair then writes the outputs from the
+//   first such piece on as the rest of A followed by the rest of B. Inside a tile, pieces out of
+//   order make the whole tile a concatenation of what it consumes. The published kernels
+//   assume sorted inputs and a strict weak order, and read and write out of bounds otherwise.
+// - Unsorted inputs are detected: the tiled and circular kernels check every key they load
+//   against the key before it (a first-level cache hit), and raise STATUS_FIRST_UNSORTED /
+//   STATUS_SECOND_UNSORTED for A / B. The basic kernel, which loads no tiles, checks in registers
+//   that its merged outputs are in order (the first against the keys before its pieces), and
+//   when not, its pieces of A and B. STATUS_ORDER_INCONSISTENT: co-ranks out of order (unsorted
+//   input or an inconsistent comparator), or outputs out of order from inputs in order.
+
+using twophase::merge_range;
+using twophase::size_type;
+
+namespace textbook {
+
+constexpr int NT = TP_NT;
+constexpr int VT = TP_VT;
+// Outputs a block merges per iteration (tiled, circular) and per block (basic).
+constexpr int TILE = NT * VT;
+// Outputs of one block of the tiled and circular kernels: TP_TILES_PER_BLOCK iterations.
+constexpr size_type BLOCK_OUTPUTS = (size_type)TILE * TP_TILES_PER_BLOCK;
+
+// The keys of one thread's piece of the merge read straight from global memory, seen as the one
+// buffer serial_merge expects: positions [0, a_count) are a[0..], then b[0..]. serial_merge reads
+// one position past the last output it consumes; those reads are clamped to the last key of the
+// piece, so nothing outside the piece is touched (its value is never used).
+struct global_pair {
+  const key_type* a;
+  const key_type* b;
+  int a_count;
+  int total;  // >= 1 whenever read
+  __device__ __forceinline__ key_type operator[](int i) const {
+    i = min(i, total - 1);
+    return i < a_count ? a[i] : b[i - a_count];
+  }
+};
+
+// The ring slot `i` places after slot `head` (head < TILE, i <= TILE): one subtraction, no modulo.
+__device__ __forceinline__ int ring_slot(int head, int i) {
+  const int slot = head + i;
+  return slot >= TILE ? slot - TILE : slot;
+}
+
+// One input's ring buffer in shared memory: position i of the unconsumed input is slot
+// (head + i) mod TILE.
+struct ring_view {
+  const key_type* slots;
+  int head;
+  __device__ __forceinline__ key_type operator[](int i) const { return slots[ring_slot(head, i)]; }
+};
+
+// Both ring buffers as serial_merge's one buffer: A's a_count unconsumed keys, then B's. The one
+// read past the end lands on a slot of B's ring (its value is never used).
+struct ring_pair {
+  ring_view a;
+  int a_count;
+  ring_view b;
+  __device__ __forceinline__ key_type operator[](int i) const { return i < a_count ? a[i] : b[i - a_count]; }
+};
+
+// The key before a piece of one input, when the piece does not start the input.
+struct key_before_t {
+  bool present;
+  key_type key;
+};
+
+// Status bits of a piece whose merged outputs came out of order: the input (A, B or both) with
+// adjacent keys out of order among its piece of `range` over `keys` and the key before it
+// (`a_prev`, `b_prev`), or STATUS_ORDER_INCONSISTENT when both pieces are in order (then the
+// comparator is not a strict weak order). Only run on input that broke a precondition; not
+// unrolled, to keep the merge's registers.
+template <typename keys_it>
+__device__ __forceinline__ unsigned unsorted_inputs(const keys_it& keys, const merge_range& range,
+                                                    const key_before_t& a_prev, const key_before_t& b_prev) {
+  // One input's piece [begin, end) with the key before it: `bit` if a pair is out of order.
+  const auto piece_unsorted = [&](int begin, int end, const key_before_t& prev, unsigned bit) {
+    if (prev.present && begin < end && key_compare()(keys[begin], prev.key)) return bit;
+    return twophase::run_unsorted(keys, begin + 1, end - 1, begin, end, bit, key_compare());
+  };
+  const unsigned bits = piece_unsorted(range.a_begin, range.a_end, a_prev, twophase::STATUS_FIRST_UNSORTED) |
+                        piece_unsorted(range.b_begin, range.b_end, b_prev, twophase::STATUS_SECOND_UNSORTED);
+  return bits ? bits : (unsigned)twophase::STATUS_ORDER_INCONSISTENT;
+}
+
+// Merge the range.total() <= VT outputs of `range` over `keys` (positions below `a_split` are
+// A's, the rest B's) and write them straight to out[0..], as the textbook's sequential merge
+// does: each thread its own consecutive outputs, so a warp's stores are VT elements apart (not
+// coalesced). Values are copied from a_vals / b_vals (positions relative to the same starts as
+// `keys`). `full` selects serial_merge's unchecked form (exactly VT outputs).
+// With `check_order` (the basic kernel, which loads no tiles to check), also checks that the
+// outputs are in order, the first against the keys before the piece (`a_prev`, `b_prev`), in
+// registers: sorted inputs under a strict weak order merge into sorted outputs, so outputs out of
+// order mean that a precondition broke, and unsorted_inputs names it.
+template <bool full, bool check_order, typename keys_it>
+__device__ __forceinline__ void merge_to_global(keys_it keys, merge_range range, int a_split, key_type* out,
+                                                const value_type* a_vals, const value_type* b_vals,
+                                                value_type* out_vals, key_before_t a_prev, key_before_t b_prev,
+                                                const twophase::input_check& check) {
+  const merge_range piece = range;
+  const int count = range.total();
+  key_type merged[VT];
+  int sources[VT];
+  twophase::serial_merge<twophase::bounds_lower, VT, !full>(keys, range, key_compare(), merged, sources);
+  bool out_of_order = false;
+#pragma unroll
+  for (int i = 0; i < VT; ++i) {
+    if (full || i < count) {
+      out[i] = merged[i];
+      if (TP_HAS_VALUES) out_vals[i] = sources[i] < a_split ? a_vals[sources[i]] : b_vals[sources[i] - a_split];
+      if (check_order && i > 0) out_of_order |= key_compare()(merged[i], merged[i - 1]);
+    }
+  }
+  if (check_order && count > 0) {
+    out_of_order |= a_prev.present && key_compare()(merged[0], a_prev.key);
+    out_of_order |= b_prev.present && key_compare()(merged[0], b_prev.key);
+  }
+  if (out_of_order) twophase::raise_status(check, unsorted_inputs(keys, piece, a_prev, b_prev));
+}
+
+// The fallback of a tile whose threads' pieces were out of order: this thread's outputs
+// [d0, d1) of the tile are positions d0.. of the tile's consumed A keys (positions [0, a_used)
+// of `keys`) followed by its consumed B keys (from position a_split on), a permutation of what
+// the tile consumes whatever the comparator answered; written straight to out[0..].
+template <typename keys_it>
+__device__ __forceinline__ void concatenate_to_global(keys_it keys, int a_used, int a_split, int d0, int d1,
+                                                      key_type* out, const value_type* a_vals,
+                                                      const value_type* b_vals, value_type* out_vals) {
+  for (int i = d0; i < d1; ++i) {
+    const int source = i < a_used ? i : a_split + (i - a_used);
+    out[i - d0] = keys[source];
+    if (TP_HAS_VALUES) out_vals[i - d0] = source < a_split ? a_vals[source] : b_vals[source - a_split];
+  }
+}
+
+// The co-rank (A elements among the first `diag` outputs) of the whole merge, on global memory.
+__device__ __forceinline__ size_type global_co_rank(const key_type* a, size_type a_count, const key_type* b,
+                                                    size_type b_count, size_type diag) {
+  return twophase::merge_path<twophase::bounds_lower, size_type>(a, a_count, b, b_count, diag, key_compare());
+}
+
+// The block's output range [*out_begin, *out_end) and the co-ranks at both ends, found by two
+// threads at once. The published tiled kernel has thread 0 run both searches one after the other.
+// Returns whether the two co-ranks make a valid piece (the same answer in every thread); when
+// not, thread 0 reports the block to the repair slot.
+__device__ __forceinline__ bool block_range(const key_type* a, size_type a_count, const key_type* b,
+                                            size_type b_count, size_type* cuts, size_type* out_begin,
+                                            size_type* out_end, const twophase::input_check& check) {
+  const size_type total = a_count + b_count;
+  *out_begin = (size_type)blockIdx.x * BLOCK_OUTPUTS;
+  *out_end = *out_begin + BLOCK_OUTPUTS < total ? *out_begin + BLOCK_OUTPUTS : total;
+  if (threadIdx.x < 2) cuts[threadIdx.x] = global_co_rank(a, a_count, b, b_count, threadIdx.x ? *out_end : *out_begin);
+  __syncthreads();
+  const bool valid = twophase::monotone_step(cuts[0], *out_begin, cuts[1], *out_end);
+  if (!valid && threadIdx.x == 0) {
+    twophase::report_bad_boundary(check, blockIdx.x);
+    twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
+  }
+  return valid;
+}
+
+// The key before position `pos` of a global input (none at its start): the predecessor a piece's
+// first output is checked against.
+__device__ __forceinline__ key_before_t key_before(const key_type* keys, size_type pos) {
+  key_before_t before = {};
+  before.present = pos > 0;
+  if (before.present) before.key = keys[pos - 1];
+  return before;
+}
+
+// Copy src[first + i] for i in [0, count) to dst[slot(i)], strided over the block (coalesced),
+// checking each key against the key before it in src (the same or the neighbouring cache line, a
+// first-level cache hit): whether any adjacent pair of src from `first - 1` on is out of order.
+template <typename slot_fn>
+__device__ __forceinline__ bool load_checked(const key_type* __restrict__ src, size_type first, int count,
+                                             key_type* dst, slot_fn slot) {
+  bool descends = false;
+  for (int i = threadIdx.x; i < count; i += NT) {
+    const key_type key = src[first + i];
+    dst[slot(i)] = key;
+    if (first + i > 0) descends |= key_compare()(key, src[first + i - 1]);
+  }
+  return descends;
+}
+
+// The status bits of inputs found out of order while loading.
+__device__ __forceinline__ unsigned descent_bits(bool a_descends, bool b_descends) {
+  return (a_descends ? twophase::STATUS_FIRST_UNSORTED : 0u) | (b_descends ? twophase::STATUS_SECOND_UNSORTED : 0u);
+}
+
+}  // namespace textbook

@@ -1,0 +1,122 @@
+//! The mergesort's common definitions and its block sort: each tile sorted by one CTA.
+// The mergesort is one program: the host prepends the same prelude as for the merge (key_type,
+// key_compare, value_type, TP_NT, TP_VT, TP_HAS_VALUES, TP_PARTITION_NT), TP_PASS_NT, TP_QUAD_NT
+// and TP_QUAD_REGISTERS (threads of the two-way and four-way merge passes; TP_NT is the block
+// sort's), then partition.cuh, serial.cuh, cta_merge.cuh and cta_mergesort.cuh, then this file,
+// mergesort_partition.cuh, mergesort_pass.cu, mergesort_quad_partition.cuh,
+// mergesort_quad_partition.cu and mergesort_quad_tile.cu, in that order. The definitions here
+// (size_type, follow_previous_kernel, align16, CHECK_ORDER and the shared-memory layouts of the
+// block sort and the two-way pass tile) serve all of them.
+
+using twophase::size_type;
+
+// Programmatic dependent launch (sm_90+): every kernel of the sort after the block sort is launched
+// as a programmatic dependent of the one before, so that its blocks are scheduled while the
+// previous kernel's last blocks run. Each kernel first waits for the previous one to complete
+// and its writes to be visible (before touching global memory: a pass's partition kernel writes
+// the partitions the previous tile kernel reads), then lets its own dependent be scheduled.
+// Both are no-ops for a kernel launched normally.
+__device__ __forceinline__ void follow_previous_kernel() {
+  twophase::pdl_wait();
+  twophase::pdl_launch_dependents();
+}
+
+// Shared memory of one block-sort tile (dynamic: the host passes BYTES, MergesortTuning::
+// blocksort_shared_bytes): NV + 1 keys (the serial merge reads one slot past a run's end), then,
+// with values, the NV tile positions that follow the keys through the sort. Once the sorted keys
+// are stored, the same memory holds the tile's NV values and then the NV tile positions in output
+// order, so that the values are permuted inside shared memory: gathered from global memory by
+// sorted position they would touch a different 32-byte sector for nearly every lane of a warp.
+// (Sorting 8-byte (key, position) entries instead, one shared-memory access per key and level,
+// measured slower on the H100: 2.74 against 2.66 ms for 2^27 u32 pairs.)
+// `bytes` rounded up to 16, where each shared-memory region starts (so that any key or value
+// type is aligned in it); MergesortTuning's shared_aligned on the host.
+constexpr int align16(int bytes) { return (bytes + 15) / 16 * 16; }
+
+template <int NV>
+struct blocksort_smem {
+  static constexpr int KEY_BYTES = align16((NV + 1) * (int)sizeof(key_type));
+  static constexpr int SORT_BYTES = KEY_BYTES + (TP_HAS_VALUES ? NV * (int)sizeof(int) : 0);
+  static constexpr int VALUE_BYTES = align16(NV * (int)sizeof(value_type));
+  static constexpr int PERMUTE_BYTES = TP_HAS_VALUES ? VALUE_BYTES + NV * (int)sizeof(int) : 0;
+  static constexpr int BYTES = SORT_BYTES > PERMUTE_BYTES ? SORT_BYTES : PERMUTE_BYTES;
+};
+
+// Whether this sort checks that its comparator behaves: a user comparator may answer
+// inconsistently, and then merge paths stop tiling their merges; twophase's own orders cannot.
+constexpr bool CHECK_ORDER = !key_compare::trusted_order;
+
+// Shared memory of one merge-pass tile: the NV + 1 keys, later reused for the NV source indices
+// of the value gather. Kept as small as the merge's so that as many blocks fit on an SM.
+template <int NV>
+struct pass_smem {
+  static constexpr int KEY_BYTES = (NV + 1) * (int)sizeof(key_type);
+  static constexpr int INDEX_BYTES = NV * (int)sizeof(int);
+  static constexpr int BYTES = KEY_BYTES > INDEX_BYTES ? KEY_BYTES : INDEX_BYTES;
+};
+
+// Phase 2 of the block sort: tile t sorts keys [t * NV, min((t + 1) * NV, count)) of `keys_in`
+// into `keys_out` (and the values with them). In place when keys_in == keys_out.
+template <bool checked>
+__device__ __forceinline__ void blocksort_tile(const key_type* keys_in, const value_type* vals_in, size_type count,
+                                               key_type* keys_out, value_type* vals_out, unsigned char* smem,
+                                               const twophase::input_check& check) {
+  constexpr int NT = TP_NT;
+  constexpr int VT = TP_VT;
+  constexpr int NV = NT * VT;
+  key_type* keys_shared = reinterpret_cast<key_type*>(smem);
+  const int tid = threadIdx.x;
+  const size_type tile_start = (size_type)blockIdx.x * NV;
+  const int tile_cnt = (int)min((size_type)NV, count - tile_start);
+
+  twophase::load_tile<NT, VT, checked>(keys_in, tile_start, tile_cnt, keys_in, tile_start, tile_cnt, keys_shared, tid);
+  key_type keys[VT];
+  int ids[VT];
+#pragma unroll
+  for (int i = 0; i < VT; ++i) {
+    const int pos = VT * tid + i;
+    keys[i] = keys_shared[checked ? min(pos, tile_cnt - 1) : pos];
+    ids[i] = pos;
+  }
+  int* sort_ids_shared = reinterpret_cast<int*>(smem + blocksort_smem<NV>::KEY_BYTES);
+  twophase::cta_sort<NT, VT, checked, TP_HAS_VALUES, CHECK_ORDER>(keys, ids, tile_cnt, keys_shared, sort_ids_shared,
+                                                                   check, key_compare());
+  twophase::store_through_shared<NT, VT, checked>(keys, keys_shared, keys_out + tile_start, tile_cnt, tid);
+  if (TP_HAS_VALUES) {
+    // The tile's values, coalesced, and each output's tile position, strided, over the sort's
+    // shared memory (free once every thread has stored its keys); then each output gathers its
+    // value from shared memory. Every read of vals_in precedes the barrier, so in-place sorts
+    // stay correct.
+    value_type* vals_shared = reinterpret_cast<value_type*>(smem);
+    int* ids_shared = reinterpret_cast<int*>(smem + blocksort_smem<NV>::VALUE_BYTES);
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < VT; ++i) {
+      const int idx = NT * i + tid;
+      if (!checked || idx < tile_cnt) vals_shared[idx] = vals_in[tile_start + idx];
+    }
+#pragma unroll
+    for (int i = 0; i < VT; ++i) ids_shared[VT * tid + i] = ids[i];
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < VT; ++i) {
+      const int idx = NT * i + tid;
+      if (!checked || idx < tile_cnt) vals_out[tile_start + idx] = vals_shared[ids_shared[idx]];
+    }
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(TP_NT)
+    twophase_blocksort(const key_type* keys_in, const value_type* vals_in, size_type count, key_type* keys_out,
+                       value_type* vals_out, unsigned long long* status) {
+  constexpr int NV = TP_NT * TP_VT;
+  extern __shared__ __align__(16) unsigned char smem[];
+  follow_previous_kernel();
+  // Only the status word: the block sort has no partitions to repair.
+  const twophase::input_check check = {status, nullptr, 0};
+  if ((size_type)(blockIdx.x + 1) * NV <= count) {
+    blocksort_tile<false>(keys_in, vals_in, count, keys_out, vals_out, smem, check);
+  } else {
+    blocksort_tile<true>(keys_in, vals_in, count, keys_out, vals_out, smem, check);
+  }
+}

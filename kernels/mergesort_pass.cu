@@ -1,0 +1,119 @@
+//! The mergesort's two-way merge pass: the partition kernel (pass boundaries) and the tile kernel.
+// Part of the mergesort program, after mergesort_blocksort.cu and mergesort_partition.cuh.
+
+// Phase 1 of a merge pass: partitions[p] = pass_boundary at output min(p * spacing, count), one
+// group of `lanes` lanes a boundary (the host picks them, MergesortTuning::boundary_search_lanes).
+// With CHECK_ORDER the blocks overlap by one boundary (twophase::overlapped_boundary) and each
+// checks every adjacent pair of its boundaries inside one pair of runs: a pair out of order (the
+// comparator answered inconsistently) goes to the repair slot, which the tile kernel follows.
+extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
+    twophase_mergesort_partition(const key_type* __restrict__ keys, size_type count, size_type run,
+                                 size_type spacing, size_type num_partitions, int lanes,
+                                 size_type* __restrict__ partitions, unsigned long long* status,
+                                 unsigned long long* repair, unsigned generation) {
+  static_assert(TP_PARTITION_NT % 32 == 0, "search groups must not straddle warps");
+  follow_previous_kernel();
+  const int shift = __ffs(lanes) - 1;  // lanes = 2^shift
+  const int group = threadIdx.x >> shift, groups = blockDim.x >> shift;
+  const bool leader = (threadIdx.x & (lanes - 1)) == 0;
+  const size_type p = CHECK_ORDER ? twophase::overlapped_boundary(group, groups)
+                                  : ((size_type)blockIdx.x * blockDim.x + threadIdx.x) >> shift;
+  const size_type pos = min(p * spacing, count);
+  size_type boundary = 0;
+  if (p < num_partitions) {  // the whole group: its lanes share p
+    boundary = pass_boundary(keys, count, run, pos, lanes);
+    if (leader) partitions[p] = boundary;
+  }
+  if constexpr (CHECK_ORDER) {
+    __shared__ size_type boundaries[TP_PARTITION_NT];
+    if (leader) boundaries[group] = boundary;
+    __syncthreads();
+    if (leader && group > 0 && p < num_partitions) {
+      const size_type prev_pos = min((p - 1) * spacing, count);
+      const bool same_pair = mergesort_pair(count, run, prev_pos).a_begin == mergesort_pair(count, run, pos).a_begin;
+      if (same_pair && !twophase::monotone_step(boundaries[group - 1], prev_pos, boundary, pos)) {
+        const twophase::input_check check = {status, repair, generation};
+        twophase::report_bad_boundary(check, p - 1);
+        twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
+      }
+    }
+  }
+}
+
+// Boundary p (at output `pos`) of a merge pass, repaired past the first bad boundary `bad` (at
+// `bad_pos`, merge path `bad_path`): as searched up to `bad`; past it, in bad's pair of runs, the
+// pair's remaining A keys first from bad's path on, and in later pairs A first from the pair's
+// start (twophase::repaired_boundary per pair): a valid path in every pair.
+__device__ __forceinline__ size_type repaired_pass_boundary(size_type count, size_type run, size_type p,
+                                                            size_type path, size_type pos, size_type bad,
+                                                            size_type bad_path, size_type bad_pos) {
+  if (p <= bad) return path;
+  const mergesort_pair pair(count, run, pos);
+  const bool bad_pair = mergesort_pair(count, run, bad_pos).a_begin == pair.a_begin;
+  const size_type from = bad_pair ? bad_path : pair.a_begin, from_pos = bad_pair ? bad_pos : pair.a_begin;
+  const size_type a_first = from + (pos - from_pos);
+  return a_first < pair.a_end ? a_first : pair.a_end;
+}
+
+// Phase 2 of a merge pass: tile t merges outputs [t * NV, min((t + 1) * NV, count)) of its pair of
+// runs from `src` into `dst` (twophase_partition::mergesort_tile), values gathered alongside.
+// Without `partitions` (null) the block finds its own two boundaries first, a warp each by
+// pass_boundary: in a small sort that saves the partition kernel's launch, the sort's
+// bottleneck there, for one 32-ary search a block.
+extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
+    twophase_mergesort_tile(const key_type* __restrict__ src, size_type count, size_type run,
+                            const size_type* __restrict__ partitions, key_type* __restrict__ dst,
+                            const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst,
+                            unsigned long long* status, unsigned long long* repair, unsigned generation) {
+  constexpr int NT = TP_PASS_NT;
+  constexpr int VT = TP_VT;
+  constexpr int NV = NT * VT;
+  __shared__ __align__(16) unsigned char smem[pass_smem<NV>::BYTES];
+  static_assert(pass_smem<NV>::BYTES <= 48 * 1024, "tile too large for static shared memory");
+  follow_previous_kernel();
+  const twophase::input_check check = {status, repair, generation};
+  const size_type tile = blockIdx.x;
+  const size_type diag0 = tile * NV;
+  const size_type diag1 = min(diag0 + NV, count);
+  const mergesort_pair pair(count, run, diag0);
+  size_type a0, a1;
+  if (partitions != nullptr) {
+    a0 = partitions[tile];
+    a1 = partitions[tile + 1];
+    if constexpr (CHECK_ORDER) {
+      const size_type bad = twophase::first_bad_boundary(check);
+      if (bad != twophase::NO_BAD_BOUNDARY) {
+        const size_type bad_path = partitions[bad], bad_pos = min(bad * NV, count);
+        a0 = repaired_pass_boundary(count, run, tile, a0, diag0, bad, bad_path, bad_pos);
+        a1 = repaired_pass_boundary(count, run, tile + 1, a1, diag1, bad, bad_path, bad_pos);
+      }
+    }
+  } else {
+    // Only with a trusted comparator (the host's choice): boundaries searched here are never
+    // checked against each other.
+    static_assert(NT % 32 == 0, "the boundary searches take whole warps");
+    size_type* bounds = reinterpret_cast<size_type*>(smem);
+    for (int which = threadIdx.x / 32; which < 2; which += NT / 32) {
+      const size_type boundary = pass_boundary(src, count, run, which == 0 ? diag0 : diag1, 32);
+      if (threadIdx.x % 32 == 0) bounds[which] = boundary;
+    }
+    __syncthreads();
+    a0 = bounds[0];
+    a1 = bounds[1];
+    __syncthreads();  // cta_merge reuses the shared memory
+  }
+  // A boundary at the end of a pair is stored as the next pair's start; this tile ends its pair.
+  if (diag1 == pair.b_end) a1 = pair.a_end;
+  if constexpr (CHECK_ORDER) a1 = twophase::clamped_tile_end(a0, a1, diag1 - diag0);
+  const size_type b0 = pair.a_end + (diag0 - pair.a_begin) - (a0 - pair.a_begin);
+  const int a_cnt = (int)(a1 - a0);
+  const int tile_cnt = (int)(diag1 - diag0);
+  constexpr unsigned WALK_STATUS = twophase::STATUS_ORDER_INCONSISTENT;
+  if (tile_cnt == NV) {
+    twophase::cta_merge<NT, VT, false, TP_HAS_VALUES, false, CHECK_ORDER, WALK_STATUS>(
+        src, src, dst, vals_src, vals_src, vals_dst, a0, b0, diag0, a_cnt, tile_cnt, smem, check, key_compare());
+  } else {
+    twophase::cta_merge<NT, VT, true, TP_HAS_VALUES, false, CHECK_ORDER, WALK_STATUS>(
+        src, src, dst, vals_src, vals_src, vals_dst, a0, b0, diag0, a_cnt, tile_cnt, smem, check, key_compare());
+  }
+}

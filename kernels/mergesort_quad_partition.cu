@@ -1,0 +1,124 @@
+//! The mergesort's four-way pass partition kernel: one cut per quad tile, on the two-way samples.
+// Part of the mergesort program, after mergesort_quad_partition.cuh.
+
+#if TP_QUAD_NT > 0
+// Phase 1 of a four-way pass: cuts[3p .. 3p + 3) = (x, a, c), the cut of output position
+// min(p * spacing, count) inside its quad (twophase_partition::quad_cut): a keys from R0, x - a
+// from R1, c from R2, the rest from R3. The cut is the merge path of X = merge(R0, R1) and
+// Y = merge(R2, R3), whose elements are not stored; the two-way partitions of the same input
+// (`partitions`, every `spacing` outputs) are samples of both.
+// - Coarse search over X indices that are multiples of `spacing`: with the cut diagonal itself a
+//   multiple of `spacing`, both X's element there and Y's element just before the matching Y
+//   sample are read straight off the samples (two dependent loads a probe).
+// - Fine selection inside the window left: the samples at its ends bound the count taken from
+//   each run, and select_runs halves one run's bound a round (one dependent load a round, about
+//   4 log2(spacing / 2) rounds; the nested search it replaced, a merge path search of X and of Y
+//   inside every probe, was the square of log2(spacing)).
+// The coarse search of each cut is run by a group of `lanes` lanes of one warp (a power of two
+// up to 32): every round the lanes probe `lanes` candidates at once, so a search over n candidates
+// takes log(n) / log(lanes + 1) rounds of dependent loads instead of log2(n). Where the cuts are
+// too few to keep the memory system busy, the chain's length is the kernel's time and more lanes
+// shorten it, while where they are many the kernel is bound by the scattered loads themselves and
+// one lane is best (the host picks, MergesortTuning::quad_cut_lanes). The fine selection runs on
+// the group's first lane.
+extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
+    twophase_mergesort_quad_partition(const key_type* __restrict__ keys, size_type count, size_type run,
+                                      const size_type* __restrict__ partitions, size_type spacing,
+                                      size_type num_cuts, int lanes, size_type* __restrict__ cuts,
+                                      unsigned long long* status, unsigned long long* samples_repair,
+                                      unsigned long long* cuts_repair, unsigned generation) {
+  static_assert(TP_PARTITION_NT % 32 == 0, "cut groups must not straddle warps");
+  follow_previous_kernel();
+  const twophase::input_check samples_check = {status, samples_repair, generation};
+  const quad_samples samples(partitions, spacing, count, run, samples_check);
+  const int shift = __ffs(lanes) - 1;  // lanes = 2^shift
+  const unsigned reciprocal = 0xffffffffu / (unsigned)(lanes + 1);
+  const int group_index = threadIdx.x >> shift, groups = blockDim.x >> shift;
+  // With CHECK_ORDER the blocks overlap by one cut (twophase::overlapped_boundary).
+  const size_type p = CHECK_ORDER ? twophase::overlapped_boundary(group_index, groups)
+                                  : ((size_type)blockIdx.x * blockDim.x + threadIdx.x) >> shift;
+  const int lane = threadIdx.x & (lanes - 1);
+  const size_type pos = min(p * spacing, count);
+  const mergesort_quad quad(count, run, pos);
+  const size_type diag = pos - quad.starts[0];
+  size_type counts[4] = {0, 0, 0, 0};
+  if (p < num_cuts) {  // the whole group: its lanes share p
+    const unsigned group = cut_group_mask(lanes);
+    const run_pair x_pair = {quad.starts[0], quad.starts[1], quad.starts[2]};
+    const run_pair y_pair = {quad.starts[2], quad.starts[3], quad.starts[4]};
+    const size_type nx = x_pair.total(), ny = y_pair.total();
+    // The cut's X count lies in [begin, end].
+    size_type begin = diag > ny ? diag - ny : 0;
+    size_type end = min(diag, nx);
+    if (diag % spacing == 0) {
+      // Coarse: does X's output j*spacing come before Y's output diag-1-j*spacing, the last
+      // before Y's sample at diag - j*spacing (a multiple of spacing: quads start at multiples
+      // of it)?
+      size_type j_lo = (begin + spacing - 1) / spacing, j_hi = (end + spacing - 1) / spacing;
+      while (j_lo < j_hi) {
+        const kary_round round = {j_lo, j_hi - j_lo, lanes, reciprocal};
+        bool answer = false;
+        if (lane < round.active_lanes()) {
+          const size_type xi = round.probe(lane) * spacing, yt = diag - xi;
+          const key_type x_key = element_at(keys, x_pair, sampled_path(x_pair, samples, xi), xi);
+          const key_type y_key = element_before(keys, y_pair, sampled_path(y_pair, samples, yt), yt);
+          answer = twophase::takes_a<twophase::bounds_lower>(x_key, y_key, key_compare());
+        }
+        const int t = group_trues(group, lanes, answer);
+        if (t > 0) {
+          j_lo = round.probe(t - 1) + 1;
+          begin = max(begin, (j_lo - 1) * spacing + 1);
+        }
+        if (t < round.active_lanes()) {
+          j_hi = round.probe(t);
+          end = min(end, j_hi * spacing);
+        }
+      }
+    }
+    // Fine, on one lane: X's count lies in [begin, end] and Y's in [diag - end, diag - begin];
+    // widened to the samples around them, each half's merge path bounds the counts of both its
+    // runs (monotone in the half's diagonal), and select_runs finds the four counts inside.
+    if (lane == 0) {
+      const size_type x0 = begin / spacing * spacing, x1 = min((end + spacing - 1) / spacing * spacing, nx);
+      const size_type y0 = (diag - end) / spacing * spacing,
+                      y1 = min((diag - begin + spacing - 1) / spacing * spacing, ny);
+      const size_type a0 = sampled_path(x_pair, samples, x0), a1 = sampled_path(x_pair, samples, x1);
+      const size_type c0 = sampled_path(y_pair, samples, y0), c1 = sampled_path(y_pair, samples, y1);
+      const size_type lo[4] = {a0, x0 - a0, c0, y0 - c0};
+      const size_type hi[4] = {a1, x1 - a1, c1, y1 - c1};
+#pragma unroll
+      for (int k = 0; k < 4; ++k) counts[k] = lo[k];
+      select_runs(keys, quad.starts, counts, hi, diag);
+      if (CHECK_ORDER && !valid_cut(counts, lo, hi, quad.starts, diag)) {
+        twophase::raise_status(samples_check, twophase::STATUS_ORDER_INCONSISTENT);
+      }
+      cuts[3 * p] = counts[0] + counts[1];
+      cuts[3 * p + 1] = counts[0];
+      cuts[3 * p + 2] = counts[2];
+    }
+  }
+  if constexpr (CHECK_ORDER) {
+    // Each cut against the one before it in the same quad: every run's count must not decrease.
+    __shared__ size_type block_counts[TP_PARTITION_NT][4];
+    if (lane == 0) {
+#pragma unroll
+      for (int k = 0; k < 4; ++k) block_counts[group_index][k] = counts[k];
+    }
+    __syncthreads();
+    if (lane == 0 && group_index > 0 && p < num_cuts) {
+      const size_type prev_pos = min((p - 1) * spacing, count);
+      bool monotone = mergesort_quad(count, run, prev_pos).starts[0] != quad.starts[0];
+      if (!monotone) {
+        monotone = true;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) monotone &= block_counts[group_index - 1][k] <= counts[k];
+      }
+      if (!monotone) {
+        const twophase::input_check cuts_check = {status, cuts_repair, generation};
+        twophase::report_bad_boundary(cuts_check, p - 1);
+        twophase::raise_status(cuts_check, twophase::STATUS_ORDER_INCONSISTENT);
+      }
+    }
+  }
+}
+#endif  // TP_QUAD_NT > 0

@@ -1,0 +1,240 @@
+//! The mergesort's four-way cut search: where an output position cuts the four runs of its quad.
+#pragma once
+// Part of the mergesort program, after mergesort_blocksort.cu (size_type, CHECK_ORDER) and
+// mergesort_pass.cu (repaired_pass_boundary); used by mergesort_quad_partition.cu and
+// mergesort_quad_tile.cu.
+
+#if TP_QUAD_NT > 0
+// ---- Four-way merge passes: two merge levels per read and write of the keys. ----
+// A four-way pass with run length `run` merges each quad of runs R0..R3 into one run of 4 * run:
+// the merge of X = merge(R0, R1) with Y = merge(R2, R3), X first on ties, exactly what two
+// two-way passes would produce (twophase_partition::MergeQuad). The two-way partitions of the
+// same input (twophase_mergesort_partition with the same run, cut every quad tile) serve as
+// samples of X and Y, so that any element of X or Y costs one merge path search inside a window
+// of one tile (twophase_partition::quad_cut).
+
+// The four runs of the quad holding output `pos`: run k is [starts[k], starts[k + 1]).
+struct mergesort_quad {
+  size_type starts[5];
+  __device__ __forceinline__ mergesort_quad(size_type count, size_type run, size_type pos) {
+    const size_type width = 4 * run;
+    starts[0] = pos / width * width;
+#pragma unroll
+    for (int k = 1; k < 5; ++k) starts[k] = min(starts[0] + k * run, count);
+  }
+};
+
+// One half of a quad (X: runs 0 and 1, Y: runs 2 and 3) as the pair of a two-way pass.
+struct run_pair {
+  size_type a_begin, a_end, b_end;
+  __device__ __forceinline__ size_type total() const { return b_end - a_begin; }
+};
+
+// The two-way partitions of a four-way pass's input at every `spacing`-th output (the samples of X
+// and Y), and, with CHECK_ORDER, the first bad one of them (twophase::first_bad_boundary), past
+// which they are read repaired (repaired_pass_boundary), as the two-way tiles would.
+struct quad_samples {
+  const size_type* __restrict__ partitions;
+  size_type spacing, count, run;
+  size_type bad, bad_path, bad_pos;
+  __device__ __forceinline__ quad_samples(const size_type* __restrict__ partitions, size_type spacing,
+                                          size_type count, size_type run, const twophase::input_check& check)
+      : partitions(partitions), spacing(spacing), count(count), run(run), bad(twophase::NO_BAD_BOUNDARY),
+        bad_path(0), bad_pos(0) {
+    if constexpr (CHECK_ORDER) {
+      bad = twophase::first_bad_boundary(check);
+      if (bad != twophase::NO_BAD_BOUNDARY) {
+        bad_path = partitions[bad];
+        bad_pos = min(bad * spacing, count);
+      }
+    }
+  }
+};
+
+// The A count of `pair`'s merge path at pair-local diagonal `diag` (a multiple of `spacing`, or
+// the pair's end), read off the two-way partitions; the pair's end is stored as the next pair's
+// start, so it is answered from the pair itself.
+__device__ __forceinline__ size_type sampled_path(const run_pair& pair, const quad_samples& samples, size_type diag) {
+  const size_type pos = pair.a_begin + diag;
+  if (pos == pair.b_end) return pair.a_end - pair.a_begin;
+  const size_type q = pos / samples.spacing;
+  size_type path = samples.partitions[q];
+  if (CHECK_ORDER && q > samples.bad) {
+    path = repaired_pass_boundary(samples.count, samples.run, q, path, pos, samples.bad, samples.bad_path,
+                                  samples.bad_pos);
+  }
+  return path - pair.a_begin;
+}
+
+// Output `i` (< pair.total()) of `pair`'s stable merge, given the A count `a_cnt` among its first
+// i outputs: the earlier in merge order of the two heads.
+__device__ __forceinline__ key_type element_at(const key_type* __restrict__ keys, const run_pair& pair, size_type a_cnt,
+                                               size_type i) {
+  const size_type a = pair.a_begin + a_cnt;
+  const size_type b = pair.a_end + (i - a_cnt);
+  if (a == pair.a_end) return keys[b];
+  if (b == pair.b_end) return keys[a];
+  const key_type a_key = keys[a];
+  const key_type b_key = keys[b];
+  return twophase::takes_a<twophase::bounds_lower>(a_key, b_key, key_compare()) ? a_key : b_key;
+}
+
+// Output `t - 1` (0 < t <= pair.total()) of `pair`'s stable merge, given the A count `a_cnt`
+// among its first t outputs: the later in merge order of the last A and the last B taken
+// (twophase_partition element_before).
+__device__ __forceinline__ key_type element_before(const key_type* __restrict__ keys, const run_pair& pair,
+                                                   size_type a_cnt, size_type t) {
+  const size_type b_cnt = t - a_cnt;
+  if (a_cnt == 0) return keys[pair.a_end + b_cnt - 1];
+  if (b_cnt == 0) return keys[pair.a_begin + a_cnt - 1];
+  const key_type a_key = keys[pair.a_begin + a_cnt - 1];
+  const key_type b_key = keys[pair.a_end + b_cnt - 1];
+  // The last B comes after the last A iff the A key is not after it (A first on ties).
+  return twophase::takes_a<twophase::bounds_lower>(a_key, b_key, key_compare()) ? b_key : a_key;
+}
+
+// Stable selection among the four runs of a quad (twophase_partition::select_runs): the counts
+// taken from each run among the quad's first `diag` outputs, given bounds lo[k] <= count <= hi[k]
+// that hold the answer (run-local; sum(lo) <= diag <= sum(hi)), returned in `lo`. Each round
+// compares the middles of the runs still open: the last one in merge order is not taken when the
+// open-range elements before the middles, plus the other open middles, make `t` (the outputs left
+// to place) or more, and the first one is taken when the elements before the middles alone are
+// fewer than `t`; one of the two always holds, so each round halves at least one run's range and
+// loads only the new middles. The scan visits runs in order, so a later run's middle comes first
+// only when strictly less (earlier runs first on ties).
+// - The bounds span less than 2^31 in all (the four-way partition's span two windows of
+//   samples), so a round works on 32-bit offsets from each run's lower bound: the rounds' last
+//   loads hit lines already cached, and there the round's arithmetic is its latency.
+// - Run numbers are compile-time indices throughout: an array indexed by a computed run would be
+//   placed in local memory.
+__device__ __forceinline__ void select_runs(const key_type* __restrict__ keys, const size_type (&starts)[5],
+                                            size_type (&lo)[4], const size_type (&hi)[4], size_type diag) {
+  const key_type* base[4];
+  int begin[4], end[4], mid[4];
+  key_type key[4];
+  int t = (int)(diag - (lo[0] + lo[1] + lo[2] + lo[3]));
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    base[k] = keys + starts[k] + lo[k];
+    begin[k] = 0;
+    end[k] = (int)(hi[k] - lo[k]);
+    mid[k] = end[k] >> 1;
+    if (begin[k] < end[k]) key[k] = base[k][mid[k]];
+  }
+  while (t > 0) {
+    int first = -1, last = -1, open = 0, u = 0;
+    key_type first_key, last_key;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      if (begin[k] < end[k]) {
+        u += mid[k] - begin[k];
+        ++open;
+        if (first < 0 || key_compare()(key[k], first_key)) {
+          first = k;
+          first_key = key[k];
+        }
+        if (last < 0 || !key_compare()(key[k], last_key)) {
+          last = k;
+          last_key = key[k];
+        }
+      }
+    }
+    if (open <= 1) {  // open == 0 cannot happen with t > 0 and valid bounds
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        if (k == first) begin[k] += t;
+      }
+      break;
+    }
+    const bool drop_last = u + open > t;
+    const bool take_first = u < t;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const bool lowers = drop_last && k == last;
+      const bool raises = take_first && k == first;
+      if (lowers) end[k] = mid[k];
+      if (raises) {
+        t -= mid[k] + 1 - begin[k];
+        begin[k] = mid[k] + 1;
+      }
+      if (lowers || raises) {
+        mid[k] = (begin[k] + end[k]) >> 1;  // both >= 0
+        if (begin[k] < end[k]) key[k] = base[k][mid[k]];
+      }
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < 4; ++k) lo[k] += begin[k];
+}
+
+// Take `left` more outputs from the runs in order (R0 first), each up to its `cap`: the valid
+// path that the four-way repairs fall back to.
+__device__ __forceinline__ void fill_runs_in_order(size_type (&counts)[4], const size_type (&cap)[4],
+                                                   size_type left) {
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const size_type take = min(left, cap[k] - counts[k]);
+    counts[k] += take;
+    left -= take;
+  }
+}
+
+// The counts a cut takes from each run of its quad, `lo` (from bounds `lo`..`hi` of each), made
+// valid whatever the comparator answered: select_runs' answer where each count stays within its
+// bounds and they add up to `diag`, else the bounds' lower ends filled run by run (R0 first) up to
+// `diag`, or, past those bounds, the runs' own lengths filled from zero. Returns whether the
+// answer was kept.
+__device__ __forceinline__ bool valid_cut(size_type (&counts)[4], const size_type (&lo)[4], const size_type (&hi)[4],
+                                          const size_type (&starts)[5], size_type diag) {
+  bool valid = counts[0] + counts[1] + counts[2] + counts[3] == diag;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) valid &= lo[k] <= counts[k] && counts[k] <= hi[k];
+  if (valid) return true;
+  const bool bounded = lo[0] + lo[1] + lo[2] + lo[3] <= diag && diag <= hi[0] + hi[1] + hi[2] + hi[3];
+  size_type cap[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    counts[k] = bounded ? lo[k] : 0;
+    cap[k] = bounded ? hi[k] : starts[k + 1] - starts[k];
+  }
+  fill_runs_in_order(counts, cap, diag - (counts[0] + counts[1] + counts[2] + counts[3]));
+  return false;
+}
+
+// The counts from each run of the quad among its first `diag` outputs at cut `p`, read off
+// cuts[3p .. 3p + 3) = (x, a, c).
+__device__ __forceinline__ void cut_counts(const size_type* __restrict__ cuts, size_type p, size_type diag,
+                                           size_type (&counts)[4]) {
+  const size_type x = cuts[3 * p], a = cuts[3 * p + 1], c = cuts[3 * p + 2];
+  counts[0] = a;
+  counts[1] = x - a;
+  counts[2] = c;
+  counts[3] = diag - x - c;
+}
+
+// Cut p (at output `pos`) of a four-way pass, as counts from each run of its quad, repaired past
+// the first bad cut `bad` (at `bad_pos`): as found up to `bad`; past it, in bad's quad, the runs
+// filled in order (R0 first) from bad's counts on, and in later quads from the quad's start: a
+// valid path in every quad.
+__device__ __forceinline__ void repaired_cut(const size_type* __restrict__ cuts, size_type count, size_type run,
+                                             size_type spacing, size_type p, size_type bad, size_type (&counts)[4]) {
+  const size_type pos = min(p * spacing, count);
+  const mergesort_quad quad(count, run, pos);
+  const size_type diag = pos - quad.starts[0];
+  if (p <= bad) {
+    cut_counts(cuts, p, diag, counts);
+    return;
+  }
+  const size_type bad_pos = min(bad * spacing, count);
+  size_type from_diag = 0;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) counts[k] = 0;
+  if (mergesort_quad(count, run, bad_pos).starts[0] == quad.starts[0]) {
+    from_diag = bad_pos - quad.starts[0];
+    cut_counts(cuts, bad, from_diag, counts);
+  }
+  const size_type lengths[4] = {quad.starts[1] - quad.starts[0], quad.starts[2] - quad.starts[1],
+                                 quad.starts[3] - quad.starts[2], quad.starts[4] - quad.starts[3]};
+  fill_runs_in_order(counts, lengths, diag - from_diag);
+}
+#endif  // TP_QUAD_NT > 0
