@@ -10,6 +10,73 @@
 
 using twophase::size_type;
 
+namespace twophase {
+// The kernels' parameter blocks, twins of the kernel_params! structs of
+// crates/gpu/src/mergesort/launch.rs (the generated program static_asserts the layouts equal).
+struct blocksort_params {
+  const key_type* keys_in;
+  const value_type* vals_in;
+  size_type count;
+  key_type* keys_out;
+  value_type* vals_out;
+  unsigned long long* status;
+};
+
+struct mergesort_partition_params {
+  const key_type* keys;
+  size_type count;
+  size_type run;
+  size_type spacing;
+  size_type num_partitions;
+  int lanes;
+  size_type* partitions;
+  unsigned long long* status;
+  unsigned long long* repair;
+  unsigned generation;
+};
+
+struct mergesort_tile_params {
+  const key_type* src;
+  size_type count;
+  size_type run;
+  const size_type* partitions;
+  key_type* dst;
+  const value_type* vals_src;
+  value_type* vals_dst;
+  unsigned long long* status;
+  unsigned long long* repair;
+  unsigned generation;
+};
+
+struct mergesort_quad_partition_params {
+  const key_type* keys;
+  size_type count;
+  size_type run;
+  const size_type* partitions;
+  size_type spacing;
+  size_type num_cuts;
+  int lanes;
+  size_type* cuts;
+  unsigned long long* status;
+  unsigned long long* samples_repair;
+  unsigned long long* cuts_repair;
+  unsigned generation;
+};
+
+struct mergesort_quad_tile_params {
+  const key_type* src;
+  size_type count;
+  size_type run;
+  const size_type* cuts;
+  key_type* dst;
+  const value_type* vals_src;
+  value_type* vals_dst;
+  unsigned long long* status;
+  unsigned long long* cuts_repair;
+  unsigned generation;
+};
+}  // namespace twophase
+
 // Programmatic dependent launch (sm_90+): every kernel of the sort after the block sort is launched
 // as a programmatic dependent of the one before, so that its blocks are scheduled while the
 // previous kernel's last blocks run. Each kernel first waits for the previous one to complete
@@ -106,8 +173,7 @@ __device__ __forceinline__ void blocksort_tile(const key_type* keys_in, const va
   }
 }
 
-extern "C" __global__ void __launch_bounds__(TP_NT)
-    twophase_blocksort(const key_type* keys_in, const value_type* vals_in, size_type count, key_type* keys_out,
+__device__ __forceinline__ void blocksort(const key_type* keys_in, const value_type* vals_in, size_type count, key_type* keys_out,
                        value_type* vals_out, unsigned long long* status) {
   constexpr int NV = TP_NT * TP_VT;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -119,4 +185,9 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
   } else {
     blocksort_tile<true>(keys_in, vals_in, count, keys_out, vals_out, smem, check);
   }
+}
+
+extern "C" __global__ void __launch_bounds__(TP_NT)
+    twophase_blocksort(const twophase::blocksort_params p) {
+  blocksort(p.keys_in, p.vals_in, p.count, p.keys_out, p.vals_out, p.status);
 }

@@ -3,7 +3,7 @@
 use std::mem::size_of;
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut};
 
 use super::tuning::{MergesortTuning, QUAD_CUT_WORDS, WARP_LANES};
 use super::{
@@ -16,11 +16,99 @@ use crate::error::GpuError;
 use crate::key::DeviceKey;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::{
-    kernel_param, overlapped_blocks, MAX_GRID_X, MAX_STATIC_SHARED_BYTES, PARTITION_THREADS,
+    kernel_params, overlapped_blocks, KernelParams, LaunchShape, ParamLayout, MAX_GRID_X,
+    MAX_STATIC_SHARED_BYTES, PARTITION_THREADS,
 };
 use crate::runtime::program::program_id;
 use crate::runtime::staging::SortBuffers;
 use crate::runtime::status::CheckArgs;
+
+kernel_params! {
+    /// The parameter block of `twophase_blocksort` (kernels/mergesort_blocksort.cu).
+    struct BlocksortParams as "blocksort_params" {
+        keys_in: u64,
+        vals_in: u64,
+        count: u64,
+        keys_out: u64,
+        vals_out: u64,
+        status: u64,
+    }
+}
+
+kernel_params! {
+    /// The parameter block of `twophase_mergesort_partition` (kernels/mergesort_pass.cu).
+    struct MergesortPartitionParams as "mergesort_partition_params" {
+        keys: u64,
+        count: u64,
+        run: u64,
+        spacing: u64,
+        num_partitions: u64,
+        lanes: i32,
+        partitions: u64,
+        status: u64,
+        repair: u64,
+        generation: u32,
+    }
+}
+
+kernel_params! {
+    /// The parameter block of `twophase_mergesort_tile` (kernels/mergesort_pass.cu).
+    struct MergesortTileParams as "mergesort_tile_params" {
+        src: u64,
+        count: u64,
+        run: u64,
+        partitions: u64,
+        dst: u64,
+        vals_src: u64,
+        vals_dst: u64,
+        status: u64,
+        repair: u64,
+        generation: u32,
+    }
+}
+
+kernel_params! {
+    /// The parameter block of `twophase_mergesort_quad_partition` (kernels/mergesort_quad_partition.cu).
+    struct MergesortQuadPartitionParams as "mergesort_quad_partition_params" {
+        keys: u64,
+        count: u64,
+        run: u64,
+        partitions: u64,
+        spacing: u64,
+        num_cuts: u64,
+        lanes: i32,
+        cuts: u64,
+        status: u64,
+        samples_repair: u64,
+        cuts_repair: u64,
+        generation: u32,
+    }
+}
+
+kernel_params! {
+    /// The parameter block of `twophase_mergesort_quad_tile` (kernels/mergesort_quad_tile.cu).
+    struct MergesortQuadTileParams as "mergesort_quad_tile_params" {
+        src: u64,
+        count: u64,
+        run: u64,
+        cuts: u64,
+        dst: u64,
+        vals_src: u64,
+        vals_dst: u64,
+        status: u64,
+        cuts_repair: u64,
+        generation: u32,
+    }
+}
+
+/// The layouts of the mergesort's parameter blocks, for the program's asserts.
+pub(super) const PARAM_LAYOUTS: [&ParamLayout; 5] = [
+    &BlocksortParams::LAYOUT,
+    &MergesortPartitionParams::LAYOUT,
+    &MergesortTileParams::LAYOUT,
+    &MergesortQuadPartitionParams::LAYOUT,
+    &MergesortQuadTileParams::LAYOUT,
+];
 
 impl Gpu {
     /// Sort `count` keys at device address `keys` (and values at `values` if `value_layout`),
@@ -119,39 +207,38 @@ impl Gpu {
         let first = if passes % 2 == 1 { dst } else { src };
         let count_arg = count as u64;
         let blocksort_check = scratch.input_check.args(self)?;
-        let mut launch = stream.launch_builder(blocksort);
-        launch
-            .arg(&src.0)
-            .arg(&src.1)
-            .arg(&count_arg)
-            .arg(&first.0)
-            .arg(&first.1)
-            .arg(&blocksort_check.status);
+        let blocksort_params = BlocksortParams {
+            keys_in: src.0,
+            vals_in: src.1,
+            count: count_arg,
+            keys_out: first.0,
+            vals_out: first.1,
+            status: blocksort_check.status,
+        };
         let blocksort_shared = kernels.allow_dynamic_shared(
             MERGESORT_ENTRY_BLOCKSORT,
             tuning.blocksort_shared_bytes(size_of::<K>(), value_bytes),
             MAX_STATIC_SHARED_BYTES,
             self.max_shared_per_block_optin(),
         )?;
-        let tile_config = LaunchConfig {
-            grid_dim: (num_tiles as u32, 1, 1),
-            block_dim: (tuning.threads, 1, 1),
-            shared_mem_bytes: blocksort_shared,
-        };
-        // SAFETY: the arguments match twophase_blocksort in kernels/mergesort_blocksort.cu; `keys`/`values`
-        // hold `count` elements and the scratch buffers at least as many (grown above); one block
-        // per tile; the value pointers are read only when the program has values; the status
-        // word lives in the scratch.
-        unsafe { launch.launch(tile_config) }?;
+        // SAFETY: the block is twophase_blocksort's (kernels/mergesort_blocksort.cu; the program
+        // asserts the layouts equal); `keys`/`values` hold `count` elements and the scratch
+        // buffers at least as many (grown above); one block per tile; the value addresses are
+        // read only when the program has values; the status word lives in the scratch.
+        unsafe {
+            self.launch(
+                blocksort,
+                LaunchShape::new(num_tiles as u32, tuning.threads).shared(blocksort_shared),
+                &blocksort_params,
+            )
+        }?;
         if passes % 2 == 1 {
             std::mem::swap(&mut src, &mut dst);
         }
 
         // Below pdl_below_keys, every kernel after the block sort is launched as a programmatic
-        // dependent of the one before (Gpu::launch_raw; kernels/mergesort_blocksort.cu
-        // `follow_previous_kernel` waits for it before touching memory). Parameters go as
-        // pointers to their values, in the kernels' order: 64-bit addresses and sizes, and the
-        // four-way partition's 32-bit lane count.
+        // dependent of the one before (kernels/mergesort_blocksort.cu `follow_previous_kernel`
+        // waits for it before touching memory).
         let dependent = count < tuning.pdl_below_keys;
         let grid = |blocks: usize| -> Result<u32, GpuError> {
             u32::try_from(blocks)
@@ -183,40 +270,39 @@ impl Gpu {
         // The two-way merge paths of one pass over `keys` (runs of `run`) at every `spacing`-th
         // output, `boundaries` of them, into `partitions`: the two-way passes' tile boundaries,
         // and the four-way passes' samples.
-        let launch_partitions =
-            |keys: u64, run: u64, spacing: usize, boundaries: usize, check: &CheckArgs| {
-                let (spacing, boundary_count) = (spacing as u64, boundaries as u64);
-                let lanes = search_lanes(boundaries, false);
-                let lanes_arg = lanes as i32;
-                let mut params = [
-                    kernel_param(&keys),
-                    kernel_param(&count_arg),
-                    kernel_param(&run),
-                    kernel_param(&spacing),
-                    kernel_param(&boundary_count),
-                    kernel_param(&lanes_arg),
-                    kernel_param(&partitions),
-                    kernel_param(&check.status),
-                    kernel_param(&check.repair),
-                    kernel_param(&check.generation),
-                ];
-                // SAFETY: `params` points at values matching twophase_mergesort_partition (five
-                // 64-bit, the 32-bit lane count, three 64-bit, the 32-bit generation), alive for the
-                // call; `partitions` was grown to hold max(num_pass_tiles, num_quad_tiles) + 1 >=
-                // `boundaries` entries; `keys` holds `count` keys; one group of `lanes` threads (a
-                // power of two up to 32, validated or chosen above) per boundary, the blocks
-                // overlapping by one boundary for an untrusted comparator as the kernel does
-                // (CHECK_ORDER); the check's words live in the scratch.
-                unsafe {
-                    self.launch_raw(
-                        partition,
-                        pass_partition_blocks(boundaries, lanes)?,
-                        PARTITION_THREADS,
-                        &mut params,
-                        dependent,
-                    )
-                }
+        let launch_partitions = |keys: u64,
+                                 run: u64,
+                                 spacing: usize,
+                                 boundaries: usize,
+                                 check: &CheckArgs| {
+            let lanes = search_lanes(boundaries, false);
+            let params = MergesortPartitionParams {
+                keys,
+                count: count_arg,
+                run,
+                spacing: spacing as u64,
+                num_partitions: boundaries as u64,
+                lanes: lanes as i32,
+                partitions,
+                status: check.status,
+                repair: check.repair,
+                generation: check.generation,
             };
+            // SAFETY: the block is twophase_mergesort_partition's (kernels/mergesort_pass.cu;
+            // the program asserts the layouts equal); `partitions` was grown to hold max(num_pass_tiles, num_quad_tiles) + 1 >=
+            // `boundaries` entries; `keys` holds `count` keys; one group of `lanes` threads (a
+            // power of two up to 32, validated or chosen above) per boundary, the blocks
+            // overlapping by one boundary for an untrusted comparator as the kernel does
+            // (CHECK_ORDER); the check's words live in the scratch.
+            unsafe {
+                self.launch(
+                    partition,
+                    LaunchShape::new(pass_partition_blocks(boundaries, lanes)?, PARTITION_THREADS)
+                        .dependent(dependent),
+                    &params,
+                )
+            }
+        };
         let num_partitions = num_pass_tiles + 1;
         let pass_grid = grid(num_pass_tiles)?;
         // Where a warp searches each boundary (few boundaries, the tuning's lanes automatic), each
@@ -234,31 +320,29 @@ impl Gpu {
             if !own_boundaries {
                 launch_partitions(src.0, run, pass_tile, num_partitions, &check)?;
             }
-            let mut params = [
-                kernel_param(&src.0),
-                kernel_param(&count_arg),
-                kernel_param(&run),
-                kernel_param(&tile_partitions),
-                kernel_param(&dst.0),
-                kernel_param(&src.1),
-                kernel_param(&dst.1),
-                kernel_param(&check.status),
-                kernel_param(&check.repair),
-                kernel_param(&check.generation),
-            ];
-            // SAFETY: `params` points at nine 64-bit values and the 32-bit generation matching
-            // twophase_mergesort_tile (built for TP_PASS_NT threads), alive for the call; `src`
+            let params = MergesortTileParams {
+                src: src.0,
+                count: count_arg,
+                run,
+                partitions: tile_partitions,
+                dst: dst.0,
+                vals_src: src.1,
+                vals_dst: dst.1,
+                status: check.status,
+                repair: check.repair,
+                generation: check.generation,
+            };
+            // SAFETY: the block is twophase_mergesort_tile's (kernels/mergesort_pass.cu, built for
+            // TP_PASS_NT threads; the program asserts the layouts equal); `src`
             // and `dst` are distinct buffers of `count` keys (and values); the partitions are
             // null (each block searches its own) or written by the launch before, which this one
             // waits for, as is the repair slot of this pass's generation; one block per pass
             // tile.
             unsafe {
-                self.launch_raw(
+                self.launch(
                     tile_kernel,
-                    pass_grid,
-                    tuning.pass_threads,
-                    &mut params,
-                    dependent,
+                    LaunchShape::new(pass_grid, tuning.pass_threads).dependent(dependent),
+                    &params,
                 )
             }?;
             std::mem::swap(&mut src, &mut dst);
@@ -278,70 +362,65 @@ impl Gpu {
         )?;
         let num_cuts = num_quad_tiles + 1;
         let quad_grid = grid(num_quad_tiles)?;
-        let (quad_spacing, cut_count) = (tuning.quad_tile() as u64, num_cuts as u64);
         let lanes = search_lanes(num_cuts, true);
-        let lanes_arg = lanes as i32;
         let cut_blocks = pass_partition_blocks(num_cuts, lanes)?;
         for quad_pass in 0..four_way_passes {
             let run = (tile as u64) << (two_way_passes + 2 * quad_pass);
             // The two-way partitions of this input at every quad tile: the samples of X and Y.
             let check = scratch.input_check.args(self)?;
             launch_partitions(src.0, run, tuning.quad_tile(), num_cuts, &check)?;
-            let mut params = [
-                kernel_param(&src.0),
-                kernel_param(&count_arg),
-                kernel_param(&run),
-                kernel_param(&partitions),
-                kernel_param(&quad_spacing),
-                kernel_param(&cut_count),
-                kernel_param(&lanes_arg),
-                kernel_param(&cuts),
-                kernel_param(&check.status),
-                kernel_param(&check.repair),
-                kernel_param(&check.second_repair),
-                kernel_param(&check.generation),
-            ];
-            // SAFETY: `params` points at values matching twophase_mergesort_quad_partition (six
-            // 64-bit, the 32-bit lane count, four 64-bit, the 32-bit generation), alive for the
-            // call; one group of `lanes` threads (a power of two up to 32, validated or chosen
+            let params = MergesortQuadPartitionParams {
+                keys: src.0,
+                count: count_arg,
+                run,
+                partitions,
+                spacing: tuning.quad_tile() as u64,
+                num_cuts: num_cuts as u64,
+                lanes: lanes as i32,
+                cuts,
+                status: check.status,
+                samples_repair: check.repair,
+                cuts_repair: check.second_repair,
+                generation: check.generation,
+            };
+            // SAFETY: the block is twophase_mergesort_quad_partition's
+            // (kernels/mergesort_quad_partition.cu; the program asserts the layouts equal); one
+            // group of `lanes` threads (a power of two up to 32, validated or chosen
             // above) per cut, the blocks overlapping by one cut for an untrusted comparator as
             // the kernel does; `cuts` holds QUAD_CUT_WORDS entries per cut; the samples (and
             // their repair slot, this pass's generation) are written by the launch before, which
             // this one waits for; the check's words live in the scratch.
             unsafe {
-                self.launch_raw(
+                self.launch(
                     quad_partition,
-                    cut_blocks,
-                    PARTITION_THREADS,
-                    &mut params,
-                    dependent,
+                    LaunchShape::new(cut_blocks, PARTITION_THREADS).dependent(dependent),
+                    &params,
                 )
             }?;
-            let mut params = [
-                kernel_param(&src.0),
-                kernel_param(&count_arg),
-                kernel_param(&run),
-                kernel_param(&cuts),
-                kernel_param(&dst.0),
-                kernel_param(&src.1),
-                kernel_param(&dst.1),
-                kernel_param(&check.status),
-                kernel_param(&check.second_repair),
-                kernel_param(&check.generation),
-            ];
-            // SAFETY: `params` points at nine 64-bit values and the 32-bit generation matching
-            // twophase_mergesort_quad_tile (built for TP_QUAD_NT threads), alive for the call;
+            let params = MergesortQuadTileParams {
+                src: src.0,
+                count: count_arg,
+                run,
+                cuts,
+                dst: dst.0,
+                vals_src: src.1,
+                vals_dst: dst.1,
+                status: check.status,
+                cuts_repair: check.second_repair,
+                generation: check.generation,
+            };
+            // SAFETY: the block is twophase_mergesort_quad_tile's (kernels/mergesort_quad_tile.cu,
+            // built for TP_QUAD_NT threads; the program asserts the layouts equal);
             // `src` and `dst` are distinct buffers of `count` keys (and values); one block per
             // quad tile; the cuts (and their repair slot) are written by the launch before, which
             // this one waits for.
             unsafe {
-                self.launch_raw_shared(
+                self.launch(
                     quad_tile_kernel,
-                    quad_grid,
-                    tuning.quad_threads,
-                    quad_shared,
-                    &mut params,
-                    dependent,
+                    LaunchShape::new(quad_grid, tuning.quad_threads)
+                        .shared(quad_shared)
+                        .dependent(dependent),
+                    &params,
                 )
             }?;
             std::mem::swap(&mut src, &mut dst);

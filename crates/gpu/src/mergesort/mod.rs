@@ -8,6 +8,7 @@ use crate::compare::DeviceComparator;
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
 use crate::runtime::device::Gpu;
+use crate::runtime::launch::param_asserts;
 use crate::runtime::program::{
     program, shipped_programs, Program, ProgramFactory, ValueLayout, CTA_MERGE_CUH, PARTITION_CUH,
     SERIAL_CUH,
@@ -104,6 +105,8 @@ pub fn mergesort_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
     );
     let mut sources = vec![pass_define.as_str()];
     sources.extend(MERGESORT_SOURCES);
+    let asserts = param_asserts(&launch::PARAM_LAYOUTS);
+    sources.push(&asserts);
     program::<K, C>(
         &primitive_name(tuning),
         &sources,
