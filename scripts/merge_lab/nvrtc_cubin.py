@@ -6,7 +6,7 @@ Usage: nvrtc_cubin.py SOURCE.cu OUT.cubin [ARCH]   (libnvrtc.so.13 on LD_LIBRARY
 import ctypes
 import sys
 
-# crates/gpu/src/program.rs NVRTC_OPTIONS, plus the architecture.
+# crates/gpu/src/runtime/nvrtc.rs NVRTC_OPTIONS, plus the architecture.
 OPTIONS = ["-std=c++17", "--device-as-default-execution-space"]
 DEFAULT_ARCH = "90"
 
