@@ -8,14 +8,17 @@
 use std::mem::{align_of, size_of};
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut};
 
 use crate::compare::DeviceComparator;
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
 use crate::mergesort::MergesortScratch;
 use crate::runtime::device::Gpu;
-use crate::runtime::launch::{check_launch_shape, MAX_GRID_X, MAX_STATIC_SHARED_BYTES};
+use crate::runtime::launch::{
+    check_launch_shape, kernel_params, param_asserts, KernelParams, LaunchShape, MAX_GRID_X,
+    MAX_STATIC_SHARED_BYTES,
+};
 use crate::runtime::program::{
     program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout, PARTITION_CUH,
 };
@@ -212,14 +215,53 @@ pub fn batcher_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
     let define = format!(
         "#define TP_STAGE_NT {BATCHER_STAGE_THREADS}\n#define TP_FUSED_DIVISOR {BATCHER_FUSED_STRIDE_DIVISOR}\n"
     );
+    let asserts = param_asserts(&[
+        &BatcherBlockParams::LAYOUT,
+        &BatcherStageParams::LAYOUT,
+        &BatcherFusedParams::LAYOUT,
+    ]);
     program::<K, C>(
         &primitive_name(),
-        &[&define, PARTITION_CUH, BATCHER_CU],
+        &[&define, PARTITION_CUH, BATCHER_CU, &asserts],
         comp,
         values,
         tuning.threads,
         tuning.vt(),
     )
+}
+
+kernel_params! {
+    /// The parameter block of `twophase_batcher_block` (kernels/batcher.cu).
+    struct BatcherBlockParams as "batcher_block_params" {
+        src: u64,
+        src_vals: u64,
+        n: u64,
+        dst: u64,
+        dst_vals: u64,
+    }
+}
+
+kernel_params! {
+    /// The parameter block of `twophase_batcher_stage` (kernels/batcher.cu).
+    struct BatcherStageParams as "batcher_stage_params" {
+        keys: u64,
+        vals: u64,
+        n: u64,
+        p: u64,
+        k: u64,
+    }
+}
+
+kernel_params! {
+    /// The parameter block of `twophase_batcher_fused` (kernels/batcher.cu).
+    struct BatcherFusedParams as "batcher_fused_params" {
+        src: u64,
+        src_vals: u64,
+        n: u64,
+        p: u64,
+        dst: u64,
+        dst_vals: u64,
+    }
 }
 
 /// Blocks of a grid covering `items` with `per_block` each, within CUDA's grid limit.
@@ -322,58 +364,69 @@ impl Gpu {
             std::mem::swap(&mut current, &mut other);
         }
         let n = count as u64;
-        let shared_config = |blocks: u32| LaunchConfig {
-            grid_dim: (blocks, 1, 1),
-            block_dim: (tuning.threads, 1, 1),
-            shared_mem_bytes: 0,
+        let block_params = BatcherBlockParams {
+            src: keys,
+            src_vals: values,
+            n,
+            dst: current.0,
+            dst_vals: current.1,
         };
-        let mut launch = stream.launch_builder(block);
-        launch
-            .arg(&keys)
-            .arg(&values)
-            .arg(&n)
-            .arg(&current.0)
-            .arg(&current.1);
-        // SAFETY: matches twophase_batcher_block in kernels/batcher.cu; `keys` (and `values`) and
-        // the scratch hold `count` elements each; one block per tile; tiles are disjoint, so
+        // SAFETY: the block is twophase_batcher_block's (kernels/batcher.cu; the program asserts
+        // the layouts equal); `keys` (and `values`) and the scratch hold `count` elements each,
+        // valid on this stream (the callers hold the guards of `keys` and `values` across this
+        // call, the scratch is borrowed for it); one block per tile; tiles are disjoint, so
         // reading and writing the same buffer is safe; values are touched only when the program
         // has them.
-        unsafe { launch.launch(shared_config(block_grid)) }?;
-        let stage_config = LaunchConfig {
-            grid_dim: (stage_grid, 1, 1),
-            block_dim: (BATCHER_STAGE_THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        unsafe {
+            self.launch(
+                block,
+                LaunchShape::new(block_grid, tuning.threads),
+                &block_params,
+            )
+        }?;
         let fused_stride = tuning.fused_stride() as u64;
         let mut p = tile as u64;
         while p < n {
             let mut k = p;
             while k > fused_stride {
-                let mut launch = stream.launch_builder(stage);
-                launch
-                    .arg(&current.0)
-                    .arg(&current.1)
-                    .arg(&n)
-                    .arg(&p)
-                    .arg(&k);
-                // SAFETY: matches twophase_batcher_stage; one thread per comparator (n / 2 of
-                // them at most), each touching only its own two positions below n of the
-                // current buffers, which hold `count` elements.
-                unsafe { launch.launch(stage_config) }?;
+                let stage_params = BatcherStageParams {
+                    keys: current.0,
+                    vals: current.1,
+                    n,
+                    p,
+                    k,
+                };
+                // SAFETY: the block is twophase_batcher_stage's (the program asserts the layouts
+                // equal); one thread per comparator (n / 2 of them at most), each touching only
+                // its own two positions below n of the current buffers, which hold `count`
+                // elements.
+                unsafe {
+                    self.launch(
+                        stage,
+                        LaunchShape::new(stage_grid, BATCHER_STAGE_THREADS),
+                        &stage_params,
+                    )
+                }?;
                 k /= 2;
             }
-            let mut launch = stream.launch_builder(fused);
-            launch
-                .arg(&current.0)
-                .arg(&current.1)
-                .arg(&n)
-                .arg(&p)
-                .arg(&other.0)
-                .arg(&other.1);
-            // SAFETY: matches twophase_batcher_fused; reads the current buffers and writes the
-            // other ones (distinct allocations of `count` elements), each position below n
-            // written by exactly one block.
-            unsafe { launch.launch(shared_config(fused_grid)) }?;
+            let fused_params = BatcherFusedParams {
+                src: current.0,
+                src_vals: current.1,
+                n,
+                p,
+                dst: other.0,
+                dst_vals: other.1,
+            };
+            // SAFETY: the block is twophase_batcher_fused's (the program asserts the layouts
+            // equal); reads the current buffers and writes the other ones (distinct allocations
+            // of `count` elements), each position below n written by exactly one block.
+            unsafe {
+                self.launch(
+                    fused,
+                    LaunchShape::new(fused_grid, tuning.threads),
+                    &fused_params,
+                )
+            }?;
             std::mem::swap(&mut current, &mut other);
             p *= 2;
         }
