@@ -9,7 +9,8 @@ use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::{
-    kernel_params, param_asserts, KernelParams, LaunchShape, overlapped_partition_blocks, MAX_GRID_X, PARTITION_THREADS,
+    kernel_params, overlapped_partition_blocks, param_asserts, KernelParams, LaunchShape,
+    MAX_GRID_X, PARTITION_THREADS,
 };
 use crate::runtime::program::{
     program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout, CTA_MERGE_CUH,
