@@ -4,6 +4,74 @@
 
 using twophase::size_type;
 
+namespace twophase {
+// The kernels' parameter blocks, twins of LbsPartitionParams, LbsTileParams, IntervalExpandParams,
+// IntervalMoveParams and LbsForEachParams in crates/gpu/src/load_balance/mod.rs (the generated
+// program static_asserts the layouts equal).
+struct lbs_partition_params {
+  const index_type* scan;
+  size_type num_segments;
+  size_type total;
+  size_type spacing;
+  size_type num_partitions;
+  size_type* partitions;
+  unsigned long long* status;
+  unsigned long long* repair;
+  unsigned generation;
+};
+
+struct lbs_tile_params {
+  const index_type* scan;
+  size_type num_segments;
+  size_type total;
+  const size_type* partitions;
+  index_type* segments;
+  index_type* ranks;
+  unsigned long long* status;
+  unsigned long long* repair;
+  unsigned generation;
+};
+
+struct interval_expand_params {
+  const index_type* scan;
+  size_type num_segments;
+  size_type total;
+  const size_type* partitions;
+  const value_type* values;
+  value_type* out;
+  unsigned long long* status;
+  unsigned long long* repair;
+  unsigned generation;
+};
+
+struct interval_move_params {
+  const index_type* scan;
+  size_type num_segments;
+  size_type total;
+  const size_type* partitions;
+  const index_type* gather;
+  const index_type* scatter;
+  const value_type* input;
+  size_type input_count;
+  value_type* output;
+  size_type output_count;
+  unsigned long long* status;
+  unsigned long long* repair;
+  unsigned generation;
+};
+
+struct lbs_for_each_params {
+  const index_type* scan;
+  size_type num_segments;
+  size_type total;
+  const size_type* partitions;
+  twophase_op_args args;
+  unsigned long long* status;
+  unsigned long long* repair;
+  unsigned generation;
+};
+}  // namespace twophase
+
 // Boundaries per partition block; blocks overlap by one (partition.cuh, overlapped_boundary).
 constexpr int LBS_PARTITION_GROUPS = TP_PARTITION_NT;
 
@@ -11,8 +79,7 @@ constexpr int LBS_PARTITION_GROUPS = TP_PARTITION_NT;
 // Each boundary after the block's first is checked against the one before it: a pair out of
 // order means the scan is not a valid exclusive scan (reported to the repair slot and as
 // STATUS_SCAN_INVALID).
-extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
-    twophase_lbs_partition(const index_type* __restrict__ scan, size_type num_segments, size_type total,
+__device__ __forceinline__ void lbs_partition(const index_type* __restrict__ scan, size_type num_segments, size_type total,
                            size_type spacing, size_type num_partitions, size_type* __restrict__ partitions,
                            unsigned long long* status, unsigned long long* repair, unsigned generation) {
   twophase::pdl_launch_dependents();
@@ -36,6 +103,12 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase::report_bad_boundary(check, p - 1);
     twophase::raise_status(check, twophase::STATUS_SCAN_INVALID);
   }
+}
+
+extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
+    twophase_lbs_partition(const twophase::lbs_partition_params p) {
+  lbs_partition(p.scan, p.num_segments, p.total, p.spacing, p.num_partitions, p.partitions, p.status, p.repair,
+                p.generation);
 }
 
 // Writes each item's segment, and its rank when `ranks` is not null.
@@ -100,8 +173,7 @@ constexpr int LBS_TILE_MIN_BLOCKS =
     twophase::blocks_by_shared((int)sizeof(twophase::load_balance_shared<TP_NT * TP_VT>), TP_NT);
 
 // Phase 2, segments (and ranks) of every item.
-extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)
-    twophase_lbs_tile(const index_type* __restrict__ scan, size_type num_segments, size_type total,
+__device__ __forceinline__ void lbs_tile(const index_type* __restrict__ scan, size_type num_segments, size_type total,
                       const size_type* __restrict__ partitions, index_type* __restrict__ segments,
                       index_type* __restrict__ ranks, unsigned long long* status, unsigned long long* repair,
                       unsigned generation) {
@@ -112,9 +184,13 @@ extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)
   twophase::cta_load_balance<TP_NT, TP_VT>(scan, num_segments, total, partitions, check, shared, op);
 }
 
-// Phase 2, interval expand.
 extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)
-    twophase_interval_expand(const index_type* __restrict__ scan, size_type num_segments, size_type total,
+    twophase_lbs_tile(const twophase::lbs_tile_params p) {
+  lbs_tile(p.scan, p.num_segments, p.total, p.partitions, p.segments, p.ranks, p.status, p.repair, p.generation);
+}
+
+// Phase 2, interval expand.
+__device__ __forceinline__ void interval_expand(const index_type* __restrict__ scan, size_type num_segments, size_type total,
                              const size_type* __restrict__ partitions, const value_type* __restrict__ values,
                              value_type* __restrict__ out, unsigned long long* status, unsigned long long* repair,
                              unsigned generation) {
@@ -125,10 +201,14 @@ extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)
   twophase::cta_load_balance<TP_NT, TP_VT>(scan, num_segments, total, partitions, check, shared, op);
 }
 
+extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)
+    twophase_interval_expand(const twophase::interval_expand_params p) {
+  interval_expand(p.scan, p.num_segments, p.total, p.partitions, p.values, p.out, p.status, p.repair, p.generation);
+}
+
 // Phase 2, interval move (gather, scatter or both), positions checked against input_count and
 // output_count.
-extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)
-    twophase_interval_move(const index_type* __restrict__ scan, size_type num_segments, size_type total,
+__device__ __forceinline__ void interval_move(const index_type* __restrict__ scan, size_type num_segments, size_type total,
                            const size_type* __restrict__ partitions, const index_type* __restrict__ gather,
                            const index_type* __restrict__ scatter, const value_type* __restrict__ input,
                            size_type input_count, value_type* __restrict__ output, size_type output_count,
@@ -140,9 +220,14 @@ extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)
   twophase::cta_load_balance<TP_NT, TP_VT>(scan, num_segments, total, partitions, check, shared, op);
 }
 
+extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)
+    twophase_interval_move(const twophase::interval_move_params p) {
+  interval_move(p.scan, p.num_segments, p.total, p.partitions, p.gather, p.scatter, p.input, p.input_count, p.output,
+                p.output_count, p.status, p.repair, p.generation);
+}
+
 // Phase 2, the user's snippet for every (item, segment, rank).
-extern "C" __global__ void __launch_bounds__(TP_NT)
-    twophase_lbs_for_each(const index_type* __restrict__ scan, size_type num_segments, size_type total,
+__device__ __forceinline__ void lbs_for_each(const index_type* __restrict__ scan, size_type num_segments, size_type total,
                           const size_type* __restrict__ partitions, twophase_op_args args,
                           unsigned long long* status, unsigned long long* repair, unsigned generation) {
   TWOPHASE_LBS_TILE_SHARED;
@@ -150,4 +235,9 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
   const twophase::input_check check = {status, repair, generation};
   user_op op = {args};
   twophase::cta_load_balance<TP_NT, TP_VT>(scan, num_segments, total, partitions, check, shared, op);
+}
+
+extern "C" __global__ void __launch_bounds__(TP_NT)
+    twophase_lbs_for_each(const twophase::lbs_for_each_params p) {
+  lbs_for_each(p.scan, p.num_segments, p.total, p.partitions, p.args, p.status, p.repair, p.generation);
 }

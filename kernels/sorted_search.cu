@@ -12,6 +12,35 @@
 
 using twophase::size_type;
 
+namespace twophase {
+// The kernels' parameter blocks, twins of SearchPartitionParams and SearchTileParams in
+// crates/gpu/src/sorted_search/mod.rs (the generated program static_asserts the layouts equal).
+struct search_partition_params {
+  const key_type* needles;
+  size_type needle_count;
+  const key_type* haystack;
+  size_type haystack_count;
+  size_type spacing;
+  size_type num_partitions;
+  size_type* partitions;
+  unsigned long long* status;
+  unsigned long long* repair;
+  unsigned generation;
+};
+
+struct search_tile_params {
+  const key_type* needles;
+  size_type needle_count;
+  const key_type* haystack;
+  size_type haystack_count;
+  const size_type* partitions;
+  index_type* out;
+  unsigned long long* status;
+  unsigned long long* repair;
+  unsigned generation;
+};
+}  // namespace twophase
+
 constexpr twophase::bounds_t SEARCH_BOUNDS = TP_UPPER ? twophase::bounds_upper : twophase::bounds_lower;
 
 // Boundaries per partition block; blocks overlap by one (partition.cuh, overlapped_boundary).
@@ -26,8 +55,7 @@ __device__ __forceinline__ size_type search_diagonal(size_type p, size_type spac
 // Phase 1: partitions[p] = needles before output diagonal min(p * spacing, needles + haystack).
 // Each boundary after the block's first is checked against the one before it; the first pair
 // out of order is reported to the repair slot.
-extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
-    twophase_search_partition(const key_type* __restrict__ needles, size_type needle_count,
+__device__ __forceinline__ void search_partition(const key_type* __restrict__ needles, size_type needle_count,
                               const key_type* __restrict__ haystack, size_type haystack_count, size_type spacing,
                               size_type num_partitions, size_type* __restrict__ partitions,
                               unsigned long long* status, unsigned long long* repair, unsigned generation) {
@@ -54,6 +82,12 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
   }
 }
 
+extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
+    twophase_search_partition(const twophase::search_partition_params p) {
+  search_partition(p.needles, p.needle_count, p.haystack, p.haystack_count, p.spacing, p.num_partitions, p.partitions,
+                   p.status, p.repair, p.generation);
+}
+
 // Phase 2: tile t covers merge outputs [t * NV, min((t + 1) * NV, total)); each of its needles gets
 // its bound in the haystack (global index) in out[needle].
 // The tile's static shared memory: NV + 1 keys (16-byte aligned), then NV bounds.
@@ -69,8 +103,7 @@ constexpr int SEARCH_BLOCKS_BY_REGISTERS = twophase::blocks_by_registers(SEARCH_
 constexpr int SEARCH_TILE_MIN_BLOCKS =
     SEARCH_BLOCKS_BY_SHARED < SEARCH_BLOCKS_BY_REGISTERS ? SEARCH_BLOCKS_BY_SHARED : SEARCH_BLOCKS_BY_REGISTERS;
 
-extern "C" __global__ void __launch_bounds__(TP_NT, SEARCH_TILE_MIN_BLOCKS)
-    twophase_search_tile(const key_type* __restrict__ needles, size_type needle_count,
+__device__ __forceinline__ void search_tile(const key_type* __restrict__ needles, size_type needle_count,
                          const key_type* __restrict__ haystack, size_type haystack_count,
                          const size_type* __restrict__ partitions, index_type* __restrict__ out,
                          unsigned long long* status, unsigned long long* repair, unsigned generation) {
@@ -168,4 +201,10 @@ extern "C" __global__ void __launch_bounds__(TP_NT, SEARCH_TILE_MIN_BLOCKS)
       out[a0 + idx] = (index_type)(b0 + (size_type)bound);
     }
   }
+}
+
+extern "C" __global__ void __launch_bounds__(TP_NT, SEARCH_TILE_MIN_BLOCKS)
+    twophase_search_tile(const twophase::search_tile_params p) {
+  search_tile(p.needles, p.needle_count, p.haystack, p.haystack_count, p.partitions, p.out, p.status, p.repair,
+              p.generation);
 }

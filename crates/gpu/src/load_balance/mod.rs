@@ -1,7 +1,5 @@
 //! The two-phase load-balancing search: programs and launches of its kernels (segments, interval expand and move, a user snippet).
 
-use std::ffi::c_void;
-
 use cudarc::driver::DevicePtrMut;
 
 use crate::compare::sanitize;
@@ -9,7 +7,8 @@ use crate::error::GpuError;
 use crate::key::cuda_value_type;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::{
-    kernel_param, overlapped_partition_blocks, MAX_GRID_X, PARTITION_THREADS,
+    kernel_params, overlapped_partition_blocks, param_asserts, KernelParams, LaunchShape,
+    MAX_GRID_X, PARTITION_THREADS,
 };
 use crate::runtime::program::{
     Program, ValueLayout, CTA_LOAD_BALANCE_CUH, LOAD_BALANCE_CU, LOAD_BALANCE_ENTRIES,
@@ -115,7 +114,93 @@ pub fn load_balance_program<I: DeviceIndex>(
         source.push_str(part);
         source.push('\n');
     }
+    source.push_str(&param_asserts(&[
+        &LbsPartitionParams::LAYOUT,
+        &LbsTileParams::LAYOUT,
+        &IntervalExpandParams::LAYOUT,
+        &IntervalMoveParams::LAYOUT,
+        &LbsForEachParams::LAYOUT,
+    ]));
     Program { key, name, source }
+}
+
+kernel_params! {
+    /// The parameter block of `twophase_lbs_partition` (kernels/load_balance.cu).
+    struct LbsPartitionParams as "lbs_partition_params" {
+        scan: u64,
+        num_segments: u64,
+        total: u64,
+        spacing: u64,
+        num_partitions: u64,
+        partitions: u64,
+        status: u64,
+        repair: u64,
+        generation: u32,
+    }
+}
+
+kernel_params! {
+    /// The parameter block of `twophase_lbs_tile` (kernels/load_balance.cu).
+    struct LbsTileParams as "lbs_tile_params" {
+        scan: u64,
+        num_segments: u64,
+        total: u64,
+        partitions: u64,
+        segments: u64,
+        ranks: u64,
+        status: u64,
+        repair: u64,
+        generation: u32,
+    }
+}
+
+kernel_params! {
+    /// The parameter block of `twophase_interval_expand` (kernels/load_balance.cu).
+    struct IntervalExpandParams as "interval_expand_params" {
+        scan: u64,
+        num_segments: u64,
+        total: u64,
+        partitions: u64,
+        values: u64,
+        out: u64,
+        status: u64,
+        repair: u64,
+        generation: u32,
+    }
+}
+
+kernel_params! {
+    /// The parameter block of `twophase_interval_move` (kernels/load_balance.cu).
+    struct IntervalMoveParams as "interval_move_params" {
+        scan: u64,
+        num_segments: u64,
+        total: u64,
+        partitions: u64,
+        gather: u64,
+        scatter: u64,
+        input: u64,
+        input_count: u64,
+        output: u64,
+        output_count: u64,
+        status: u64,
+        repair: u64,
+        generation: u32,
+    }
+}
+
+kernel_params! {
+    /// The parameter block of `twophase_lbs_for_each` (kernels/load_balance.cu): the snippet's
+    /// arguments by value, as the prelude's 64-byte `twophase_op_args`.
+    struct LbsForEachParams as "lbs_for_each_params" {
+        scan: u64,
+        num_segments: u64,
+        total: u64,
+        partitions: u64,
+        args: OpArgs,
+        status: u64,
+        repair: u64,
+        generation: u32,
+    }
 }
 
 /// The cache key and source name of a load-balancing program, without building its source.
@@ -245,46 +330,75 @@ impl Gpu {
             ..
         } = check;
         let partition_blocks = overlapped_partition_blocks(num_partitions)?;
-        let mut params: [*mut c_void; 9] = [
-            kernel_param(&scan),
-            kernel_param(&segments),
-            kernel_param(&total_u),
-            kernel_param(&spacing),
-            kernel_param(&partition_count),
-            kernel_param(&partitions_ptr),
-            kernel_param(&status),
-            kernel_param(&repair),
-            kernel_param(&generation),
-        ];
-        // SAFETY: six 64-bit values and the check's three (two device addresses, a 32-bit
-        // generation) matching twophase_lbs_partition's parameters in kernels/load_balance.cu;
-        // the scan holds `num_segments` indices of type I and the partitions buffer
-        // `num_partitions` entries, both valid on this stream.
+        let partition_params = LbsPartitionParams {
+            scan,
+            num_segments: segments,
+            total: total_u,
+            spacing,
+            num_partitions: partition_count,
+            partitions: partitions_ptr,
+            status,
+            repair,
+            generation,
+        };
+        // SAFETY: the block is twophase_lbs_partition's (kernels/load_balance.cu; the program
+        // asserts the layouts equal); the scan holds `num_segments` indices of type I and the
+        // partitions buffer `num_partitions` entries, the check's words live in the scratch, all
+        // valid on this stream until the guards drop after the launches. The blocks overlap by
+        // one boundary, so `partition_blocks` of PARTITION_THREADS cover every boundary.
         unsafe {
-            self.launch_raw(
+            self.launch(
                 partition,
-                partition_blocks,
-                PARTITION_THREADS,
-                &mut params,
-                false,
+                LaunchShape::new(partition_blocks, PARTITION_THREADS),
+                &partition_params,
             )
         }?;
 
-        let head: [*mut c_void; 4] = [
-            kernel_param(&scan),
-            kernel_param(&segments),
-            kernel_param(&total_u),
-            kernel_param(&partitions_ptr),
-        ];
-        let mut params: Vec<*mut c_void> = head.to_vec();
-        match &call {
-            TileCall::Segments { segments, ranks } => {
-                params.push(kernel_param(segments));
-                params.push(kernel_param(ranks));
+        // The tile kernels: one block per tile, each a programmatic dependent of the partition
+        // kernel (it waits with griddepcontrol.wait before reading the partitions). Whatever the
+        // scan holds, the tiles read and write only inside the buffers they are given
+        // (kernels/cta_load_balance.cuh).
+        let shape = LaunchShape::new(num_tiles as u32, tuning.threads).dependent(true);
+        match call {
+            TileCall::Segments {
+                segments: segments_out,
+                ranks,
+            } => {
+                let params = LbsTileParams {
+                    scan,
+                    num_segments: segments,
+                    total: total_u,
+                    partitions: partitions_ptr,
+                    segments: segments_out,
+                    ranks,
+                    status,
+                    repair,
+                    generation,
+                };
+                // SAFETY: the block is twophase_lbs_tile's (kernels/load_balance.cu; the program
+                // asserts the layouts equal); the callers checked that `segments` (and `ranks`,
+                // unless 0) hold `total` indices of type I; the scan, partitions and check words
+                // are those of the partition launch, valid on this stream until the guards drop.
+                unsafe { self.launch(tile_kernel, shape, &params) }
             }
             TileCall::Expand { values, out } => {
-                params.push(kernel_param(values));
-                params.push(kernel_param(out));
+                let params = IntervalExpandParams {
+                    scan,
+                    num_segments: segments,
+                    total: total_u,
+                    partitions: partitions_ptr,
+                    values,
+                    out,
+                    status,
+                    repair,
+                    generation,
+                };
+                // SAFETY: the block is twophase_interval_expand's (kernels/load_balance.cu; the
+                // program asserts the layouts equal); the callers checked `values` against the
+                // segments, `out` against `total` and both against the program's value layout;
+                // the scan, partitions and check words are valid on this stream until the guards
+                // drop.
+                unsafe { self.launch(tile_kernel, shape, &params) }
             }
             TileCall::Move {
                 gather,
@@ -292,36 +406,47 @@ impl Gpu {
                 input,
                 output,
             } => {
-                params.push(kernel_param(gather));
-                params.push(kernel_param(scatter));
-                params.push(kernel_param(&input.0));
-                params.push(kernel_param(&input.1));
-                params.push(kernel_param(&output.0));
-                params.push(kernel_param(&output.1));
+                let params = IntervalMoveParams {
+                    scan,
+                    num_segments: segments,
+                    total: total_u,
+                    partitions: partitions_ptr,
+                    gather,
+                    scatter,
+                    input: input.0,
+                    input_count: input.1,
+                    output: output.0,
+                    output_count: output.1,
+                    status,
+                    repair,
+                    generation,
+                };
+                // SAFETY: the block is twophase_interval_move's (kernels/load_balance.cu; the
+                // program asserts the layouts equal); `gather` and `scatter` (unless 0) hold one
+                // index of type I per segment (checked by the callers), `input` and `output` hold
+                // `input_count` and `output_count` values of the program's layout, and the kernel
+                // checks every position against those counts; the scan, partitions and check
+                // words are valid on this stream until the guards drop.
+                unsafe { self.launch(tile_kernel, shape, &params) }
             }
             TileCall::ForEach { args } => {
-                params.push(kernel_param(args));
+                let params = LbsForEachParams {
+                    scan,
+                    num_segments: segments,
+                    total: total_u,
+                    partitions: partitions_ptr,
+                    args,
+                    status,
+                    repair,
+                    generation,
+                };
+                // SAFETY: the block is twophase_lbs_for_each's (kernels/load_balance.cu; the
+                // program asserts the layouts equal, `args` as the 64-byte twophase_op_args that
+                // OpArgs mirrors with #[repr(C)]); the kernel itself touches only the scan,
+                // partitions and check words, valid on this stream until the guards drop; what
+                // the snippet does with `args` is the caller's trusted code (LoadBalanceOp).
+                unsafe { self.launch(tile_kernel, shape, &params) }
             }
-        }
-        params.push(kernel_param(&status));
-        params.push(kernel_param(&repair));
-        params.push(kernel_param(&generation));
-        // SAFETY: the parameters match the chosen tile kernel of kernels/load_balance.cu (four
-        // 64-bit head values, then its own pointers and counts, or the 64-byte twophase_op_args
-        // struct that OpArgs mirrors with #[repr(C)], then the check's two addresses and 32-bit
-        // generation); the callers checked the output lengths against `total`, the values
-        // against the segments and the value pointers against the program's value layout; the
-        // move kernel checks every position against the counts it is given. Whatever the scan
-        // holds, the tiles read and write only inside these buffers (kernels/cta_load_balance.cuh);
-        // one block per tile.
-        unsafe {
-            self.launch_raw(
-                tile_kernel,
-                num_tiles as u32,
-                tuning.threads,
-                &mut params,
-                true,
-            )
         }?;
         Ok(())
     }

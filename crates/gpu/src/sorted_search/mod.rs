@@ -1,6 +1,5 @@
 //! Sorted search: each needle's lower or upper bound in a sorted haystack, as a merge path walk (tuning, programs, launches).
 
-use std::ffi::c_void;
 use std::mem::size_of;
 
 use cudarc::driver::{DevicePtr, DevicePtrMut};
@@ -10,7 +9,8 @@ use crate::error::GpuError;
 use crate::key::DeviceKey;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::{
-    kernel_param, overlapped_partition_blocks, MAX_GRID_X, PARTITION_THREADS,
+    kernel_params, overlapped_partition_blocks, param_asserts, KernelParams, LaunchShape,
+    MAX_GRID_X, PARTITION_THREADS,
 };
 use crate::runtime::program::{
     program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout, CTA_MERGE_CUH,
@@ -48,6 +48,7 @@ pub fn sorted_search_program<K: DeviceKey, I: DeviceIndex, C: DeviceComparator<K
     tuning: SortedSearchTuning,
 ) -> Program {
     let prelude = search_prelude::<I>(bound);
+    let asserts = param_asserts(&[&SearchPartitionParams::LAYOUT, &SearchTileParams::LAYOUT]);
     program::<K, C>(
         &search_primitive::<I>(bound),
         &[
@@ -56,12 +57,44 @@ pub fn sorted_search_program<K: DeviceKey, I: DeviceIndex, C: DeviceComparator<K
             SERIAL_CUH,
             CTA_MERGE_CUH,
             SORTED_SEARCH_CU,
+            &asserts,
         ],
         comp,
         None,
         tuning.threads,
         tuning.vt,
     )
+}
+
+kernel_params! {
+    /// The parameter block of `twophase_search_partition` (kernels/sorted_search.cu).
+    struct SearchPartitionParams as "search_partition_params" {
+        needles: u64,
+        needle_count: u64,
+        haystack: u64,
+        haystack_count: u64,
+        spacing: u64,
+        num_partitions: u64,
+        partitions: u64,
+        status: u64,
+        repair: u64,
+        generation: u32,
+    }
+}
+
+kernel_params! {
+    /// The parameter block of `twophase_search_tile` (kernels/sorted_search.cu).
+    struct SearchTileParams as "search_tile_params" {
+        needles: u64,
+        needle_count: u64,
+        haystack: u64,
+        haystack_count: u64,
+        partitions: u64,
+        out: u64,
+        status: u64,
+        repair: u64,
+        generation: u32,
+    }
 }
 
 impl Gpu {
@@ -124,53 +157,51 @@ impl Gpu {
             ..
         } = check;
         let partition_blocks = overlapped_partition_blocks(num_partitions)?;
-        let mut params: [*mut c_void; 10] = [
-            kernel_param(&needles.0),
-            kernel_param(&n_count),
-            kernel_param(&haystack.0),
-            kernel_param(&h_count),
-            kernel_param(&spacing),
-            kernel_param(&partition_count),
-            kernel_param(&partitions_ptr),
-            kernel_param(&status),
-            kernel_param(&repair),
-            kernel_param(&generation),
-        ];
-        // SAFETY: seven 64-bit values, two device addresses of 64-bit words and a 32-bit
-        // generation, matching twophase_search_partition's parameters in kernels/sorted_search.cu;
-        // the inputs hold the given counts of K, the partitions buffer `num_partitions` entries,
-        // the check's words live in the scratch, all valid on this stream.
+        let partition_params = SearchPartitionParams {
+            needles: needles.0,
+            needle_count: n_count,
+            haystack: haystack.0,
+            haystack_count: h_count,
+            spacing,
+            num_partitions: partition_count,
+            partitions: partitions_ptr,
+            status,
+            repair,
+            generation,
+        };
+        // SAFETY: the block is twophase_search_partition's (kernels/sorted_search.cu; the program
+        // asserts the layouts equal); the needles and the haystack hold the given counts of K,
+        // the partitions buffer `num_partitions` entries, the check's words live in the scratch,
+        // all valid on this stream until the guards drop after the launches. The blocks overlap
+        // by one boundary, so `partition_blocks` of PARTITION_THREADS cover every boundary.
         unsafe {
-            self.launch_raw(
+            self.launch(
                 partition,
-                partition_blocks,
-                PARTITION_THREADS,
-                &mut params,
-                false,
+                LaunchShape::new(partition_blocks, PARTITION_THREADS),
+                &partition_params,
             )
         }?;
-        let mut params: [*mut c_void; 9] = [
-            kernel_param(&needles.0),
-            kernel_param(&n_count),
-            kernel_param(&haystack.0),
-            kernel_param(&h_count),
-            kernel_param(&partitions_ptr),
-            kernel_param(&out),
-            kernel_param(&status),
-            kernel_param(&repair),
-            kernel_param(&generation),
-        ];
-        // SAFETY: six 64-bit values and the check's three, matching twophase_search_tile's
-        // parameters; `out` holds one index of type I per needle (checked by the callers); one
-        // block per tile. The kernel reads and writes only inside these buffers for any keys and
-        // comparator (kernels/sorted_search.cu).
+        let tile_params = SearchTileParams {
+            needles: needles.0,
+            needle_count: n_count,
+            haystack: haystack.0,
+            haystack_count: h_count,
+            partitions: partitions_ptr,
+            out,
+            status,
+            repair,
+            generation,
+        };
+        // SAFETY: the block is twophase_search_tile's (kernels/sorted_search.cu; the program
+        // asserts the layouts equal); `out` holds one index of type I per needle (checked by the
+        // callers); one block per tile. The kernel reads and writes only inside these buffers for
+        // any keys and comparator (kernels/sorted_search.cu). As a programmatic dependent, it
+        // waits (griddepcontrol.wait) for the partition kernel before reading the partitions.
         unsafe {
-            self.launch_raw(
+            self.launch(
                 tile_kernel,
-                num_tiles as u32,
-                tuning.threads,
-                &mut params,
-                true,
+                LaunchShape::new(num_tiles as u32, tuning.threads).dependent(true),
+                &tile_params,
             )
         }?;
         Ok(())
