@@ -152,7 +152,8 @@ __device__ __forceinline__ void store_window(key_type* dst, value_type* dst_vals
 
 // Every level p < TILE of the network (p < n) on each aligned tile, in shared memory: sorts each
 // tile of TILE keys (the last one partial). Reads src, writes dst (the same buffer or another).
-__device__ __forceinline__ void batcher_block(const key_type* src, const value_type* src_vals, size_type n, key_type* dst,
+extern "C" __global__ void __launch_bounds__(TP_NT)
+    twophase_batcher_block(const key_type* src, const value_type* src_vals, size_type n, key_type* dst,
                            value_type* dst_vals) {
   using namespace batcher;
   __shared__ key_type keys[TILE];
@@ -167,7 +168,8 @@ __device__ __forceinline__ void batcher_block(const key_type* src, const value_t
 
 // One stage (p, k) of a level p >= TILE on global memory, in place: one thread per comparator
 // (comparator c has left end left_end(c); all of them lie below n / 2 comparators).
-__device__ __forceinline__ void batcher_stage(key_type* keys, value_type* vals, size_type n, size_type p, size_type k) {
+extern "C" __global__ void __launch_bounds__(TP_STAGE_NT)
+    twophase_batcher_stage(key_type* keys, value_type* vals, size_type n, size_type p, size_type k) {
   using namespace batcher;
   const long long c = (long long)blockIdx.x * TP_STAGE_NT + threadIdx.x;
   if (c >= (long long)(n / 2)) return;
@@ -194,7 +196,8 @@ __device__ __forceinline__ void batcher_stage(key_type* keys, value_type* vals, 
 // The strides FUSED_STRIDE .. 1 of a level p >= TILE, on overlapping windows (see the top of
 // this file): block w writes positions [w * FUSED_OUTPUTS, (w + 1) * FUSED_OUTPUTS) of dst from
 // the window starting HALO before them in src.
-__device__ __forceinline__ void batcher_fused(const key_type* src, const value_type* src_vals, size_type n, size_type p, key_type* dst,
+extern "C" __global__ void __launch_bounds__(TP_NT)
+    twophase_batcher_fused(const key_type* src, const value_type* src_vals, size_type n, size_type p, key_type* dst,
                            value_type* dst_vals) {
   using namespace batcher;
   __shared__ key_type keys[TILE];
@@ -204,21 +207,4 @@ __device__ __forceinline__ void batcher_fused(const key_type* src, const value_t
   load_window(src, src_vals, keys, vals, base, (long long)n, 0, TILE);
   for (int k = FUSED_STRIDE; k >= 1; k /= 2) shared_stage(keys, vals, base, (long long)n, (long long)p, k);
   store_window(dst, dst_vals, keys, vals, base, (long long)n, HALO, HALO + FUSED_OUTPUTS);
-}
-
-// The entry points: each takes its parameter block and runs the body above with its fields as
-// parameters.
-extern "C" __global__ void __launch_bounds__(TP_NT)
-    twophase_batcher_block(const twophase::batcher_block_params p) {
-  batcher_block(p.src, p.src_vals, p.n, p.dst, p.dst_vals);
-}
-
-extern "C" __global__ void __launch_bounds__(TP_STAGE_NT)
-    twophase_batcher_stage(const twophase::batcher_stage_params p) {
-  batcher_stage(p.keys, p.vals, p.n, p.p, p.k);
-}
-
-extern "C" __global__ void __launch_bounds__(TP_NT)
-    twophase_batcher_fused(const twophase::batcher_fused_params p) {
-  batcher_fused(p.src, p.src_vals, p.n, p.p, p.dst, p.dst_vals);
 }

@@ -79,7 +79,8 @@ constexpr int LBS_PARTITION_GROUPS = TP_PARTITION_NT;
 // Each boundary after the block's first is checked against the one before it: a pair out of
 // order means the scan is not a valid exclusive scan (reported to the repair slot and as
 // STATUS_SCAN_INVALID).
-__device__ __forceinline__ void lbs_partition(const index_type* __restrict__ scan, size_type num_segments, size_type total,
+extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
+    twophase_lbs_partition(const index_type* __restrict__ scan, size_type num_segments, size_type total,
                            size_type spacing, size_type num_partitions, size_type* __restrict__ partitions,
                            unsigned long long* status, unsigned long long* repair, unsigned generation) {
   twophase::pdl_launch_dependents();
@@ -103,12 +104,6 @@ __device__ __forceinline__ void lbs_partition(const index_type* __restrict__ sca
     twophase::report_bad_boundary(check, p - 1);
     twophase::raise_status(check, twophase::STATUS_SCAN_INVALID);
   }
-}
-
-extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
-    twophase_lbs_partition(const twophase::lbs_partition_params p) {
-  lbs_partition(p.scan, p.num_segments, p.total, p.spacing, p.num_partitions, p.partitions, p.status, p.repair,
-                p.generation);
 }
 
 // Writes each item's segment, and its rank when `ranks` is not null.
@@ -173,7 +168,8 @@ constexpr int LBS_TILE_MIN_BLOCKS =
     twophase::blocks_by_shared((int)sizeof(twophase::load_balance_shared<TP_NT * TP_VT>), TP_NT);
 
 // Phase 2, segments (and ranks) of every item.
-__device__ __forceinline__ void lbs_tile(const index_type* __restrict__ scan, size_type num_segments, size_type total,
+extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)
+    twophase_lbs_tile(const index_type* __restrict__ scan, size_type num_segments, size_type total,
                       const size_type* __restrict__ partitions, index_type* __restrict__ segments,
                       index_type* __restrict__ ranks, unsigned long long* status, unsigned long long* repair,
                       unsigned generation) {
@@ -184,13 +180,9 @@ __device__ __forceinline__ void lbs_tile(const index_type* __restrict__ scan, si
   twophase::cta_load_balance<TP_NT, TP_VT>(scan, num_segments, total, partitions, check, shared, op);
 }
 
-extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)
-    twophase_lbs_tile(const twophase::lbs_tile_params p) {
-  lbs_tile(p.scan, p.num_segments, p.total, p.partitions, p.segments, p.ranks, p.status, p.repair, p.generation);
-}
-
 // Phase 2, interval expand.
-__device__ __forceinline__ void interval_expand(const index_type* __restrict__ scan, size_type num_segments, size_type total,
+extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)
+    twophase_interval_expand(const index_type* __restrict__ scan, size_type num_segments, size_type total,
                              const size_type* __restrict__ partitions, const value_type* __restrict__ values,
                              value_type* __restrict__ out, unsigned long long* status, unsigned long long* repair,
                              unsigned generation) {
@@ -201,14 +193,10 @@ __device__ __forceinline__ void interval_expand(const index_type* __restrict__ s
   twophase::cta_load_balance<TP_NT, TP_VT>(scan, num_segments, total, partitions, check, shared, op);
 }
 
-extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)
-    twophase_interval_expand(const twophase::interval_expand_params p) {
-  interval_expand(p.scan, p.num_segments, p.total, p.partitions, p.values, p.out, p.status, p.repair, p.generation);
-}
-
 // Phase 2, interval move (gather, scatter or both), positions checked against input_count and
 // output_count.
-__device__ __forceinline__ void interval_move(const index_type* __restrict__ scan, size_type num_segments, size_type total,
+extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)
+    twophase_interval_move(const index_type* __restrict__ scan, size_type num_segments, size_type total,
                            const size_type* __restrict__ partitions, const index_type* __restrict__ gather,
                            const index_type* __restrict__ scatter, const value_type* __restrict__ input,
                            size_type input_count, value_type* __restrict__ output, size_type output_count,
@@ -220,14 +208,9 @@ __device__ __forceinline__ void interval_move(const index_type* __restrict__ sca
   twophase::cta_load_balance<TP_NT, TP_VT>(scan, num_segments, total, partitions, check, shared, op);
 }
 
-extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)
-    twophase_interval_move(const twophase::interval_move_params p) {
-  interval_move(p.scan, p.num_segments, p.total, p.partitions, p.gather, p.scatter, p.input, p.input_count, p.output,
-                p.output_count, p.status, p.repair, p.generation);
-}
-
 // Phase 2, the user's snippet for every (item, segment, rank).
-__device__ __forceinline__ void lbs_for_each(const index_type* __restrict__ scan, size_type num_segments, size_type total,
+extern "C" __global__ void __launch_bounds__(TP_NT)
+    twophase_lbs_for_each(const index_type* __restrict__ scan, size_type num_segments, size_type total,
                           const size_type* __restrict__ partitions, twophase_op_args args,
                           unsigned long long* status, unsigned long long* repair, unsigned generation) {
   TWOPHASE_LBS_TILE_SHARED;
@@ -235,9 +218,4 @@ __device__ __forceinline__ void lbs_for_each(const index_type* __restrict__ scan
   const twophase::input_check check = {status, repair, generation};
   user_op op = {args};
   twophase::cta_load_balance<TP_NT, TP_VT>(scan, num_segments, total, partitions, check, shared, op);
-}
-
-extern "C" __global__ void __launch_bounds__(TP_NT)
-    twophase_lbs_for_each(const twophase::lbs_for_each_params p) {
-  lbs_for_each(p.scan, p.num_segments, p.total, p.partitions, p.args, p.status, p.repair, p.generation);
 }

@@ -40,7 +40,8 @@ struct merge_tile_params {
 // Blocks overlap by one boundary (twophase::overlapped_boundary), so that each block checks every
 // adjacent pair of its boundaries: a pair out of order (unsorted inputs, or a comparator that is
 // not a strict weak order) is reported to the repair slot, and the tile kernel repairs the path.
-__device__ __forceinline__ void merge_partition(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
+extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
+    twophase_merge_partition(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
                              size_type b_count, size_type spacing, size_type num_partitions,
                              size_type* __restrict__ partitions, unsigned long long* status,
                              unsigned long long* repair, unsigned generation) {
@@ -68,7 +69,8 @@ __device__ __forceinline__ void merge_partition(const key_type* __restrict__ a, 
 // Phase 2: tile t produces outputs [t * NV, min((t + 1) * NV, total)), between its two boundaries
 // repaired past the first bad one (twophase::repaired_boundary), so that the tiles always cover
 // both inputs exactly once.
-__device__ __forceinline__ void merge_tile(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
+extern "C" __global__ void __launch_bounds__(TP_NT, TP_MIN_BLOCKS)
+    twophase_merge_tile(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
                         size_type b_count, const size_type* __restrict__ partitions, key_type* __restrict__ out,
                         const value_type* __restrict__ a_vals, const value_type* __restrict__ b_vals,
                         value_type* __restrict__ out_vals, unsigned long long* status, unsigned long long* repair,
@@ -107,18 +109,4 @@ __device__ __forceinline__ void merge_tile(const key_type* __restrict__ a, size_
     twophase::cta_merge<NT, VT, true, TP_HAS_VALUES, true, true, twophase::STATUS_ORDER_INCONSISTENT>(
         a, b, out, a_vals, b_vals, out_vals, a0, b0, diag0, a_cnt, tile_cnt, smem, check, key_compare());
   }
-}
-
-// The entry points: each takes its parameter block and runs the body above with its fields as
-// __restrict__ parameters.
-extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
-    twophase_merge_partition(const twophase::merge_partition_params p) {
-  merge_partition(p.a, p.a_count, p.b, p.b_count, p.spacing, p.num_partitions, p.partitions, p.status, p.repair,
-                  p.generation);
-}
-
-extern "C" __global__ void __launch_bounds__(TP_NT, TP_MIN_BLOCKS)
-    twophase_merge_tile(const twophase::merge_tile_params p) {
-  merge_tile(p.a, p.a_count, p.b, p.b_count, p.partitions, p.out, p.a_vals, p.b_vals, p.out_vals, p.status, p.repair,
-             p.generation);
 }

@@ -173,7 +173,8 @@ __device__ __forceinline__ void blocksort_tile(const key_type* keys_in, const va
   }
 }
 
-__device__ __forceinline__ void blocksort(const key_type* keys_in, const value_type* vals_in, size_type count, key_type* keys_out,
+extern "C" __global__ void __launch_bounds__(TP_NT)
+    twophase_blocksort(const key_type* keys_in, const value_type* vals_in, size_type count, key_type* keys_out,
                        value_type* vals_out, unsigned long long* status) {
   constexpr int NV = TP_NT * TP_VT;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -185,9 +186,4 @@ __device__ __forceinline__ void blocksort(const key_type* keys_in, const value_t
   } else {
     blocksort_tile<true>(keys_in, vals_in, count, keys_out, vals_out, smem, check);
   }
-}
-
-extern "C" __global__ void __launch_bounds__(TP_NT)
-    twophase_blocksort(const twophase::blocksort_params p) {
-  blocksort(p.keys_in, p.vals_in, p.count, p.keys_out, p.vals_out, p.status);
 }

@@ -6,7 +6,8 @@
 // With CHECK_ORDER the blocks overlap by one boundary (twophase::overlapped_boundary) and each
 // checks every adjacent pair of its boundaries inside one pair of runs: a pair out of order (the
 // comparator answered inconsistently) goes to the repair slot, which the tile kernel follows.
-__device__ __forceinline__ void mergesort_partition(const key_type* __restrict__ keys, size_type count, size_type run,
+extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
+    twophase_mergesort_partition(const key_type* __restrict__ keys, size_type count, size_type run,
                                  size_type spacing, size_type num_partitions, int lanes,
                                  size_type* __restrict__ partitions, unsigned long long* status,
                                  unsigned long long* repair, unsigned generation) {
@@ -59,7 +60,8 @@ __device__ __forceinline__ size_type repaired_pass_boundary(size_type count, siz
 // Without `partitions` (null) the block finds its own two boundaries first, a warp each by
 // pass_boundary: in a small sort that saves the partition kernel's launch, the sort's
 // bottleneck there, for one 32-ary search a block.
-__device__ __forceinline__ void mergesort_tile(const key_type* __restrict__ src, size_type count, size_type run,
+extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
+    twophase_mergesort_tile(const key_type* __restrict__ src, size_type count, size_type run,
                             const size_type* __restrict__ partitions, key_type* __restrict__ dst,
                             const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst,
                             unsigned long long* status, unsigned long long* repair, unsigned generation) {
@@ -114,16 +116,4 @@ __device__ __forceinline__ void mergesort_tile(const key_type* __restrict__ src,
     twophase::cta_merge<NT, VT, true, TP_HAS_VALUES, false, CHECK_ORDER, WALK_STATUS>(
         src, src, dst, vals_src, vals_src, vals_dst, a0, b0, diag0, a_cnt, tile_cnt, smem, check, key_compare());
   }
-}
-
-extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
-    twophase_mergesort_partition(const twophase::mergesort_partition_params p) {
-  mergesort_partition(p.keys, p.count, p.run, p.spacing, p.num_partitions, p.lanes, p.partitions, p.status, p.repair,
-                      p.generation);
-}
-
-extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
-    twophase_mergesort_tile(const twophase::mergesort_tile_params p) {
-  mergesort_tile(p.src, p.count, p.run, p.partitions, p.dst, p.vals_src, p.vals_dst, p.status, p.repair,
-                 p.generation);
 }

@@ -21,7 +21,8 @@
 // shorten it, while where they are many the kernel is bound by the scattered loads themselves and
 // one lane is best (the host picks, MergesortTuning::quad_cut_lanes). The fine selection runs on
 // the group's first lane.
-__device__ __forceinline__ void mergesort_quad_partition(const key_type* __restrict__ keys, size_type count, size_type run,
+extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
+    twophase_mergesort_quad_partition(const key_type* __restrict__ keys, size_type count, size_type run,
                                       const size_type* __restrict__ partitions, size_type spacing,
                                       size_type num_cuts, int lanes, size_type* __restrict__ cuts,
                                       unsigned long long* status, unsigned long long* samples_repair,
@@ -119,11 +120,5 @@ __device__ __forceinline__ void mergesort_quad_partition(const key_type* __restr
       }
     }
   }
-}
-
-extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
-    twophase_mergesort_quad_partition(const twophase::mergesort_quad_partition_params p) {
-  mergesort_quad_partition(p.keys, p.count, p.run, p.partitions, p.spacing, p.num_cuts, p.lanes, p.cuts, p.status,
-                           p.samples_repair, p.cuts_repair, p.generation);
 }
 #endif  // TP_QUAD_NT > 0

@@ -308,7 +308,8 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
 constexpr int QUAD_MIN_BLOCKS_PER_SM =
     TP_QUAD_REGISTERS > 0 ? twophase::blocks_by_registers(TP_QUAD_REGISTERS, TP_QUAD_NT) : 1;
 
-__device__ __forceinline__ void mergesort_quad_tile(const key_type* __restrict__ src, size_type count, size_type run,
+extern "C" __global__ void __launch_bounds__(TP_QUAD_NT, QUAD_MIN_BLOCKS_PER_SM)
+    twophase_mergesort_quad_tile(const key_type* __restrict__ src, size_type count, size_type run,
                                  const size_type* __restrict__ cuts, key_type* __restrict__ dst,
                                  const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst,
                                  unsigned long long* status, unsigned long long* cuts_repair, unsigned generation) {
@@ -323,11 +324,5 @@ __device__ __forceinline__ void mergesort_quad_tile(const key_type* __restrict__
   } else {
     quad_tile<true>(src, count, run, cuts, dst, vals_src, vals_dst, smem, check);
   }
-}
-
-extern "C" __global__ void __launch_bounds__(TP_QUAD_NT, QUAD_MIN_BLOCKS_PER_SM)
-    twophase_mergesort_quad_tile(const twophase::mergesort_quad_tile_params p) {
-  mergesort_quad_tile(p.src, p.count, p.run, p.cuts, p.dst, p.vals_src, p.vals_dst, p.status, p.cuts_repair,
-                      p.generation);
 }
 #endif  // TP_QUAD_NT > 0

@@ -55,7 +55,8 @@ __device__ __forceinline__ size_type search_diagonal(size_type p, size_type spac
 // Phase 1: partitions[p] = needles before output diagonal min(p * spacing, needles + haystack).
 // Each boundary after the block's first is checked against the one before it; the first pair
 // out of order is reported to the repair slot.
-__device__ __forceinline__ void search_partition(const key_type* __restrict__ needles, size_type needle_count,
+extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
+    twophase_search_partition(const key_type* __restrict__ needles, size_type needle_count,
                               const key_type* __restrict__ haystack, size_type haystack_count, size_type spacing,
                               size_type num_partitions, size_type* __restrict__ partitions,
                               unsigned long long* status, unsigned long long* repair, unsigned generation) {
@@ -82,12 +83,6 @@ __device__ __forceinline__ void search_partition(const key_type* __restrict__ ne
   }
 }
 
-extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
-    twophase_search_partition(const twophase::search_partition_params p) {
-  search_partition(p.needles, p.needle_count, p.haystack, p.haystack_count, p.spacing, p.num_partitions, p.partitions,
-                   p.status, p.repair, p.generation);
-}
-
 // Phase 2: tile t covers merge outputs [t * NV, min((t + 1) * NV, total)); each of its needles gets
 // its bound in the haystack (global index) in out[needle].
 // The tile's static shared memory: NV + 1 keys (16-byte aligned), then NV bounds.
@@ -103,7 +98,8 @@ constexpr int SEARCH_BLOCKS_BY_REGISTERS = twophase::blocks_by_registers(SEARCH_
 constexpr int SEARCH_TILE_MIN_BLOCKS =
     SEARCH_BLOCKS_BY_SHARED < SEARCH_BLOCKS_BY_REGISTERS ? SEARCH_BLOCKS_BY_SHARED : SEARCH_BLOCKS_BY_REGISTERS;
 
-__device__ __forceinline__ void search_tile(const key_type* __restrict__ needles, size_type needle_count,
+extern "C" __global__ void __launch_bounds__(TP_NT, SEARCH_TILE_MIN_BLOCKS)
+    twophase_search_tile(const key_type* __restrict__ needles, size_type needle_count,
                          const key_type* __restrict__ haystack, size_type haystack_count,
                          const size_type* __restrict__ partitions, index_type* __restrict__ out,
                          unsigned long long* status, unsigned long long* repair, unsigned generation) {
@@ -201,10 +197,4 @@ __device__ __forceinline__ void search_tile(const key_type* __restrict__ needles
       out[a0 + idx] = (index_type)(b0 + (size_type)bound);
     }
   }
-}
-
-extern "C" __global__ void __launch_bounds__(TP_NT, SEARCH_TILE_MIN_BLOCKS)
-    twophase_search_tile(const twophase::search_tile_params p) {
-  search_tile(p.needles, p.needle_count, p.haystack, p.haystack_count, p.partitions, p.out, p.status, p.repair,
-              p.generation);
 }

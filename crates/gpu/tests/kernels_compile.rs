@@ -3,6 +3,7 @@
 use twophase_gpu::load_balance::shipped_load_balance_programs;
 use twophase_gpu::merge::shipped_merge_programs;
 use twophase_gpu::mergesort::shipped_mergesort_programs;
+use twophase_gpu::runtime::launch::{param_asserts, ParamLayout};
 use twophase_gpu::runtime::nvrtc::{
     compile_cubin, compile_cubin_with_log, nvrtc_available, nvrtc_version,
 };
@@ -264,4 +265,59 @@ fn an_error_after_a_snippet_points_at_the_generated_line() {
         log.contains(&format!("{}({line}): error", probe.name)),
         "line {line}: {log}"
     );
+}
+
+/// A probe kernel's parameter block as Rust would lay it out: an address, then a 32-bit count.
+const PROBE_PARAMS: ParamLayout = ParamLayout {
+    cuda_name: "probe_params",
+    size: 16,
+    fields: &[("data", 0, 8), ("count", 8, 4)],
+};
+
+/// The probe's program: its CUDA twin struct, the kernel's parameter list, the generated asserts.
+fn probe_program(twin_fields: &str, kernel_params: &str) -> String {
+    format!(
+        "namespace twophase {{ struct probe_params {{ {twin_fields} }}; }}\n\
+         extern \"C\" __global__ void twophase_probe({kernel_params}) {{ data[0] = count; }}\n{}",
+        param_asserts(&[&PROBE_PARAMS])
+    )
+}
+
+#[test]
+fn a_parameter_block_must_match_its_twin_and_its_kernel() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    let matching = probe_program(
+        "int* data; unsigned count;",
+        "int* __restrict__ data, unsigned count",
+    );
+    compile_cubin(&matching, "probe_matching.cu", PROBE_ARCH).expect("matching block compiles");
+    // The kernel takes the fields in another order than its twin declares them.
+    let swapped = compile_log(
+        &probe_program("int* data; unsigned count;", "unsigned count, int* data"),
+        "probe_swapped.cu",
+    );
+    assert!(
+        swapped.contains("the parameters of `twophase_probe`"),
+        "{swapped}"
+    );
+    // The twin declares the fields in another order than Rust lays them out.
+    let moved = compile_log(
+        &probe_program("unsigned count; int* data;", "unsigned count, int* data"),
+        "probe_moved.cu",
+    );
+    assert!(
+        moved.contains("`probe_params::data` must lie at byte 0"),
+        "{moved}"
+    );
+    // A field of another size.
+    let narrow = compile_log(
+        &probe_program(
+            "int* data; unsigned long long count;",
+            "int* data, unsigned long long count",
+        ),
+        "probe_narrow.cu",
+    );
+    assert!(narrow.contains("`probe_params::count`"), "{narrow}");
 }

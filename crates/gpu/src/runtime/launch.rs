@@ -1,4 +1,14 @@
-//! The one typed kernel launch: a `#[repr(C)]` parameter block per kernel, checked against its CUDA twin.
+//! The one typed kernel launch: a `#[repr(C)]` parameter block per kernel, checked against its CUDA twin and the kernel's parameters.
+//!
+//! A kernel `twophase_<name>` keeps its own parameter list (its pointers stay `__restrict__`
+//! parameters, which is what lets NVRTC load through the read-only path: a kernel taking one
+//! struct measured no `ld.global.nc` at all in the merge tile, and a 4-byte spill at its register
+//! bound). Its parameters are described once in Rust by [`kernel_params!`] and once in CUDA by
+//! the twin struct `twophase::<name>_params`; the generated program asserts ([`param_asserts`])
+//! that the twin has the Rust struct's size and each field's offset and size, and that the
+//! kernel's parameter types are the twin's field types in order. The launch hands the driver the
+//! Rust struct's bytes as the kernel's parameter buffer, whose layout (each parameter at its
+//! natural alignment, in order) is the C layout of the twin.
 
 use std::ffi::c_void;
 
@@ -13,7 +23,9 @@ use crate::error::GpuError;
 
 /// The field layout of a kernel's parameter block as Rust laid it out: the CUDA struct's name,
 /// its size, and each field's name, offset and size. [`param_asserts`] turns it into
-/// `static_assert`s that the CUDA struct of the same name has exactly this layout.
+/// `static_assert`s that the CUDA struct of the same name has exactly this layout and that the
+/// kernel `twophase_<name>` (the struct's name without `_params`) takes these fields as its
+/// parameters.
 #[derive(Debug)]
 pub struct ParamLayout {
     /// The CUDA struct's name (in namespace `twophase`).
@@ -25,12 +37,12 @@ pub struct ParamLayout {
 }
 
 /// A kernel's parameter block: one `#[repr(C)]` struct of plain fields (device addresses as
-/// `u64`, sizes as `u64`, counters as `u32`), which the kernel takes by value as the CUDA struct
-/// `twophase::<LAYOUT.cuda_name>`. Implemented by [`kernel_params!`] only.
+/// `u64`, sizes as `u64`, counts as `u32`/`i32`), laid out as the kernel's parameter buffer.
+/// Implemented by [`kernel_params!`] only.
 ///
 /// # Safety
-/// `LAYOUT` must describe `Self` exactly, and `Self` must be `#[repr(C)]` plain data with no
-/// padding the kernel reads: the launch hands its bytes to the kernel as they are.
+/// `LAYOUT` must describe `Self` exactly, and `Self` must be `#[repr(C)]` plain data: the launch
+/// hands its bytes, up to the end of its last field, to the kernel as its parameters.
 pub unsafe trait KernelParams: Copy {
     /// The block's layout, checked against the CUDA struct in every program that launches it.
     const LAYOUT: ParamLayout;
@@ -38,7 +50,8 @@ pub unsafe trait KernelParams: Copy {
 
 /// Declare a kernel's parameter block: a `#[repr(C)]` struct and its [`KernelParams`] layout.
 /// The CUDA twin (same name, same fields in the same order) lives in the kernel's `.cu` file, and
-/// the program that compiles it `static_assert`s ([`param_asserts`]) the two layouts equal.
+/// the program that compiles it `static_assert`s ([`param_asserts`]) the two layouts equal and
+/// the kernel's parameters the twin's fields.
 macro_rules! kernel_params {
     ($(#[$meta:meta])* $vis:vis struct $name:ident as $cuda:literal {
         $($(#[$field_meta:meta])* $field:ident: $ty:ty),* $(,)?
@@ -67,13 +80,20 @@ macro_rules! kernel_params {
 pub(crate) use kernel_params;
 
 /// `static_assert`s, for a program's source, that each CUDA parameter struct has the layout of
-/// its Rust twin: its size, and each field's offset and size (a mismatch is a compile error
-/// naming the struct and the field, not a kernel reading the wrong bytes).
+/// its Rust twin (its size, and each field's offset and size) and that its kernel
+/// `twophase_<name>` takes the struct's field types as its parameters, in order: a mismatch is a
+/// compile error naming the struct, the field or the kernel, not a kernel reading the wrong bytes.
 pub fn param_asserts(layouts: &[&ParamLayout]) -> String {
     // NVRTC has no <cstddef>: a field's offset is the address of the field of a struct at
-    // address 0, which EDG's __INTADDR__ folds to a constant (as its own offsetof does).
+    // address 0, which EDG's __INTADDR__ folds to a constant (as its own offsetof does). A
+    // kernel's function type drops its parameters' top-level qualifiers (`__restrict__`), so it
+    // equals the function type built from the fields' declared types.
     let mut asserts = String::from(
-        "#define TP_FIELD_OFFSET(S, F) ((unsigned long long)__INTADDR__(&(((S*)0)->F)))\n",
+        "#define TP_FIELD_OFFSET(S, F) ((unsigned long long)__INTADDR__(&(((S*)0)->F)))\n\
+         namespace twophase {\n\
+         template <class A, class B> struct same_params { static constexpr bool value = false; };\n\
+         template <class A> struct same_params<A, A> { static constexpr bool value = true; };\n\
+         }  // namespace twophase\n",
     );
     for layout in layouts {
         let name = layout.cuda_name;
@@ -89,10 +109,49 @@ pub fn param_asserts(layouts: &[&ParamLayout]) -> String {
                  lie at byte {offset} and take {size} bytes, as in its Rust twin\");\n"
             ));
         }
+        let kernel = layout.kernel();
+        let types: Vec<String> = layout
+            .fields
+            .iter()
+            .map(|(field, _, _)| format!("decltype(twophase::{name}::{field})"))
+            .collect();
+        asserts.push_str(&format!(
+            "static_assert(twophase::same_params<decltype(&{kernel}), void (*)({types})>::value, \
+             \"twophase: the parameters of `{kernel}` must be the fields of `{name}`, in order\");\n",
+            types = types.join(", ")
+        ));
     }
     asserts.push_str("#undef TP_FIELD_OFFSET\n");
     asserts
 }
+
+impl ParamLayout {
+    /// The kernel this block is the parameters of: `twophase_<name>` for `<name>_params`.
+    pub fn kernel(&self) -> String {
+        let stem = self
+            .cuda_name
+            .strip_suffix("_params")
+            .unwrap_or(self.cuda_name);
+        format!("twophase_{stem}")
+    }
+
+    /// Bytes of the kernel's parameter buffer: up to the end of the last field (the struct's
+    /// tail padding is no parameter).
+    pub fn buffer_bytes(&self) -> usize {
+        self.fields
+            .iter()
+            .map(|&(_, offset, size)| offset + size)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// `CU_LAUNCH_PARAM_BUFFER_POINTER`: the next `extra` entry is the parameter buffer.
+const PARAM_BUFFER_POINTER: *mut c_void = std::ptr::without_provenance_mut(1);
+/// `CU_LAUNCH_PARAM_BUFFER_SIZE`: the next `extra` entry points at the buffer's size (`size_t`).
+const PARAM_BUFFER_SIZE: *mut c_void = std::ptr::without_provenance_mut(2);
+/// `CU_LAUNCH_PARAM_END`: the end of `extra`.
+const PARAM_END: *mut c_void = std::ptr::null_mut();
 
 /// The shape of one launch: blocks, threads a block, dynamic shared memory, and whether the
 /// kernel is a programmatic dependent of the previous launch on the stream (sm_90+, when the
@@ -132,13 +191,14 @@ impl LaunchShape {
 }
 
 impl Gpu {
-    /// Launch `function` on this handle's stream with the parameter block `params`: the only
-    /// kernel launch in the crate.
+    /// Launch `function` on this handle's stream with the parameter block `params` as its
+    /// parameters: the only kernel launch in the crate.
     ///
     /// # Safety
-    /// `function` must take exactly one parameter, the CUDA twin of `P` (its program compiled
-    /// [`param_asserts`] of `P::LAYOUT`), and the device addresses in `params` must be valid on
-    /// this stream, for what the kernel reads and writes there, until the kernel completes.
+    /// `function` must be the kernel `P::LAYOUT.kernel()` of a program that compiled
+    /// [`param_asserts`] of `P::LAYOUT` (so its parameters are `P`'s fields in order), and the
+    /// device addresses in `params` must be valid on this stream, for what the kernel reads and
+    /// writes there, until the kernel completes.
     pub(crate) unsafe fn launch<P: KernelParams>(
         &self,
         function: &CudaFunction,
@@ -169,20 +229,28 @@ impl Gpu {
             numAttrs: u32::from(pdl),
         };
         self.note_launch(function);
-        // The kernel's one parameter: a pointer to the block, which the driver copies.
+        // The parameters as one buffer (the driver copies it): the block's bytes up to the end
+        // of its last field, each parameter at its natural alignment as the kernel expects.
         let mut block = *params;
-        let mut block_address = [std::ptr::addr_of_mut!(block).cast::<c_void>()];
+        let mut buffer_bytes: usize = P::LAYOUT.buffer_bytes();
+        let mut extra = [
+            PARAM_BUFFER_POINTER,
+            std::ptr::addr_of_mut!(block).cast::<c_void>(),
+            PARAM_BUFFER_SIZE,
+            std::ptr::addr_of_mut!(buffer_bytes).cast::<c_void>(),
+            PARAM_END,
+        ];
         let launched = self.context().bind_to_thread().and_then(|()| {
-            // SAFETY: the caller guarantees that the kernel takes one parameter of P's layout and
-            // that the addresses in it are valid; `block`, `config` and `attribute` outlive the
-            // call (the driver copies the parameter); the function belongs to this context and
-            // the stream to this handle.
+            // SAFETY: the caller guarantees that the kernel's parameters are P's fields in order
+            // and that the addresses in them are valid; `block`, `buffer_bytes`, `extra`,
+            // `config` and `attribute` outlive the call (the driver copies the parameters); the
+            // function belongs to this context and the stream to this handle.
             unsafe {
                 driver_sys::cuLaunchKernelEx(
                     &config,
                     function.cu_function(),
-                    block_address.as_mut_ptr(),
                     std::ptr::null_mut(),
+                    extra.as_mut_ptr(),
                 )
             }
             .result()
@@ -213,105 +281,19 @@ impl Gpu {
     }
 }
 
-/// One raw kernel parameter for [`Gpu::launch_raw`]: a pointer to its value, which the driver
-/// reads (and copies) during the launch, so the value must outlive that call.
-pub(crate) fn kernel_param<T>(value: &T) -> *mut c_void {
-    (value as *const T).cast_mut().cast()
-}
-
-impl Gpu {
-    /// Launch `function` with raw parameters (each a [`kernel_param`] pointer to its value), as a
-    /// programmatic dependent of the previous launch
-    /// on this stream when `dependent` and programmatic launch is on.
-    ///
-    /// # Safety
-    /// `params` must point at values matching the kernel's parameters in number, order and size,
-    /// alive for the call; the buffers they address must be valid on this stream for what the
-    /// kernel does with them.
-    pub(crate) unsafe fn launch_raw(
-        &self,
-        function: &CudaFunction,
-        grid: u32,
-        threads: u32,
-        params: &mut [*mut c_void],
-        dependent: bool,
-    ) -> Result<(), GpuError> {
-        // SAFETY: forwarded; no dynamic shared memory.
-        unsafe { self.launch_raw_shared(function, grid, threads, 0, params, dependent) }
-    }
-
-    /// [`launch_raw`](Self::launch_raw) with `shared_bytes` of dynamic shared memory (past 48 KiB
-    /// the kernel must have opted in, [`Kernels::allow_dynamic_shared`]).
-    ///
-    /// # Safety
-    /// As for [`launch_raw`](Self::launch_raw).
-    pub(crate) unsafe fn launch_raw_shared(
-        &self,
-        function: &CudaFunction,
-        grid: u32,
-        threads: u32,
-        shared_bytes: u32,
-        params: &mut [*mut c_void],
-        dependent: bool,
-    ) -> Result<(), GpuError> {
-        // SAFETY: an all-zero launch attribute value is valid plain data (a union of integers and
-        // plain structs); only the field selected by `id` is then set.
-        let mut value: driver_sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
-        value.programmaticStreamSerializationAllowed = 1;
-        let mut attribute = driver_sys::CUlaunchAttribute {
-            id: driver_sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
-            pad: [0; 4],
-            value,
-        };
-        self.ensure_alive()?;
-        let pdl = dependent && self.programmatic_launch();
-        let config = driver_sys::CUlaunchConfig {
-            gridDimX: grid,
-            gridDimY: 1,
-            gridDimZ: 1,
-            blockDimX: threads,
-            blockDimY: 1,
-            blockDimZ: 1,
-            sharedMemBytes: shared_bytes,
-            hStream: self.stream().cu_stream(),
-            attrs: &mut attribute,
-            numAttrs: u32::from(pdl),
-        };
-        self.note_launch(function);
-        let launched = self.context().bind_to_thread().and_then(|()| {
-            // SAFETY: the caller guarantees `params`; `config` and `attribute` outlive the call
-            // (the driver copies the parameters); the function belongs to this context and the
-            // stream to this handle. A dependent tile kernel waits (griddepcontrol.wait) for the
-            // partition kernel before reading the partitions.
-            unsafe {
-                driver_sys::cuLaunchKernelEx(
-                    &config,
-                    function.cu_function(),
-                    params.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                )
-            }
-            .result()
-        });
-        self.observe(launched.map_err(GpuError::from), || {
-            let kernel = self.last_kernel().unwrap_or_else(|| "a kernel".to_owned());
-            format!("launching {kernel}")
-        })
-    }
-}
-
 /// Name (and cache key) of the program [`Gpu::fault_for_test`] runs.
 const FAULT_PROGRAM: &str = "twophase_fault_for_test.cu";
 /// Entry point of that program.
 const FAULT_ENTRY: &str = "twophase_fault_for_test";
 /// That program: one store through its parameter block's address, which the launch makes null.
-const FAULT_SOURCE: &str = "namespace twophase { struct fault_params { int* target; }; }\n\
-    extern \"C\" __global__ void twophase_fault_for_test(const twophase::fault_params p) {\n\
-    \x20 *(volatile int*)p.target = 1;\n}\n";
+const FAULT_SOURCE: &str =
+    "namespace twophase { struct fault_for_test_params { int* target; }; }\n\
+    extern \"C\" __global__ void twophase_fault_for_test(int* target) {\n\
+    \x20 *(volatile int*)target = 1;\n}\n";
 
 kernel_params! {
     /// The parameter block of the fault kernel: the address it stores through.
-    struct FaultParams as "fault_params" {
+    struct FaultParams as "fault_for_test_params" {
         target: u64,
     }
 }
