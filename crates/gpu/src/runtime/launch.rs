@@ -87,12 +87,13 @@ pub fn param_asserts(layouts: &[&ParamLayout]) -> String {
     // NVRTC has no <cstddef>: a field's offset is the address of the field of a struct at
     // address 0, which EDG's __INTADDR__ folds to a constant (as its own offsetof does). A
     // kernel's function type drops its parameters' top-level qualifiers (`__restrict__`), so it
-    // equals the function type built from the fields' declared types.
+    // equals the function type built from the fields' declared types. (An enum, not a static
+    // member: a static member would be a device variable in every program.)
     let mut asserts = String::from(
         "#define TP_FIELD_OFFSET(S, F) ((unsigned long long)__INTADDR__(&(((S*)0)->F)))\n\
          namespace twophase {\n\
-         template <class A, class B> struct same_params { static constexpr bool value = false; };\n\
-         template <class A> struct same_params<A, A> { static constexpr bool value = true; };\n\
+         template <class A, class B> struct same_params { enum { value = 0 }; };\n\
+         template <class A> struct same_params<A, A> { enum { value = 1 }; };\n\
          }  // namespace twophase\n",
     );
     for layout in layouts {
