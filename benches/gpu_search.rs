@@ -87,8 +87,8 @@ fn main() {
         "load-balancing search differs from the CPU backend"
     );
     let lbs_bytes = (4 * LBS_ITEMS + 4 * LBS_SEGMENTS) as f64;
-    let mut best_lbs = (f64::MAX, LoadBalanceTuning::SHIPPED);
-    let shipped = LoadBalanceTuning::SHIPPED;
+    let mut best_lbs = (f64::MAX, LoadBalanceTuning::shipped());
+    let shipped = LoadBalanceTuning::shipped();
     for (threads, vt) in std::iter::once((shipped.threads, shipped.vt)).chain(LBS_SWEEP) {
         let tuning = LoadBalanceTuning { threads, vt };
         stream

@@ -1303,7 +1303,7 @@ fn unsorted_search_inputs_are_named() {
 /// Bad segment scans for `total` items: not starting at 0, decreasing, past the total, missing,
 /// and with `usize::MAX`; large ones with the fault across a load-balancing tile boundary.
 fn bad_scans() -> Vec<(&'static str, Vec<usize>, usize)> {
-    let tile = LoadBalanceTuning::SHIPPED.tile();
+    let tile = LoadBalanceTuning::shipped().tile();
     let mut scans = vec![
         ("non-zero start", vec![1, 2], 4),
         ("decreasing", vec![0, 3, 2], 4),
@@ -1532,7 +1532,7 @@ fn bad_positions_leave_the_output_unchanged() {
     let own = Handle::Own(&gpu);
     let mut rng = rng();
     let mut scratch = SearchScratch::new();
-    let tile = LoadBalanceTuning::SHIPPED.tile();
+    let tile = LoadBalanceTuning::shipped().tile();
     for total in boundary_sizes(&[tile], &LARGE_SIZES) {
         if total < 2 {
             continue;
@@ -2262,7 +2262,7 @@ fn tiles_sorted_search() {
 fn tiles_load_balance() {
     let gpu = gpu();
     let mut rng = rng();
-    let tile = LoadBalanceTuning::SHIPPED.tile();
+    let tile = LoadBalanceTuning::shipped().tile();
     for total in [tile - 1, tile + 1, 3 * tile + 7] {
         // Sizes 0 to 3: many empty segments, tiles made mostly of segment starts.
         let mut scan = Vec::new();

@@ -122,7 +122,7 @@ fn upload<T: DeviceRepr + Copy>(gpu: &Gpu, host: &[T], filler: T) -> CudaSlice<T
 }
 
 fn sizes() -> Vec<usize> {
-    let tile = LoadBalanceTuning::SHIPPED.tile();
+    let tile = LoadBalanceTuning::shipped().tile();
     vec![
         0,
         1,
@@ -577,7 +577,7 @@ fn sorted_search_2_pow_26_in_2_pow_26() {
 /// load-balancing search's tiles, many tiles.
 fn adversarial_sizes() -> Vec<usize> {
     let search = twophase::gpu::SortedSearchTuning::for_key(4).tile();
-    let lbs = LoadBalanceTuning::SHIPPED.tile();
+    let lbs = LoadBalanceTuning::shipped().tile();
     let mut sizes = vec![0, 1, 2, 3];
     for edge in [search, lbs] {
         sizes.extend([edge - 1, edge, edge + 1, 3 * edge + 7]);

@@ -2,7 +2,7 @@
 
 use std::mem::{align_of, size_of};
 
-use super::{LoadBalanceOp, LoadBalanceTuning, TileCall};
+use super::TileCall;
 use crate::error::GpuError;
 use crate::key::DeviceValue;
 use crate::runtime::device::Gpu;
@@ -123,17 +123,14 @@ impl Gpu {
             Staged::Download(bytemuck::cast_slice_mut(&mut ranks)),
         ];
         let launched = self.through_staging(&mut buffers, |[scan_ptr, seg_ptr, rank_ptr]| {
-            self.launch_load_balance::<I>(
-                scan_ptr,
-                scan.len(),
+            self.launch_builtin::<I>(
+                (scan_ptr, scan.len()),
                 total,
                 TileCall::Segments {
                     segments: seg_ptr,
                     ranks: if with_ranks { rank_ptr } else { 0 },
                 },
                 None,
-                &LoadBalanceOp::none(),
-                LoadBalanceTuning::SHIPPED,
                 &mut scratch,
             )
         });
@@ -253,14 +250,11 @@ impl Gpu {
                         output: (out_ptr, out_count),
                     },
                 };
-                self.launch_load_balance::<I>(
-                    scan_ptr,
-                    scan.len(),
+                self.launch_builtin::<I>(
+                    (scan_ptr, scan.len()),
                     total,
                     call,
                     Some((size_of::<V>(), align_of::<V>())),
-                    &LoadBalanceOp::none(),
-                    LoadBalanceTuning::SHIPPED,
                     &mut scratch,
                 )
             },

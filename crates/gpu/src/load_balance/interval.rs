@@ -35,7 +35,7 @@ impl Gpu {
             scan,
             total,
             segments,
-            LoadBalanceTuning::SHIPPED,
+            LoadBalanceTuning::shipped(),
             scratch,
         )
     }
@@ -96,17 +96,14 @@ impl Gpu {
         let (scan_ptr, _s) = scan.device_ptr(&stream);
         let (out_ptr, _o) = segments.device_ptr_mut(&stream);
         let (ranks_ptr, _r) = ranks.device_ptr_mut(&stream);
-        self.launch_load_balance::<I>(
-            scan_ptr,
-            scan.len(),
+        self.launch_builtin::<I>(
+            (scan_ptr, scan.len()),
             total,
             TileCall::Segments {
                 segments: out_ptr,
                 ranks: ranks_ptr,
             },
             None,
-            &LoadBalanceOp::none(),
-            LoadBalanceTuning::SHIPPED,
             scratch,
         )
     }
@@ -143,17 +140,14 @@ impl Gpu {
         let (scan_ptr, _s) = scan.device_ptr(&stream);
         let (values_ptr, _v) = values.device_ptr(&stream);
         let (out_ptr, _o) = out.device_ptr_mut(&stream);
-        self.launch_load_balance::<I>(
-            scan_ptr,
-            scan.len(),
+        self.launch_builtin::<I>(
+            (scan_ptr, scan.len()),
             total,
             TileCall::Expand {
                 values: values_ptr,
                 out: out_ptr,
             },
             Some((size_of::<V>(), align_of::<V>())),
-            &LoadBalanceOp::none(),
-            LoadBalanceTuning::SHIPPED,
             scratch,
         )
     }
@@ -184,27 +178,8 @@ impl Gpu {
     {
         check_len("gather output", total, out.len())?;
         check_len("gather positions", scan.len(), gather.len())?;
-        let stream = self.stream().clone();
-        let (scan_ptr, _s) = scan.device_ptr(&stream);
-        let (gather_ptr, _g) = gather.device_ptr(&stream);
-        let (input_ptr, _i) = input.device_ptr(&stream);
-        let out_count = out.len() as u64;
-        let (out_ptr, _o) = out.device_ptr_mut(&stream);
-        self.launch_load_balance::<I>(
-            scan_ptr,
-            scan.len(),
-            total,
-            TileCall::Move {
-                gather: gather_ptr,
-                scatter: 0,
-                input: (input_ptr, input.len() as u64),
-                output: (out_ptr, out_count),
-            },
-            Some((size_of::<V>(), align_of::<V>())),
-            &LoadBalanceOp::none(),
-            LoadBalanceTuning::SHIPPED,
-            scratch,
-        )
+        let (gather_ptr, _g) = gather.device_ptr(self.stream());
+        self.move_device::<I, V, S, In, O>(scan, total, (gather_ptr, 0), input, out, scratch)
     }
 
     /// Interval scatter on the device: for each segment `s`,
@@ -234,27 +209,8 @@ impl Gpu {
     {
         check_len("scatter input", total, input.len())?;
         check_len("scatter positions", scan.len(), scatter.len())?;
-        let stream = self.stream().clone();
-        let (scan_ptr, _s) = scan.device_ptr(&stream);
-        let (scatter_ptr, _g) = scatter.device_ptr(&stream);
-        let (input_ptr, _i) = input.device_ptr(&stream);
-        let out_count = out.len() as u64;
-        let (out_ptr, _o) = out.device_ptr_mut(&stream);
-        self.launch_load_balance::<I>(
-            scan_ptr,
-            scan.len(),
-            total,
-            TileCall::Move {
-                gather: 0,
-                scatter: scatter_ptr,
-                input: (input_ptr, input.len() as u64),
-                output: (out_ptr, out_count),
-            },
-            Some((size_of::<V>(), align_of::<V>())),
-            &LoadBalanceOp::none(),
-            LoadBalanceTuning::SHIPPED,
-            scratch,
-        )
+        let (scatter_ptr, _t) = scatter.device_ptr(self.stream());
+        self.move_device::<I, V, S, In, O>(scan, total, (0, scatter_ptr), input, out, scratch)
     }
 
     /// Interval move on the device: for each segment `s`,
@@ -285,28 +241,10 @@ impl Gpu {
     {
         check_len("gather positions", scan.len(), gather.len())?;
         check_len("scatter positions", scan.len(), scatter.len())?;
-        let stream = self.stream().clone();
-        let (scan_ptr, _s) = scan.device_ptr(&stream);
-        let (gather_ptr, _g) = gather.device_ptr(&stream);
-        let (scatter_ptr, _t) = scatter.device_ptr(&stream);
-        let (input_ptr, _i) = input.device_ptr(&stream);
-        let out_count = out.len() as u64;
-        let (out_ptr, _o) = out.device_ptr_mut(&stream);
-        self.launch_load_balance::<I>(
-            scan_ptr,
-            scan.len(),
-            total,
-            TileCall::Move {
-                gather: gather_ptr,
-                scatter: scatter_ptr,
-                input: (input_ptr, input.len() as u64),
-                output: (out_ptr, out_count),
-            },
-            Some((size_of::<V>(), align_of::<V>())),
-            &LoadBalanceOp::none(),
-            LoadBalanceTuning::SHIPPED,
-            scratch,
-        )
+        let (gather_ptr, _g) = gather.device_ptr(self.stream());
+        let (scatter_ptr, _t) = scatter.device_ptr(self.stream());
+        let positions = (gather_ptr, scatter_ptr);
+        self.move_device::<I, V, S, In, O>(scan, total, positions, input, out, scratch)
     }
 
     /// Run the user snippet `op` once per work item with its (item, segment, rank), the segments
@@ -346,7 +284,45 @@ impl Gpu {
             TileCall::ForEach { args: packed },
             None,
             op,
-            LoadBalanceTuning::SHIPPED,
+            LoadBalanceTuning::shipped(),
+            scratch,
+        )
+    }
+
+    /// The moves of interval gather, scatter and move: `out[scatter[s] + r] = input[gather[s] +
+    /// r]`, with the positions' device addresses (0: the identity, `scan[s]`), which the caller
+    /// keeps alive for the call.
+    fn move_device<I, V, S, In, O>(
+        &self,
+        scan: &S,
+        total: usize,
+        (gather, scatter): (u64, u64),
+        input: &In,
+        out: &mut O,
+        scratch: &mut SearchScratch,
+    ) -> Result<(), GpuError>
+    where
+        I: DeviceIndex,
+        V: DeviceValue,
+        S: DevicePtr<I>,
+        In: DevicePtr<V>,
+        O: DevicePtrMut<V>,
+    {
+        let stream = self.stream().clone();
+        let (scan_ptr, _s) = scan.device_ptr(&stream);
+        let (input_ptr, _i) = input.device_ptr(&stream);
+        let out_count = out.len() as u64;
+        let (out_ptr, _o) = out.device_ptr_mut(&stream);
+        self.launch_builtin::<I>(
+            (scan_ptr, scan.len()),
+            total,
+            TileCall::Move {
+                gather,
+                scatter,
+                input: (input_ptr, input.len() as u64),
+                output: (out_ptr, out_count),
+            },
+            Some((size_of::<V>(), align_of::<V>())),
             scratch,
         )
     }

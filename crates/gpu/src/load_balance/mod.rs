@@ -243,6 +243,28 @@ enum TileCall {
 }
 
 impl Gpu {
+    /// A call of the built-in kernels (no user snippet) at the shipped tuning, over the scan at
+    /// device address `scan.0` of `scan.1` segments.
+    fn launch_builtin<I: DeviceIndex>(
+        &self,
+        scan: (u64, usize),
+        total: usize,
+        call: TileCall,
+        values: ValueLayout,
+        scratch: &mut SearchScratch,
+    ) -> Result<(), GpuError> {
+        self.launch_load_balance::<I>(
+            scan.0,
+            scan.1,
+            total,
+            call,
+            values,
+            &LoadBalanceOp::none(),
+            LoadBalanceTuning::shipped(),
+            scratch,
+        )
+    }
+
     /// Compile (or fetch from the caches) a load-balancing program ahead of the first call.
     pub fn prepare_load_balance<I: DeviceIndex>(
         &self,
@@ -460,12 +482,12 @@ pub fn shipped_load_balance_programs() -> Vec<Program> {
         out.push(load_balance_program::<u32>(
             values,
             &LoadBalanceOp::none(),
-            LoadBalanceTuning::SHIPPED,
+            LoadBalanceTuning::shipped(),
         ));
         out.push(load_balance_program::<u64>(
             values,
             &LoadBalanceOp::none(),
-            LoadBalanceTuning::SHIPPED,
+            LoadBalanceTuning::shipped(),
         ));
     }
     out

@@ -18,16 +18,19 @@ impl LoadBalanceTuning {
         self.threads as usize * self.vt as usize
     }
 
-    /// The shipped tuning (H100 sweeps in docs/tuning.md). Reasons:
+    /// The shipped tuning, for every device the kernels are built for (H100 sweeps in
+    /// docs/tuning.md). Reasons:
     /// - The work is a stream (a segment start read per segment, an index written per item); the
     ///   in-tile merge runs on 32-bit shared-memory values, whatever the index type.
     /// - NT = 256, VT = 15 (3840 merge outputs, 30 KB of shared memory): large tiles keep the
     ///   partition searches few and many loads in flight; seven blocks still fit an SM.
     /// - VT is odd, so that the per-thread strides into shared memory spread over the banks.
-    pub const SHIPPED: LoadBalanceTuning = LoadBalanceTuning {
-        threads: 256,
-        vt: 15,
-    };
+    pub const fn shipped() -> Self {
+        LoadBalanceTuning {
+            threads: 256,
+            vt: 15,
+        }
+    }
 
     /// Shared memory of one tile: the starts (NV + 2 ints) and each item's segment slot (NV ints).
     pub const fn shared_bytes(&self) -> usize {
