@@ -2,6 +2,40 @@
 // Part of the textbook merge program, after merge_textbook.cuh (its helpers, and what is common
 // to all three kernels and where they differ from the published code).
 
+namespace twophase {
+// The kernels' parameter blocks, twins of TextbookMergeParams (the basic, tiled and circular
+// kernels) and TextbookRepairParams in crates/gpu/src/variants/textbook.rs (the generated program
+// static_asserts the layouts equal).
+struct textbook_merge_params {
+  const key_type* a;
+  size_type a_count;
+  const key_type* b;
+  size_type b_count;
+  key_type* out;
+  const value_type* a_vals;
+  const value_type* b_vals;
+  value_type* out_vals;
+  unsigned long long* status;
+  unsigned long long* repair;
+  unsigned generation;
+};
+
+struct textbook_repair_params {
+  const key_type* a;
+  size_type a_count;
+  const key_type* b;
+  size_type b_count;
+  key_type* out;
+  const value_type* a_vals;
+  const value_type* b_vals;
+  value_type* out_vals;
+  size_type spacing;
+  unsigned long long* status;
+  unsigned long long* repair;
+  unsigned generation;
+};
+}  // namespace twophase
+
 // Basic: thread t merges outputs [t * VT, (t + 1) * VT) after finding the co-ranks of both ends
 // by binary search in global memory, then merges from global memory into global memory.
 // Differs from the textbook: the published kernel gives each thread ceil(total / threads)
@@ -9,8 +43,7 @@
 // merge loop unrolls) and the grid grows with the input. Indices are 64-bit. A thread whose
 // co-ranks are out of order writes nothing and reports its piece (twophase_merge_repair
 // rewrites it).
-extern "C" __global__ void __launch_bounds__(TP_NT)
-    twophase_merge_basic(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
+__device__ __forceinline__ void merge_basic(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
                          size_type b_count, key_type* __restrict__ out, const value_type* __restrict__ a_vals,
                          const value_type* __restrict__ b_vals, value_type* __restrict__ out_vals,
                          unsigned long long* status, unsigned long long* repair, unsigned generation) {
@@ -59,8 +92,7 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
 //   than at a fixed offset of tile_size.
 // - The threads' co-ranks are checked (one barrier per tile); a tile whose pieces are out of order
 //   writes what it consumes concatenated.
-extern "C" __global__ void __launch_bounds__(TP_NT)
-    twophase_merge_tiled(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
+__device__ __forceinline__ void merge_tiled(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
                          size_type b_count, key_type* __restrict__ out, const value_type* __restrict__ a_vals,
                          const value_type* __restrict__ b_vals, value_type* __restrict__ out_vals,
                          unsigned long long* status, unsigned long long* repair, unsigned generation) {
@@ -130,8 +162,7 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
 //   what it consumes concatenated.
 // - The rings are read through ring_view / ring_pair (one subtraction instead of a modulo per
 //   access), with the same merge_path and serial_merge as every other merge.
-extern "C" __global__ void __launch_bounds__(TP_NT)
-    twophase_merge_circular(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
+__device__ __forceinline__ void merge_circular(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
                             size_type b_count, key_type* __restrict__ out, const value_type* __restrict__ a_vals,
                             const value_type* __restrict__ b_vals, value_type* __restrict__ out_vals,
                             unsigned long long* status, unsigned long long* repair, unsigned generation) {
@@ -215,8 +246,7 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
 // out[k'] = a[i + k' - k] while that is in A, else b[k' - a_count]. With the pieces before p
 // (whose co-ranks were in order), the output is a permutation of the input. Does nothing (one
 // load per block) when no piece was out of order. Grid-stride over the outputs.
-extern "C" __global__ void __launch_bounds__(TP_NT)
-    twophase_merge_repair(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
+__device__ __forceinline__ void merge_repair(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
                           size_type b_count, key_type* __restrict__ out, const value_type* __restrict__ a_vals,
                           const value_type* __restrict__ b_vals, value_type* __restrict__ out_vals,
                           size_type spacing, unsigned long long* status, unsigned long long* repair,
@@ -243,4 +273,30 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
       if (TP_HAS_VALUES) out_vals[pos] = b_vals[pos - a_count];
     }
   }
+}
+
+// The entry points: each takes its parameter block and runs the body above with its fields as
+// __restrict__ parameters.
+extern "C" __global__ void __launch_bounds__(TP_NT)
+    twophase_merge_basic(const twophase::textbook_merge_params p) {
+  merge_basic(p.a, p.a_count, p.b, p.b_count, p.out, p.a_vals, p.b_vals, p.out_vals, p.status, p.repair,
+              p.generation);
+}
+
+extern "C" __global__ void __launch_bounds__(TP_NT)
+    twophase_merge_tiled(const twophase::textbook_merge_params p) {
+  merge_tiled(p.a, p.a_count, p.b, p.b_count, p.out, p.a_vals, p.b_vals, p.out_vals, p.status, p.repair,
+              p.generation);
+}
+
+extern "C" __global__ void __launch_bounds__(TP_NT)
+    twophase_merge_circular(const twophase::textbook_merge_params p) {
+  merge_circular(p.a, p.a_count, p.b, p.b_count, p.out, p.a_vals, p.b_vals, p.out_vals, p.status, p.repair,
+                 p.generation);
+}
+
+extern "C" __global__ void __launch_bounds__(TP_NT)
+    twophase_merge_repair(const twophase::textbook_repair_params p) {
+  merge_repair(p.a, p.a_count, p.b, p.b_count, p.out, p.a_vals, p.b_vals, p.out_vals, p.spacing, p.status,
+               p.repair, p.generation);
 }

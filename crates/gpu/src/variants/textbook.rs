@@ -6,14 +6,16 @@
 
 use std::mem::{align_of, size_of};
 
-use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
+use cudarc::driver::{DevicePtr, DevicePtrMut};
 
 use crate::compare::DeviceComparator;
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
 use crate::merge::{MergeArgs, MergeScratch, MergeTuning};
 use crate::runtime::device::Gpu;
-use crate::runtime::launch::{check_launch_shape, MAX_GRID_X};
+use crate::runtime::launch::{
+    check_launch_shape, kernel_params, param_asserts, KernelParams, LaunchShape, MAX_GRID_X,
+};
 use crate::runtime::program::{
     program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout, PARTITION_CUH,
     SERIAL_CUH,
@@ -200,14 +202,15 @@ fn primitive_name(tuning: TextbookMergeTuning) -> String {
     format!("merge_textbook_tpb{}", tuning.tiles_per_block)
 }
 
-/// The textbook merge program (all three kernels) for key `K`, comparator `comp`, value layout
-/// and tuning.
+/// The textbook merge program (the three merge kernels and the repair) for key `K`, comparator
+/// `comp`, value layout and tuning.
 pub fn textbook_merge_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
     comp: &C,
     values: ValueLayout,
     tuning: TextbookMergeTuning,
 ) -> Program {
     let define = format!("#define TP_TILES_PER_BLOCK {}\n", tuning.tiles_per_block);
+    let asserts = param_asserts(&[&TextbookMergeParams::LAYOUT, &TextbookRepairParams::LAYOUT]);
     program::<K, C>(
         &primitive_name(tuning),
         &[
@@ -216,12 +219,49 @@ pub fn textbook_merge_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
             SERIAL_CUH,
             MERGE_TEXTBOOK_CUH,
             MERGE_TEXTBOOK_CU,
+            &asserts,
         ],
         comp,
         values,
         tuning.threads,
         tuning.vt,
     )
+}
+
+kernel_params! {
+    /// The parameter block of `twophase_merge_basic`, `twophase_merge_tiled` and
+    /// `twophase_merge_circular` (kernels/merge_textbook.cu).
+    struct TextbookMergeParams as "textbook_merge_params" {
+        a: u64,
+        a_count: u64,
+        b: u64,
+        b_count: u64,
+        out: u64,
+        a_vals: u64,
+        b_vals: u64,
+        out_vals: u64,
+        status: u64,
+        repair: u64,
+        generation: u32,
+    }
+}
+
+kernel_params! {
+    /// The parameter block of `twophase_merge_repair` (kernels/merge_textbook.cu).
+    struct TextbookRepairParams as "textbook_repair_params" {
+        a: u64,
+        a_count: u64,
+        b: u64,
+        b_count: u64,
+        out: u64,
+        a_vals: u64,
+        b_vals: u64,
+        out_vals: u64,
+        spacing: u64,
+        status: u64,
+        repair: u64,
+        generation: u32,
+    }
 }
 
 impl Gpu {
@@ -301,64 +341,65 @@ impl Gpu {
         }
         let (a_count, b_count) = (args.a_count as u64, args.b_count as u64);
         let check = check.args(self)?;
-        let stream = self.stream().clone();
-        let mut launch = stream.launch_builder(function);
-        launch
-            .arg(&args.a)
-            .arg(&a_count)
-            .arg(&args.b)
-            .arg(&b_count)
-            .arg(&args.out)
-            .arg(&args.values.0)
-            .arg(&args.values.1)
-            .arg(&args.values.2)
-            .arg(&check.status)
-            .arg(&check.repair)
-            .arg(&check.generation);
-        let config = LaunchConfig {
-            grid_dim: (blocks as u32, 1, 1),
-            block_dim: (tuning.threads, 1, 1),
-            shared_mem_bytes: 0,
+        let params = TextbookMergeParams {
+            a: args.a,
+            a_count,
+            b: args.b,
+            b_count,
+            out: args.out,
+            a_vals: args.values.0,
+            b_vals: args.values.1,
+            out_vals: args.values.2,
+            status: check.status,
+            repair: check.repair,
+            generation: check.generation,
         };
-        // SAFETY: the arguments match the three kernels of kernels/merge_textbook.cu (pointers as
-        // 64-bit device addresses, counts as unsigned long long, the check's two word addresses
-        // and 32-bit generation); the inputs hold a_count and b_count keys, the output (and
-        // output values) a_count + b_count, as checked by the callers; the value pointers are
-        // read only when the program has values; the grid covers every output (per_block
+        // SAFETY: the block is that of the three merge kernels of kernels/merge_textbook.cu (the
+        // program asserts the layouts equal); the inputs hold a_count and b_count keys, the
+        // output (and output values) a_count + b_count, as checked by the callers; the value
+        // addresses are read only when the program has values; the status and repair addresses
+        // are the words of the caller's InputCheck; the grid covers every output (per_block
         // outputs per block), and every buffer stays valid on this stream until the callers'
         // guards drop after the launch. The kernels stay inside these ranges for any keys and
         // comparator (kernels/merge_textbook.cu).
-        unsafe { launch.launch(config) }?;
+        unsafe {
+            self.launch(
+                function,
+                LaunchShape::new(blocks as u32, tuning.threads),
+                &params,
+            )
+        }?;
         if repair {
             let spacing = if variant == MergeVariant::Basic {
                 u64::from(tuning.vt)
             } else {
                 tuning.block_outputs() as u64
             };
-            let mut launch = stream.launch_builder(kernels.function(TEXTBOOK_ENTRY_REPAIR)?);
-            launch
-                .arg(&args.a)
-                .arg(&a_count)
-                .arg(&args.b)
-                .arg(&b_count)
-                .arg(&args.out)
-                .arg(&args.values.0)
-                .arg(&args.values.1)
-                .arg(&args.values.2)
-                .arg(&spacing)
-                .arg(&check.status)
-                .arg(&check.repair)
-                .arg(&check.generation);
-            let config = LaunchConfig {
-                grid_dim: (REPAIR_BLOCKS, 1, 1),
-                block_dim: (tuning.threads, 1, 1),
-                shared_mem_bytes: 0,
+            let repair_params = TextbookRepairParams {
+                a: args.a,
+                a_count,
+                b: args.b,
+                b_count,
+                out: args.out,
+                a_vals: args.values.0,
+                b_vals: args.values.1,
+                out_vals: args.values.2,
+                spacing,
+                status: check.status,
+                repair: check.repair,
+                generation: check.generation,
             };
-            // SAFETY: the same buffers and check as the merge launch, plus the 64-bit piece
-            // spacing, matching twophase_merge_repair; it writes only outputs below
-            // a_count + b_count from inputs below a_count and b_count, after the merge on the
-            // same stream.
-            unsafe { launch.launch(config) }?;
+            // SAFETY: the block is twophase_merge_repair's (kernels/merge_textbook.cu; the
+            // program asserts the layouts equal): the same buffers and check as the merge launch,
+            // plus the piece spacing; it writes only outputs below a_count + b_count from inputs
+            // below a_count and b_count, after the merge on the same stream.
+            unsafe {
+                self.launch(
+                    kernels.function(TEXTBOOK_ENTRY_REPAIR)?,
+                    LaunchShape::new(REPAIR_BLOCKS, tuning.threads),
+                    &repair_params,
+                )
+            }?;
         }
         Ok(())
     }
