@@ -37,8 +37,8 @@ using twophase::size_type;
 
 namespace twophase {
 // The kernels' parameter blocks, twins of BatcherBlockParams, BatcherStageParams and
-// BatcherFusedParams in crates/gpu/src/variants/batcher.rs (the generated program static_asserts
-// the layouts equal).
+// BatcherFusedParams in crates/gpu/src/variants/batcher.rs (the generated program
+// static_asserts the layouts equal and that each kernel's parameters are these fields in order).
 struct batcher_block_params {
   const key_type* src;
   const value_type* src_vals;

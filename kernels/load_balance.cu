@@ -7,7 +7,8 @@ using twophase::size_type;
 namespace twophase {
 // The kernels' parameter blocks, twins of LbsPartitionParams, LbsTileParams, IntervalExpandParams,
 // IntervalMoveParams and LbsForEachParams in crates/gpu/src/load_balance/mod.rs (the generated
-// program static_asserts the layouts equal).
+// program static_asserts the layouts equal and that each kernel's parameters are these fields in
+// order).
 struct lbs_partition_params {
   const index_type* scan;
   size_type num_segments;

@@ -6,7 +6,8 @@ using twophase::size_type;
 
 namespace twophase {
 // The kernels' parameter blocks, twins of MergePartitionParams and MergeTileParams in
-// crates/gpu/src/merge/mod.rs (the generated program static_asserts the layouts equal).
+// crates/gpu/src/merge/mod.rs (the generated program static_asserts
+// the layouts equal and that each kernel's parameters are these fields in order).
 struct merge_partition_params {
   const key_type* a;
   size_type a_count;

@@ -2,6 +2,40 @@
 // Part of the textbook merge program, after merge_textbook.cuh (its helpers, and what is common
 // to all three kernels and where they differ from the published code).
 
+namespace twophase {
+// The kernels' parameter blocks, twins of TextbookMergeParams (the basic, tiled and circular
+// kernels) and TextbookRepairParams in crates/gpu/src/variants/textbook.rs (the generated program
+// static_asserts the layouts equal and that each kernel's parameters are these fields in order).
+struct textbook_merge_params {
+  const key_type* a;
+  size_type a_count;
+  const key_type* b;
+  size_type b_count;
+  key_type* out;
+  const value_type* a_vals;
+  const value_type* b_vals;
+  value_type* out_vals;
+  unsigned long long* status;
+  unsigned long long* repair;
+  unsigned generation;
+};
+
+struct merge_repair_params {
+  const key_type* a;
+  size_type a_count;
+  const key_type* b;
+  size_type b_count;
+  key_type* out;
+  const value_type* a_vals;
+  const value_type* b_vals;
+  value_type* out_vals;
+  size_type spacing;
+  unsigned long long* status;
+  unsigned long long* repair;
+  unsigned generation;
+};
+}  // namespace twophase
+
 // Basic: thread t merges outputs [t * VT, (t + 1) * VT) after finding the co-ranks of both ends
 // by binary search in global memory, then merges from global memory into global memory.
 // Differs from the textbook: the published kernel gives each thread ceil(total / threads)

@@ -12,7 +12,8 @@ using twophase::size_type;
 
 namespace twophase {
 // The kernels' parameter blocks, twins of the kernel_params! structs of
-// crates/gpu/src/mergesort/launch.rs (the generated program static_asserts the layouts equal).
+// crates/gpu/src/mergesort/launch.rs (the generated program static_asserts
+// the layouts equal and that each kernel's parameters are these fields in order).
 struct blocksort_params {
   const key_type* keys_in;
   const value_type* vals_in;

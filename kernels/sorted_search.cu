@@ -14,7 +14,8 @@ using twophase::size_type;
 
 namespace twophase {
 // The kernels' parameter blocks, twins of SearchPartitionParams and SearchTileParams in
-// crates/gpu/src/sorted_search/mod.rs (the generated program static_asserts the layouts equal).
+// crates/gpu/src/sorted_search/mod.rs (the generated program static_asserts
+// the layouts equal and that each kernel's parameters are these fields in order).
 struct search_partition_params {
   const key_type* needles;
   size_type needle_count;

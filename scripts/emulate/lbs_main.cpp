@@ -18,7 +18,7 @@ static void partition(const index_type* scan, size_t nseg, size_t total, std::ve
   parts.assign(grid.num_partitions, 0xabababababull);
   size_type* pp = parts.data();
   launch(grid.blocks, TP_PARTITION_NT, [&] {
-    twophase_lbs_partition({scan, nseg, total, NV, grid.num_partitions, pp, words, words + 1, gen});
+    twophase_lbs_partition(scan, nseg, total, NV, grid.num_partitions, pp, words, words + 1, gen);
   });
 }
 
@@ -37,7 +37,7 @@ static lbs_result run(const std::vector<size_t>& scan_in, size_t total, const st
   ++gen;
   partition(scan.get(), nseg, total, parts, words, gen);
   const size_type* pp = parts.data();
-  launch(num_tiles, TP_NT, [&] { twophase_lbs_tile({scan.get(), nseg, total, pp, seg.get(), rank.get(), words, words + 1, gen}); });
+  launch(num_tiles, TP_NT, [&] { twophase_lbs_tile(scan.get(), nseg, total, pp, seg.get(), rank.get(), words, words + 1, gen); });
   r.segments.assign(seg.get(), seg.get() + total);
   r.ranks.assign(rank.get(), rank.get() + total);
   r.bits_search = words[0];
@@ -55,8 +55,8 @@ static lbs_result run(const std::vector<size_t>& scan_in, size_t total, const st
   partition(scan.get(), nseg, total, parts, words, gen);
   pp = parts.data();
   launch(num_tiles, TP_NT, [&] {
-    twophase_interval_move(
-        {scan.get(), nseg, total, pp, g.get(), s.get(), in.get(), in_len, out.get(), out_len, words, words + 1, gen});
+    twophase_interval_move(scan.get(), nseg, total, pp, g.get(), s.get(), in.get(), in_len, out.get(), out_len, words,
+                           words + 1, gen);
   });
   r.moved.assign(out.get(), out.get() + out_len);
   r.bits_move = words[0];

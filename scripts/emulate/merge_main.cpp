@@ -29,11 +29,11 @@ static void run_merge(const std::vector<key_type>& a, const std::vector<key_type
 #endif
   if (count > 0) {
     launch(grid.blocks, TP_PARTITION_NT, [&] {
-      twophase_merge_partition(
-          {ap.get(), a.size(), bp.get(), b.size(), NV, grid.num_partitions, pp, words, words + 1, gen});
+      twophase_merge_partition(ap.get(), a.size(), bp.get(), b.size(), NV, grid.num_partitions, pp, words, words + 1, gen);
     });
     launch(grid.num_partitions - 1, TP_NT, [&] {
-      twophase_merge_tile({ap.get(), a.size(), bp.get(), b.size(), pp, o.get(), avp, bvp, ovp, words, words + 1, gen});
+      twophase_merge_tile(ap.get(), a.size(), bp.get(), b.size(), pp, o.get(), avp, bvp, ovp, words,
+                          words + 1, gen);
     });
   }
   out.assign(o.get(), o.get() + count);

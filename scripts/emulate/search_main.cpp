@@ -20,11 +20,10 @@ static void run_search(const std::vector<key_type>& needles, const std::vector<k
   for (size_t i = 0; i < needles.size(); ++i) o[i] = (index_type)0xDEADBEEFu;
   size_type* pp = partitions.data();
   launch(grid.blocks, TP_PARTITION_NT, [&] {
-    twophase_search_partition(
-        {n.get(), needles.size(), h.get(), haystack.size(), NV, grid.num_partitions, pp, words, words + 1, gen});
+    twophase_search_partition(n.get(), needles.size(), h.get(), haystack.size(), NV, grid.num_partitions, pp, words, words + 1, gen);
   });
   launch(grid.num_partitions - 1, TP_NT, [&] {
-    twophase_search_tile({n.get(), needles.size(), h.get(), haystack.size(), pp, o.get(), words, words + 1, gen});
+    twophase_search_tile(n.get(), needles.size(), h.get(), haystack.size(), pp, o.get(), words, words + 1, gen);
   });
   out.assign(o.get(), o.get() + needles.size());
 }

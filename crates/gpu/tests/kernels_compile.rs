@@ -270,6 +270,7 @@ fn an_error_after_a_snippet_points_at_the_generated_line() {
 /// A probe kernel's parameter block as Rust would lay it out: an address, then a 32-bit count.
 const PROBE_PARAMS: ParamLayout = ParamLayout {
     cuda_name: "probe_params",
+    kernels: &[],
     size: 16,
     fields: &[("data", 0, 8), ("count", 8, 4)],
 };

@@ -13,11 +13,6 @@ const MAX_CUDA_LINES: usize = 400;
 /// The file that holds the one kernel launch (and so the only raw kernel parameters).
 const LAUNCH_FILE: &str = "runtime/launch.rs";
 
-/// Files whose kernels still take their parameters one by one (through the raw launch of
-/// runtime/launch.rs) until they move to parameter blocks. The check fails when a file not
-/// listed launches raw, and when a listed file no longer does (then it leaves the list).
-const NOT_YET_TYPED: &[&str] = &["variants/textbook.rs"];
-
 fn manifest_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -194,14 +189,16 @@ fn no_file_is_past_its_size_limit() {
 #[test]
 fn kernels_are_launched_only_through_the_typed_launch() {
     let src = manifest_dir().join("src");
+    // What a raw launch would name: a parameter pointer array, a driver or cudarc launch. (Not
+    // `kernel_params!`, the typed declaration.)
     let raw_launch = [
-        "kernel_param",
+        "kernel_param(",
         "[*mut c_void",
         "launch_raw",
         "launch_builder",
+        "cuLaunchKernel",
     ];
     let mut raw = Vec::new();
-    let mut typed_now = Vec::new();
     for path in files(&src, &[".rs"]) {
         let relative = path
             .strip_prefix(&src)
@@ -212,26 +209,15 @@ fn kernels_are_launched_only_through_the_typed_launch() {
             continue;
         }
         let text = fs::read_to_string(&path).expect("read");
-        let raw_lines: Vec<String> = text
-            .lines()
-            .enumerate()
-            .filter(|(_, line)| raw_launch.iter().any(|needle| line.contains(needle)))
-            .map(|(number, line)| format!("{relative}:{}: {}", number + 1, line.trim()))
-            .collect();
-        let listed = NOT_YET_TYPED.contains(&relative.as_str());
-        if listed && raw_lines.is_empty() {
-            typed_now.push(relative);
-        } else if !listed {
-            raw.extend(raw_lines);
-        }
+        raw.extend(
+            text.lines()
+                .enumerate()
+                .filter(|(_, line)| raw_launch.iter().any(|needle| line.contains(needle)))
+                .map(|(number, line)| format!("{relative}:{}: {}", number + 1, line.trim())),
+        );
     }
     assert!(
         raw.is_empty(),
         "raw kernel launches outside {LAUNCH_FILE}: {raw:#?}"
-    );
-    assert!(
-        typed_now.is_empty(),
-        "these files launch only through parameter blocks now; take them off NOT_YET_TYPED: \
-         {typed_now:?}"
     );
 }

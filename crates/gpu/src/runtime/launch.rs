@@ -30,6 +30,9 @@ use crate::error::GpuError;
 pub struct ParamLayout {
     /// The CUDA struct's name (in namespace `twophase`).
     pub cuda_name: &'static str,
+    /// The kernels that take these parameters; empty for the one kernel `twophase_<name>` of
+    /// the struct `<name>_params`.
+    pub kernels: &'static [&'static str],
     /// `size_of` the Rust struct.
     pub size: usize,
     /// `(name, offset, size)` of each field, in declaration order.
@@ -53,7 +56,18 @@ pub unsafe trait KernelParams: Copy {
 /// the program that compiles it `static_assert`s ([`param_asserts`]) the two layouts equal and
 /// the kernel's parameters the twin's fields.
 macro_rules! kernel_params {
+    // The block of the one kernel `twophase_<name>` for the CUDA twin `<name>_params`.
     ($(#[$meta:meta])* $vis:vis struct $name:ident as $cuda:literal {
+        $($(#[$field_meta:meta])* $field:ident: $ty:ty),* $(,)?
+    }) => {
+        kernel_params! {
+            $(#[$meta])* $vis struct $name as $cuda for [] {
+                $($(#[$field_meta])* $field: $ty),*
+            }
+        }
+    };
+    // A block several kernels take (named in full).
+    ($(#[$meta:meta])* $vis:vis struct $name:ident as $cuda:literal for [$($kernel:literal),*] {
         $($(#[$field_meta:meta])* $field:ident: $ty:ty),* $(,)?
     }) => {
         $(#[$meta])*
@@ -67,6 +81,7 @@ macro_rules! kernel_params {
         unsafe impl $crate::runtime::launch::KernelParams for $name {
             const LAYOUT: $crate::runtime::launch::ParamLayout = $crate::runtime::launch::ParamLayout {
                 cuda_name: $cuda,
+                kernels: &[$($kernel),*],
                 size: ::core::mem::size_of::<$name>(),
                 fields: &[$((
                     stringify!($field),
@@ -110,30 +125,35 @@ pub fn param_asserts(layouts: &[&ParamLayout]) -> String {
                  lie at byte {offset} and take {size} bytes, as in its Rust twin\");\n"
             ));
         }
-        let kernel = layout.kernel();
         let types: Vec<String> = layout
             .fields
             .iter()
             .map(|(field, _, _)| format!("decltype(twophase::{name}::{field})"))
             .collect();
-        asserts.push_str(&format!(
-            "static_assert(twophase::same_params<decltype(&{kernel}), void (*)({types})>::value, \
-             \"twophase: the parameters of `{kernel}` must be the fields of `{name}`, in order\");\n",
-            types = types.join(", ")
-        ));
+        for kernel in layout.kernels() {
+            asserts.push_str(&format!(
+                "static_assert(twophase::same_params<decltype(&{kernel}), void (*)({types})>::value, \
+                 \"twophase: the parameters of `{kernel}` must be the fields of `{name}`, in order\");\n",
+                types = types.join(", ")
+            ));
+        }
     }
     asserts.push_str("#undef TP_FIELD_OFFSET\n");
     asserts
 }
 
 impl ParamLayout {
-    /// The kernel this block is the parameters of: `twophase_<name>` for `<name>_params`.
-    pub fn kernel(&self) -> String {
+    /// The kernels this block is the parameters of: those named, else `twophase_<name>` for
+    /// `<name>_params`.
+    pub fn kernels(&self) -> Vec<String> {
+        if !self.kernels.is_empty() {
+            return self.kernels.iter().map(|k| (*k).to_owned()).collect();
+        }
         let stem = self
             .cuda_name
             .strip_suffix("_params")
             .unwrap_or(self.cuda_name);
-        format!("twophase_{stem}")
+        vec![format!("twophase_{stem}")]
     }
 
     /// Bytes of the kernel's parameter buffer: up to the end of the last field (the struct's
@@ -196,7 +216,7 @@ impl Gpu {
     /// parameters: the only kernel launch in the crate.
     ///
     /// # Safety
-    /// `function` must be the kernel `P::LAYOUT.kernel()` of a program that compiled
+    /// `function` must be one of the kernels `P::LAYOUT.kernels()` of a program that compiled
     /// [`param_asserts`] of `P::LAYOUT` (so its parameters are `P`'s fields in order), and the
     /// device addresses in `params` must be valid on this stream, for what the kernel reads and
     /// writes there, until the kernel completes.

@@ -6,14 +6,14 @@
 
 use std::mem::{align_of, size_of};
 
-use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
+use cudarc::driver::{DevicePtr, DevicePtrMut};
 
 use crate::compare::DeviceComparator;
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
 use crate::merge::{MergeArgs, MergeScratch, MergeTuning};
 use crate::runtime::device::Gpu;
-use crate::runtime::launch::{check_launch_shape, MAX_GRID_X};
+use crate::runtime::launch::{kernel_params, param_asserts, KernelParams, LaunchShape, MAX_GRID_X};
 use crate::runtime::program::{
     program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout, PARTITION_CUH,
     SERIAL_CUH,
@@ -23,10 +23,16 @@ use crate::runtime::status::{
     STATUS_ORDER_INCONSISTENT, STATUS_SECOND_UNSORTED,
 };
 
+pub mod tuning;
+
+pub use tuning::{
+    TextbookMergeTuning, TEXTBOOK_THREADS, TEXTBOOK_TILES_PER_BLOCK, TEXTBOOK_VT, TEXTBOOK_VT_WIDE,
+};
+
 /// `kernels/merge_textbook.cuh`: the helpers the textbook merge kernels share.
-pub const MERGE_TEXTBOOK_CUH: &str = include_str!("../../kernels/merge_textbook.cuh");
+pub const MERGE_TEXTBOOK_CUH: &str = include_str!("../../../kernels/merge_textbook.cuh");
 /// `kernels/merge_textbook.cu`: the basic, tiled and circular-buffer merge kernels.
-pub const MERGE_TEXTBOOK_CU: &str = include_str!("../../kernels/merge_textbook.cu");
+pub const MERGE_TEXTBOOK_CU: &str = include_str!("../../../kernels/merge_textbook.cu");
 /// Entry point of the basic merge (co-ranks and merge on global memory).
 pub const TEXTBOOK_ENTRY_BASIC: &str = "twophase_merge_basic";
 /// Entry point of the tiled merge (shared-memory tiles, reloaded every iteration).
@@ -120,94 +126,21 @@ impl MergeVariant {
     }
 }
 
-/// Threads per block of the textbook kernels: four warps. The kernels are bound by the latency
-/// of dependent global loads (the co-rank searches) and of uncoalesced stores; small blocks keep
-/// more of them resident per SM to hide it.
-pub const TEXTBOOK_THREADS: u32 = 128;
-
-/// Outputs per thread (per tile, for the tiled kernels) for keys and values up to 8 bytes: a
-/// tile of 128 x 8 = 1024 outputs, whose tiled kernel holds 2 x 1024 + 1 keys in shared memory
-/// (8 KB for u32, 16 KB for u64). It need not be odd: these kernels write their outputs straight
-/// from registers to global memory, with no transpose through shared memory.
-pub const TEXTBOOK_VT: u32 = 8;
-
-/// Outputs per thread for wider keys or values: halves the tile so that 2 x tile + 1 keys of up
-/// to 47 bytes stay within the 48 KiB of static shared memory.
-pub const TEXTBOOK_VT_WIDE: u32 = 4;
-
-/// Tiles a block of the tiled and circular kernels merges: 8 x 1024 = 8192 outputs, about the
-/// two-phase u32 tile (8832), so both run about the same number of global co-rank searches per
-/// output and the comparison measures what happens inside the block; and enough iterations per
-/// block that the circular buffer's saved loads show.
-pub const TEXTBOOK_TILES_PER_BLOCK: u32 = 8;
-
-/// Launch shape of the textbook merge kernels: `threads` x `vt` outputs per tile (basic: per
-/// block), `tiles_per_block` tiles per block of the tiled and circular kernels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct TextbookMergeTuning {
-    /// Threads per block (NT).
-    pub threads: u32,
-    /// Outputs per thread (VT) per tile.
-    pub vt: u32,
-    /// Tiles per block of the tiled and circular kernels (each block loops over them).
-    pub tiles_per_block: u32,
-}
-
-impl TextbookMergeTuning {
-    /// Outputs per tile (NT * VT).
-    pub const fn tile(&self) -> usize {
-        self.threads as usize * self.vt as usize
-    }
-
-    /// Outputs per block of the tiled and circular kernels.
-    pub const fn block_outputs(&self) -> usize {
-        self.tile() * self.tiles_per_block as usize
-    }
-
-    /// The shipped tuning for keys of `key_bytes` and values of `value_bytes` (0 for keys only):
-    /// [`TEXTBOOK_THREADS`], [`TEXTBOOK_VT`] (or [`TEXTBOOK_VT_WIDE`] past 8 bytes) and
-    /// [`TEXTBOOK_TILES_PER_BLOCK`]. Not swept: the textbook kernels are measured as the
-    /// textbook shapes them, not tuned.
-    pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
-        let vt = if key_bytes <= 8 && value_bytes <= 8 {
-            TEXTBOOK_VT
-        } else {
-            TEXTBOOK_VT_WIDE
-        };
-        TextbookMergeTuning {
-            threads: TEXTBOOK_THREADS,
-            vt,
-            tiles_per_block: TEXTBOOK_TILES_PER_BLOCK,
-        }
-    }
-
-    /// Check the tuning against what the kernels support for keys of `key_bytes` bytes: the
-    /// tiled kernel's 2 x tile + 1 keys (and the block's two cuts) in static shared memory.
-    pub fn validate(&self, key_bytes: usize) -> Result<(), GpuError> {
-        const CUTS_BYTES: usize = 2 * size_of::<u64>() + size_of::<i32>();
-        let shared = (2 * self.tile() + 1) * key_bytes + CUTS_BYTES;
-        check_launch_shape(self.threads, self.vt, false, shared)?;
-        if self.tiles_per_block == 0 {
-            return Err(GpuError::InvalidTuning("tiles_per_block = 0".into()));
-        }
-        Ok(())
-    }
-}
-
 /// The program name of the textbook merges, with the tiles per block (threads and VT are in
 /// every program's name already).
 fn primitive_name(tuning: TextbookMergeTuning) -> String {
     format!("merge_textbook_tpb{}", tuning.tiles_per_block)
 }
 
-/// The textbook merge program (all three kernels) for key `K`, comparator `comp`, value layout
-/// and tuning.
+/// The textbook merge program (the three merge kernels and the repair) for key `K`, comparator
+/// `comp`, value layout and tuning.
 pub fn textbook_merge_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
     comp: &C,
     values: ValueLayout,
     tuning: TextbookMergeTuning,
 ) -> Program {
     let define = format!("#define TP_TILES_PER_BLOCK {}\n", tuning.tiles_per_block);
+    let asserts = param_asserts(&[&TextbookMergeParams::LAYOUT, &TextbookRepairParams::LAYOUT]);
     program::<K, C>(
         &primitive_name(tuning),
         &[
@@ -216,12 +149,53 @@ pub fn textbook_merge_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
             SERIAL_CUH,
             MERGE_TEXTBOOK_CUH,
             MERGE_TEXTBOOK_CU,
+            &asserts,
         ],
         comp,
         values,
         tuning.threads,
         tuning.vt,
     )
+}
+
+kernel_params! {
+    /// The parameter block of `twophase_merge_basic`, `twophase_merge_tiled` and
+    /// `twophase_merge_circular` (kernels/merge_textbook.cu).
+    struct TextbookMergeParams as "textbook_merge_params" for [
+        "twophase_merge_basic",
+        "twophase_merge_tiled",
+        "twophase_merge_circular"
+    ] {
+        a: u64,
+        a_count: u64,
+        b: u64,
+        b_count: u64,
+        out: u64,
+        a_vals: u64,
+        b_vals: u64,
+        out_vals: u64,
+        status: u64,
+        repair: u64,
+        generation: u32,
+    }
+}
+
+kernel_params! {
+    /// The parameter block of `twophase_merge_repair` (kernels/merge_textbook.cu).
+    struct TextbookRepairParams as "merge_repair_params" {
+        a: u64,
+        a_count: u64,
+        b: u64,
+        b_count: u64,
+        out: u64,
+        a_vals: u64,
+        b_vals: u64,
+        out_vals: u64,
+        spacing: u64,
+        status: u64,
+        repair: u64,
+        generation: u32,
+    }
 }
 
 impl Gpu {
@@ -301,64 +275,65 @@ impl Gpu {
         }
         let (a_count, b_count) = (args.a_count as u64, args.b_count as u64);
         let check = check.args(self)?;
-        let stream = self.stream().clone();
-        let mut launch = stream.launch_builder(function);
-        launch
-            .arg(&args.a)
-            .arg(&a_count)
-            .arg(&args.b)
-            .arg(&b_count)
-            .arg(&args.out)
-            .arg(&args.values.0)
-            .arg(&args.values.1)
-            .arg(&args.values.2)
-            .arg(&check.status)
-            .arg(&check.repair)
-            .arg(&check.generation);
-        let config = LaunchConfig {
-            grid_dim: (blocks as u32, 1, 1),
-            block_dim: (tuning.threads, 1, 1),
-            shared_mem_bytes: 0,
+        let params = TextbookMergeParams {
+            a: args.a,
+            a_count,
+            b: args.b,
+            b_count,
+            out: args.out,
+            a_vals: args.values.0,
+            b_vals: args.values.1,
+            out_vals: args.values.2,
+            status: check.status,
+            repair: check.repair,
+            generation: check.generation,
         };
-        // SAFETY: the arguments match the three kernels of kernels/merge_textbook.cu (pointers as
-        // 64-bit device addresses, counts as unsigned long long, the check's two word addresses
-        // and 32-bit generation); the inputs hold a_count and b_count keys, the output (and
-        // output values) a_count + b_count, as checked by the callers; the value pointers are
-        // read only when the program has values; the grid covers every output (per_block
+        // SAFETY: the block is that of the three merge kernels of kernels/merge_textbook.cu (the
+        // program asserts the layouts equal); the inputs hold a_count and b_count keys, the
+        // output (and output values) a_count + b_count, as checked by the callers; the value
+        // addresses are read only when the program has values; the status and repair addresses
+        // are the words of the caller's InputCheck; the grid covers every output (per_block
         // outputs per block), and every buffer stays valid on this stream until the callers'
         // guards drop after the launch. The kernels stay inside these ranges for any keys and
         // comparator (kernels/merge_textbook.cu).
-        unsafe { launch.launch(config) }?;
+        unsafe {
+            self.launch(
+                function,
+                LaunchShape::new(blocks as u32, tuning.threads),
+                &params,
+            )
+        }?;
         if repair {
             let spacing = if variant == MergeVariant::Basic {
                 u64::from(tuning.vt)
             } else {
                 tuning.block_outputs() as u64
             };
-            let mut launch = stream.launch_builder(kernels.function(TEXTBOOK_ENTRY_REPAIR)?);
-            launch
-                .arg(&args.a)
-                .arg(&a_count)
-                .arg(&args.b)
-                .arg(&b_count)
-                .arg(&args.out)
-                .arg(&args.values.0)
-                .arg(&args.values.1)
-                .arg(&args.values.2)
-                .arg(&spacing)
-                .arg(&check.status)
-                .arg(&check.repair)
-                .arg(&check.generation);
-            let config = LaunchConfig {
-                grid_dim: (REPAIR_BLOCKS, 1, 1),
-                block_dim: (tuning.threads, 1, 1),
-                shared_mem_bytes: 0,
+            let repair_params = TextbookRepairParams {
+                a: args.a,
+                a_count,
+                b: args.b,
+                b_count,
+                out: args.out,
+                a_vals: args.values.0,
+                b_vals: args.values.1,
+                out_vals: args.values.2,
+                spacing,
+                status: check.status,
+                repair: check.repair,
+                generation: check.generation,
             };
-            // SAFETY: the same buffers and check as the merge launch, plus the 64-bit piece
-            // spacing, matching twophase_merge_repair; it writes only outputs below
-            // a_count + b_count from inputs below a_count and b_count, after the merge on the
-            // same stream.
-            unsafe { launch.launch(config) }?;
+            // SAFETY: the block is twophase_merge_repair's (kernels/merge_textbook.cu; the
+            // program asserts the layouts equal): the same buffers and check as the merge launch,
+            // plus the piece spacing; it writes only outputs below a_count + b_count from inputs
+            // below a_count and b_count, after the merge on the same stream.
+            unsafe {
+                self.launch(
+                    kernels.function(TEXTBOOK_ENTRY_REPAIR)?,
+                    LaunchShape::new(REPAIR_BLOCKS, tuning.threads),
+                    &repair_params,
+                )
+            }?;
         }
         Ok(())
     }
