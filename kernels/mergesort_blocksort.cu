@@ -11,7 +11,7 @@
 using twophase::size_type;
 
 namespace twophase {
-// The kernels' parameter blocks, twins of the kernel_params! structs of
+// The kernels' parameter blocks, twins of the param_block! structs of
 // crates/gpu/src/mergesort/launch.rs (the generated program static_asserts
 // the layouts equal and that each kernel's parameters are these fields in order).
 struct blocksort_params {

@@ -276,10 +276,10 @@ const PROBE_PARAMS: ParamLayout = ParamLayout {
 };
 
 /// The probe's program: its CUDA twin struct, the kernel's parameter list, the generated asserts.
-fn probe_program(twin_fields: &str, kernel_params: &str) -> String {
+fn probe_program(twin_fields: &str, param_block: &str) -> String {
     format!(
         "namespace twophase {{ struct probe_params {{ {twin_fields} }}; }}\n\
-         extern \"C\" __global__ void twophase_probe({kernel_params}) {{ data[0] = count; }}\n{}",
+         extern \"C\" __global__ void twophase_probe({param_block}) {{ data[0] = count; }}\n{}",
         param_asserts(&[&PROBE_PARAMS])
     )
 }

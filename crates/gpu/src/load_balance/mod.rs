@@ -7,8 +7,8 @@ use crate::error::GpuError;
 use crate::key::cuda_value_type;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::{
-    kernel_params, overlapped_partition_blocks, param_asserts, KernelParams, LaunchShape,
-    MAX_GRID_X, PARTITION_THREADS,
+    overlapped_partition_blocks, param_asserts, param_block, KernelParams, LaunchShape, MAX_GRID_X,
+    PARTITION_THREADS,
 };
 use crate::runtime::program::{
     Program, ValueLayout, CTA_LOAD_BALANCE_CUH, LOAD_BALANCE_CU, LOAD_BALANCE_ENTRIES,
@@ -124,7 +124,7 @@ pub fn load_balance_program<I: DeviceIndex>(
     Program { key, name, source }
 }
 
-kernel_params! {
+param_block! {
     /// The parameter block of `twophase_lbs_partition` (kernels/load_balance.cu).
     struct LbsPartitionParams as "lbs_partition_params" {
         scan: u64,
@@ -139,7 +139,7 @@ kernel_params! {
     }
 }
 
-kernel_params! {
+param_block! {
     /// The parameter block of `twophase_lbs_tile` (kernels/load_balance.cu).
     struct LbsTileParams as "lbs_tile_params" {
         scan: u64,
@@ -154,7 +154,7 @@ kernel_params! {
     }
 }
 
-kernel_params! {
+param_block! {
     /// The parameter block of `twophase_interval_expand` (kernels/load_balance.cu).
     struct IntervalExpandParams as "interval_expand_params" {
         scan: u64,
@@ -169,7 +169,7 @@ kernel_params! {
     }
 }
 
-kernel_params! {
+param_block! {
     /// The parameter block of `twophase_interval_move` (kernels/load_balance.cu).
     struct IntervalMoveParams as "interval_move_params" {
         scan: u64,
@@ -188,7 +188,7 @@ kernel_params! {
     }
 }
 
-kernel_params! {
+param_block! {
     /// The parameter block of `twophase_lbs_for_each` (kernels/load_balance.cu): the snippet's
     /// arguments by value, as the prelude's 64-byte `twophase_op_args`.
     struct LbsForEachParams as "lbs_for_each_params" {

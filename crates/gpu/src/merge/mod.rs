@@ -9,8 +9,8 @@ use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::{
-    kernel_params, overlapped_partition_blocks, param_asserts, KernelParams, LaunchShape,
-    MAX_GRID_X, PARTITION_THREADS,
+    overlapped_partition_blocks, param_asserts, param_block, KernelParams, LaunchShape, MAX_GRID_X,
+    PARTITION_THREADS,
 };
 use crate::runtime::program::{
     program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout, CTA_MERGE_CUH,
@@ -121,7 +121,7 @@ pub fn merge_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
     )
 }
 
-kernel_params! {
+param_block! {
     /// The parameter block of `twophase_merge_partition` (kernels/merge.cu).
     struct MergePartitionParams as "merge_partition_params" {
         a: u64,
@@ -137,7 +137,7 @@ kernel_params! {
     }
 }
 
-kernel_params! {
+param_block! {
     /// The parameter block of `twophase_merge_tile` (kernels/merge.cu).
     struct MergeTileParams as "merge_tile_params" {
         a: u64,

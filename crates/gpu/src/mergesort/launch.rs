@@ -16,14 +16,14 @@ use crate::error::GpuError;
 use crate::key::DeviceKey;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::{
-    kernel_params, overlapped_blocks, KernelParams, LaunchShape, ParamLayout, MAX_GRID_X,
+    overlapped_blocks, param_block, KernelParams, LaunchShape, ParamLayout, MAX_GRID_X,
     MAX_STATIC_SHARED_BYTES, PARTITION_THREADS,
 };
 use crate::runtime::program::program_id;
 use crate::runtime::staging::SortBuffers;
 use crate::runtime::status::CheckArgs;
 
-kernel_params! {
+param_block! {
     /// The parameter block of `twophase_blocksort` (kernels/mergesort_blocksort.cu).
     struct BlocksortParams as "blocksort_params" {
         keys_in: u64,
@@ -35,7 +35,7 @@ kernel_params! {
     }
 }
 
-kernel_params! {
+param_block! {
     /// The parameter block of `twophase_mergesort_partition` (kernels/mergesort_pass.cu).
     struct MergesortPartitionParams as "mergesort_partition_params" {
         keys: u64,
@@ -51,7 +51,7 @@ kernel_params! {
     }
 }
 
-kernel_params! {
+param_block! {
     /// The parameter block of `twophase_mergesort_tile` (kernels/mergesort_pass.cu).
     struct MergesortTileParams as "mergesort_tile_params" {
         src: u64,
@@ -67,7 +67,7 @@ kernel_params! {
     }
 }
 
-kernel_params! {
+param_block! {
     /// The parameter block of `twophase_mergesort_quad_partition` (kernels/mergesort_quad_partition.cu).
     struct MergesortQuadPartitionParams as "mergesort_quad_partition_params" {
         keys: u64,
@@ -85,7 +85,7 @@ kernel_params! {
     }
 }
 
-kernel_params! {
+param_block! {
     /// The parameter block of `twophase_mergesort_quad_tile` (kernels/mergesort_quad_tile.cu).
     struct MergesortQuadTileParams as "mergesort_quad_tile_params" {
         src: u64,

@@ -3,7 +3,7 @@
 //! A kernel `twophase_<name>` keeps its own parameter list (its pointers stay `__restrict__`
 //! parameters, which is what lets NVRTC load through the read-only path: a kernel taking one
 //! struct measured no `ld.global.nc` at all in the merge tile, and a 4-byte spill at its register
-//! bound). Its parameters are described once in Rust by [`kernel_params!`] and once in CUDA by
+//! bound). Its parameters are described once in Rust by [`param_block!`] and once in CUDA by
 //! the twin struct `twophase::<name>_params`; the generated program asserts ([`param_asserts`])
 //! that the twin has the Rust struct's size and each field's offset and size, and that the
 //! kernel's parameter types are the twin's field types in order. The launch hands the driver the
@@ -41,7 +41,7 @@ pub struct ParamLayout {
 
 /// A kernel's parameter block: one `#[repr(C)]` struct of plain fields (device addresses as
 /// `u64`, sizes as `u64`, counts as `u32`/`i32`), laid out as the kernel's parameter buffer.
-/// Implemented by [`kernel_params!`] only.
+/// Implemented by [`param_block!`] only.
 ///
 /// # Safety
 /// `LAYOUT` must describe `Self` exactly, and `Self` must be `#[repr(C)]` plain data: the launch
@@ -55,12 +55,12 @@ pub unsafe trait KernelParams: Copy {
 /// The CUDA twin (same name, same fields in the same order) lives in the kernel's `.cu` file, and
 /// the program that compiles it `static_assert`s ([`param_asserts`]) the two layouts equal and
 /// the kernel's parameters the twin's fields.
-macro_rules! kernel_params {
+macro_rules! param_block {
     // The block of the one kernel `twophase_<name>` for the CUDA twin `<name>_params`.
     ($(#[$meta:meta])* $vis:vis struct $name:ident as $cuda:literal {
         $($(#[$field_meta:meta])* $field:ident: $ty:ty),* $(,)?
     }) => {
-        kernel_params! {
+        param_block! {
             $(#[$meta])* $vis struct $name as $cuda for [] {
                 $($(#[$field_meta])* $field: $ty),*
             }
@@ -92,7 +92,7 @@ macro_rules! kernel_params {
         }
     };
 }
-pub(crate) use kernel_params;
+pub(crate) use param_block;
 
 /// `static_assert`s, for a program's source, that each CUDA parameter struct has the layout of
 /// its Rust twin (its size, and each field's offset and size) and that its kernel
@@ -312,7 +312,7 @@ const FAULT_SOURCE: &str =
     extern \"C\" __global__ void twophase_fault_for_test(int* target) {\n\
     \x20 *(volatile int*)target = 1;\n}\n";
 
-kernel_params! {
+param_block! {
     /// The parameter block of the fault kernel: the address it stores through.
     struct FaultParams as "fault_for_test_params" {
         target: u64,

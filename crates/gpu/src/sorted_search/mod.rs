@@ -9,8 +9,8 @@ use crate::error::GpuError;
 use crate::key::DeviceKey;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::{
-    kernel_params, overlapped_partition_blocks, param_asserts, KernelParams, LaunchShape,
-    MAX_GRID_X, PARTITION_THREADS,
+    overlapped_partition_blocks, param_asserts, param_block, KernelParams, LaunchShape, MAX_GRID_X,
+    PARTITION_THREADS,
 };
 use crate::runtime::program::{
     program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout, CTA_MERGE_CUH,
@@ -66,7 +66,7 @@ pub fn sorted_search_program<K: DeviceKey, I: DeviceIndex, C: DeviceComparator<K
     )
 }
 
-kernel_params! {
+param_block! {
     /// The parameter block of `twophase_search_partition` (kernels/sorted_search.cu).
     struct SearchPartitionParams as "search_partition_params" {
         needles: u64,
@@ -82,7 +82,7 @@ kernel_params! {
     }
 }
 
-kernel_params! {
+param_block! {
     /// The parameter block of `twophase_search_tile` (kernels/sorted_search.cu).
     struct SearchTileParams as "search_tile_params" {
         needles: u64,

@@ -15,7 +15,7 @@ use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
 use crate::mergesort::MergesortScratch;
 use crate::runtime::device::Gpu;
-use crate::runtime::launch::{kernel_params, param_asserts, KernelParams, LaunchShape, MAX_GRID_X};
+use crate::runtime::launch::{param_asserts, param_block, KernelParams, LaunchShape, MAX_GRID_X};
 use crate::runtime::program::{
     program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout, PARTITION_CUH,
 };
@@ -133,7 +133,7 @@ pub fn batcher_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
     )
 }
 
-kernel_params! {
+param_block! {
     /// The parameter block of `twophase_batcher_block` (kernels/batcher.cu).
     struct BatcherBlockParams as "batcher_block_params" {
         src: u64,
@@ -144,7 +144,7 @@ kernel_params! {
     }
 }
 
-kernel_params! {
+param_block! {
     /// The parameter block of `twophase_batcher_stage` (kernels/batcher.cu).
     struct BatcherStageParams as "batcher_stage_params" {
         keys: u64,
@@ -155,7 +155,7 @@ kernel_params! {
     }
 }
 
-kernel_params! {
+param_block! {
     /// The parameter block of `twophase_batcher_fused` (kernels/batcher.cu).
     struct BatcherFusedParams as "batcher_fused_params" {
         src: u64,

@@ -13,7 +13,7 @@ use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
 use crate::merge::{MergeArgs, MergeScratch, MergeTuning};
 use crate::runtime::device::Gpu;
-use crate::runtime::launch::{kernel_params, param_asserts, KernelParams, LaunchShape, MAX_GRID_X};
+use crate::runtime::launch::{param_asserts, param_block, KernelParams, LaunchShape, MAX_GRID_X};
 use crate::runtime::program::{
     program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout, PARTITION_CUH,
     SERIAL_CUH,
@@ -158,7 +158,7 @@ pub fn textbook_merge_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
     )
 }
 
-kernel_params! {
+param_block! {
     /// The parameter block of `twophase_merge_basic`, `twophase_merge_tiled` and
     /// `twophase_merge_circular` (kernels/merge_textbook.cu).
     struct TextbookMergeParams as "textbook_merge_params" for [
@@ -180,7 +180,7 @@ kernel_params! {
     }
 }
 
-kernel_params! {
+param_block! {
     /// The parameter block of `twophase_merge_repair` (kernels/merge_textbook.cu).
     struct TextbookRepairParams as "merge_repair_params" {
         a: u64,
