@@ -2,7 +2,7 @@
 
 use twophase_gpu::load_balance::shipped_load_balance_programs;
 use twophase_gpu::merge::shipped_merge_programs;
-use twophase_gpu::mergesort::shipped_mergesort_programs;
+use twophase_gpu::mergesort::{mergesort_program, shipped_mergesort_programs};
 use twophase_gpu::runtime::launch::{param_asserts, ParamLayout};
 use twophase_gpu::runtime::nvrtc::{
     compile_cubin, compile_cubin_with_log, nvrtc_available, nvrtc_version,
@@ -11,7 +11,7 @@ use twophase_gpu::runtime::program::program;
 use twophase_gpu::sorted_search::shipped_sorted_search_programs;
 use twophase_gpu::variants::batcher::shipped_batcher_programs;
 use twophase_gpu::variants::textbook::shipped_textbook_merge_programs;
-use twophase_gpu::{CudaComparator, DeviceKey, GpuError, Less};
+use twophase_gpu::{CudaComparator, DeviceKey, GpuError, Less, MergesortTuning};
 
 /// Architectures CI compiles for: Ampere (A100) and Hopper (H100/H200).
 const CI_ARCHS: [u32; 2] = [80, 90];
@@ -321,4 +321,19 @@ fn a_parameter_block_must_match_its_twin_and_its_kernel() {
         "probe_narrow.cu",
     );
     assert!(narrow.contains("`probe_params::count`"), "{narrow}");
+}
+
+/// Keys and values past 8 bytes sort with two-way passes only (no four-way kernels compiled):
+/// the shipped primitive keys never do, so this compiles one such program.
+#[test]
+fn a_mergesort_without_four_way_passes_compiles() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    let tuning = MergesortTuning::for_types(8, 16);
+    assert_eq!(tuning.quad_threads, 0, "{tuning:?}");
+    let program = mergesort_program::<u64, _>(&Less, Some((16, 8)), tuning);
+    for arch in CI_ARCHS {
+        compile_cubin(&program.source, &program.name, arch).expect("two-way-only mergesort");
+    }
 }

@@ -101,14 +101,23 @@ param_block! {
     }
 }
 
-/// The layouts of the mergesort's parameter blocks, for the program's asserts.
-pub(super) const PARAM_LAYOUTS: [&ParamLayout; 5] = [
-    &BlocksortParams::LAYOUT,
-    &MergesortPartitionParams::LAYOUT,
-    &MergesortTileParams::LAYOUT,
-    &MergesortQuadPartitionParams::LAYOUT,
-    &MergesortQuadTileParams::LAYOUT,
-];
+/// The layouts of the parameter blocks of the kernels a mergesort program at `tuning` compiles,
+/// for its asserts.
+pub(super) fn param_layouts(tuning: MergesortTuning) -> Vec<&'static ParamLayout> {
+    let mut layouts = vec![
+        &BlocksortParams::LAYOUT,
+        &MergesortPartitionParams::LAYOUT,
+        &MergesortTileParams::LAYOUT,
+    ];
+    // Without four-way passes their kernels are not compiled (TP_QUAD_NT is 0).
+    if tuning.quad_threads > 0 {
+        layouts.extend([
+            &MergesortQuadPartitionParams::LAYOUT,
+            &MergesortQuadTileParams::LAYOUT,
+        ]);
+    }
+    layouts
+}
 
 impl Gpu {
     /// Sort `count` keys at device address `keys` (and values at `values` if `value_layout`),

@@ -105,7 +105,7 @@ pub fn mergesort_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
     );
     let mut sources = vec![pass_define.as_str()];
     sources.extend(MERGESORT_SOURCES);
-    let asserts = param_asserts(&launch::PARAM_LAYOUTS);
+    let asserts = param_asserts(&launch::param_layouts(tuning));
     sources.push(&asserts);
     program::<K, C>(
         &primitive_name(tuning),
