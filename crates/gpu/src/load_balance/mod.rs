@@ -11,10 +11,7 @@ use crate::runtime::launch::{
     PARTITION_THREADS,
 };
 use crate::runtime::program::{
-    Program, ValueLayout, CTA_LOAD_BALANCE_CUH, LOAD_BALANCE_CU, LOAD_BALANCE_ENTRIES,
-    LOAD_BALANCE_ENTRY_EXPAND, LOAD_BALANCE_ENTRY_FOR_EACH, LOAD_BALANCE_ENTRY_MOVE,
-    LOAD_BALANCE_ENTRY_PARTITION, LOAD_BALANCE_ENTRY_TILE, PARTITION_CUH, SERIAL_CUH,
-    SHIPPED_VALUE_LAYOUTS,
+    Program, ValueLayout, PARTITION_CUH, SERIAL_CUH, SHIPPED_VALUE_LAYOUTS,
 };
 use crate::runtime::status::{messages, CheckArgs};
 use crate::search::{too_large, DeviceIndex, SearchScratch};
@@ -27,6 +24,29 @@ pub use tuning::LoadBalanceTuning;
 
 /// Number of 64-bit arguments a [`LoadBalanceOp`] snippet receives (`args.p[0..OP_ARGS]`).
 pub const OP_ARGS: usize = 8;
+
+/// `kernels/cta_load_balance.cuh`: one tile of a load-balancing search per CTA.
+pub const CTA_LOAD_BALANCE_CUH: &str = include_str!("../../kernels/cta_load_balance.cuh");
+/// `kernels/load_balance.cu`: the load-balancing partition kernel and its tile kernels.
+pub const LOAD_BALANCE_CU: &str = include_str!("../../kernels/load_balance.cu");
+/// Entry point of the load-balancing partition kernel.
+pub const LOAD_BALANCE_ENTRY_PARTITION: &str = "twophase_lbs_partition";
+/// Entry point of the load-balancing tile kernel writing segment ids (and ranks).
+pub const LOAD_BALANCE_ENTRY_TILE: &str = "twophase_lbs_tile";
+/// Entry point of the interval expand tile kernel.
+pub const LOAD_BALANCE_ENTRY_EXPAND: &str = "twophase_interval_expand";
+/// Entry point of the interval move (gather/scatter) tile kernel.
+pub const LOAD_BALANCE_ENTRY_MOVE: &str = "twophase_interval_move";
+/// Entry point of the tile kernel running a user snippet per (item, segment, rank).
+pub const LOAD_BALANCE_ENTRY_FOR_EACH: &str = "twophase_lbs_for_each";
+/// Every entry point of a load-balancing program.
+pub const LOAD_BALANCE_ENTRIES: [&str; 5] = [
+    LOAD_BALANCE_ENTRY_PARTITION,
+    LOAD_BALANCE_ENTRY_TILE,
+    LOAD_BALANCE_ENTRY_EXPAND,
+    LOAD_BALANCE_ENTRY_MOVE,
+    LOAD_BALANCE_ENTRY_FOR_EACH,
+];
 
 /// The arguments of a user snippet, passed by value to the kernel: device addresses (from
 /// `DevicePtr::device_ptr`) or plain numbers, as the snippet casts them.

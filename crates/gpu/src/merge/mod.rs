@@ -14,7 +14,7 @@ use crate::runtime::launch::{
 };
 use crate::runtime::program::{
     program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout, CTA_MERGE_CUH,
-    MERGE_CU, MERGE_ENTRY_PARTITION, MERGE_ENTRY_TILE, PARTITION_CUH, SERIAL_CUH,
+    PARTITION_CUH, SERIAL_CUH,
 };
 use crate::runtime::status::{
     messages, CheckArgs, InputCheck, StatusNames, STATUS_FIRST_UNSORTED, STATUS_ORDER_INCONSISTENT,
@@ -28,6 +28,14 @@ pub use tuning::{
     MergeTuning, KEYS_BLOCKS_PER_SM, NARROW_KEYS_BLOCKS_PER_SM, NARROW_PAIRS_BLOCKS_PER_SM,
     PAIRS_BLOCKS_PER_SM,
 };
+
+/// `kernels/merge.cu`: the partition and tile kernels of the merge.
+pub const MERGE_CU: &str = include_str!("../../kernels/merge.cu");
+
+/// Entry point of the merge's partition kernel.
+pub const MERGE_ENTRY_PARTITION: &str = "twophase_merge_partition";
+/// Entry point of the merge's tile kernel.
+pub const MERGE_ENTRY_TILE: &str = "twophase_merge_tile";
 
 /// Device scratch of the merge (the partitions), reusable across calls: it only grows, so a loop
 /// of calls of the same or smaller size allocates nothing.

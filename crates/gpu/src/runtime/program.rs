@@ -11,46 +11,6 @@ pub const PARTITION_CUH: &str = include_str!("../../kernels/partition.cuh");
 pub const SERIAL_CUH: &str = include_str!("../../kernels/serial.cuh");
 /// `kernels/cta_merge.cuh`: one tile of a merge per CTA.
 pub const CTA_MERGE_CUH: &str = include_str!("../../kernels/cta_merge.cuh");
-/// `kernels/merge.cu`: the partition and tile kernels of the merge.
-pub const MERGE_CU: &str = include_str!("../../kernels/merge.cu");
-
-/// Entry point of the merge's partition kernel.
-pub const MERGE_ENTRY_PARTITION: &str = "twophase_merge_partition";
-/// Entry point of the merge's tile kernel.
-pub const MERGE_ENTRY_TILE: &str = "twophase_merge_tile";
-
-/// `kernels/cta_load_balance.cuh`: one tile of a load-balancing search per CTA.
-pub const CTA_LOAD_BALANCE_CUH: &str = include_str!("../../kernels/cta_load_balance.cuh");
-/// `kernels/load_balance.cu`: the load-balancing partition kernel and its tile kernels.
-pub const LOAD_BALANCE_CU: &str = include_str!("../../kernels/load_balance.cu");
-/// `kernels/sorted_search.cu`: the sorted search's partition and tile kernels.
-pub const SORTED_SEARCH_CU: &str = include_str!("../../kernels/sorted_search.cu");
-/// Entry point of the load-balancing partition kernel.
-pub const LOAD_BALANCE_ENTRY_PARTITION: &str = "twophase_lbs_partition";
-/// Entry point of the load-balancing tile kernel writing segment ids (and ranks).
-pub const LOAD_BALANCE_ENTRY_TILE: &str = "twophase_lbs_tile";
-/// Entry point of the interval expand tile kernel.
-pub const LOAD_BALANCE_ENTRY_EXPAND: &str = "twophase_interval_expand";
-/// Entry point of the interval move (gather/scatter) tile kernel.
-pub const LOAD_BALANCE_ENTRY_MOVE: &str = "twophase_interval_move";
-/// Entry point of the tile kernel running a user snippet per (item, segment, rank).
-pub const LOAD_BALANCE_ENTRY_FOR_EACH: &str = "twophase_lbs_for_each";
-/// Every entry point of a load-balancing program.
-pub const LOAD_BALANCE_ENTRIES: [&str; 5] = [
-    LOAD_BALANCE_ENTRY_PARTITION,
-    LOAD_BALANCE_ENTRY_TILE,
-    LOAD_BALANCE_ENTRY_EXPAND,
-    LOAD_BALANCE_ENTRY_MOVE,
-    LOAD_BALANCE_ENTRY_FOR_EACH,
-];
-/// Entry point of the sorted search's partition kernel.
-pub const SORTED_SEARCH_ENTRY_PARTITION: &str = "twophase_search_partition";
-/// Entry point of the sorted search's tile kernel.
-pub const SORTED_SEARCH_ENTRY_TILE: &str = "twophase_search_tile";
-/// Every entry point of a sorted-search program.
-pub const SORTED_SEARCH_ENTRIES: [&str; 2] =
-    [SORTED_SEARCH_ENTRY_PARTITION, SORTED_SEARCH_ENTRY_TILE];
-
 /// Byte layout `(size, align)` of a primitive's values: `None` for keys only.
 pub type ValueLayout = Option<(usize, usize)>;
 

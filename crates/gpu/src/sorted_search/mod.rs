@@ -14,8 +14,7 @@ use crate::runtime::launch::{
 };
 use crate::runtime::program::{
     program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout, CTA_MERGE_CUH,
-    PARTITION_CUH, SERIAL_CUH, SORTED_SEARCH_CU, SORTED_SEARCH_ENTRIES,
-    SORTED_SEARCH_ENTRY_PARTITION, SORTED_SEARCH_ENTRY_TILE,
+    PARTITION_CUH, SERIAL_CUH,
 };
 use crate::runtime::staging::Staged;
 use crate::runtime::status::{messages, CheckArgs};
@@ -24,6 +23,16 @@ use crate::search::{check_len, too_large, DeviceIndex, SearchBound, SearchScratc
 pub mod tuning;
 
 pub use tuning::SortedSearchTuning;
+
+/// `kernels/sorted_search.cu`: the sorted search's partition and tile kernels.
+pub const SORTED_SEARCH_CU: &str = include_str!("../../kernels/sorted_search.cu");
+/// Entry point of the sorted search's partition kernel.
+pub const SORTED_SEARCH_ENTRY_PARTITION: &str = "twophase_search_partition";
+/// Entry point of the sorted search's tile kernel.
+pub const SORTED_SEARCH_ENTRY_TILE: &str = "twophase_search_tile";
+/// Every entry point of a sorted-search program.
+pub const SORTED_SEARCH_ENTRIES: [&str; 2] =
+    [SORTED_SEARCH_ENTRY_PARTITION, SORTED_SEARCH_ENTRY_TILE];
 
 fn search_primitive<I: DeviceIndex>(bound: SearchBound) -> String {
     let bound = match bound {
