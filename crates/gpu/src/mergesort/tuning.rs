@@ -142,7 +142,7 @@ impl MergesortTuning {
 
     /// [`for_types`](Self::for_types) where its block sort fits in `max_shared_optin` bytes of
     /// shared memory a block (the device's opt-in limit,
-    /// [`Gpu::max_shared_per_block_optin`](crate::context::Gpu::max_shared_per_block_optin)),
+    /// [`Gpu::max_shared_per_block_optin`](crate::Gpu::max_shared_per_block_optin)),
     /// else [`within_static_shared`](Self::within_static_shared). The launches use this.
     pub const fn for_device(key_bytes: usize, value_bytes: usize, max_shared_optin: usize) -> Self {
         let tuning = Self::for_types(key_bytes, value_bytes);

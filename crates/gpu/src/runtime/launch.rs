@@ -3,7 +3,7 @@
 //! A kernel `twophase_<name>` keeps its own parameter list (its pointers stay `__restrict__`
 //! parameters, which is what lets NVRTC load through the read-only path: a kernel taking one
 //! struct measured no `ld.global.nc` at all in the merge tile, and a 4-byte spill at its register
-//! bound). Its parameters are described once in Rust by [`param_block!`] and once in CUDA by
+//! bound). Its parameters are described once in Rust by `param_block!` and once in CUDA by
 //! the twin struct `twophase::<name>_params`; the generated program asserts ([`param_asserts`])
 //! that the twin has the Rust struct's size and each field's offset and size, and that the
 //! kernel's parameter types are the twin's field types in order. The launch hands the driver the
@@ -41,7 +41,7 @@ pub struct ParamLayout {
 
 /// A kernel's parameter block: one `#[repr(C)]` struct of plain fields (device addresses as
 /// `u64`, sizes as `u64`, counts as `u32`/`i32`), laid out as the kernel's parameter buffer.
-/// Implemented by [`param_block!`] only.
+/// Implemented by `param_block!` only.
 ///
 /// # Safety
 /// `LAYOUT` must describe `Self` exactly, and `Self` must be `#[repr(C)]` plain data: the launch

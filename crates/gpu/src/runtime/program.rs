@@ -117,7 +117,7 @@ pub fn program_id<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
 
 /// File-name labels that `#line` gives user-supplied CUDA in a generated program, so that NVRTC's
 /// messages point at the snippet: a warning located in one of them fails the compilation
-/// ([`compile_cubin`]).
+/// ([`compile_cubin`](super::nvrtc::compile_cubin)).
 pub const SNIPPET_LABELS: [&str; 3] = ["comparator ", "key type ", "load-balance op "];
 
 /// A `#line` file name: the label with the characters a C string literal or a log line would
