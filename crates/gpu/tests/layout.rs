@@ -42,8 +42,11 @@ fn files(dir: &Path, endings: &[&str]) -> Vec<PathBuf> {
 /// `merge::tuning`, `lib.rs` -> ``).
 fn module_of(relative: &str) -> String {
     let trimmed = relative.trim_end_matches(".rs");
-    let trimmed = trimmed.trim_end_matches("/mod").trim_end_matches("lib");
-    trimmed.trim_end_matches('/').replace('/', "::")
+    if trimmed == "lib" {
+        return String::new();
+    }
+    let trimmed = trimmed.strip_suffix("/mod").unwrap_or(trimmed);
+    trimmed.replace('/', "::")
 }
 
 /// The modules a file names through `crate::a::b` or `super::` paths, resolved to the longest

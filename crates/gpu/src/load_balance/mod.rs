@@ -6,13 +6,11 @@ use crate::compare::sanitize;
 use crate::error::GpuError;
 use crate::key::cuda_value_type;
 use crate::runtime::device::Gpu;
-use crate::runtime::launch::{
-    overlapped_partition_blocks, param_asserts, param_block, KernelParams, LaunchShape, MAX_GRID_X,
-    PARTITION_THREADS,
-};
+use crate::runtime::launch::{param_asserts, param_block, KernelParams, LaunchShape};
 use crate::runtime::program::{
     Program, ValueLayout, PARTITION_CUH, SERIAL_CUH, SHIPPED_VALUE_LAYOUTS,
 };
+use crate::runtime::shape::{overlapped_partition_blocks, MAX_GRID_X, PARTITION_THREADS};
 use crate::runtime::status::{messages, CheckArgs};
 use crate::search::{too_large, DeviceIndex, SearchScratch};
 

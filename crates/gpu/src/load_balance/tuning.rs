@@ -1,7 +1,7 @@
 //! The load-balancing search's tuning: the tile kernel's launch shape.
 
 use crate::error::GpuError;
-use crate::runtime::launch::check_launch_shape;
+use crate::runtime::shape::check_launch_shape;
 
 /// Launch shape of a load-balancing tile kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

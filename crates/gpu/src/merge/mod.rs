@@ -8,14 +8,12 @@ use crate::compare::DeviceComparator;
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
 use crate::runtime::device::Gpu;
-use crate::runtime::launch::{
-    overlapped_partition_blocks, param_asserts, param_block, KernelParams, LaunchShape, MAX_GRID_X,
-    PARTITION_THREADS,
-};
+use crate::runtime::launch::{param_asserts, param_block, KernelParams, LaunchShape};
 use crate::runtime::program::{
     program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout, CTA_MERGE_CUH,
     PARTITION_CUH, SERIAL_CUH,
 };
+use crate::runtime::shape::{overlapped_partition_blocks, MAX_GRID_X, PARTITION_THREADS};
 use crate::runtime::status::{
     messages, CheckArgs, InputCheck, StatusNames, STATUS_FIRST_UNSORTED, STATUS_ORDER_INCONSISTENT,
     STATUS_SECOND_UNSORTED,

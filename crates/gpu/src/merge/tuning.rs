@@ -1,7 +1,7 @@
 //! The merge's tuning: the tile kernel's launch shape per key and value size.
 
 use crate::error::GpuError;
-use crate::runtime::launch::check_launch_shape;
+use crate::runtime::shape::check_launch_shape;
 
 /// Threads one SM holds at once (sm_80 and sm_90): a launch bound asking for more blocks than fit
 /// is refused.

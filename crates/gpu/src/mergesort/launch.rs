@@ -15,11 +15,11 @@ use crate::compare::DeviceComparator;
 use crate::error::GpuError;
 use crate::key::DeviceKey;
 use crate::runtime::device::Gpu;
-use crate::runtime::launch::{
-    overlapped_blocks, param_block, KernelParams, LaunchShape, ParamLayout, MAX_GRID_X,
-    MAX_STATIC_SHARED_BYTES, PARTITION_THREADS,
-};
+use crate::runtime::launch::{param_block, KernelParams, LaunchShape, ParamLayout};
 use crate::runtime::program::program_id;
+use crate::runtime::shape::{
+    overlapped_blocks, MAX_GRID_X, MAX_STATIC_SHARED_BYTES, PARTITION_THREADS,
+};
 use crate::runtime::staging::SortBuffers;
 use crate::runtime::status::CheckArgs;
 

@@ -1,7 +1,7 @@
 //! The mergesort's tuning: block-sort and pass tiles, the pass plan, and the size thresholds of its passes.
 
 use crate::error::GpuError;
-use crate::runtime::launch::{
+use crate::runtime::shape::{
     check_launch_shape, check_launch_shape_within, MAX_OPTIN_SHARED_BYTES,
 };
 

@@ -15,10 +15,6 @@ use std::ffi::c_void;
 use cudarc::driver::{sys as driver_sys, CudaFunction};
 
 use super::device::Gpu;
-pub(crate) use super::shape::{
-    check_launch_shape, check_launch_shape_within, overlapped_blocks, overlapped_partition_blocks,
-    MAX_GRID_X, MAX_OPTIN_SHARED_BYTES, MAX_STATIC_SHARED_BYTES, PARTITION_THREADS,
-};
 use crate::error::GpuError;
 
 /// The field layout of a kernel's parameter block as Rust laid it out: the CUDA struct's name,

@@ -33,34 +33,29 @@ impl Gpu {
 
 /// A handle's pooled scratch of one type, taken out of the pool for one host-slice call and put
 /// back when dropped ([`Gpu::pooled_scratch`]).
-pub(crate) struct PooledScratch<'g, S: Send + 'static> {
+pub(crate) struct PooledScratch<'g, S: Default + Send + 'static> {
     gpu: &'g Gpu,
-    scratch: Option<Box<S>>,
+    scratch: Box<S>,
 }
 
-impl<S: Send + 'static> Deref for PooledScratch<'_, S> {
+impl<S: Default + Send + 'static> Deref for PooledScratch<'_, S> {
     type Target = S;
     fn deref(&self) -> &S {
-        self.scratch
-            .as_deref()
-            .unwrap_or_else(|| unreachable!("taken only by drop"))
+        &self.scratch
     }
 }
 
-impl<S: Send + 'static> DerefMut for PooledScratch<'_, S> {
+impl<S: Default + Send + 'static> DerefMut for PooledScratch<'_, S> {
     fn deref_mut(&mut self) -> &mut S {
-        self.scratch
-            .as_deref_mut()
-            .unwrap_or_else(|| unreachable!("taken only by drop"))
+        &mut self.scratch
     }
 }
 
-impl<S: Send + 'static> Drop for PooledScratch<'_, S> {
+impl<S: Default + Send + 'static> Drop for PooledScratch<'_, S> {
     fn drop(&mut self) {
-        if let Some(scratch) = self.scratch.take() {
-            let scratch: Box<dyn Any + Send> = scratch;
-            lock_recover(&self.gpu.scratch_pool).insert(TypeId::of::<S>(), scratch);
-        }
+        let scratch: Box<S> = std::mem::take(&mut self.scratch);
+        lock_recover(&self.gpu.scratch_pool)
+            .insert(TypeId::of::<S>(), scratch as Box<dyn Any + Send>);
     }
 }
 
@@ -74,9 +69,6 @@ impl Gpu {
         let scratch = pooled
             .and_then(|held| held.downcast::<S>().ok())
             .unwrap_or_default();
-        PooledScratch {
-            gpu: self,
-            scratch: Some(scratch),
-        }
+        PooledScratch { gpu: self, scratch }
     }
 }

@@ -3,7 +3,7 @@
 use std::mem::size_of;
 
 use crate::error::GpuError;
-use crate::runtime::launch::check_launch_shape;
+use crate::runtime::shape::check_launch_shape;
 
 /// Threads of a warp (the tile keeps one walk start a warp).
 const WARP: usize = 32;

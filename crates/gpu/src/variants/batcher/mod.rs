@@ -15,10 +15,11 @@ use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
 use crate::mergesort::MergesortScratch;
 use crate::runtime::device::Gpu;
-use crate::runtime::launch::{param_asserts, param_block, KernelParams, LaunchShape, MAX_GRID_X};
+use crate::runtime::launch::{param_asserts, param_block, KernelParams, LaunchShape};
 use crate::runtime::program::{
     program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout, PARTITION_CUH,
 };
+use crate::runtime::shape::MAX_GRID_X;
 use crate::runtime::staging::SortBuffers;
 
 pub mod tuning;

@@ -1,7 +1,7 @@
 //! Batcher's sort's tuning: tile, threads and the stage and fused-stride constants.
 
 use crate::error::GpuError;
-use crate::runtime::launch::{check_launch_shape, MAX_STATIC_SHARED_BYTES};
+use crate::runtime::shape::{check_launch_shape, MAX_STATIC_SHARED_BYTES};
 
 /// Compare-exchanges each thread of the shared-memory kernels does per stage: a tile of T keys
 /// has T / 2 comparators per stage, so T / 16 threads. Eight keep the block at 512 threads for a

@@ -13,11 +13,12 @@ use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
 use crate::merge::{MergeArgs, MergeScratch, MergeTuning};
 use crate::runtime::device::Gpu;
-use crate::runtime::launch::{param_asserts, param_block, KernelParams, LaunchShape, MAX_GRID_X};
+use crate::runtime::launch::{param_asserts, param_block, KernelParams, LaunchShape};
 use crate::runtime::program::{
     program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout, PARTITION_CUH,
     SERIAL_CUH,
 };
+use crate::runtime::shape::MAX_GRID_X;
 use crate::runtime::status::{
     messages, status_error, InputCheck, StatusNames, STATUS_FIRST_UNSORTED,
     STATUS_ORDER_INCONSISTENT, STATUS_SECOND_UNSORTED,

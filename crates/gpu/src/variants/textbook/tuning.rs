@@ -3,7 +3,7 @@
 use std::mem::size_of;
 
 use crate::error::GpuError;
-use crate::runtime::launch::check_launch_shape;
+use crate::runtime::shape::check_launch_shape;
 
 /// Threads per block of the textbook kernels: four warps. The kernels are bound by the latency
 /// of dependent global loads (the co-rank searches) and of uncoalesced stores; small blocks keep
