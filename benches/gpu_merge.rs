@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use rand::Rng;
 use twophase::cpu;
-use twophase::gpu::{Gpu, Less, MergeScratch, MergeTuning, PrimitiveKey};
+use twophase::gpu::{Gpu, Less, MergeBuffers, MergeScratch, MergeTuning, PrimitiveKey};
 use twophase_gpu::cudarc::driver::{sys, CudaSlice, DeviceRepr};
 
 /// Untimed runs before timing: module load, first-touch and clock ramp stay out of the numbers.
@@ -95,10 +95,9 @@ fn bench_keys<K: PrimitiveKey + DeviceRepr + Ord + Send + std::fmt::Debug>(
             .collect();
         // Correctness first: fresh random inputs, poisoned output.
         gpu.merge_device(
-            &inputs[0].0,
-            &inputs[0].1,
-            &mut outs[0],
+            MergeBuffers::keys(&inputs[0].0, &inputs[0].1, &mut outs[0]),
             &Less,
+            None,
             &mut scratch,
         )
         .expect("merge");
@@ -109,8 +108,13 @@ fn bench_keys<K: PrimitiveKey + DeviceRepr + Ord + Send + std::fmt::Debug>(
         );
         let ms = time_events(gpu, WARMUP, REPS, |i| {
             let (a, b) = &inputs[i % sets];
-            gpu.merge_device(a, b, &mut outs[i % sets], &Less, &mut scratch)
-                .expect("merge");
+            gpu.merge_device(
+                MergeBuffers::keys(a, b, &mut outs[i % sets]),
+                &Less,
+                None,
+                &mut scratch,
+            )
+            .expect("merge");
         });
         rows.push(Row {
             kind: kind.to_owned(),
@@ -128,20 +132,23 @@ fn bench_keys<K: PrimitiveKey + DeviceRepr + Ord + Send + std::fmt::Debug>(
                 stream
                     .memcpy_htod(&vec![poison; n], &mut outs[0])
                     .expect("poison");
-                gpu.merge_device_tuned(
-                    &inputs[0].0,
-                    &inputs[0].1,
-                    &mut outs[0],
+                gpu.merge_device(
+                    MergeBuffers::keys(&inputs[0].0, &inputs[0].1, &mut outs[0]),
                     &Less,
-                    tuning,
+                    Some(tuning),
                     &mut scratch,
                 )
                 .expect("merge");
                 let ok = stream.clone_dtoh(&outs[0]).expect("download") == expected;
                 let ms = time_events(gpu, WARMUP, REPS, |i| {
                     let (a, b) = &inputs[i % sets];
-                    gpu.merge_device_tuned(a, b, &mut outs[i % sets], &Less, tuning, &mut scratch)
-                        .expect("merge");
+                    gpu.merge_device(
+                        MergeBuffers::keys(a, b, &mut outs[i % sets]),
+                        &Less,
+                        Some(tuning),
+                        &mut scratch,
+                    )
+                    .expect("merge");
                 });
                 println!("sweep {kind} 2^{log2n} nt={threads} vt={vt} blocks={blocks_per_sm}: {ms:.4} ms (correct: {ok})");
             }
@@ -182,8 +189,13 @@ fn bench_pairs(gpu: &Gpu, sweep: &[(u32, u32, u32)], rows: &mut Vec<Row>, l2: us
         {
             let (a, av, b, bv) = &inputs[0];
             let (ok, ov) = &mut outs[0];
-            gpu.merge_pairs_device(a, av, b, bv, ok, ov, &Less, &mut scratch)
-                .expect("merge pairs");
+            gpu.merge_device(
+                MergeBuffers::pairs(a, av, b, bv, ok, ov),
+                &Less,
+                None,
+                &mut scratch,
+            )
+            .expect("merge pairs");
             let got = (
                 stream.clone_dtoh(ok).expect("dl"),
                 stream.clone_dtoh(ov).expect("dl"),
@@ -196,8 +208,13 @@ fn bench_pairs(gpu: &Gpu, sweep: &[(u32, u32, u32)], rows: &mut Vec<Row>, l2: us
         let ms = time_events(gpu, WARMUP, REPS, |i| {
             let (a, av, b, bv) = &inputs[i % sets];
             let (ok, ov) = &mut outs[i % sets];
-            gpu.merge_pairs_device(a, av, b, bv, ok, ov, &Less, &mut scratch)
-                .expect("merge pairs");
+            gpu.merge_device(
+                MergeBuffers::pairs(a, av, b, bv, ok, ov),
+                &Less,
+                None,
+                &mut scratch,
+            )
+            .expect("merge pairs");
         });
         rows.push(Row {
             kind: "u32-pairs".into(),
@@ -220,8 +237,13 @@ fn bench_pairs(gpu: &Gpu, sweep: &[(u32, u32, u32)], rows: &mut Vec<Row>, l2: us
                 stream
                     .memcpy_htod(&vec![0xDEAD_BEEFu32; n], ov)
                     .expect("poison");
-                gpu.merge_pairs_device_tuned(a, av, b, bv, ok, ov, &Less, tuning, &mut scratch)
-                    .expect("merge");
+                gpu.merge_device(
+                    MergeBuffers::pairs(a, av, b, bv, ok, ov),
+                    &Less,
+                    Some(tuning),
+                    &mut scratch,
+                )
+                .expect("merge");
                 let got = (
                     stream.clone_dtoh(ok).expect("dl"),
                     stream.clone_dtoh(ov).expect("dl"),
@@ -230,8 +252,13 @@ fn bench_pairs(gpu: &Gpu, sweep: &[(u32, u32, u32)], rows: &mut Vec<Row>, l2: us
                 let ms = time_events(gpu, WARMUP, REPS, |i| {
                     let (a, av, b, bv) = &inputs[i % sets];
                     let (ok, ov) = &mut outs[i % sets];
-                    gpu.merge_pairs_device_tuned(a, av, b, bv, ok, ov, &Less, tuning, &mut scratch)
-                        .expect("merge");
+                    gpu.merge_device(
+                        MergeBuffers::pairs(a, av, b, bv, ok, ov),
+                        &Less,
+                        Some(tuning),
+                        &mut scratch,
+                    )
+                    .expect("merge");
                 });
                 println!("sweep u32-pairs 2^{log2n} nt={threads} vt={vt} blocks={blocks_per_sm}: {ms:.4} ms (correct: {correct})");
             }
@@ -252,8 +279,13 @@ fn bench_calls(gpu: &Gpu, cub: &HashMap<(String, u32), f64>) {
     let mut scratch = MergeScratch::new();
     let mut device_call = || {
         let t = Instant::now();
-        gpu.merge_device(&da, &db, &mut out, &Less, &mut scratch)
-            .expect("merge");
+        gpu.merge_device(
+            MergeBuffers::keys(&da, &db, &mut out),
+            &Less,
+            None,
+            &mut scratch,
+        )
+        .expect("merge");
         stream.synchronize().expect("sync");
         t.elapsed().as_secs_f64() * 1e3
     };

@@ -15,6 +15,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 use twophase::gpu::{
     CudaComparator, DeviceComparator, Gpu, Less, MergesortScratch, MergesortTuning, PrimitiveKey,
+    SortBuffers,
 };
 use twophase_gpu::cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
 
@@ -192,10 +193,15 @@ fn bench<K, C>(
         let mut poisoned = stream.clone_htod(&poison).expect("upload");
         if pairs {
             let mut pv = stream.clone_htod(&vec![u32::MAX; n]).expect("upload");
-            gpu.mergesort_pairs_device(&mut poisoned, &mut pv, comp, &mut scratch)
-                .expect("poison sort");
+            gpu.mergesort_device(
+                SortBuffers::pairs(&mut poisoned, &mut pv),
+                comp,
+                None,
+                &mut scratch,
+            )
+            .expect("poison sort");
         } else {
-            gpu.mergesort_device(&mut poisoned, comp, &mut scratch)
+            gpu.mergesort_device(SortBuffers::keys(&mut poisoned), comp, None, &mut scratch)
                 .expect("poison sort");
         }
         drop(poisoned);
@@ -210,10 +216,15 @@ fn bench<K, C>(
         let mut sort_tuned =
             |keys: &mut CudaSlice<K>, values: &mut CudaSlice<u32>, tuning: MergesortTuning| {
                 if pairs {
-                    gpu.mergesort_pairs_device_tuned(keys, values, comp, tuning, &mut scratch)
-                        .expect("mergesort pairs");
+                    gpu.mergesort_device(
+                        SortBuffers::pairs(keys, values),
+                        comp,
+                        Some(tuning),
+                        &mut scratch,
+                    )
+                    .expect("mergesort pairs");
                 } else {
-                    gpu.mergesort_device_tuned(keys, comp, tuning, &mut scratch)
+                    gpu.mergesort_device(SortBuffers::keys(keys), comp, Some(tuning), &mut scratch)
                         .expect("mergesort");
                 }
             };

@@ -18,7 +18,7 @@ use std::time::Instant;
 use rand::Rng;
 use rayon::prelude::*;
 use twophase::cpu;
-use twophase::gpu::{Gpu, Less, MergeScratch};
+use twophase::gpu::{Gpu, Less, MergeBuffers, MergeScratch, SortBuffers};
 use twophase::variants::{MergeVariant, SortScratch, SortVariant};
 use twophase_gpu::cudarc::driver::{sys, CudaSlice};
 
@@ -81,8 +81,14 @@ fn bench_merges(gpu: &Gpu, l2: usize, cub: &HashMap<(String, u32), f64>, rows: &
         for variant in MergeVariant::ALL {
             stream.memcpy_htod(&poison, &mut outs[0]).expect("poison");
             let (a, b) = &inputs[0];
-            gpu.merge_variant_device(variant, a, b, &mut outs[0], &Less, &mut scratch)
-                .expect("merge");
+            gpu.merge_variant_device(
+                variant,
+                MergeBuffers::keys(a, b, &mut outs[0]),
+                &Less,
+                None,
+                &mut scratch,
+            )
+            .expect("merge");
             let got = stream.clone_dtoh(&outs[0]).expect("download");
             assert!(
                 got == expected,
@@ -90,8 +96,14 @@ fn bench_merges(gpu: &Gpu, l2: usize, cub: &HashMap<(String, u32), f64>, rows: &
             );
             let ms = time_events(gpu, WARMUP, MERGE_REPS, |i| {
                 let (a, b) = &inputs[i % sets];
-                gpu.merge_variant_device(variant, a, b, &mut outs[i % sets], &Less, &mut scratch)
-                    .expect("merge");
+                gpu.merge_variant_device(
+                    variant,
+                    MergeBuffers::keys(a, b, &mut outs[i % sets]),
+                    &Less,
+                    None,
+                    &mut scratch,
+                )
+                .expect("merge");
             });
             rows.push(Row {
                 group: "merge",
@@ -131,10 +143,10 @@ fn bench_sorts(
         stream
             .memcpy_htod(&vec![u32::MAX - 5; n], &mut keys)
             .expect("poison");
-        gpu.sort_variant_device(variant, &mut keys, &Less, &mut scratch)
+        gpu.sort_variant_device(variant, SortBuffers::keys(&mut keys), &Less, &mut scratch)
             .expect("poison sort");
         stream.memcpy_dtod(pristine, &mut keys).expect("restore");
-        gpu.sort_variant_device(variant, &mut keys, &Less, &mut scratch)
+        gpu.sort_variant_device(variant, SortBuffers::keys(&mut keys), &Less, &mut scratch)
             .expect("sort");
         let got = stream.clone_dtoh(&keys).expect("download");
         assert!(
@@ -147,7 +159,7 @@ fn bench_sorts(
         });
         let ms = time_events(gpu, warmup, reps, |_| {
             stream.memcpy_dtod(pristine, &mut keys).expect("restore");
-            gpu.sort_variant_device(variant, &mut keys, &Less, &mut scratch)
+            gpu.sort_variant_device(variant, SortBuffers::keys(&mut keys), &Less, &mut scratch)
                 .expect("sort");
         }) - copy_ms;
         rows.push(Row {

@@ -2,11 +2,11 @@
 
 use std::sync::{Mutex, PoisonError};
 
-pub use twophase_gpu::merge::MergeTuning;
-pub use twophase_gpu::mergesort::{MergesortScratch, MergesortTuning};
+pub use twophase_gpu::merge::{MergeBuffers, MergeTuning};
+pub use twophase_gpu::mergesort::{MergesortScratch, MergesortTuning, SortBuffers};
 pub use twophase_gpu::{
     CudaComparator, DeviceComparator, DeviceKey, DeviceValue, FloatKey, Gpu, GpuError, Greater,
-    Less, MergeScratch, PrimitiveKey, TotalOrder, TotalOrderDesc,
+    Less, MergeScratch, PrimitiveKey, ProgramTuning, TotalOrder, TotalOrderDesc,
 };
 
 /// The process-wide GPU the crate-root calls (`twophase::sort`, ...) use: device 0, opened on

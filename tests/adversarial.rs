@@ -23,8 +23,8 @@ use rand::Rng;
 use twophase::cpu::SearchBound as CpuBound;
 use twophase::gpu::{
     CudaComparator, DeviceComparator, DeviceKey, Gpu, GpuError, Less, LoadBalanceOp,
-    LoadBalanceTuning, MergeScratch, MergeTuning, MergesortScratch, MergesortTuning, SearchScratch,
-    SortedSearchTuning, TotalOrder,
+    LoadBalanceTuning, MergeBuffers, MergeScratch, MergeTuning, MergesortScratch, MergesortTuning,
+    SearchScratch, SortBuffers, SortedSearchTuning, TotalOrder,
 };
 use twophase::variants::{
     BatcherTuning, MergeVariant, SortScratch, SortVariant, TextbookMergeTuning,
@@ -423,9 +423,14 @@ fn assert_next_device_call_works(gpu: &Gpu, status: Result<(), GpuError>, case: 
     expected.sort_unstable();
     let mut scratch = MergesortScratch::new();
     let mut keys = Guarded::new(gpu, &input, POISON_U32);
-    gpu.mergesort_device(&mut keys.view_mut(), &Less, &mut scratch)
-        .and_then(|()| scratch.check(gpu))
-        .unwrap_or_else(|e| panic!("after {case}: the next device sort failed: {e}"));
+    gpu.mergesort_device(
+        SortBuffers::keys(&mut keys.view_mut()),
+        &Less,
+        None,
+        &mut scratch,
+    )
+    .and_then(|()| scratch.check(gpu))
+    .unwrap_or_else(|e| panic!("after {case}: the next device sort failed: {e}"));
     assert!(
         keys.download(gpu, case) == expected,
         "after {case}: the next device sort is wrong"
@@ -874,16 +879,20 @@ fn device_batcher_sort<C: DeviceComparator<u32>>(
 ) {
     let case = format!("{case}, Batcher");
     let mut keys = Guarded::new(gpu, input, POISON_U32);
-    let call = gpu.sort_variant_device(SortVariant::Batcher, &mut keys.view_mut(), comp, scratch);
+    let call = gpu.sort_variant_device(
+        SortVariant::Batcher,
+        SortBuffers::keys(&mut keys.view_mut()),
+        comp,
+        scratch,
+    );
     ok_or_named(Handle::Own(gpu), call, NAMES_SORT, &case);
     assert_permutation(&keys.download(gpu, &case), input, &case);
     let values = positions(input.len());
     let mut keys = Guarded::new(gpu, input, POISON_U32);
     let mut vals = Guarded::new(gpu, &values, POISON_U32);
-    let call = gpu.sort_pairs_variant_device(
+    let call = gpu.sort_variant_device(
         SortVariant::Batcher,
-        &mut keys.view_mut(),
-        &mut vals.view_mut(),
+        SortBuffers::pairs(&mut keys.view_mut(), &mut vals.view_mut()),
         comp,
         scratch,
     );
@@ -903,7 +912,12 @@ fn device_sort<C: DeviceComparator<u32>>(
     case: &str,
 ) -> Vec<u32> {
     let mut keys = Guarded::new(gpu, input, POISON_U32);
-    let call = gpu.mergesort_device_tuned(&mut keys.view_mut(), comp, tuning, scratch);
+    let call = gpu.mergesort_device(
+        SortBuffers::keys(&mut keys.view_mut()),
+        comp,
+        Some(tuning),
+        scratch,
+    );
     let sorted = device_ok_or_named(gpu, call, || scratch.check(gpu), NAMES_SORT, case);
     let got = keys.download(gpu, case);
     if sorted && comp.trusted_order() {
@@ -926,11 +940,10 @@ fn device_sort<C: DeviceComparator<u32>>(
             ..MergesortTuning::for_device(key_bytes, value_bytes, optin)
         }
     };
-    let call = gpu.mergesort_pairs_device_tuned(
-        &mut keys.view_mut(),
-        &mut vals.view_mut(),
+    let call = gpu.mergesort_device(
+        SortBuffers::pairs(&mut keys.view_mut(), &mut vals.view_mut()),
         comp,
-        pairs_tuning,
+        Some(pairs_tuning),
         scratch,
     );
     let case = format!("{case}, pairs");
@@ -1057,10 +1070,9 @@ fn device_merge_variants<C: DeviceComparator<u32>>(
         let mut out = Guarded::new(gpu, &vec![POISON_U32; a.len() + b.len()], POISON_U32);
         let call = gpu.merge_variant_device(
             variant,
-            &da.view(),
-            &db.view(),
-            &mut out.view_mut(),
+            MergeBuffers::keys(&da.view(), &db.view(), &mut out.view_mut()),
             comp,
+            None,
             scratch,
         );
         let merged = device_ok_or_named(gpu, call, || scratch.check(gpu), NAMES_MERGE_ANY, &case);
@@ -1069,7 +1081,7 @@ fn device_merge_variants<C: DeviceComparator<u32>>(
             assert_permutation(&out, &concat(a, b), &case);
         }
     }
-    let case = format!("{case}, Gpu::merge_pairs_device");
+    let case = format!("{case}, Gpu::merge_device pairs");
     let (av, bv) = (positions(a.len()), positions(b.len()));
     let (dav, dbv) = (
         Guarded::new(gpu, &av, POISON_U32),
@@ -1078,14 +1090,17 @@ fn device_merge_variants<C: DeviceComparator<u32>>(
     let total = a.len() + b.len();
     let mut out_keys = Guarded::new(gpu, &vec![POISON_U32; total], POISON_U32);
     let mut out_vals = Guarded::new(gpu, &vec![POISON_U32; total], POISON_U32);
-    let call = gpu.merge_pairs_device(
-        &da.view(),
-        &dav.view(),
-        &db.view(),
-        &dbv.view(),
-        &mut out_keys.view_mut(),
-        &mut out_vals.view_mut(),
+    let call = gpu.merge_device(
+        MergeBuffers::pairs(
+            &da.view(),
+            &dav.view(),
+            &db.view(),
+            &dbv.view(),
+            &mut out_keys.view_mut(),
+            &mut out_vals.view_mut(),
+        ),
         comp,
+        None,
         scratch,
     );
     let merged = device_ok_or_named(gpu, call, || scratch.check(gpu), NAMES_MERGE_ANY, &case);
@@ -1111,7 +1126,12 @@ fn device_merge<C: DeviceComparator<u32>>(
         Guarded::new(gpu, b, POISON_U32),
     );
     let mut out = Guarded::new(gpu, &vec![POISON_U32; a.len() + b.len()], POISON_U32);
-    let call = gpu.merge_device(&da.view(), &db.view(), &mut out.view_mut(), comp, scratch);
+    let call = gpu.merge_device(
+        MergeBuffers::keys(&da.view(), &db.view(), &mut out.view_mut()),
+        comp,
+        None,
+        scratch,
+    );
     let merged = device_ok_or_named(gpu, call, || scratch.check(gpu), names, case);
     let out = out.download(gpu, case);
     merged.then_some(out)
@@ -1767,20 +1787,18 @@ fn mismatched_lengths_are_errors() {
     let mut out = Guarded::new(&gpu, &vec![0u32; 2 * n], POISON_U32);
     let mut out_vals = Guarded::new(&gpu, &vec![0u32; 2 * n + 1], POISON_U32);
     let call = gpu.merge_device(
-        &da.view(),
-        &db.view(),
-        &mut out.view_mut(),
+        MergeBuffers::keys(&da.view(), &db.view(), &mut out.view_mut()),
         &Less,
+        None,
         &mut merge_scratch,
     );
     expect_mismatch(own, call, "Gpu::merge_device, output one short");
     for variant in MergeVariant::ALL {
         let call = gpu.merge_variant_device(
             variant,
-            &da.view(),
-            &db.view(),
-            &mut out.view_mut(),
+            MergeBuffers::keys(&da.view(), &db.view(), &mut out.view_mut()),
             &Less,
+            None,
             &mut merge_scratch,
         );
         expect_mismatch(
@@ -1793,45 +1811,51 @@ fn mismatched_lengths_are_errors() {
         );
     }
     let mut out_keys = Guarded::new(&gpu, &vec![0u32; 2 * n + 1], POISON_U32);
-    let call = gpu.merge_pairs_device(
-        &da.view(),
-        &short_vals.view(),
-        &db.view(),
-        &dbv.view(),
-        &mut out_keys.view_mut(),
-        &mut out_vals.view_mut(),
+    let call = gpu.merge_device(
+        MergeBuffers::pairs(
+            &da.view(),
+            &short_vals.view(),
+            &db.view(),
+            &dbv.view(),
+            &mut out_keys.view_mut(),
+            &mut out_vals.view_mut(),
+        ),
         &Less,
+        None,
         &mut merge_scratch,
     );
-    expect_mismatch(own, call, "Gpu::merge_pairs_device, A values one short");
+    expect_mismatch(own, call, "Gpu::merge_device pairs, A values one short");
     let mut short_out_vals = Guarded::new(&gpu, &vec![0u32; 2 * n], POISON_U32);
-    let call = gpu.merge_pairs_device(
-        &da.view(),
-        &dav.view(),
-        &db.view(),
-        &dbv.view(),
-        &mut out_keys.view_mut(),
-        &mut short_out_vals.view_mut(),
+    let call = gpu.merge_device(
+        MergeBuffers::pairs(
+            &da.view(),
+            &dav.view(),
+            &db.view(),
+            &dbv.view(),
+            &mut out_keys.view_mut(),
+            &mut short_out_vals.view_mut(),
+        ),
         &Less,
+        None,
         &mut merge_scratch,
     );
     expect_mismatch(
         own,
         call,
-        "Gpu::merge_pairs_device, output values one short",
+        "Gpu::merge_device pairs, output values one short",
     );
     let mut keys = Guarded::new(&gpu, &a, POISON_U32);
     let mut vals = Guarded::new(&gpu, &positions(n - 1), POISON_U32);
-    let call = gpu.mergesort_pairs_device(
-        &mut keys.view_mut(),
-        &mut vals.view_mut(),
+    let call = gpu.mergesort_device(
+        SortBuffers::pairs(&mut keys.view_mut(), &mut vals.view_mut()),
         &Less,
+        None,
         &mut sort_scratch,
     );
-    expect_mismatch(own, call, "Gpu::mergesort_pairs_device, values one short");
+    expect_mismatch(own, call, "Gpu::mergesort_device pairs, values one short");
     assert!(
-        keys.download(&gpu, "mergesort_pairs_device") == a,
-        "mergesort_pairs_device: keys changed"
+        keys.download(&gpu, "mergesort_device pairs") == a,
+        "mergesort_device pairs: keys changed"
     );
     let mut found = Guarded::new(&gpu, &vec![0u32; n - 1], POISON_U32);
     let call = gpu.sorted_search_device(

@@ -1,8 +1,9 @@
 //! `twophase::comparator!`: the CUDA body it writes compiles with NVRTC, and both predicates agree with std.
 
 use twophase::{bytemuck, comparator, DeviceComparator, DeviceKey};
-use twophase_gpu::mergesort::{mergesort_program, MergesortTuning};
+use twophase_gpu::mergesort::MergesortTuning;
 use twophase_gpu::runtime::nvrtc::{compile_cubin, nvrtc_available};
+use twophase_gpu::ProgramTuning;
 
 /// Architecture the CPU-side compile check targets (the H100's).
 const ARCH: u32 = 90;
@@ -65,7 +66,7 @@ fn the_cuda_body_compiles_in_a_mergesort_with_nvrtc() {
         < (q.cell & 1023)
         || !(p.weight >= q.weight));
     let tuning = MergesortTuning::for_types(std::mem::size_of::<Item>(), 0);
-    let program = mergesort_program::<Item, _>(&c, None, tuning);
+    let program = tuning.program::<Item, _>(&c, None);
     compile_cubin(&program.source, &program.name, ARCH).expect("the macro's CUDA body compiles");
 }
 

@@ -9,10 +9,11 @@ use rand::rngs::StdRng;
 use rand::Rng;
 use twophase::cpu;
 use twophase::gpu::{
-    DeviceComparator, DeviceKey, Gpu, Greater, Less, MergeScratch, MergeTuning, TotalOrder,
-    TotalOrderDesc,
+    DeviceComparator, DeviceKey, Gpu, Greater, Less, MergeBuffers, MergeScratch, MergeTuning,
+    TotalOrder, TotalOrderDesc,
 };
 use twophase_gpu::cudarc::driver::DeviceRepr;
+use twophase_gpu::ProgramTuning;
 
 /// Input shapes of the differential tests.
 #[derive(Clone, Copy, Debug)]
@@ -107,7 +108,7 @@ fn device_merge<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
     poison: K,
 ) -> Vec<K> {
     common::device_merge(gpu, a, b, poison, |da, db, out| {
-        gpu.merge_device(da, db, out, comp, scratch)
+        gpu.merge_device(MergeBuffers::keys(da, db, out), comp, None, scratch)
             .expect("merge_device")
     })
 }
@@ -367,14 +368,17 @@ fn merge_pairs_u32_are_stable() {
             let (db, dbv) = (upload(&gpu, &b, 1), upload(&gpu, &b_vals, 1));
             let mut ok = upload(&gpu, &vec![0xDEAD_BEEFu32; n], 1);
             let mut ov = upload(&gpu, &vec![0xDEAD_BEEFu32; n], 1);
-            gpu.merge_pairs_device(
-                &da.slice(..a.len()),
-                &dav.slice(..a.len()),
-                &db.slice(..b.len()),
-                &dbv.slice(..b.len()),
-                &mut ok.slice_mut(..n),
-                &mut ov.slice_mut(..n),
+            gpu.merge_device(
+                MergeBuffers::pairs(
+                    &da.slice(..a.len()),
+                    &dav.slice(..a.len()),
+                    &db.slice(..b.len()),
+                    &dbv.slice(..b.len()),
+                    &mut ok.slice_mut(..n),
+                    &mut ov.slice_mut(..n),
+                ),
                 &Less,
+                None,
                 &mut scratch,
             )
             .expect("merge_pairs_device");
@@ -469,8 +473,7 @@ fn root_api_and_backend_neutral_call() {
 #[ignore = "needs a CUDA GPU"]
 fn second_handle_hits_the_disk_cache() {
     let dir = std::env::temp_dir().join(format!("twophase-cache-test-{}", std::process::id()));
-    let program =
-        twophase_gpu::merge::merge_program::<u32, Less>(&Less, None, MergeTuning::for_types(4, 0));
+    let program = MergeTuning::for_types(4, 0).program::<u32, Less>(&Less, None);
     let arch = gpu().arch();
     std::env::set_var(twophase_gpu::runtime::module_cache::CACHE_DIR_ENV, &dir);
     let first =

@@ -9,7 +9,8 @@ use rand::rngs::StdRng;
 use rand::Rng;
 use rayon::prelude::*;
 use twophase::gpu::{
-    DeviceComparator, DeviceKey, Gpu, Greater, Less, MergesortScratch, MergesortTuning, TotalOrder,
+    DeviceComparator, DeviceKey, Gpu, Greater, Less, MergesortScratch, MergesortTuning,
+    SortBuffers, TotalOrder,
 };
 use twophase_gpu::cudarc::driver::DeviceRepr;
 
@@ -34,18 +35,23 @@ fn device_sort<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
 ) -> Vec<K> {
     if host.is_empty() {
         let mut empty = gpu.stream().clone_htod(&[poison]).expect("upload");
-        gpu.mergesort_device(&mut empty.slice_mut(..0), comp, scratch)
-            .expect("empty sort");
+        gpu.mergesort_device(
+            SortBuffers::keys(&mut empty.slice_mut(..0)),
+            comp,
+            None,
+            scratch,
+        )
+        .expect("empty sort");
         return Vec::new();
     }
     let mut poisoned = gpu
         .stream()
         .clone_htod(&vec![poison; host.len()])
         .expect("upload poison");
-    gpu.mergesort_device(&mut poisoned, comp, scratch)
+    gpu.mergesort_device(SortBuffers::keys(&mut poisoned), comp, None, scratch)
         .expect("poison sort");
     let mut keys = gpu.stream().clone_htod(host).expect("upload");
-    gpu.mergesort_device(&mut keys, comp, scratch)
+    gpu.mergesort_device(SortBuffers::keys(&mut keys), comp, None, scratch)
         .expect("mergesort_device");
     gpu.stream().clone_dtoh(&keys).expect("download")
 }
@@ -300,8 +306,13 @@ fn mergesort_two_way_and_four_way_pass_plans() {
                     .stream()
                     .clone_htod(&vec![u32::MAX - 7; n])
                     .expect("upload poison");
-                gpu.mergesort_device_tuned(&mut d_keys, &Less, tuning, &mut scratch)
-                    .expect("poison sort");
+                gpu.mergesort_device(
+                    SortBuffers::keys(&mut d_keys),
+                    &Less,
+                    Some(tuning),
+                    &mut scratch,
+                )
+                .expect("poison sort");
                 let case = format!("n = {n}, {pattern:?}, plan {:?}", tuning.pass_plan(n));
                 assert_tuned_sorts(&gpu, &mut scratch, tuning, &input, true, &case);
             }
@@ -345,7 +356,7 @@ fn assert_tuned_sorts(
     let mut expected = input.to_vec();
     expected.sort();
     let mut d_keys = gpu.stream().clone_htod(input).expect("upload");
-    gpu.mergesort_device_tuned(&mut d_keys, &Less, tuning, scratch)
+    gpu.mergesort_device(SortBuffers::keys(&mut d_keys), &Less, Some(tuning), scratch)
         .expect("tuned sort");
     let got = gpu.stream().clone_dtoh(&d_keys).expect("download");
     assert!(got == expected, "{tuning:?}: keys differ, {case}");
@@ -355,8 +366,13 @@ fn assert_tuned_sorts(
     let positions: Vec<u32> = (0..input.len() as u32).collect();
     let mut d_keys = gpu.stream().clone_htod(input).expect("upload");
     let mut d_values = gpu.stream().clone_htod(&positions).expect("upload");
-    gpu.mergesort_pairs_device_tuned(&mut d_keys, &mut d_values, &Less, tuning, scratch)
-        .expect("tuned pairs sort");
+    gpu.mergesort_device(
+        SortBuffers::pairs(&mut d_keys, &mut d_values),
+        &Less,
+        Some(tuning),
+        scratch,
+    )
+    .expect("tuned pairs sort");
     let got_keys = gpu.stream().clone_dtoh(&d_keys).expect("download");
     let got_values = gpu.stream().clone_dtoh(&d_values).expect("download");
     let mut expected_pairs: Vec<(u32, u32)> = input.iter().copied().zip(positions).collect();

@@ -21,8 +21,8 @@ use rand::Rng;
 use rayon::prelude::*;
 use twophase::cpu;
 use twophase::gpu::{
-    CudaComparator, DeviceComparator, DeviceKey, Gpu, GpuError, Greater, Less, MergeScratch,
-    MergeTuning, MergesortTuning, TotalOrder, TotalOrderDesc,
+    CudaComparator, DeviceComparator, DeviceKey, Gpu, GpuError, Greater, Less, MergeBuffers,
+    MergeScratch, MergeTuning, MergesortTuning, SortBuffers, TotalOrder, TotalOrderDesc,
 };
 use twophase::variants::{
     BatcherScratch, BatcherTuning, MergeVariant, SortScratch, SortVariant, TextbookMergeTuning,
@@ -128,8 +128,14 @@ fn merge_differential<K, C>(
             let expected = cpu::merge_by(&a, &b, |x: &K, y: &K| comp.is_less(x, y));
             for variant in MergeVariant::ALL {
                 let got = device_merge(&gpu, &a, &b, poison, |da, db, out| {
-                    gpu.merge_variant_device(variant, da, db, out, comp, &mut scratch)
-                        .expect("merge_variant_device")
+                    gpu.merge_variant_device(
+                        variant,
+                        MergeBuffers::keys(da, db, out),
+                        comp,
+                        None,
+                        &mut scratch,
+                    )
+                    .expect("merge_variant_device")
                 });
                 assert!(
                     same_bits(&got, &expected),
@@ -300,18 +306,21 @@ fn merge_pairs_variants_are_stable() {
                 let (db, dbv) = (upload(&gpu, &b, 1), upload(&gpu, &b_vals, 1));
                 let mut ok = upload(&gpu, &vec![0xDEAD_BEEFu32; n], 1);
                 let mut ov = upload(&gpu, &vec![0xDEAD_BEEFu32; n], 1);
-                gpu.merge_pairs_variant_device(
+                gpu.merge_variant_device(
                     variant,
-                    &da.slice(..a.len()),
-                    &dav.slice(..a.len()),
-                    &db.slice(..b.len()),
-                    &dbv.slice(..b.len()),
-                    &mut ok.slice_mut(..n),
-                    &mut ov.slice_mut(..n),
+                    MergeBuffers::pairs(
+                        &da.slice(..a.len()),
+                        &dav.slice(..a.len()),
+                        &db.slice(..b.len()),
+                        &dbv.slice(..b.len()),
+                        &mut ok.slice_mut(..n),
+                        &mut ov.slice_mut(..n),
+                    ),
                     &Less,
+                    None,
                     &mut scratch,
                 )
-                .expect("merge_pairs_variant_device");
+                .expect("merge_variant_device pairs");
                 let mut got = (
                     s.clone_dtoh(&ok).expect("download"),
                     s.clone_dtoh(&ov).expect("download"),
@@ -371,16 +380,14 @@ fn textbook_merges_loop_over_many_tiles() {
                     MergeVariant::Circular,
                 ] {
                     let got = device_merge(&gpu, &a, &b, u32::MAX - 1, |da, db, out| {
-                        gpu.merge_variant_device_tuned(
+                        gpu.merge_variant_device(
                             variant,
-                            da,
-                            db,
-                            out,
+                            MergeBuffers::keys(da, db, out),
                             &Less,
-                            tuning,
+                            Some(tuning),
                             &mut scratch,
                         )
-                        .expect("merge_variant_device_tuned")
+                        .expect("merge_variant_device tuned")
                     });
                     assert!(
                         got == expected,
@@ -441,11 +448,21 @@ fn device_sort<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
 ) -> Vec<K> {
     let n = host.len();
     let mut keys = upload(gpu, &vec![poison; n], poison);
-    gpu.sort_variant_device(variant, &mut keys.slice_mut(..n), comp, scratch)
-        .expect("poison sort");
+    gpu.sort_variant_device(
+        variant,
+        SortBuffers::keys(&mut keys.slice_mut(..n)),
+        comp,
+        scratch,
+    )
+    .expect("poison sort");
     let mut keys = upload(gpu, host, poison);
-    gpu.sort_variant_device(variant, &mut keys.slice_mut(..n), comp, scratch)
-        .expect("sort_variant_device");
+    gpu.sort_variant_device(
+        variant,
+        SortBuffers::keys(&mut keys.slice_mut(..n)),
+        comp,
+        scratch,
+    )
+    .expect("sort_variant_device");
     let mut got = gpu.stream().clone_dtoh(&keys).expect("download");
     got.truncate(n);
     got
@@ -636,24 +653,22 @@ fn sort_pairs_variants() {
                 // Poison the scratch with a sort of poison pairs, then sort the real ones.
                 let mut pk = upload(&gpu, &vec![u32::MAX - 9; n], 0);
                 let mut pv = upload(&gpu, &vec![u32::MAX - 9; n], 0);
-                gpu.sort_pairs_variant_device(
+                gpu.sort_variant_device(
                     variant,
-                    &mut pk.slice_mut(..n),
-                    &mut pv.slice_mut(..n),
+                    SortBuffers::pairs(&mut pk.slice_mut(..n), &mut pv.slice_mut(..n)),
                     &Less,
                     &mut scratch,
                 )
                 .expect("poison sort");
                 let mut dk = upload(&gpu, &input, 0);
                 let mut dv = upload(&gpu, &positions, 0);
-                gpu.sort_pairs_variant_device(
+                gpu.sort_variant_device(
                     variant,
-                    &mut dk.slice_mut(..n),
-                    &mut dv.slice_mut(..n),
+                    SortBuffers::pairs(&mut dk.slice_mut(..n), &mut dv.slice_mut(..n)),
                     &Less,
                     &mut scratch,
                 )
-                .expect("sort_pairs_variant_device");
+                .expect("sort_variant_device pairs");
                 let s = gpu.stream();
                 let mut got: Vec<(u32, u32)> = s
                     .clone_dtoh(&dk)
@@ -728,11 +743,21 @@ fn batcher_small_tiles_run_every_launch_kind() {
                 let mut expected = input.clone();
                 expected.sort_unstable();
                 let mut poisoned = upload(&gpu, &vec![u32::MAX - 7; n], 0);
-                gpu.batcher_sort_device_tuned(&mut poisoned, &Less, tuning, &mut scratch)
-                    .expect("poison sort");
+                gpu.batcher_sort_device(
+                    SortBuffers::keys(&mut poisoned),
+                    &Less,
+                    Some(tuning),
+                    &mut scratch,
+                )
+                .expect("poison sort");
                 let mut d_keys = upload(&gpu, &input, 0);
-                gpu.batcher_sort_device_tuned(&mut d_keys, &Less, tuning, &mut scratch)
-                    .expect("batcher sort");
+                gpu.batcher_sort_device(
+                    SortBuffers::keys(&mut d_keys),
+                    &Less,
+                    Some(tuning),
+                    &mut scratch,
+                )
+                .expect("batcher sort");
                 let got = gpu.stream().clone_dtoh(&d_keys).expect("download");
                 assert!(
                     got == expected,
@@ -742,11 +767,10 @@ fn batcher_small_tiles_run_every_launch_kind() {
                 let positions: Vec<u32> = (0..n as u32).collect();
                 let mut d_keys = upload(&gpu, &input, 0);
                 let mut d_values = upload(&gpu, &positions, 0);
-                gpu.batcher_sort_pairs_device_tuned(
-                    &mut d_keys,
-                    &mut d_values,
+                gpu.batcher_sort_device(
+                    SortBuffers::pairs(&mut d_keys, &mut d_values),
                     &Less,
-                    tuning,
+                    Some(tuning),
                     &mut scratch,
                 )
                 .expect("batcher pairs");
@@ -783,8 +807,14 @@ fn variants_u32_2_pow_27_and_root_api() {
         let expected = cpu::merge(&a, &b);
         for variant in MergeVariant::ALL {
             let got = device_merge(&gpu, &a, &b, 0xDEAD_BEEF, |da, db, out| {
-                gpu.merge_variant_device(variant, da, db, out, &Less, &mut scratch)
-                    .expect("merge")
+                gpu.merge_variant_device(
+                    variant,
+                    MergeBuffers::keys(da, db, out),
+                    &Less,
+                    None,
+                    &mut scratch,
+                )
+                .expect("merge")
             });
             assert!(
                 got == expected,
@@ -848,8 +878,14 @@ fn variants_past_i32_max() {
     let mut out = stream.clone_htod(&poison).expect("upload poison");
     for variant in MergeVariant::ALL {
         stream.memcpy_htod(&poison, &mut out).expect("poison");
-        gpu.merge_variant_device(variant, &da, &db, &mut out, &Less, &mut scratch)
-            .expect("merge past i32::MAX");
+        gpu.merge_variant_device(
+            variant,
+            MergeBuffers::keys(&da, &db, &mut out),
+            &Less,
+            None,
+            &mut scratch,
+        )
+        .expect("merge past i32::MAX");
         let got = stream.clone_dtoh(&out).expect("download");
         assert!(
             got == expected,
@@ -862,16 +898,26 @@ fn variants_past_i32_max() {
     let mut keys = stream.clone_htod(&poison).expect("upload poison");
     let mut sort_scratch = SortScratch::new();
     // Sorting the poison first fills the scratch with poison.
-    gpu.sort_variant_device(SortVariant::Batcher, &mut keys, &Less, &mut sort_scratch)
-        .expect("poison sort");
+    gpu.sort_variant_device(
+        SortVariant::Batcher,
+        SortBuffers::keys(&mut keys),
+        &Less,
+        &mut sort_scratch,
+    )
+    .expect("poison sort");
     let input: Vec<u32> = (0..N)
         .into_par_iter()
         .map(|i| splitmix_u32(seed, i))
         .collect();
     stream.memcpy_htod(&input, &mut keys).expect("upload keys");
     let started = std::time::Instant::now();
-    gpu.sort_variant_device(SortVariant::Batcher, &mut keys, &Less, &mut sort_scratch)
-        .expect("Batcher sort past i32::MAX");
+    gpu.sort_variant_device(
+        SortVariant::Batcher,
+        SortBuffers::keys(&mut keys),
+        &Less,
+        &mut sort_scratch,
+    )
+    .expect("Batcher sort past i32::MAX");
     gpu.synchronize().expect("sync");
     eprintln!("Batcher sort of 2^31 + 1000 keys: {:?}", started.elapsed());
     let got = stream.clone_dtoh(&keys).expect("download");
@@ -941,8 +987,14 @@ fn assert_device_merges_permute<C: DeviceComparator<u32>>(
     what: &str,
 ) {
     let got = device_merge(gpu, a, b, 0xDEAD_BEEF, |da, db, out| {
-        gpu.merge_variant_device(variant, da, db, out, comp, scratch)
-            .expect("merge_variant_device");
+        gpu.merge_variant_device(
+            variant,
+            MergeBuffers::keys(da, db, out),
+            comp,
+            None,
+            scratch,
+        )
+        .expect("merge_variant_device");
     });
     let all: Vec<u32> = a.iter().chain(b).copied().collect();
     assert!(
@@ -956,18 +1008,21 @@ fn assert_device_merges_permute<C: DeviceComparator<u32>>(
     let (db, dbv) = (upload(gpu, b, 1), upload(gpu, &b_vals, 1));
     let mut ok = upload(gpu, &vec![0xDEAD_BEEFu32; n], 1);
     let mut ov = upload(gpu, &vec![0xDEAD_BEEFu32; n], 1);
-    gpu.merge_pairs_variant_device(
+    gpu.merge_variant_device(
         variant,
-        &da.slice(..a.len()),
-        &dav.slice(..a.len()),
-        &db.slice(..b.len()),
-        &dbv.slice(..b.len()),
-        &mut ok.slice_mut(..n),
-        &mut ov.slice_mut(..n),
+        MergeBuffers::pairs(
+            &da.slice(..a.len()),
+            &dav.slice(..a.len()),
+            &db.slice(..b.len()),
+            &dbv.slice(..b.len()),
+            &mut ok.slice_mut(..n),
+            &mut ov.slice_mut(..n),
+        ),
         comp,
+        None,
         scratch,
     )
-    .expect("merge_pairs_variant_device");
+    .expect("merge_variant_device pairs");
     let s = gpu.stream();
     let (mut keys, mut vals) = (
         s.clone_dtoh(&ok).expect("download"),

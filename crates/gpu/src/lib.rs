@@ -9,6 +9,8 @@
 //! - vocabulary: [`error`], [`key`], [`compare`];
 //! - [`runtime`]: the device handle, NVRTC, the module cache, the one typed launch, staging,
 //!   scratch and the device-side input checks; it names no primitive;
+//! - [`primitive`]: what every primitive's program has in common ([`ProgramTuning`]: its
+//!   tuning names it, lists its kernels and builds its source; [`Gpu::prepare`]);
 //! - primitives, one folder each with its dispatch and tuning: [`merge`], [`mergesort`],
 //!   [`search`] (what the two searches share), [`load_balance`], [`sorted_search`];
 //! - [`variants`]: the textbook merges and Batcher's sort, teaching material built on the
@@ -20,6 +22,7 @@ pub mod key;
 pub mod load_balance;
 pub mod merge;
 pub mod mergesort;
+pub mod primitive;
 pub mod runtime;
 pub mod search;
 pub mod sorted_search;
@@ -30,8 +33,9 @@ pub use compare::{CudaComparator, DeviceComparator, Greater, Less, TotalOrder, T
 pub use error::GpuError;
 pub use key::{DeviceKey, DeviceValue, FloatKey};
 pub use load_balance::{LoadBalanceOp, LoadBalanceTuning, OpArgs};
-pub use merge::{MergeScratch, MergeTuning};
-pub use mergesort::{MergesortScratch, MergesortTuning};
+pub use merge::{MergeBuffers, MergeScratch, MergeTuning};
+pub use mergesort::{MergesortScratch, MergesortTuning, SortBuffers};
+pub use primitive::ProgramTuning;
 pub use runtime::device::Gpu;
 pub use runtime::status::{CheckArgs, InputCheck};
 pub use search::{DeviceIndex, HostIndex, SearchBound, SearchScratch};

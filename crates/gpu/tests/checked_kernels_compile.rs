@@ -1,10 +1,10 @@
 //! CI check without a GPU: the checked kernels (a user comparator, never trusted) compile with NVRTC.
 
-use twophase_gpu::merge::{merge_program, MergeTuning};
-use twophase_gpu::mergesort::{mergesort_program, MergesortTuning};
+use twophase_gpu::merge::MergeTuning;
+use twophase_gpu::mergesort::MergesortTuning;
 use twophase_gpu::runtime::nvrtc::{compile_cubin, nvrtc_available};
 use twophase_gpu::runtime::program::Program;
-use twophase_gpu::{CudaComparator, DeviceComparator};
+use twophase_gpu::{CudaComparator, DeviceComparator, ProgramTuning};
 
 /// Architectures CI compiles for: Ampere (A100) and Hopper (H100/H200).
 const CI_ARCHS: [u32; 2] = [80, 90];
@@ -24,16 +24,12 @@ fn checked_programs() -> Vec<Program> {
     let mut programs = Vec::new();
     for values in [None, pairs] {
         let value_bytes = values.map_or(0, |(size, _)| size);
-        programs.push(merge_program::<u32, _>(
-            &comp,
-            values,
-            MergeTuning::for_types(4, value_bytes),
-        ));
+        programs.push(MergeTuning::for_types(4, value_bytes).program::<u32, _>(&comp, values));
         for tuning in [
             MergesortTuning::for_types(4, value_bytes),
             MergesortTuning::within_static_shared(4, value_bytes),
         ] {
-            programs.push(mergesort_program::<u32, _>(&comp, values, tuning));
+            programs.push(tuning.program::<u32, _>(&comp, values));
         }
     }
     programs

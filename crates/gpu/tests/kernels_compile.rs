@@ -2,7 +2,7 @@
 
 use twophase_gpu::load_balance::shipped_load_balance_programs;
 use twophase_gpu::merge::shipped_merge_programs;
-use twophase_gpu::mergesort::{mergesort_program, shipped_mergesort_programs};
+use twophase_gpu::mergesort::shipped_mergesort_programs;
 use twophase_gpu::runtime::launch::{param_asserts, ParamLayout};
 use twophase_gpu::runtime::nvrtc::{
     compile_cubin, compile_cubin_with_log, nvrtc_available, nvrtc_version,
@@ -11,7 +11,7 @@ use twophase_gpu::runtime::program::program;
 use twophase_gpu::sorted_search::shipped_sorted_search_programs;
 use twophase_gpu::variants::batcher::shipped_batcher_programs;
 use twophase_gpu::variants::textbook::shipped_textbook_merge_programs;
-use twophase_gpu::{CudaComparator, DeviceKey, GpuError, Less, MergesortTuning};
+use twophase_gpu::{CudaComparator, DeviceKey, GpuError, Less, MergesortTuning, ProgramTuning};
 
 /// Architectures CI compiles for: Ampere (A100) and Hopper (H100/H200).
 const CI_ARCHS: [u32; 2] = [80, 90];
@@ -332,7 +332,7 @@ fn a_mergesort_without_four_way_passes_compiles() {
     }
     let tuning = MergesortTuning::for_types(8, 16);
     assert_eq!(tuning.quad_threads, 0, "{tuning:?}");
-    let program = mergesort_program::<u64, _>(&Less, Some((16, 8)), tuning);
+    let program = tuning.program::<u64, _>(&Less, Some((16, 8)));
     for arch in CI_ARCHS {
         compile_cubin(&program.source, &program.name, arch).expect("two-way-only mergesort");
     }

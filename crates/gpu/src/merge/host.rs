@@ -1,12 +1,13 @@
 //! The merge on host slices: staged through the device with the handle's pooled scratch, checked before the result is returned.
 
-use std::mem::{align_of, size_of};
-
+use super::buffers::{check_lengths, MergeArgs};
 use super::tuning::MergeTuning;
-use super::{MergeArgs, MergeScratch, MERGE_PAIRS_STATUS, MERGE_STATUS};
+use super::{MergeScratch, MERGE_PAIRS_STATUS, MERGE_STATUS};
 use crate::compare::DeviceComparator;
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
+use crate::primitive::value_layout;
+use crate::primitive::ProgramTuning;
 use crate::runtime::device::Gpu;
 use crate::runtime::staging::Staged;
 
@@ -20,7 +21,7 @@ impl Gpu {
         comp: &C,
     ) -> Result<Vec<K>, GpuError> {
         self.merge_host(a, b, |args, scratch| {
-            let tuning = MergeTuning::for_types(size_of::<K>(), 0);
+            let tuning = MergeTuning::for_layout::<K>(None);
             self.launch_merge::<K, C>(args, comp, None, tuning, scratch)
         })
     }
@@ -44,15 +45,8 @@ impl Gpu {
             Staged::Upload(bytemuck::cast_slice(b)),
             Staged::Download(bytemuck::cast_slice_mut(&mut out)),
         ];
-        let launched = self.through_staging(&mut buffers, |[a_ptr, b_ptr, out_ptr]| {
-            let args = MergeArgs {
-                a: a_ptr,
-                a_count: a.len(),
-                b: b_ptr,
-                b_count: b.len(),
-                out: out_ptr,
-                values: (0, 0, 0),
-            };
+        let launched = self.through_staging(&mut buffers, |[a_ptr, b_ptr, out]| {
+            let args = MergeArgs::new((a_ptr, a.len()), (b_ptr, b.len()), out, (0, 0, 0));
             launch(args, &mut scratch)
         });
         launched.and_then(|()| scratch.input_check.check(self, MERGE_STATUS))?;
@@ -69,8 +63,8 @@ impl Gpu {
         comp: &C,
     ) -> Result<(Vec<K>, Vec<V>), GpuError> {
         self.merge_pairs_host(a_keys, a_vals, b_keys, b_vals, |args, scratch| {
-            let tuning = MergeTuning::for_types(size_of::<K>(), size_of::<V>());
-            let layout = Some((size_of::<V>(), align_of::<V>()));
+            let layout = value_layout::<V>();
+            let tuning = MergeTuning::for_layout::<K>(layout);
             self.launch_merge::<K, C>(args, comp, layout, tuning, scratch)
         })
     }
@@ -85,18 +79,10 @@ impl Gpu {
         launch: impl FnOnce(MergeArgs, &mut MergeScratch) -> Result<(), GpuError>,
     ) -> Result<(Vec<K>, Vec<V>), GpuError> {
         let total = a_keys.len() + b_keys.len();
-        for (what, expected, got) in [
+        check_lengths(&[
             ("A values", a_keys.len(), a_vals.len()),
             ("B values", b_keys.len(), b_vals.len()),
-        ] {
-            if expected != got {
-                return Err(GpuError::SizeMismatch {
-                    what,
-                    expected,
-                    got,
-                });
-            }
-        }
+        ])?;
         let mut out_keys = bytemuck::zeroed_vec::<K>(total);
         let mut out_vals = bytemuck::zeroed_vec::<V>(total);
         if total == 0 {
@@ -112,14 +98,7 @@ impl Gpu {
             Staged::Download(bytemuck::cast_slice_mut(&mut out_vals)),
         ];
         let launched = self.through_staging(&mut buffers, |[a, b, out, av, bv, ov]| {
-            let args = MergeArgs {
-                a,
-                a_count: a_keys.len(),
-                b,
-                b_count: b_keys.len(),
-                out,
-                values: (av, bv, ov),
-            };
+            let args = MergeArgs::new((a, a_keys.len()), (b, b_keys.len()), out, (av, bv, ov));
             launch(args, &mut scratch)
         });
         launched.and_then(|()| scratch.input_check.check(self, MERGE_PAIRS_STATUS))?;

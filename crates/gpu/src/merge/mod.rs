@@ -1,27 +1,27 @@
 //! The two-phase GPU merge: tuning, scratch, program instantiation and the launches.
 
-use std::mem::{align_of, size_of};
+use std::mem::size_of;
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use cudarc::driver::{CudaSlice, DevicePtrMut};
 
 use crate::compare::DeviceComparator;
 use crate::error::GpuError;
-use crate::key::{DeviceKey, DeviceValue};
+use crate::key::DeviceKey;
+use crate::primitive::{shipped_programs_of, ProgramTuning};
 use crate::runtime::device::Gpu;
-use crate::runtime::launch::{param_asserts, param_block, KernelParams, LaunchShape};
-use crate::runtime::program::{
-    program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout, CTA_MERGE_CUH,
-    PARTITION_CUH, SERIAL_CUH,
-};
+use crate::runtime::launch::{param_block, KernelParams, LaunchShape, ParamLayout};
+use crate::runtime::program::{Program, ValueLayout, CTA_MERGE_CUH, PARTITION_CUH, SERIAL_CUH};
 use crate::runtime::shape::{overlapped_partition_blocks, MAX_GRID_X, PARTITION_THREADS};
 use crate::runtime::status::{
     messages, CheckArgs, InputCheck, StatusNames, STATUS_FIRST_UNSORTED, STATUS_ORDER_INCONSISTENT,
     STATUS_SECOND_UNSORTED,
 };
 
+pub mod buffers;
 pub mod host;
 pub mod tuning;
 
+pub use buffers::{DeviceMergeBuffers, KeysOnly, MergeArgs, MergeBuffers, MergeValues};
 pub use tuning::{
     MergeTuning, KEYS_BLOCKS_PER_SM, NARROW_KEYS_BLOCKS_PER_SM, NARROW_PAIRS_BLOCKS_PER_SM,
     PAIRS_BLOCKS_PER_SM,
@@ -84,49 +84,6 @@ impl MergeScratch {
 /// The merge's kernel sources, in the order they follow the prelude.
 pub const MERGE_SOURCES: [&str; 4] = [PARTITION_CUH, SERIAL_CUH, CTA_MERGE_CUH, MERGE_CU];
 
-/// The cache key and source name of a merge program, without building its source (the per-call
-/// path: the source is only assembled on a cache miss).
-pub fn merge_program_id<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
-    comp: &C,
-    values: ValueLayout,
-    tuning: MergeTuning,
-) -> (String, String) {
-    program_id::<K, C>(
-        &merge_label(tuning),
-        comp,
-        values,
-        tuning.threads,
-        tuning.vt,
-    )
-}
-
-/// The program label of a merge at `tuning`: the launch bound's block count is part of the
-/// program (and so of its cache key and name).
-fn merge_label(tuning: MergeTuning) -> String {
-    format!("merge_b{}", tuning.blocks_per_sm)
-}
-
-/// The merge program for key `K`, comparator `comp`, value layout and tuning.
-pub fn merge_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
-    comp: &C,
-    values: ValueLayout,
-    tuning: MergeTuning,
-) -> Program {
-    let launch_bound = format!("#define TP_MIN_BLOCKS {}\n", tuning.blocks_per_sm);
-    let mut sources = vec![launch_bound.as_str()];
-    sources.extend(MERGE_SOURCES);
-    let asserts = param_asserts(&[&MergePartitionParams::LAYOUT, &MergeTileParams::LAYOUT]);
-    sources.push(&asserts);
-    program::<K, C>(
-        &merge_label(tuning),
-        &sources,
-        comp,
-        values,
-        tuning.threads,
-        tuning.vt,
-    )
-}
-
 param_block! {
     /// The parameter block of `twophase_merge_partition` (kernels/merge.cu).
     struct MergePartitionParams as "merge_partition_params" {
@@ -161,36 +118,7 @@ param_block! {
     }
 }
 
-/// Raw device addresses of one merge call (of any merge variant).
-pub(crate) struct MergeArgs {
-    pub(crate) a: u64,
-    pub(crate) a_count: usize,
-    pub(crate) b: u64,
-    pub(crate) b_count: usize,
-    pub(crate) out: u64,
-    /// (a_vals, b_vals, out_vals), or zeros for keys only.
-    pub(crate) values: (u64, u64, u64),
-}
-
 impl Gpu {
-    /// Compile (or fetch from the caches) the merge kernels for these types, comparator and tuning
-    /// ahead of the first call.
-    pub fn prepare_merge<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
-        &self,
-        comp: &C,
-        values: ValueLayout,
-        tuning: MergeTuning,
-    ) -> Result<(), GpuError> {
-        let program = merge_program::<K, C>(comp, values, tuning);
-        self.kernels(
-            &program.key,
-            &program.name,
-            || program.source.clone(),
-            &[MERGE_ENTRY_PARTITION, MERGE_ENTRY_TILE],
-        )
-        .map(|_| ())
-    }
-
     pub(crate) fn launch_merge<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
         &self,
         args: MergeArgs,
@@ -204,13 +132,7 @@ impl Gpu {
         if total == 0 {
             return Ok(());
         }
-        let (key, name) = merge_program_id::<K, C>(comp, values, tuning);
-        let kernels = self.kernels(
-            &key,
-            &name,
-            || merge_program::<K, C>(comp, values, tuning).source,
-            &[MERGE_ENTRY_PARTITION, MERGE_ENTRY_TILE],
-        )?;
+        let kernels = self.program_kernels::<K, C, _>(comp, values, tuning)?;
         let partition = kernels.function(MERGE_ENTRY_PARTITION)?;
         let tile_kernel = kernels.function(MERGE_ENTRY_TILE)?;
 
@@ -289,235 +211,65 @@ impl Gpu {
         Ok(())
     }
 
-    /// Merge the sorted device sequences `a` and `b` into `out` (length `a.len() + b.len()`),
-    /// stably (ties: A first), with the shipped tuning. Asynchronous on this handle's stream.
+    /// Merge the sorted device sequences of `buffers` ([`MergeBuffers::keys`]: `a` and `b` into
+    /// `out`, of length `a.len() + b.len()`; [`MergeBuffers::pairs`]: each value moved with its
+    /// key), stably (ties: A first), at `tuning` (`None`: the shipped [`MergeTuning::for_types`]
+    /// of the key and value types). Asynchronous on this handle's stream.
     ///
     /// Inputs that are not sorted under `comp` (or a comparator that answers inconsistently)
     /// never take the kernels outside their buffers: `out` then holds a permutation of `a` and
     /// `b` in unspecified order, and the scratch records it. [`MergeScratch::check`] (which
     /// synchronizes) reports it as `InvalidInput` naming `a` or `b`.
-    pub fn merge_device<K, C, A, B, O>(
+    pub fn merge_device<K, C, M>(
         &self,
-        a: &A,
-        b: &B,
-        out: &mut O,
+        buffers: M,
         comp: &C,
+        tuning: Option<MergeTuning>,
         scratch: &mut MergeScratch,
     ) -> Result<(), GpuError>
     where
         K: DeviceKey,
         C: DeviceComparator<K> + ?Sized,
-        A: DevicePtr<K>,
-        B: DevicePtr<K>,
-        O: DevicePtrMut<K>,
+        M: DeviceMergeBuffers<K>,
     {
-        self.merge_device_tuned(
-            a,
-            b,
-            out,
-            comp,
-            MergeTuning::for_types(size_of::<K>(), 0),
-            scratch,
-        )
-    }
-
-    /// [`merge_device`](Self::merge_device) with an explicit tuning.
-    pub fn merge_device_tuned<K, C, A, B, O>(
-        &self,
-        a: &A,
-        b: &B,
-        out: &mut O,
-        comp: &C,
-        tuning: MergeTuning,
-        scratch: &mut MergeScratch,
-    ) -> Result<(), GpuError>
-    where
-        K: DeviceKey,
-        C: DeviceComparator<K> + ?Sized,
-        A: DevicePtr<K>,
-        B: DevicePtr<K>,
-        O: DevicePtrMut<K>,
-    {
-        self.merge_keys_args(a, b, out, |args| {
-            self.launch_merge::<K, C>(args, comp, None, tuning, scratch)
-        })
-    }
-
-    /// Check the buffers of a keys-only merge on the device and run `launch` with their
-    /// addresses (the one place every merge variant's device call gets them from).
-    pub(crate) fn merge_keys_args<K, A, B, O>(
-        &self,
-        a: &A,
-        b: &B,
-        out: &mut O,
-        launch: impl FnOnce(MergeArgs) -> Result<(), GpuError>,
-    ) -> Result<(), GpuError>
-    where
-        K: DeviceKey,
-        A: DevicePtr<K>,
-        B: DevicePtr<K>,
-        O: DevicePtrMut<K>,
-    {
-        let total = a.len() + b.len();
-        if out.len() != total {
-            return Err(GpuError::SizeMismatch {
-                what: "merge output",
-                expected: total,
-                got: out.len(),
-            });
-        }
-        let stream = self.stream().clone();
-        let (a_ptr, _a) = a.device_ptr(&stream);
-        let (b_ptr, _b) = b.device_ptr(&stream);
-        let (out_ptr, _out) = out.device_ptr_mut(&stream);
-        launch(MergeArgs {
-            a: a_ptr,
-            a_count: a.len(),
-            b: b_ptr,
-            b_count: b.len(),
-            out: out_ptr,
-            values: (0, 0, 0),
-        })
-    }
-
-    /// Merge sorted key-value sequences on the device: keys as [`merge_device`](Self::merge_device),
-    /// each value moved with its key (stable). Asynchronous on this handle's stream.
-    #[allow(clippy::too_many_arguments)] // Six buffers are the operation's inputs and outputs.
-    pub fn merge_pairs_device<K, V, C, AK, AV, BK, BV, OK, OV>(
-        &self,
-        a_keys: &AK,
-        a_vals: &AV,
-        b_keys: &BK,
-        b_vals: &BV,
-        out_keys: &mut OK,
-        out_vals: &mut OV,
-        comp: &C,
-        scratch: &mut MergeScratch,
-    ) -> Result<(), GpuError>
-    where
-        K: DeviceKey,
-        V: DeviceValue,
-        C: DeviceComparator<K> + ?Sized,
-        AK: DevicePtr<K>,
-        AV: DevicePtr<V>,
-        BK: DevicePtr<K>,
-        BV: DevicePtr<V>,
-        OK: DevicePtrMut<K>,
-        OV: DevicePtrMut<V>,
-    {
-        let tuning = MergeTuning::for_types(size_of::<K>(), size_of::<V>());
-        self.merge_pairs_device_tuned(
-            a_keys, a_vals, b_keys, b_vals, out_keys, out_vals, comp, tuning, scratch,
-        )
-    }
-
-    /// [`merge_pairs_device`](Self::merge_pairs_device) with an explicit tuning.
-    #[allow(clippy::too_many_arguments)] // Six buffers are the operation's inputs and outputs.
-    pub fn merge_pairs_device_tuned<K, V, C, AK, AV, BK, BV, OK, OV>(
-        &self,
-        a_keys: &AK,
-        a_vals: &AV,
-        b_keys: &BK,
-        b_vals: &BV,
-        out_keys: &mut OK,
-        out_vals: &mut OV,
-        comp: &C,
-        tuning: MergeTuning,
-        scratch: &mut MergeScratch,
-    ) -> Result<(), GpuError>
-    where
-        K: DeviceKey,
-        V: DeviceValue,
-        C: DeviceComparator<K> + ?Sized,
-        AK: DevicePtr<K>,
-        AV: DevicePtr<V>,
-        BK: DevicePtr<K>,
-        BV: DevicePtr<V>,
-        OK: DevicePtrMut<K>,
-        OV: DevicePtrMut<V>,
-    {
-        let buffers = (a_keys, a_vals, b_keys, b_vals, out_keys, out_vals);
-        self.merge_pairs_args(buffers, |args| {
-            let layout = Some((size_of::<V>(), align_of::<V>()));
-            self.launch_merge::<K, C>(args, comp, layout, tuning, scratch)
-        })
-    }
-
-    /// Check the buffers of a key-value merge on the device (A keys, A values, B keys, B values,
-    /// output keys, output values) and run `launch` with their addresses.
-    #[allow(clippy::type_complexity)] // The six buffers of one merge, in operation order.
-    pub(crate) fn merge_pairs_args<K, V, AK, AV, BK, BV, OK, OV>(
-        &self,
-        (a_keys, a_vals, b_keys, b_vals, out_keys, out_vals): (
-            &AK,
-            &AV,
-            &BK,
-            &BV,
-            &mut OK,
-            &mut OV,
-        ),
-        launch: impl FnOnce(MergeArgs) -> Result<(), GpuError>,
-    ) -> Result<(), GpuError>
-    where
-        K: DeviceKey,
-        V: DeviceValue,
-        AK: DevicePtr<K>,
-        AV: DevicePtr<V>,
-        BK: DevicePtr<K>,
-        BV: DevicePtr<V>,
-        OK: DevicePtrMut<K>,
-        OV: DevicePtrMut<V>,
-    {
-        let total = a_keys.len() + b_keys.len();
-        let checks = [
-            ("A values", a_keys.len(), a_vals.len()),
-            ("B values", b_keys.len(), b_vals.len()),
-            ("merge output keys", total, out_keys.len()),
-            ("merge output values", total, out_vals.len()),
-        ];
-        for (what, expected, got) in checks {
-            if expected != got {
-                return Err(GpuError::SizeMismatch {
-                    what,
-                    expected,
-                    got,
-                });
-            }
-        }
-        let stream = self.stream().clone();
-        let (a_ptr, _a) = a_keys.device_ptr(&stream);
-        let (b_ptr, _b) = b_keys.device_ptr(&stream);
-        let (av_ptr, _av) = a_vals.device_ptr(&stream);
-        let (bv_ptr, _bv) = b_vals.device_ptr(&stream);
-        let (out_ptr, _out) = out_keys.device_ptr_mut(&stream);
-        let (ov_ptr, _ov) = out_vals.device_ptr_mut(&stream);
-        launch(MergeArgs {
-            a: a_ptr,
-            a_count: a_keys.len(),
-            b: b_ptr,
-            b_count: b_keys.len(),
-            out: out_ptr,
-            values: (av_ptr, bv_ptr, ov_ptr),
+        let tuning = tuning.unwrap_or_else(|| MergeTuning::for_layout::<K>(M::VALUES));
+        buffers.with_args(self, |args| {
+            self.launch_merge::<K, C>(args, comp, M::VALUES, tuning, scratch)
         })
     }
 }
 
-/// Builds merge programs at the shipped tuning, for [`shipped_programs`].
-struct MergePrograms;
+impl ProgramTuning for MergeTuning {
+    const SOURCES: &'static [&'static str] = &MERGE_SOURCES;
 
-impl ProgramFactory for MergePrograms {
-    fn program<K: DeviceKey>(
-        &self,
-        comp: &dyn DeviceComparator<K>,
-        values: ValueLayout,
-    ) -> Program {
-        let tuning = MergeTuning::for_types(size_of::<K>(), values.map_or(0, |(size, _)| size));
-        merge_program::<K, dyn DeviceComparator<K>>(comp, values, tuning)
+    /// The launch bound's block count is part of the program (and so of its cache key and name).
+    fn label(self) -> String {
+        format!("merge_b{}", self.blocks_per_sm)
+    }
+
+    fn shape(self) -> (u32, u32) {
+        (self.threads, self.vt)
+    }
+
+    fn entries(self) -> &'static [&'static str] {
+        &[MERGE_ENTRY_PARTITION, MERGE_ENTRY_TILE]
+    }
+
+    fn defines(self) -> String {
+        format!("#define TP_MIN_BLOCKS {}\n", self.blocks_per_sm)
+    }
+
+    fn params(self) -> Vec<&'static ParamLayout> {
+        vec![&MergePartitionParams::LAYOUT, &MergeTileParams::LAYOUT]
+    }
+
+    fn for_sizes(key_bytes: usize, value_bytes: usize) -> Self {
+        Self::for_types(key_bytes, value_bytes)
     }
 }
 
 /// Every merge program instantiation the library ships: each primitive key type × built-in
 /// comparator × shipped value layout, at its shipped tuning. CI compiles all of them with NVRTC.
 pub fn shipped_merge_programs() -> Vec<Program> {
-    shipped_programs(&MergePrograms)
+    shipped_programs_of::<MergeTuning>()
 }

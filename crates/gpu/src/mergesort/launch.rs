@@ -7,16 +7,14 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut};
 
 use super::tuning::{MergesortTuning, QUAD_CUT_WORDS, WARP_LANES};
 use super::{
-    mergesort_entries, mergesort_program, primitive_name, MergesortScratch,
-    MERGESORT_ENTRY_BLOCKSORT, MERGESORT_ENTRY_PARTITION, MERGESORT_ENTRY_QUAD_PARTITION,
-    MERGESORT_ENTRY_QUAD_TILE, MERGESORT_ENTRY_TILE,
+    MergesortScratch, MERGESORT_ENTRY_BLOCKSORT, MERGESORT_ENTRY_PARTITION,
+    MERGESORT_ENTRY_QUAD_PARTITION, MERGESORT_ENTRY_QUAD_TILE, MERGESORT_ENTRY_TILE,
 };
 use crate::compare::DeviceComparator;
 use crate::error::GpuError;
 use crate::key::DeviceKey;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::{param_block, KernelParams, LaunchShape, ParamLayout};
-use crate::runtime::program::program_id;
 use crate::runtime::shape::{
     overlapped_blocks, MAX_GRID_X, MAX_STATIC_SHARED_BYTES, PARTITION_THREADS,
 };
@@ -140,19 +138,7 @@ impl Gpu {
         if count <= 1 {
             return Ok(());
         }
-        let (key, name) = program_id::<K, C>(
-            &primitive_name(tuning),
-            comp,
-            value_layout,
-            tuning.threads,
-            tuning.vt,
-        );
-        let kernels = self.kernels(
-            &key,
-            &name,
-            || mergesort_program::<K, C>(comp, value_layout, tuning).source,
-            mergesort_entries(tuning),
-        )?;
+        let kernels = self.program_kernels::<K, C, _>(comp, value_layout, tuning)?;
         let (blocksort, partition, tile_kernel) = (
             kernels.function(MERGESORT_ENTRY_BLOCKSORT)?,
             kernels.function(MERGESORT_ENTRY_PARTITION)?,

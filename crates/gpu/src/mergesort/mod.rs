@@ -1,25 +1,32 @@
 //! The two-phase GPU mergesort: block sort of each tile, then merge passes split by merge path.
 
-use std::mem::{align_of, size_of};
+use std::mem::size_of;
 
-use cudarc::driver::{CudaSlice, DevicePtrMut};
+use cudarc::driver::CudaSlice;
 
 use crate::compare::DeviceComparator;
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
+use crate::merge::buffers::check_lengths;
+use crate::primitive::value_bytes;
+use crate::primitive::{shipped_programs_of, ProgramTuning};
 use crate::runtime::device::Gpu;
-use crate::runtime::launch::param_asserts;
+use crate::runtime::launch::ParamLayout;
 use crate::runtime::program::{
-    program, shipped_programs, Program, ProgramFactory, ValueLayout, CTA_MERGE_CUH, PARTITION_CUH,
+    shipped_programs, Program, ProgramFactory, ValueLayout, CTA_MERGE_CUH, PARTITION_CUH,
     SERIAL_CUH,
 };
-use crate::runtime::staging::SortBuffers;
 use crate::runtime::status::{messages, InputCheck, StatusNames, STATUS_ORDER_INCONSISTENT};
 
+pub mod buffers;
 mod launch;
 pub mod tuning;
 
+pub use buffers::{DeviceSortBuffers, SortArgs, SortBuffers, SortValues};
 pub use tuning::{merge_passes, MergesortTuning};
+
+/// What a mergesort of pairs names when its values are not as many as its keys.
+const MERGESORT_VALUES: &str = "mergesort values";
 
 /// `kernels/cta_mergesort.cuh`: the block sort of one tile per CTA.
 pub const CTA_MERGESORT_CUH: &str = include_str!("../../kernels/cta_mergesort.cuh");
@@ -62,61 +69,6 @@ pub const MERGESORT_SOURCES: [&str; 10] = [
     MERGESORT_QUAD_TILE_CU,
 ];
 
-/// The mergesort's name in program names and cache keys, with its pass shape (the block-sort
-/// shape is in every program's name already).
-pub(super) fn primitive_name(tuning: MergesortTuning) -> String {
-    format!(
-        "mergesort_pass{}_quad{}r{}",
-        tuning.pass_threads, tuning.quad_threads, tuning.quad_registers
-    )
-}
-
-/// The kernels of a mergesort program: the four-way pass's only when the tuning has them.
-pub(super) fn mergesort_entries(tuning: MergesortTuning) -> &'static [&'static str] {
-    const TWO_WAY: [&str; 3] = [
-        MERGESORT_ENTRY_BLOCKSORT,
-        MERGESORT_ENTRY_PARTITION,
-        MERGESORT_ENTRY_TILE,
-    ];
-    const FOUR_WAY: [&str; 5] = [
-        MERGESORT_ENTRY_BLOCKSORT,
-        MERGESORT_ENTRY_PARTITION,
-        MERGESORT_ENTRY_TILE,
-        MERGESORT_ENTRY_QUAD_PARTITION,
-        MERGESORT_ENTRY_QUAD_TILE,
-    ];
-    if tuning.quad_threads > 0 {
-        &FOUR_WAY
-    } else {
-        &TWO_WAY
-    }
-}
-
-/// The mergesort program for key `K`, comparator `comp`, value layout and tuning: `TP_NT` is the
-/// block sort's threads, `TP_PASS_NT` the merge passes'.
-pub fn mergesort_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
-    comp: &C,
-    values: ValueLayout,
-    tuning: MergesortTuning,
-) -> Program {
-    let pass_define = format!(
-        "#define TP_PASS_NT {}\n#define TP_QUAD_NT {}\n#define TP_QUAD_REGISTERS {}\n",
-        tuning.pass_threads, tuning.quad_threads, tuning.quad_registers
-    );
-    let mut sources = vec![pass_define.as_str()];
-    sources.extend(MERGESORT_SOURCES);
-    let asserts = param_asserts(&launch::param_layouts(tuning));
-    sources.push(&asserts);
-    program::<K, C>(
-        &primitive_name(tuning),
-        &sources,
-        comp,
-        values,
-        tuning.threads,
-        tuning.vt,
-    )
-}
-
 /// Device scratch of the mergesort: the pass partitions and the ping-pong key and value buffers.
 /// They only grow, so repeated sorts of the same or smaller size allocate nothing.
 ///
@@ -152,26 +104,11 @@ impl MergesortScratch {
 }
 
 impl Gpu {
-    /// Compile (or fetch from the caches) the mergesort kernels for these types, comparator and
-    /// tuning ahead of the first call.
-    pub fn prepare_mergesort<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
-        &self,
-        comp: &C,
-        values: ValueLayout,
-        tuning: MergesortTuning,
-    ) -> Result<(), GpuError> {
-        let program = mergesort_program::<K, C>(comp, values, tuning);
-        self.kernels(
-            &program.key,
-            &program.name,
-            || program.source.clone(),
-            mergesort_entries(tuning),
-        )
-        .map(|_| ())
-    }
-
-    /// Stable sort of the device keys `keys` under `comp`, in place (the scratch holds the
-    /// ping-pong buffer), with the shipped tuning. Asynchronous on this handle's stream.
+    /// Stable sort of the device buffers `buffers` under `comp`, in place (the scratch holds the
+    /// ping-pong buffers): [`SortBuffers::keys`], or [`SortBuffers::pairs`] where each value
+    /// moves with its key and equal keys keep their order. At `tuning`, or (`None`) the shipped
+    /// one for the types and the number of keys ([`shipped_mergesort_tuning`](Self::shipped_mergesort_tuning)).
+    /// Asynchronous on this handle's stream.
     ///
     /// Whatever `comp` answers, `keys` ends as a permutation of itself. A user comparator is
     /// checked as the sort runs (twophase's own orders need not be); where it answered
@@ -179,21 +116,22 @@ impl Gpu {
     /// records it: [`MergesortScratch::check`] (which synchronizes) reports it as `InvalidInput`.
     pub fn mergesort_device<K, C, S>(
         &self,
-        keys: &mut S,
+        buffers: S,
         comp: &C,
+        tuning: Option<MergesortTuning>,
         scratch: &mut MergesortScratch,
     ) -> Result<(), GpuError>
     where
         K: DeviceKey,
         C: DeviceComparator<K> + ?Sized,
-        S: DevicePtrMut<K>,
+        S: DeviceSortBuffers<K>,
     {
-        self.mergesort_device_tuned(
-            keys,
-            comp,
-            self.shipped_mergesort_tuning(size_of::<K>(), 0, keys.len()),
-            scratch,
-        )
+        let tuning = tuning.unwrap_or_else(|| {
+            self.shipped_mergesort_tuning(size_of::<K>(), value_bytes(S::VALUES), buffers.count())
+        });
+        buffers.with_args(self, MERGESORT_VALUES, |args| {
+            self.launch_mergesort::<K, C>(args.0, comp, tuning, scratch)
+        })
     }
 
     /// The shipped mergesort tuning for `count` keys of `key_bytes` (and values of
@@ -213,88 +151,6 @@ impl Gpu {
         )
     }
 
-    /// [`mergesort_device`](Self::mergesort_device) with an explicit tuning.
-    pub fn mergesort_device_tuned<K, C, S>(
-        &self,
-        keys: &mut S,
-        comp: &C,
-        tuning: MergesortTuning,
-        scratch: &mut MergesortScratch,
-    ) -> Result<(), GpuError>
-    where
-        K: DeviceKey,
-        C: DeviceComparator<K> + ?Sized,
-        S: DevicePtrMut<K>,
-    {
-        let stream = self.stream().clone();
-        let count = keys.len();
-        let (ptr, _guard) = keys.device_ptr_mut(&stream);
-        let buffers = SortBuffers {
-            keys: ptr,
-            values: 0,
-            count,
-            layout: None,
-        };
-        self.launch_mergesort::<K, C>(buffers, comp, tuning, scratch)
-    }
-
-    /// Stable sort of device key-value pairs by key under `comp`, in place: each value moves with
-    /// its key and equal keys keep their order. Asynchronous on this handle's stream.
-    pub fn mergesort_pairs_device<K, V, C, SK, SV>(
-        &self,
-        keys: &mut SK,
-        values: &mut SV,
-        comp: &C,
-        scratch: &mut MergesortScratch,
-    ) -> Result<(), GpuError>
-    where
-        K: DeviceKey,
-        V: DeviceValue,
-        C: DeviceComparator<K> + ?Sized,
-        SK: DevicePtrMut<K>,
-        SV: DevicePtrMut<V>,
-    {
-        let tuning = self.shipped_mergesort_tuning(size_of::<K>(), size_of::<V>(), keys.len());
-        self.mergesort_pairs_device_tuned(keys, values, comp, tuning, scratch)
-    }
-
-    /// [`mergesort_pairs_device`](Self::mergesort_pairs_device) with an explicit tuning.
-    pub fn mergesort_pairs_device_tuned<K, V, C, SK, SV>(
-        &self,
-        keys: &mut SK,
-        values: &mut SV,
-        comp: &C,
-        tuning: MergesortTuning,
-        scratch: &mut MergesortScratch,
-    ) -> Result<(), GpuError>
-    where
-        K: DeviceKey,
-        V: DeviceValue,
-        C: DeviceComparator<K> + ?Sized,
-        SK: DevicePtrMut<K>,
-        SV: DevicePtrMut<V>,
-    {
-        if keys.len() != values.len() {
-            return Err(GpuError::SizeMismatch {
-                what: "mergesort values",
-                expected: keys.len(),
-                got: values.len(),
-            });
-        }
-        let stream = self.stream().clone();
-        let count = keys.len();
-        let (key_ptr, _keys) = keys.device_ptr_mut(&stream);
-        let (value_ptr, _values) = values.device_ptr_mut(&stream);
-        let layout = Some((size_of::<V>(), align_of::<V>()));
-        let buffers = SortBuffers {
-            keys: key_ptr,
-            values: value_ptr,
-            count,
-            layout,
-        };
-        self.launch_mergesort::<K, C>(buffers, comp, tuning, scratch)
-    }
-
     /// Host convenience: sort `keys` in place on the GPU, stably under `comp`. Device buffers and
     /// scratch are kept in the handle and reused across calls.
     pub fn mergesort<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
@@ -312,13 +168,7 @@ impl Gpu {
         values: &mut [V],
         comp: &C,
     ) -> Result<(), GpuError> {
-        if keys.len() != values.len() {
-            return Err(GpuError::SizeMismatch {
-                what: "mergesort values",
-                expected: keys.len(),
-                got: values.len(),
-            });
-        }
+        check_lengths(&[(MERGESORT_VALUES, keys.len(), values.len())])?;
         self.mergesort_host::<K, V, C>(keys, Some(values), comp)
     }
 
@@ -330,7 +180,7 @@ impl Gpu {
     ) -> Result<(), GpuError> {
         let mut scratch = self.pooled_scratch::<MergesortScratch>();
         self.sort_host(keys, values, &mut scratch, |buffers, scratch| {
-            let value_bytes = buffers.layout.map_or(0, |(size, _)| size);
+            let value_bytes = value_bytes(buffers.layout);
             let tuning = self.shipped_mergesort_tuning(size_of::<K>(), value_bytes, buffers.count);
             self.launch_mergesort::<K, C>(buffers, comp, tuning, scratch)?;
             // Before the download: on an inconsistent comparator the host slices keep their
@@ -340,21 +190,56 @@ impl Gpu {
     }
 }
 
-/// Builds mergesort programs at the shipped tuning, or with `static_shared` at the tuning within
-/// static shared memory ([`MergesortTuning::within_static_shared`]), for [`shipped_programs`].
-struct MergesortPrograms {
-    static_shared: bool,
-}
+impl ProgramTuning for MergesortTuning {
+    const SOURCES: &'static [&'static str] = &MERGESORT_SOURCES;
 
-impl ProgramFactory for MergesortPrograms {
-    fn program<K: DeviceKey>(
-        &self,
-        comp: &dyn DeviceComparator<K>,
-        values: ValueLayout,
-    ) -> Program {
-        let value_bytes = values.map_or(0, |(size, _)| size);
-        let tuning = MergesortTuning::shipped(size_of::<K>(), value_bytes, self.static_shared);
-        mergesort_program::<K, dyn DeviceComparator<K>>(comp, values, tuning)
+    /// The pass shape (the block-sort shape is in every program's name already).
+    fn label(self) -> String {
+        format!(
+            "mergesort_pass{}_quad{}r{}",
+            self.pass_threads, self.quad_threads, self.quad_registers
+        )
+    }
+
+    fn shape(self) -> (u32, u32) {
+        (self.threads, self.vt)
+    }
+
+    /// The four-way pass's kernels only when the tuning has them.
+    fn entries(self) -> &'static [&'static str] {
+        const TWO_WAY: [&str; 3] = [
+            MERGESORT_ENTRY_BLOCKSORT,
+            MERGESORT_ENTRY_PARTITION,
+            MERGESORT_ENTRY_TILE,
+        ];
+        const FOUR_WAY: [&str; 5] = [
+            MERGESORT_ENTRY_BLOCKSORT,
+            MERGESORT_ENTRY_PARTITION,
+            MERGESORT_ENTRY_TILE,
+            MERGESORT_ENTRY_QUAD_PARTITION,
+            MERGESORT_ENTRY_QUAD_TILE,
+        ];
+        if self.quad_threads > 0 {
+            &FOUR_WAY
+        } else {
+            &TWO_WAY
+        }
+    }
+
+    /// `TP_NT` is the block sort's threads, `TP_PASS_NT` the merge passes'.
+    fn defines(self) -> String {
+        format!(
+            "#define TP_PASS_NT {}\n#define TP_QUAD_NT {}\n#define TP_QUAD_REGISTERS {}\n",
+            self.pass_threads, self.quad_threads, self.quad_registers
+        )
+    }
+
+    fn params(self) -> Vec<&'static ParamLayout> {
+        launch::param_layouts(self)
+    }
+
+    fn for_sizes(key_bytes: usize, value_bytes: usize) -> Self {
+        Self::shipped(key_bytes, value_bytes, false)
     }
 }
 
@@ -363,15 +248,26 @@ impl ProgramFactory for MergesortPrograms {
 /// shared memory (for devices with less opt-in shared memory), once each. CI compiles all of
 /// them with NVRTC.
 pub fn shipped_mergesort_programs() -> Vec<Program> {
-    let mut programs = shipped_programs(&MergesortPrograms {
-        static_shared: false,
-    });
-    for program in shipped_programs(&MergesortPrograms {
-        static_shared: true,
-    }) {
+    let mut programs = shipped_programs_of::<MergesortTuning>();
+    for program in shipped_programs(&StaticSharedPrograms) {
         if !programs.iter().any(|p| p.name == program.name) {
             programs.push(program);
         }
     }
     programs
+}
+
+/// Builds mergesort programs at the tuning within static shared memory
+/// ([`MergesortTuning::within_static_shared`]), for [`shipped_programs`].
+struct StaticSharedPrograms;
+
+impl ProgramFactory for StaticSharedPrograms {
+    fn program<K: DeviceKey>(
+        &self,
+        comp: &dyn DeviceComparator<K>,
+        values: ValueLayout,
+    ) -> Program {
+        let tuning = MergesortTuning::shipped(size_of::<K>(), value_bytes(values), true);
+        tuning.program::<K, dyn DeviceComparator<K>>(comp, values)
+    }
 }

@@ -5,7 +5,7 @@
 //! padding: positions past n act as +infinity. It is **not stable**: keys that compare equal
 //! (and the values moving with them) may come out in any order.
 
-use std::mem::{align_of, size_of};
+use std::mem::size_of;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut};
@@ -13,16 +13,20 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut};
 use crate::compare::DeviceComparator;
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
-use crate::mergesort::MergesortScratch;
+use crate::merge::buffers::check_lengths;
+use crate::mergesort::{DeviceSortBuffers, MergesortScratch};
+use crate::primitive::value_bytes;
+use crate::primitive::{shipped_programs_of, ProgramTuning};
 use crate::runtime::device::Gpu;
-use crate::runtime::launch::{param_asserts, param_block, KernelParams, LaunchShape};
-use crate::runtime::program::{
-    program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout, PARTITION_CUH,
-};
+use crate::runtime::launch::{param_block, KernelParams, LaunchShape, ParamLayout};
+use crate::runtime::program::{Program, PARTITION_CUH};
 use crate::runtime::shape::MAX_GRID_X;
 use crate::runtime::staging::SortBuffers;
 
 pub mod tuning;
+
+/// What a Batcher sort of pairs names when its values are not as many as its keys.
+const SORT_VALUES: &str = "sort values";
 
 pub use tuning::{
     BatcherTuning, BATCHER_COMPARATORS_PER_THREAD, BATCHER_FUSED_STRIDE_DIVISOR,
@@ -105,35 +109,6 @@ impl SortScratch {
     }
 }
 
-/// The program name of Batcher's sort, with the stage kernel's block size.
-fn primitive_name() -> String {
-    format!("batcher_snt{BATCHER_STAGE_THREADS}")
-}
-
-/// The Batcher program for key `K`, comparator `comp`, value layout and tuning.
-pub fn batcher_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
-    comp: &C,
-    values: ValueLayout,
-    tuning: BatcherTuning,
-) -> Program {
-    let define = format!(
-        "#define TP_STAGE_NT {BATCHER_STAGE_THREADS}\n#define TP_FUSED_DIVISOR {BATCHER_FUSED_STRIDE_DIVISOR}\n"
-    );
-    let asserts = param_asserts(&[
-        &BatcherBlockParams::LAYOUT,
-        &BatcherStageParams::LAYOUT,
-        &BatcherFusedParams::LAYOUT,
-    ]);
-    program::<K, C>(
-        &primitive_name(),
-        &[&define, PARTITION_CUH, BATCHER_CU, &asserts],
-        comp,
-        values,
-        tuning.threads,
-        tuning.vt(),
-    )
-}
-
 param_block! {
     /// The parameter block of `twophase_batcher_block` (kernels/batcher.cu).
     struct BatcherBlockParams as "batcher_block_params" {
@@ -180,24 +155,6 @@ fn grid(items: usize, per_block: usize) -> Result<u32, GpuError> {
 }
 
 impl Gpu {
-    /// Compile (or fetch from the caches) Batcher's kernels for these types, comparator and
-    /// tuning ahead of the first call.
-    pub fn prepare_batcher<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
-        &self,
-        comp: &C,
-        values: ValueLayout,
-        tuning: BatcherTuning,
-    ) -> Result<(), GpuError> {
-        let program = batcher_program::<K, C>(comp, values, tuning);
-        self.kernels(
-            &program.key,
-            &program.name,
-            || program.source.clone(),
-            &BATCHER_ENTRIES,
-        )
-        .map(|_| ())
-    }
-
     /// Sort `count` keys (and values) in place with Batcher's network: the block sort, then for
     /// each larger level its global stages and one fused launch, ping-ponging with the scratch
     /// so that the last fused launch writes into the caller's buffers.
@@ -214,19 +171,12 @@ impl Gpu {
             count,
             layout,
         } = buffers;
-        let value_bytes = layout.map_or(0, |(size, _)| size);
+        let value_bytes = value_bytes(layout);
         tuning.validate(size_of::<K>(), value_bytes)?;
         if count <= 1 {
             return Ok(());
         }
-        let (key, name) =
-            program_id::<K, C>(&primitive_name(), comp, layout, tuning.threads, tuning.vt());
-        let kernels = self.kernels(
-            &key,
-            &name,
-            || batcher_program::<K, C>(comp, layout, tuning).source,
-            &BATCHER_ENTRIES,
-        )?;
+        let kernels = self.program_kernels::<K, C, _>(comp, layout, tuning)?;
         let (block, stage, fused) = (
             kernels.function(BATCHER_ENTRY_BLOCK)?,
             kernels.function(BATCHER_ENTRY_STAGE)?,
@@ -337,122 +287,51 @@ impl Gpu {
         Ok(())
     }
 
-    /// Sort device keys in place with `variant` under `comp` (Batcher: not stable), at the
-    /// shipped tunings. Asynchronous on this handle's stream.
+    /// Sort the device buffers `buffers` ([`SortBuffers::keys`](crate::mergesort::SortBuffers::keys)
+    /// or [`SortBuffers::pairs`](crate::mergesort::SortBuffers::pairs)) by
+    /// key in place with `variant` under `comp`, at the shipped tunings (Batcher: not stable,
+    /// equal keys' values in any order). Asynchronous on this handle's stream.
     pub fn sort_variant_device<K, C, S>(
         &self,
         variant: SortVariant,
-        keys: &mut S,
+        buffers: S,
         comp: &C,
         scratch: &mut SortScratch,
     ) -> Result<(), GpuError>
     where
         K: DeviceKey,
         C: DeviceComparator<K> + ?Sized,
-        S: DevicePtrMut<K>,
-    {
-        match variant {
-            SortVariant::TwoPhase => self.mergesort_device(keys, comp, &mut scratch.mergesort),
-            SortVariant::Batcher => {
-                let tuning = BatcherTuning::for_types(size_of::<K>(), 0);
-                self.batcher_sort_device_tuned(keys, comp, tuning, &mut scratch.batcher)
-            }
-        }
-    }
-
-    /// Sort device key-value pairs by key in place with `variant` (Batcher: not stable, equal
-    /// keys' values in any order). Asynchronous on this handle's stream.
-    pub fn sort_pairs_variant_device<K, V, C, SK, SV>(
-        &self,
-        variant: SortVariant,
-        keys: &mut SK,
-        values: &mut SV,
-        comp: &C,
-        scratch: &mut SortScratch,
-    ) -> Result<(), GpuError>
-    where
-        K: DeviceKey,
-        V: DeviceValue,
-        C: DeviceComparator<K> + ?Sized,
-        SK: DevicePtrMut<K>,
-        SV: DevicePtrMut<V>,
+        S: DeviceSortBuffers<K>,
     {
         match variant {
             SortVariant::TwoPhase => {
-                self.mergesort_pairs_device(keys, values, comp, &mut scratch.mergesort)
+                self.mergesort_device(buffers, comp, None, &mut scratch.mergesort)
             }
             SortVariant::Batcher => {
-                let tuning = BatcherTuning::for_types(size_of::<K>(), size_of::<V>());
-                self.batcher_sort_pairs_device_tuned(
-                    keys,
-                    values,
-                    comp,
-                    tuning,
-                    &mut scratch.batcher,
-                )
+                self.batcher_sort_device(buffers, comp, None, &mut scratch.batcher)
             }
         }
     }
 
-    /// Batcher's sort of device keys in place with an explicit tuning.
-    pub fn batcher_sort_device_tuned<K, C, S>(
+    /// Batcher's sort of the device buffers `buffers` in place, at `tuning` (`None`: the
+    /// shipped [`BatcherTuning::for_types`] of the key and value types). Not stable.
+    /// Asynchronous on this handle's stream.
+    pub fn batcher_sort_device<K, C, S>(
         &self,
-        keys: &mut S,
+        buffers: S,
         comp: &C,
-        tuning: BatcherTuning,
+        tuning: Option<BatcherTuning>,
         scratch: &mut BatcherScratch,
     ) -> Result<(), GpuError>
     where
         K: DeviceKey,
         C: DeviceComparator<K> + ?Sized,
-        S: DevicePtrMut<K>,
+        S: DeviceSortBuffers<K>,
     {
-        let count = keys.len();
-        let stream = self.stream().clone();
-        let (keys, _guard) = keys.device_ptr_mut(&stream);
-        let buffers = SortBuffers {
-            keys,
-            values: 0,
-            count,
-            layout: None,
-        };
-        self.launch_batcher::<K, C>(buffers, comp, tuning, scratch)
-    }
-
-    /// Batcher's sort of device key-value pairs in place with an explicit tuning.
-    pub fn batcher_sort_pairs_device_tuned<K, V, C, SK, SV>(
-        &self,
-        keys: &mut SK,
-        values: &mut SV,
-        comp: &C,
-        tuning: BatcherTuning,
-        scratch: &mut BatcherScratch,
-    ) -> Result<(), GpuError>
-    where
-        K: DeviceKey,
-        V: DeviceValue,
-        C: DeviceComparator<K> + ?Sized,
-        SK: DevicePtrMut<K>,
-        SV: DevicePtrMut<V>,
-    {
-        if keys.len() != values.len() {
-            return Err(GpuError::SizeMismatch {
-                what: "sort values",
-                expected: keys.len(),
-                got: values.len(),
-            });
-        }
-        let count = keys.len();
-        let stream = self.stream().clone();
-        let (keys, _keys) = keys.device_ptr_mut(&stream);
-        let (values, _values) = values.device_ptr_mut(&stream);
-        let buffers = SortBuffers {
-            keys,
-            values,
-            count,
-            layout: Some((size_of::<V>(), align_of::<V>())),
-        };
-        self.launch_batcher::<K, C>(buffers, comp, tuning, scratch)
+        let tuning = tuning.unwrap_or(BatcherTuning::for_layout::<K>(S::VALUES));
+        buffers.with_args(self, SORT_VALUES, |args| {
+            self.launch_batcher::<K, C>(args.0, comp, tuning, scratch)
+        })
     }
 
     /// Host convenience: sort `keys` in place on the GPU with `variant` under `comp`.
@@ -478,12 +357,10 @@ impl Gpu {
     ) -> Result<(), GpuError> {
         match variant {
             SortVariant::TwoPhase => self.mergesort_pairs(keys, values, comp),
-            SortVariant::Batcher if keys.len() != values.len() => Err(GpuError::SizeMismatch {
-                what: "sort values",
-                expected: keys.len(),
-                got: values.len(),
-            }),
-            SortVariant::Batcher => self.batcher_host::<K, V, C>(keys, Some(values), comp),
+            SortVariant::Batcher => {
+                check_lengths(&[(SORT_VALUES, keys.len(), values.len())])?;
+                self.batcher_host::<K, V, C>(keys, Some(values), comp)
+            }
         }
     }
 
@@ -495,29 +372,49 @@ impl Gpu {
     ) -> Result<(), GpuError> {
         let mut scratch = self.pooled_scratch::<BatcherScratch>();
         self.sort_host(keys, values, &mut scratch, |buffers, scratch| {
-            let value_bytes = buffers.layout.map_or(0, |(size, _)| size);
-            let tuning = BatcherTuning::for_types(size_of::<K>(), value_bytes);
+            let tuning = BatcherTuning::for_layout::<K>(buffers.layout);
             self.launch_batcher::<K, C>(buffers, comp, tuning, scratch)
         })
     }
 }
 
-/// Builds Batcher programs at the shipped tuning, for [`shipped_programs`].
-struct BatcherPrograms;
+impl ProgramTuning for BatcherTuning {
+    const SOURCES: &'static [&'static str] = &[PARTITION_CUH, BATCHER_CU];
 
-impl ProgramFactory for BatcherPrograms {
-    fn program<K: DeviceKey>(
-        &self,
-        comp: &dyn DeviceComparator<K>,
-        values: ValueLayout,
-    ) -> Program {
-        let tuning = BatcherTuning::for_types(size_of::<K>(), values.map_or(0, |(size, _)| size));
-        batcher_program::<K, dyn DeviceComparator<K>>(comp, values, tuning)
+    /// The stage kernel's block size (the tile's threads and VT are in every program's name).
+    fn label(self) -> String {
+        format!("batcher_snt{BATCHER_STAGE_THREADS}")
+    }
+
+    fn shape(self) -> (u32, u32) {
+        (self.threads, self.vt())
+    }
+
+    fn entries(self) -> &'static [&'static str] {
+        &BATCHER_ENTRIES
+    }
+
+    fn defines(self) -> String {
+        format!(
+            "#define TP_STAGE_NT {BATCHER_STAGE_THREADS}\n#define TP_FUSED_DIVISOR {BATCHER_FUSED_STRIDE_DIVISOR}\n"
+        )
+    }
+
+    fn params(self) -> Vec<&'static ParamLayout> {
+        vec![
+            &BatcherBlockParams::LAYOUT,
+            &BatcherStageParams::LAYOUT,
+            &BatcherFusedParams::LAYOUT,
+        ]
+    }
+
+    fn for_sizes(key_bytes: usize, value_bytes: usize) -> Self {
+        Self::for_types(key_bytes, value_bytes)
     }
 }
 
 /// Every Batcher program the library ships: each primitive key type × built-in comparator ×
 /// shipped value layout, at its shipped tuning. CI compiles all of them with NVRTC.
 pub fn shipped_batcher_programs() -> Vec<Program> {
-    shipped_programs(&BatcherPrograms)
+    shipped_programs_of::<BatcherTuning>()
 }

@@ -4,20 +4,17 @@
 //! the published code); the two-phase merge is [`crate::merge`]. [`MergeVariant`] selects one
 //! of the four in every merge call of this module.
 
-use std::mem::{align_of, size_of};
-
-use cudarc::driver::{DevicePtr, DevicePtrMut};
+use std::mem::size_of;
 
 use crate::compare::DeviceComparator;
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
-use crate::merge::{MergeArgs, MergeScratch, MergeTuning};
+use crate::merge::{DeviceMergeBuffers, MergeArgs, MergeScratch, MergeTuning};
+use crate::primitive::value_layout;
+use crate::primitive::{shipped_programs_of, ProgramTuning};
 use crate::runtime::device::Gpu;
-use crate::runtime::launch::{param_asserts, param_block, KernelParams, LaunchShape};
-use crate::runtime::program::{
-    program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout, PARTITION_CUH,
-    SERIAL_CUH,
-};
+use crate::runtime::launch::{param_block, KernelParams, LaunchShape, ParamLayout};
+use crate::runtime::program::{Program, ValueLayout, PARTITION_CUH, SERIAL_CUH};
 use crate::runtime::shape::MAX_GRID_X;
 use crate::runtime::status::{
     messages, status_error, InputCheck, StatusNames, STATUS_FIRST_UNSORTED,
@@ -127,38 +124,6 @@ impl MergeVariant {
     }
 }
 
-/// The program name of the textbook merges, with the tiles per block (threads and VT are in
-/// every program's name already).
-fn primitive_name(tuning: TextbookMergeTuning) -> String {
-    format!("merge_textbook_tpb{}", tuning.tiles_per_block)
-}
-
-/// The textbook merge program (the three merge kernels and the repair) for key `K`, comparator
-/// `comp`, value layout and tuning.
-pub fn textbook_merge_program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
-    comp: &C,
-    values: ValueLayout,
-    tuning: TextbookMergeTuning,
-) -> Program {
-    let define = format!("#define TP_TILES_PER_BLOCK {}\n", tuning.tiles_per_block);
-    let asserts = param_asserts(&[&TextbookMergeParams::LAYOUT, &TextbookRepairParams::LAYOUT]);
-    program::<K, C>(
-        &primitive_name(tuning),
-        &[
-            &define,
-            PARTITION_CUH,
-            SERIAL_CUH,
-            MERGE_TEXTBOOK_CUH,
-            MERGE_TEXTBOOK_CU,
-            &asserts,
-        ],
-        comp,
-        values,
-        tuning.threads,
-        tuning.vt,
-    )
-}
-
 param_block! {
     /// The parameter block of `twophase_merge_basic`, `twophase_merge_tiled` and
     /// `twophase_merge_circular` (kernels/merge_textbook.cu).
@@ -200,24 +165,6 @@ param_block! {
 }
 
 impl Gpu {
-    /// Compile (or fetch from the caches) the textbook merge kernels for these types, comparator
-    /// and tuning ahead of the first call.
-    pub fn prepare_textbook_merge<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
-        &self,
-        comp: &C,
-        values: ValueLayout,
-        tuning: TextbookMergeTuning,
-    ) -> Result<(), GpuError> {
-        let program = textbook_merge_program::<K, C>(comp, values, tuning);
-        self.kernels(
-            &program.key,
-            &program.name,
-            || program.source.clone(),
-            &TEXTBOOK_ENTRIES,
-        )
-        .map(|_| ())
-    }
-
     /// Run one merge of `args` with `variant`: the two-phase merge at its shipped tuning, or a
     /// textbook kernel at `tuning` checking its input into `check`, followed by the repair launch
     /// when `repair` (device-buffer calls, whose output must be a permutation whatever the
@@ -236,8 +183,7 @@ impl Gpu {
     ) -> Result<(), GpuError> {
         let entry = match variant {
             MergeVariant::TwoPhase => {
-                let value_bytes = values.map_or(0, |(size, _)| size);
-                let shipped = MergeTuning::for_types(size_of::<K>(), value_bytes);
+                let shipped = MergeTuning::for_layout::<K>(values);
                 return self.launch_merge::<K, C>(args, comp, values, shipped, scratch);
             }
             MergeVariant::Basic => TEXTBOOK_ENTRY_BASIC,
@@ -249,19 +195,7 @@ impl Gpu {
         if total == 0 {
             return Ok(());
         }
-        let (key, name) = program_id::<K, C>(
-            &primitive_name(tuning),
-            comp,
-            values,
-            tuning.threads,
-            tuning.vt,
-        );
-        let kernels = self.kernels(
-            &key,
-            &name,
-            || textbook_merge_program::<K, C>(comp, values, tuning).source,
-            &TEXTBOOK_ENTRIES,
-        )?;
+        let kernels = self.program_kernels::<K, C, _>(comp, values, tuning)?;
         let function = kernels.function(entry)?;
         let per_block = if variant == MergeVariant::Basic {
             tuning.tile()
@@ -339,97 +273,43 @@ impl Gpu {
         Ok(())
     }
 
-    /// Merge the sorted device sequences `a` and `b` into `out` with `variant` (stable: A first
-    /// on ties), at the shipped tunings. `scratch` is used by [`MergeVariant::TwoPhase`] only.
-    /// Asynchronous.
+    /// Merge the sorted device sequences of `buffers`
+    /// ([`MergeBuffers::keys`](crate::merge::MergeBuffers::keys) or
+    /// [`MergeBuffers::pairs`](crate::merge::MergeBuffers::pairs), each value moving with its key) with `variant` (stable: A first
+    /// on ties), the textbook kernels at `tuning` (`None`: the shipped
+    /// [`TextbookMergeTuning::for_types`]; the two-phase variant keeps its shipped
+    /// [`MergeTuning`]). `scratch` is used by [`MergeVariant::TwoPhase`] only. Asynchronous.
     ///
-    /// Whatever the keys and the (deterministic) comparator, `out` receives a permutation of
-    /// `a` and `b`: the textbook kernels are followed by a repair launch that rewrites any part
+    /// Whatever the keys and the (deterministic) comparator, the output receives a permutation
+    /// of the inputs: the textbook kernels are followed by a repair launch that rewrites any part
     /// whose co-ranks came out of order. The textbook variants do not report unsorted input on
     /// this call (the host-slice [`merge_variant`](Self::merge_variant) does); the two-phase
     /// variant reports it as [`merge_device`](Self::merge_device) does.
-    pub fn merge_variant_device<K, C, A, B, O>(
+    pub fn merge_variant_device<K, C, M>(
         &self,
         variant: MergeVariant,
-        a: &A,
-        b: &B,
-        out: &mut O,
+        buffers: M,
         comp: &C,
+        tuning: Option<TextbookMergeTuning>,
         scratch: &mut MergeScratch,
     ) -> Result<(), GpuError>
     where
         K: DeviceKey,
         C: DeviceComparator<K> + ?Sized,
-        A: DevicePtr<K>,
-        B: DevicePtr<K>,
-        O: DevicePtrMut<K>,
+        M: DeviceMergeBuffers<K>,
     {
-        let tuning = TextbookMergeTuning::for_types(size_of::<K>(), 0);
-        self.merge_variant_device_tuned(variant, a, b, out, comp, tuning, scratch)
-    }
-
-    /// [`merge_variant_device`](Self::merge_variant_device) with an explicit tuning of the
-    /// textbook kernels (the two-phase variant keeps its shipped [`MergeTuning`]).
-    #[allow(clippy::too_many_arguments)] // Variant, three buffers, comparator, tuning, scratch.
-    pub fn merge_variant_device_tuned<K, C, A, B, O>(
-        &self,
-        variant: MergeVariant,
-        a: &A,
-        b: &B,
-        out: &mut O,
-        comp: &C,
-        tuning: TextbookMergeTuning,
-        scratch: &mut MergeScratch,
-    ) -> Result<(), GpuError>
-    where
-        K: DeviceKey,
-        C: DeviceComparator<K> + ?Sized,
-        A: DevicePtr<K>,
-        B: DevicePtr<K>,
-        O: DevicePtrMut<K>,
-    {
+        let tuning = tuning.unwrap_or(TextbookMergeTuning::for_layout::<K>(M::VALUES));
         let mut check = InputCheck::new();
-        self.merge_keys_args(a, b, out, |args| {
+        buffers.with_args(self, |args| {
             self.launch_merge_variant::<K, C>(
-                variant, args, comp, None, tuning, scratch, &mut check, true,
-            )
-        })
-    }
-
-    /// Merge sorted key-value device sequences with `variant`: each value moves with its key,
-    /// stably. `scratch` is used by [`MergeVariant::TwoPhase`] only. Asynchronous; a permutation
-    /// of the pairs for any input, as [`merge_variant_device`](Self::merge_variant_device).
-    #[allow(clippy::too_many_arguments)] // Variant, six buffers, comparator, scratch.
-    pub fn merge_pairs_variant_device<K, V, C, AK, AV, BK, BV, OK, OV>(
-        &self,
-        variant: MergeVariant,
-        a_keys: &AK,
-        a_vals: &AV,
-        b_keys: &BK,
-        b_vals: &BV,
-        out_keys: &mut OK,
-        out_vals: &mut OV,
-        comp: &C,
-        scratch: &mut MergeScratch,
-    ) -> Result<(), GpuError>
-    where
-        K: DeviceKey,
-        V: DeviceValue,
-        C: DeviceComparator<K> + ?Sized,
-        AK: DevicePtr<K>,
-        AV: DevicePtr<V>,
-        BK: DevicePtr<K>,
-        BV: DevicePtr<V>,
-        OK: DevicePtrMut<K>,
-        OV: DevicePtrMut<V>,
-    {
-        let buffers = (a_keys, a_vals, b_keys, b_vals, out_keys, out_vals);
-        let mut check = InputCheck::new();
-        self.merge_pairs_args(buffers, |args| {
-            let tuning = TextbookMergeTuning::for_types(size_of::<K>(), size_of::<V>());
-            let layout = Some((size_of::<V>(), align_of::<V>()));
-            self.launch_merge_variant::<K, C>(
-                variant, args, comp, layout, tuning, scratch, &mut check, true,
+                variant,
+                args,
+                comp,
+                M::VALUES,
+                tuning,
+                scratch,
+                &mut check,
+                true,
             )
         })
     }
@@ -454,7 +334,7 @@ impl Gpu {
     ) -> Result<Vec<K>, GpuError> {
         let mut check = InputCheck::new();
         let merged = self.merge_host(a, b, |args, scratch| {
-            let tuning = TextbookMergeTuning::for_types(size_of::<K>(), 0);
+            let tuning = TextbookMergeTuning::for_layout::<K>(None);
             self.launch_merge_variant::<K, C>(
                 variant, args, comp, None, tuning, scratch, &mut check, false,
             )
@@ -476,8 +356,8 @@ impl Gpu {
     ) -> Result<(Vec<K>, Vec<V>), GpuError> {
         let mut check = InputCheck::new();
         let merged = self.merge_pairs_host(a_keys, a_vals, b_keys, b_vals, |args, scratch| {
-            let tuning = TextbookMergeTuning::for_types(size_of::<K>(), size_of::<V>());
-            let layout = Some((size_of::<V>(), align_of::<V>()));
+            let layout = value_layout::<V>();
+            let tuning = TextbookMergeTuning::for_layout::<K>(layout);
             self.launch_merge_variant::<K, C>(
                 variant, args, comp, layout, tuning, scratch, &mut check, false,
             )
@@ -487,25 +367,45 @@ impl Gpu {
     }
 }
 
-/// Builds textbook merge programs at the shipped tuning, for [`shipped_programs`].
-struct TextbookPrograms;
+impl ProgramTuning for TextbookMergeTuning {
+    /// The three merge kernels and the repair.
+    const SOURCES: &'static [&'static str] = &[
+        PARTITION_CUH,
+        SERIAL_CUH,
+        MERGE_TEXTBOOK_CUH,
+        MERGE_TEXTBOOK_CU,
+    ];
 
-impl ProgramFactory for TextbookPrograms {
-    fn program<K: DeviceKey>(
-        &self,
-        comp: &dyn DeviceComparator<K>,
-        values: ValueLayout,
-    ) -> Program {
-        let tuning =
-            TextbookMergeTuning::for_types(size_of::<K>(), values.map_or(0, |(size, _)| size));
-        textbook_merge_program::<K, dyn DeviceComparator<K>>(comp, values, tuning)
+    /// The tiles per block (threads and VT are in every program's name already).
+    fn label(self) -> String {
+        format!("merge_textbook_tpb{}", self.tiles_per_block)
+    }
+
+    fn shape(self) -> (u32, u32) {
+        (self.threads, self.vt)
+    }
+
+    fn entries(self) -> &'static [&'static str] {
+        &TEXTBOOK_ENTRIES
+    }
+
+    fn defines(self) -> String {
+        format!("#define TP_TILES_PER_BLOCK {}\n", self.tiles_per_block)
+    }
+
+    fn params(self) -> Vec<&'static ParamLayout> {
+        vec![&TextbookMergeParams::LAYOUT, &TextbookRepairParams::LAYOUT]
+    }
+
+    fn for_sizes(key_bytes: usize, value_bytes: usize) -> Self {
+        Self::for_types(key_bytes, value_bytes)
     }
 }
 
 /// Every textbook merge program the library ships: each primitive key type × built-in
 /// comparator × shipped value layout, at its shipped tuning. CI compiles all of them with NVRTC.
 pub fn shipped_textbook_merge_programs() -> Vec<Program> {
-    shipped_programs(&TextbookPrograms)
+    shipped_programs_of::<TextbookMergeTuning>()
 }
 
 #[cfg(test)]

@@ -1,0 +1,136 @@
+//! The buffers of one in-place device sort (keys alone or key-value pairs): their length check and raw addresses, shared by the mergesort and Batcher's sort.
+
+use std::marker::PhantomData;
+
+use cudarc::driver::DevicePtrMut;
+
+use crate::error::GpuError;
+use crate::key::{DeviceKey, DeviceValue};
+use crate::merge::buffers::{check_lengths, KeysOnly, Sealed};
+use crate::primitive::value_layout;
+use crate::runtime::device::Gpu;
+use crate::runtime::program::ValueLayout;
+use crate::runtime::staging::SortBuffers as SortAddresses;
+
+/// The value buffer of a key-value sort of values `V`.
+#[derive(Debug)]
+pub struct SortValues<'a, V, S> {
+    value: PhantomData<V>,
+    values: &'a mut S,
+}
+
+/// The device buffers of one in-place sort: the keys, with the values that move with them
+/// ([`SortValues`]) or [`KeysOnly`]. Built by [`keys`](SortBuffers::keys) or
+/// [`pairs`](SortBuffers::pairs) and passed to [`Gpu::mergesort_device`],
+/// [`Gpu::batcher_sort_device`] or [`Gpu::sort_variant_device`].
+#[derive(Debug)]
+pub struct SortBuffers<'a, S, V = KeysOnly> {
+    keys: &'a mut S,
+    values: V,
+}
+
+impl<'a, S> SortBuffers<'a, S> {
+    /// Sort the keys `keys` in place.
+    pub fn keys(keys: &'a mut S) -> Self {
+        SortBuffers {
+            keys,
+            values: KeysOnly,
+        }
+    }
+}
+
+impl<'a, S, V, SV> SortBuffers<'a, S, SortValues<'a, V, SV>> {
+    /// Sort the pairs (`keys`, `values`) by key in place: each value moves with its key.
+    pub fn pairs(keys: &'a mut S, values: &'a mut SV) -> Self {
+        SortBuffers {
+            keys,
+            values: SortValues {
+                value: PhantomData,
+                values,
+            },
+        }
+    }
+}
+
+impl<S, V> Sealed for SortBuffers<'_, S, V> {}
+
+/// Raw device addresses of one in-place sort, valid for the launches the call makes with them.
+pub struct SortArgs(pub(crate) SortAddresses);
+
+/// The device buffers of an in-place sort of keys `K`: [`SortBuffers`] of keys alone or of pairs.
+pub trait DeviceSortBuffers<K: DeviceKey>: Sealed {
+    /// The layout of the values moved with the keys (`None` for keys alone).
+    const VALUES: ValueLayout;
+
+    /// The number of keys.
+    fn count(&self) -> usize;
+
+    /// Check that the values (if any) are as many as the keys ([`GpuError::SizeMismatch`]
+    /// naming `what`), then run `launch` with the buffers' addresses on `gpu`'s stream, holding
+    /// their guards across it.
+    fn with_args(
+        self,
+        gpu: &Gpu,
+        what: &'static str,
+        launch: impl FnOnce(SortArgs) -> Result<(), GpuError>,
+    ) -> Result<(), GpuError>;
+}
+
+impl<K: DeviceKey, S: DevicePtrMut<K>> DeviceSortBuffers<K> for SortBuffers<'_, S> {
+    const VALUES: ValueLayout = None;
+
+    fn count(&self) -> usize {
+        self.keys.len()
+    }
+
+    fn with_args(
+        self,
+        gpu: &Gpu,
+        _what: &'static str,
+        launch: impl FnOnce(SortArgs) -> Result<(), GpuError>,
+    ) -> Result<(), GpuError> {
+        let count = self.keys.len();
+        let stream = gpu.stream().clone();
+        let (keys, _keys) = self.keys.device_ptr_mut(&stream);
+        launch(SortArgs(SortAddresses {
+            keys,
+            values: 0,
+            count,
+            layout: None,
+        }))
+    }
+}
+
+impl<K, V, S, SV> DeviceSortBuffers<K> for SortBuffers<'_, S, SortValues<'_, V, SV>>
+where
+    K: DeviceKey,
+    V: DeviceValue,
+    S: DevicePtrMut<K>,
+    SV: DevicePtrMut<V>,
+{
+    const VALUES: ValueLayout = value_layout::<V>();
+
+    fn count(&self) -> usize {
+        self.keys.len()
+    }
+
+    fn with_args(
+        self,
+        gpu: &Gpu,
+        what: &'static str,
+        launch: impl FnOnce(SortArgs) -> Result<(), GpuError>,
+    ) -> Result<(), GpuError> {
+        let count = self.keys.len();
+        let values = self.values.values;
+        check_lengths(&[(what, count, values.len())])?;
+        let stream = gpu.stream().clone();
+        let (keys, _keys) = self.keys.device_ptr_mut(&stream);
+        let (values, _values) = values.device_ptr_mut(&stream);
+        launch(SortArgs(SortAddresses {
+            keys,
+            values,
+            count,
+            layout: Self::VALUES,
+        }))
+    }
+}

@@ -1,0 +1,134 @@
+//! What every primitive's program has in common: its tuning names it, lists its kernels, builds its source and has a shipped value per key and value type.
+
+use std::marker::PhantomData;
+use std::mem::{align_of, size_of};
+use std::sync::Arc;
+
+use crate::compare::DeviceComparator;
+use crate::error::GpuError;
+use crate::key::{DeviceKey, DeviceValue};
+use crate::runtime::device::Gpu;
+use crate::runtime::launch::{param_asserts, ParamLayout};
+use crate::runtime::module_cache::Kernels;
+use crate::runtime::program::{
+    program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout,
+};
+
+/// The layout of values of type `V` moved with the keys.
+pub(crate) const fn value_layout<V: DeviceValue>() -> ValueLayout {
+    Some((size_of::<V>(), align_of::<V>()))
+}
+
+/// The size in bytes of the values of `layout` (0 for keys alone).
+pub(crate) const fn value_bytes(layout: ValueLayout) -> usize {
+    match layout {
+        Some((size, _)) => size,
+        None => 0,
+    }
+}
+
+/// A primitive's tuning: it picks the primitive's program (label, launch shape, kernels,
+/// source), so that one call builds, prepares, fetches or lists the programs of any primitive.
+pub trait ProgramTuning: Copy {
+    /// The primitive's kernel sources, in the order they follow the prelude and the tuning's
+    /// defines.
+    const SOURCES: &'static [&'static str];
+
+    /// The program's label in its cache key and name: the primitive, with the parts of the
+    /// tuning the launch shape does not carry.
+    fn label(self) -> String;
+
+    /// Threads per block and items per thread: the program's `TP_NT` and `TP_VT`.
+    fn shape(self) -> (u32, u32);
+
+    /// The entry points the program compiles.
+    fn entries(self) -> &'static [&'static str];
+
+    /// The tuning's `#define`s besides the launch shape, placed before the kernel sources.
+    fn defines(self) -> String;
+
+    /// The parameter blocks of the kernels the program compiles, whose layouts it asserts.
+    fn params(self) -> Vec<&'static ParamLayout>;
+
+    /// The tuning shipped for keys of `key_bytes` bytes with values of `value_bytes` bytes (0
+    /// for keys only), on any device.
+    fn for_sizes(key_bytes: usize, value_bytes: usize) -> Self;
+
+    /// The tuning shipped for keys `K` with values of `values`' layout (`None` for keys only):
+    /// [`for_sizes`](Self::for_sizes) of their sizes.
+    fn for_layout<K: DeviceKey>(values: ValueLayout) -> Self {
+        Self::for_sizes(size_of::<K>(), value_bytes(values))
+    }
+
+    /// The program for key `K`, comparator `comp` and value layout `values` at this tuning: the
+    /// defines, the sources and the asserts of the parameter blocks.
+    fn program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+        self,
+        comp: &C,
+        values: ValueLayout,
+    ) -> Program {
+        let defines = self.defines();
+        let asserts = param_asserts(&self.params());
+        let mut sources = vec![defines.as_str()];
+        sources.extend(Self::SOURCES);
+        sources.push(&asserts);
+        let (threads, vt) = self.shape();
+        program::<K, C>(&self.label(), &sources, comp, values, threads, vt)
+    }
+}
+
+impl Gpu {
+    /// Compile (or fetch from the caches) the kernels of the primitive `tuning` belongs to, for
+    /// these types, comparator and tuning, ahead of the first call.
+    pub fn prepare<K, C, T>(&self, comp: &C, values: ValueLayout, tuning: T) -> Result<(), GpuError>
+    where
+        K: DeviceKey,
+        C: DeviceComparator<K> + ?Sized,
+        T: ProgramTuning,
+    {
+        self.program_kernels::<K, C, T>(comp, values, tuning)
+            .map(|_| ())
+    }
+
+    /// The kernels of the program at `tuning`: from the caches, or compiled (the source is only
+    /// assembled on a cache miss).
+    pub(crate) fn program_kernels<K, C, T>(
+        &self,
+        comp: &C,
+        values: ValueLayout,
+        tuning: T,
+    ) -> Result<Arc<Kernels>, GpuError>
+    where
+        K: DeviceKey,
+        C: DeviceComparator<K> + ?Sized,
+        T: ProgramTuning,
+    {
+        let (threads, vt) = tuning.shape();
+        let (key, name) = program_id::<K, C>(&tuning.label(), comp, values, threads, vt);
+        self.kernels(
+            &key,
+            &name,
+            || tuning.program::<K, C>(comp, values).source,
+            tuning.entries(),
+        )
+    }
+}
+
+/// Builds the programs of tuning `T`'s primitive at its shipped tuning, for [`shipped_programs`].
+struct ShippedPrograms<T>(PhantomData<T>);
+
+impl<T: ProgramTuning> ProgramFactory for ShippedPrograms<T> {
+    fn program<K: DeviceKey>(
+        &self,
+        comp: &dyn DeviceComparator<K>,
+        values: ValueLayout,
+    ) -> Program {
+        T::for_layout::<K>(values).program::<K, dyn DeviceComparator<K>>(comp, values)
+    }
+}
+
+/// Every program instantiation of tuning `T`'s primitive the library ships: each primitive key
+/// type × built-in comparator × shipped value layout, at its shipped tuning.
+pub fn shipped_programs_of<T: ProgramTuning>() -> Vec<Program> {
+    shipped_programs(&ShippedPrograms::<T>(PhantomData))
+}
