@@ -2,7 +2,7 @@
 
 use std::sync::{Mutex, PoisonError};
 
-pub use twophase_gpu::merge::{MergeBuffers, MergeTuning};
+pub use twophase_gpu::merge::{MergeBuffers, MergeSlices, MergeTuning};
 pub use twophase_gpu::mergesort::{MergesortScratch, MergesortTuning, SortBuffers};
 pub use twophase_gpu::{
     CudaComparator, DeviceComparator, DeviceKey, DeviceValue, FloatKey, Gpu, GpuError, Greater,

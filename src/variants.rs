@@ -7,6 +7,7 @@
 
 use twophase_gpu::{DeviceComparator, DeviceKey, DeviceValue};
 
+pub use twophase_gpu::merge::{HostMergeSlices, MergeSlices};
 pub use twophase_gpu::variants::batcher::{
     BatcherScratch, BatcherTuning, SortScratch, SortVariant,
 };
@@ -15,27 +16,21 @@ pub use twophase_gpu::variants::textbook::{MergeVariant, TextbookMergeTuning};
 use crate::gpu::gpu;
 use crate::Error;
 
-/// Stable merge of two host slices sorted by `comp`, on the default GPU, with the merge kernel
-/// `variant` (the textbook's basic, tiled or circular-buffer kernel, or the two-phase one).
-pub fn merge_variant<K: DeviceKey, C: DeviceComparator<K>>(
+/// Stable merge of host slices sorted by `comp`, on the default GPU, with the merge kernel
+/// `variant` (the textbook's basic, tiled or circular-buffer kernel, or the two-phase one):
+/// [`MergeSlices::keys`] returns the merged keys, [`MergeSlices::pairs`] the merged keys and
+/// values.
+pub fn merge_variant<K, C, S>(
     variant: MergeVariant,
-    a: &[K],
-    b: &[K],
+    slices: S,
     comp: &C,
-) -> Result<Vec<K>, Error> {
-    gpu()?.merge_variant(variant, a, b, comp)
-}
-
-/// Stable merge of key-value host sequences sorted by `comp` on the default GPU with `variant`.
-pub fn merge_pairs_variant<K: DeviceKey, V: DeviceValue, C: DeviceComparator<K>>(
-    variant: MergeVariant,
-    a_keys: &[K],
-    a_vals: &[V],
-    b_keys: &[K],
-    b_vals: &[V],
-    comp: &C,
-) -> Result<(Vec<K>, Vec<V>), Error> {
-    gpu()?.merge_pairs_variant(variant, a_keys, a_vals, b_keys, b_vals, comp)
+) -> Result<S::Output, Error>
+where
+    K: DeviceKey,
+    C: DeviceComparator<K>,
+    S: HostMergeSlices<K>,
+{
+    gpu()?.merge_variant(variant, slices, comp)
 }
 
 /// Sort host keys in place under `comp` on the default GPU with `variant` (Batcher's network is

@@ -23,8 +23,8 @@ use rand::Rng;
 use twophase::cpu::SearchBound as CpuBound;
 use twophase::gpu::{
     CudaComparator, DeviceComparator, DeviceKey, Gpu, GpuError, Less, LoadBalanceOp,
-    LoadBalanceTuning, MergeBuffers, MergeScratch, MergeTuning, MergesortScratch, MergesortTuning,
-    SearchScratch, SortBuffers, SortedSearchTuning, TotalOrder,
+    LoadBalanceTuning, MergeBuffers, MergeScratch, MergeSlices, MergeTuning, MergesortScratch,
+    MergesortTuning, SearchScratch, SortBuffers, SortedSearchTuning, TotalOrder,
 };
 use twophase::variants::{
     BatcherTuning, MergeVariant, SortScratch, SortVariant, TextbookMergeTuning,
@@ -724,7 +724,7 @@ fn floats_partial_order_merges_and_searches_stay_in_bounds() {
                     &case("merge_by"),
                 );
                 for variant in MergeVariant::ALL {
-                    let merged = gpu.merge_variant(variant, &a, &b, &less);
+                    let merged = gpu.merge_variant(variant, MergeSlices::keys(&a, &b), &less);
                     check_merge(
                         own,
                         merged,
@@ -984,14 +984,16 @@ fn inconsistent_comparators_merges_and_searches_stay_in_bounds() {
                 &case("merge_by"),
             );
             for variant in MergeVariant::ALL {
-                let merged = twophase::variants::merge_variant(variant, &a, &b, &comp);
+                let merged =
+                    twophase::variants::merge_variant(variant, MergeSlices::keys(&a, &b), &comp);
                 let c = case(&format!(
                     "twophase::variants::merge_variant {}",
                     variant.name()
                 ));
                 check_merge(Handle::Default, merged, (&a, &b), NAMES_MERGE_ANY, &c);
-                let merged = gpu.merge_pairs_variant(variant, &a, &av, &b, &bv, &comp);
-                let c = case(&format!("Gpu::merge_pairs_variant {}", variant.name()));
+                let merged =
+                    gpu.merge_variant(variant, MergeSlices::pairs(&a, &av, &b, &bv), &comp);
+                let c = case(&format!("Gpu::merge_variant pairs {}", variant.name()));
                 check_merge_pairs(own, merged, (&a, &av, &b, &bv), NAMES_MERGE_ANY, &c);
             }
             let merged = twophase::merge_pairs_by(&a, &av, &b, &bv, &comp);
@@ -1248,7 +1250,7 @@ fn unsorted_merge_inputs_are_named() {
                 expect_named(Handle::Default, merged, names, &case("merge_pairs_by"));
                 for variant in MergeVariant::ALL {
                     let c = case(&format!("Gpu::merge_variant {}", variant.name()));
-                    let merged = gpu.merge_variant(variant, a, b, &Less);
+                    let merged = gpu.merge_variant(variant, MergeSlices::keys(a, b), &Less);
                     if variant == MergeVariant::TwoPhase {
                         expect_named(own, merged, names, &c);
                     } else {
@@ -1681,27 +1683,25 @@ fn mismatched_lengths_are_errors() {
             &case("Gpu::merge_pairs (b)"),
         );
         for variant in MergeVariant::ALL {
-            let merged = gpu.merge_pairs_variant(variant, &a, &a_vals, &b, &bv, &Less);
+            let merged =
+                gpu.merge_variant(variant, MergeSlices::pairs(&a, &a_vals, &b, &bv), &Less);
             expect_mismatch(
                 own,
                 merged,
-                &case(&format!("Gpu::merge_pairs_variant {}", variant.name())),
+                &case(&format!("Gpu::merge_variant pairs {}", variant.name())),
             );
         }
         let merged = twophase::merge_pairs_by(&a, &a_vals, &b, &bv, &Less);
         expect_mismatch(Handle::Default, merged, &case("gpu::merge_pairs"));
-        let merged = twophase::variants::merge_pairs_variant(
+        let merged = twophase::variants::merge_variant(
             MergeVariant::Basic,
-            &a,
-            &a_vals,
-            &b,
-            &bv,
+            MergeSlices::pairs(&a, &a_vals, &b, &bv),
             &Less,
         );
         expect_mismatch(
             Handle::Default,
             merged,
-            &case("twophase::variants::merge_pairs_variant"),
+            &case("twophase::variants::merge_variant pairs"),
         );
         let merged = twophase::merge_pairs_by(&a, &a_vals, &b, &bv, &Less);
         expect_mismatch(Handle::Default, merged, &case("merge_pairs_by"));
@@ -2023,18 +2023,24 @@ fn expect_compile_errors<K, C>(
         (
             "Gpu::merge_variant basic",
             own,
-            Box::new(|| gpu.merge_variant(MergeVariant::Basic, a, b, comp).map(drop)),
+            Box::new(|| {
+                gpu.merge_variant(MergeVariant::Basic, MergeSlices::keys(a, b), comp)
+                    .map(drop)
+            }),
         ),
         (
             "Gpu::merge_variant tiled",
             own,
-            Box::new(|| gpu.merge_variant(MergeVariant::Tiled, a, b, comp).map(drop)),
+            Box::new(|| {
+                gpu.merge_variant(MergeVariant::Tiled, MergeSlices::keys(a, b), comp)
+                    .map(drop)
+            }),
         ),
         (
             "Gpu::merge_variant circular",
             own,
             Box::new(|| {
-                gpu.merge_variant(MergeVariant::Circular, a, b, comp)
+                gpu.merge_variant(MergeVariant::Circular, MergeSlices::keys(a, b), comp)
                     .map(drop)
             }),
         ),
@@ -2368,7 +2374,7 @@ fn staging_host_slice_calls() {
         assert!(merged == expected, "n = {n}: merge_pairs");
         for variant in MergeVariant::ALL {
             let merged = gpu
-                .merge_variant(variant, &a, &b, &Less)
+                .merge_variant(variant, MergeSlices::keys(&a, &b), &Less)
                 .expect("merge_variant");
             assert!(merged == expected, "n = {n}: {}", variant.name());
         }

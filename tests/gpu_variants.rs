@@ -22,7 +22,8 @@ use rayon::prelude::*;
 use twophase::cpu;
 use twophase::gpu::{
     CudaComparator, DeviceComparator, DeviceKey, Gpu, GpuError, Greater, Less, MergeBuffers,
-    MergeScratch, MergeTuning, MergesortTuning, SortBuffers, TotalOrder, TotalOrderDesc,
+    MergeScratch, MergeSlices, MergeTuning, MergesortTuning, SortBuffers, TotalOrder,
+    TotalOrderDesc,
 };
 use twophase::variants::{
     BatcherScratch, BatcherTuning, MergeVariant, SortScratch, SortVariant, TextbookMergeTuning,
@@ -147,13 +148,14 @@ fn merge_differential<K, C>(
                     let poisoned = gpu
                         .merge_variant(
                             variant,
-                            &vec![poison; a.len()],
-                            &vec![poison; b.len()],
+                            MergeSlices::keys(&vec![poison; a.len()], &vec![poison; b.len()]),
                             comp,
                         )
                         .expect("poison merge");
                     assert!(same_bits(&poisoned, &vec![poison; n]));
-                    let host = gpu.merge_variant(variant, &a, &b, comp).expect("merge");
+                    let host = gpu
+                        .merge_variant(variant, MergeSlices::keys(&a, &b), comp)
+                        .expect("merge");
                     assert!(
                         same_bits(&host, &expected),
                         "{label} {variant:?}: host merge differs, n = {n}"
@@ -264,13 +266,14 @@ fn merge_variants_user_struct_are_stable() {
                 let poisoned = gpu
                     .merge_variant(
                         variant,
-                        &vec![poison; a.len()],
-                        &vec![poison; b.len()],
+                        MergeSlices::keys(&vec![poison; a.len()], &vec![poison; b.len()]),
                         &comp,
                     )
                     .expect("poison merge");
                 assert!(poisoned.iter().all(|r| *r == poison));
-                let got = gpu.merge_variant(variant, &a, &b, &comp).expect("merge");
+                let got = gpu
+                    .merge_variant(variant, MergeSlices::keys(&a, &b), &comp)
+                    .expect("merge");
                 assert_eq!(got, expected, "{variant:?}: n = {n}, distinct = {distinct}");
             }
         }
@@ -332,8 +335,8 @@ fn merge_pairs_variants_are_stable() {
                     "{variant:?}: u32 pairs differ (stability), n = {n}, distinct = {distinct}"
                 );
                 let host = gpu
-                    .merge_pairs_variant(variant, &a64, &av64, &b64, &bv64, &Less)
-                    .expect("merge_pairs_variant");
+                    .merge_variant(variant, MergeSlices::pairs(&a64, &av64, &b64, &bv64), &Less)
+                    .expect("merge_variant pairs");
                 assert!(
                     host == expected64,
                     "{variant:?}: u64 pairs differ (stability), n = {n}, distinct = {distinct}"
@@ -836,7 +839,8 @@ fn variants_u32_2_pow_27_and_root_api() {
     let a: Vec<u32> = (0..10_000).map(|i| i * 2).collect();
     let b: Vec<u32> = (0..7_000).map(|i| i * 3).collect();
     for variant in MergeVariant::ALL {
-        let got = twophase::variants::merge_variant(variant, &a, &b, &Less).expect("merge_variant");
+        let got = twophase::variants::merge_variant(variant, MergeSlices::keys(&a, &b), &Less)
+            .expect("merge_variant");
         assert_eq!(got, cpu::merge(&a, &b), "{variant:?}");
     }
     for variant in SortVariant::ALL {
@@ -967,7 +971,7 @@ fn valid_merge_after_failure(gpu: &Gpu, rng: &mut StdRng, variant: MergeVariant,
     let draw = |r: &mut StdRng| r.gen::<u32>();
     let (a, b) = merge_inputs(rng, 5000, MergeShape::Random, &Less, &draw, &draw);
     let got = gpu
-        .merge_variant(variant, &a, &b, &Less)
+        .merge_variant(variant, MergeSlices::keys(&a, &b), &Less)
         .unwrap_or_else(|e| panic!("{variant:?}: valid merge after {what}: {e}"));
     assert!(
         got == cpu::merge_by(&a, &b, |x: &u32, y: &u32| x < y),
@@ -1061,7 +1065,7 @@ fn unsorted_merge_inputs_are_named_errors_and_permutations() {
             if unsorted(&shuffled_a) {
                 let what = format!("unsorted a, n = {n}");
                 let message = invalid_input(
-                    gpu.merge_variant(variant, &shuffled_a, &b, &Less),
+                    gpu.merge_variant(variant, MergeSlices::keys(&shuffled_a, &b), &Less),
                     &format!("{variant:?}: {what}"),
                 );
                 assert!(message.contains("`a`"), "{variant:?}: {what}: {message}");
@@ -1069,7 +1073,11 @@ fn unsorted_merge_inputs_are_named_errors_and_permutations() {
                 let vals = vec![0u64; shuffled_a.len()];
                 let b_vals = vec![0u64; b.len()];
                 let message = invalid_input(
-                    gpu.merge_pairs_variant(variant, &shuffled_a, &vals, &b, &b_vals, &Less),
+                    gpu.merge_variant(
+                        variant,
+                        MergeSlices::pairs(&shuffled_a, &vals, &b, &b_vals),
+                        &Less,
+                    ),
                     &format!("{variant:?}: pairs, {what}"),
                 );
                 assert!(
@@ -1081,7 +1089,7 @@ fn unsorted_merge_inputs_are_named_errors_and_permutations() {
             if unsorted(&shuffled_b) {
                 let what = format!("unsorted b, n = {n}");
                 let message = invalid_input(
-                    gpu.merge_variant(variant, &a, &shuffled_b, &Less),
+                    gpu.merge_variant(variant, MergeSlices::keys(&a, &shuffled_b), &Less),
                     &format!("{variant:?}: {what}"),
                 );
                 assert!(message.contains("`b`"), "{variant:?}: {what}: {message}");
@@ -1117,7 +1125,7 @@ fn merges_under_broken_comparators_are_permutations() {
                 let (a, b) = merge_inputs(&mut rng, n, shape, &Less, &draw, &few);
                 let what = format!("{}, n = {n}, {shape:?}", comp.name());
                 for variant in MergeVariant::ALL {
-                    match gpu.merge_variant(variant, &a, &b, &comp) {
+                    match gpu.merge_variant(variant, MergeSlices::keys(&a, &b), &comp) {
                         Ok(got) => {
                             let all: Vec<u32> = a.iter().chain(&b).copied().collect();
                             assert!(
@@ -1187,7 +1195,11 @@ fn merge_and_batcher_mismatched_lengths_are_errors() {
     let mut rng = rng();
     for variant in MergeVariant::ALL {
         let err = gpu
-            .merge_pairs_variant(variant, &[1u32, 2], &[0u32], &[3u32], &[0u32], &Less)
+            .merge_variant(
+                variant,
+                MergeSlices::pairs(&[1u32, 2], &[0u32], &[3u32], &[0u32]),
+                &Less,
+            )
             .expect_err("a values shorter than a keys");
         assert!(
             matches!(err, GpuError::SizeMismatch { .. }),

@@ -33,7 +33,7 @@ pub use compare::{CudaComparator, DeviceComparator, Greater, Less, TotalOrder, T
 pub use error::GpuError;
 pub use key::{DeviceKey, DeviceValue, FloatKey};
 pub use load_balance::{LoadBalanceOp, LoadBalanceTuning, OpArgs};
-pub use merge::{MergeBuffers, MergeScratch, MergeTuning};
+pub use merge::{MergeBuffers, MergeScratch, MergeSlices, MergeTuning};
 pub use mergesort::{MergesortScratch, MergesortTuning, SortBuffers};
 pub use primitive::ProgramTuning;
 pub use runtime::device::Gpu;

@@ -1,8 +1,9 @@
 //! The buffers of one device-buffer merge (keys alone or key-value pairs): their length checks and raw addresses, shared by every merge variant.
 
 use std::marker::PhantomData;
+use std::sync::Arc;
 
-use cudarc::driver::{DevicePtr, DevicePtrMut};
+use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
 
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
@@ -111,6 +112,8 @@ mod sealed {
 pub(crate) use sealed::Sealed;
 
 impl<A, B, O, V> Sealed for MergeBuffers<'_, A, B, O, V> {}
+impl Sealed for KeysOnly {}
+impl<V, AV, BV, OV> Sealed for MergeValues<'_, V, AV, BV, OV> {}
 
 /// The device buffers of a merge of keys `K`: [`MergeBuffers`] of keys alone or of pairs.
 pub trait DeviceMergeBuffers<K: DeviceKey>: Sealed {
@@ -126,6 +129,24 @@ pub trait DeviceMergeBuffers<K: DeviceKey>: Sealed {
     ) -> Result<(), GpuError>;
 }
 
+/// The values part of [`MergeBuffers`]: [`KeysOnly`] or [`MergeValues`].
+pub trait MergeValueBuffers: Sealed {
+    /// The layout of the values (`None` for keys alone).
+    const VALUES: ValueLayout;
+
+    /// Check the lengths of the output keys and of the values against the input keys'
+    /// ([`GpuError::SizeMismatch`] naming the first that is off).
+    fn check(&self, a_count: usize, b_count: usize, out_keys: usize) -> Result<(), GpuError>;
+
+    /// Run `launch` with the addresses of A's, B's and the output's values (zeros for keys
+    /// alone) on `stream`, holding their guards across it.
+    fn with_addresses(
+        self,
+        stream: &Arc<CudaStream>,
+        launch: impl FnOnce((u64, u64, u64)) -> Result<(), GpuError>,
+    ) -> Result<(), GpuError>;
+}
+
 /// `Err(SizeMismatch)` for the first of `checks` (what, expected, got) that is off.
 pub(crate) fn check_lengths(checks: &[(&'static str, usize, usize)]) -> Result<(), GpuError> {
     match checks.iter().find(|(_, expected, got)| expected != got) {
@@ -138,14 +159,15 @@ pub(crate) fn check_lengths(checks: &[(&'static str, usize, usize)]) -> Result<(
     }
 }
 
-impl<K, A, B, O> DeviceMergeBuffers<K> for MergeBuffers<'_, A, B, O>
+impl<K, A, B, O, V> DeviceMergeBuffers<K> for MergeBuffers<'_, A, B, O, V>
 where
     K: DeviceKey,
     A: DevicePtr<K>,
     B: DevicePtr<K>,
     O: DevicePtrMut<K>,
+    V: MergeValueBuffers,
 {
-    const VALUES: ValueLayout = None;
+    const VALUES: ValueLayout = V::VALUES;
 
     fn with_args(
         self,
@@ -153,55 +175,60 @@ where
         launch: impl FnOnce(MergeArgs) -> Result<(), GpuError>,
     ) -> Result<(), GpuError> {
         let (a_count, b_count) = (self.a.len(), self.b.len());
-        check_lengths(&[("merge output", a_count + b_count, self.out.len())])?;
+        self.values.check(a_count, b_count, self.out.len())?;
         let stream = gpu.stream().clone();
         let (a, _a) = self.a.device_ptr(&stream);
         let (b, _b) = self.b.device_ptr(&stream);
         let (out, _out) = self.out.device_ptr_mut(&stream);
-        launch(MergeArgs::new((a, a_count), (b, b_count), out, (0, 0, 0)))
+        self.values.with_addresses(&stream, |values| {
+            launch(MergeArgs::new((a, a_count), (b, b_count), out, values))
+        })
     }
 }
 
-impl<K, V, A, B, O, AV, BV, OV> DeviceMergeBuffers<K>
-    for MergeBuffers<'_, A, B, O, MergeValues<'_, V, AV, BV, OV>>
+impl MergeValueBuffers for KeysOnly {
+    const VALUES: ValueLayout = None;
+
+    fn check(&self, a_count: usize, b_count: usize, out_keys: usize) -> Result<(), GpuError> {
+        check_lengths(&[("merge output", a_count + b_count, out_keys)])
+    }
+
+    fn with_addresses(
+        self,
+        _stream: &Arc<CudaStream>,
+        launch: impl FnOnce((u64, u64, u64)) -> Result<(), GpuError>,
+    ) -> Result<(), GpuError> {
+        launch((0, 0, 0))
+    }
+}
+
+impl<V, AV, BV, OV> MergeValueBuffers for MergeValues<'_, V, AV, BV, OV>
 where
-    K: DeviceKey,
     V: DeviceValue,
-    A: DevicePtr<K>,
-    B: DevicePtr<K>,
-    O: DevicePtrMut<K>,
     AV: DevicePtr<V>,
     BV: DevicePtr<V>,
     OV: DevicePtrMut<V>,
 {
     const VALUES: ValueLayout = value_layout::<V>();
 
-    fn with_args(
-        self,
-        gpu: &Gpu,
-        launch: impl FnOnce(MergeArgs) -> Result<(), GpuError>,
-    ) -> Result<(), GpuError> {
-        let (a_count, b_count) = (self.a.len(), self.b.len());
+    fn check(&self, a_count: usize, b_count: usize, out_keys: usize) -> Result<(), GpuError> {
         let total = a_count + b_count;
-        let values = self.values;
         check_lengths(&[
-            ("A values", a_count, values.a.len()),
-            ("B values", b_count, values.b.len()),
-            ("merge output keys", total, self.out.len()),
-            ("merge output values", total, values.out.len()),
-        ])?;
-        let stream = gpu.stream().clone();
-        let (a, _a) = self.a.device_ptr(&stream);
-        let (b, _b) = self.b.device_ptr(&stream);
-        let (av, _av) = values.a.device_ptr(&stream);
-        let (bv, _bv) = values.b.device_ptr(&stream);
-        let (out, _out) = self.out.device_ptr_mut(&stream);
-        let (ov, _ov) = values.out.device_ptr_mut(&stream);
-        launch(MergeArgs::new(
-            (a, a_count),
-            (b, b_count),
-            out,
-            (av, bv, ov),
-        ))
+            ("A values", a_count, self.a.len()),
+            ("B values", b_count, self.b.len()),
+            ("merge output keys", total, out_keys),
+            ("merge output values", total, self.out.len()),
+        ])
+    }
+
+    fn with_addresses(
+        self,
+        stream: &Arc<CudaStream>,
+        launch: impl FnOnce((u64, u64, u64)) -> Result<(), GpuError>,
+    ) -> Result<(), GpuError> {
+        let (a, _a) = self.a.device_ptr(stream);
+        let (b, _b) = self.b.device_ptr(stream);
+        let (out, _out) = self.out.device_ptr_mut(stream);
+        launch((a, b, out))
     }
 }

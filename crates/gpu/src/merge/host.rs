@@ -1,15 +1,145 @@
 //! The merge on host slices: staged through the device with the handle's pooled scratch, checked before the result is returned.
 
-use super::buffers::{check_lengths, MergeArgs};
+use super::buffers::{check_lengths, KeysOnly, MergeArgs, Sealed};
 use super::tuning::MergeTuning;
 use super::{MergeScratch, MERGE_PAIRS_STATUS, MERGE_STATUS};
 use crate::compare::DeviceComparator;
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
-use crate::primitive::value_layout;
-use crate::primitive::ProgramTuning;
+use crate::primitive::{value_layout, ProgramTuning};
 use crate::runtime::device::Gpu;
+use crate::runtime::program::ValueLayout;
 use crate::runtime::staging::Staged;
+use crate::runtime::status::StatusNames;
+
+/// The host slices of one merge: the sorted inputs `a` and `b`, with their values
+/// ([`SliceValues`]) or [`KeysOnly`]. Built by [`keys`](MergeSlices::keys) or
+/// [`pairs`](MergeSlices::pairs) and passed to the host-slice merge calls that take every form
+/// ([`Gpu::merge_variant`]).
+#[derive(Debug)]
+pub struct MergeSlices<'a, K, V = KeysOnly> {
+    a: &'a [K],
+    b: &'a [K],
+    values: V,
+}
+
+/// The value slices of a key-value host merge: A's and B's.
+#[derive(Debug)]
+pub struct SliceValues<'a, V> {
+    a: &'a [V],
+    b: &'a [V],
+}
+
+impl<'a, K> MergeSlices<'a, K> {
+    /// Merge the keys `a` and `b`; the call returns the merged keys.
+    pub fn keys(a: &'a [K], b: &'a [K]) -> Self {
+        MergeSlices {
+            a,
+            b,
+            values: KeysOnly,
+        }
+    }
+}
+
+impl<'a, K, V> MergeSlices<'a, K, SliceValues<'a, V>> {
+    /// Merge the key-value sequences (`a_keys`, `a_vals`) and (`b_keys`, `b_vals`), each value
+    /// moving with its key; the call returns the merged keys and values.
+    pub fn pairs(a_keys: &'a [K], a_vals: &'a [V], b_keys: &'a [K], b_vals: &'a [V]) -> Self {
+        MergeSlices {
+            a: a_keys,
+            b: b_keys,
+            values: SliceValues {
+                a: a_vals,
+                b: b_vals,
+            },
+        }
+    }
+}
+
+impl<K, V> Sealed for MergeSlices<'_, K, V> {}
+
+/// The host slices of a merge of keys `K`: [`MergeSlices`] of keys alone or of pairs.
+pub trait HostMergeSlices<K: DeviceKey>: Sealed {
+    /// What the merge returns: the merged keys, or the merged keys and values.
+    type Output;
+
+    /// The layout of the values moved with the keys (`None` for keys alone).
+    const VALUES: ValueLayout;
+
+    /// Merge through the handle's staging buffers and pooled merge scratch: check the lengths,
+    /// run `launch` with the device addresses and the scratch, check the scratch's status and
+    /// return the output.
+    fn merge_on(
+        self,
+        gpu: &Gpu,
+        launch: impl FnOnce(MergeArgs, &mut MergeScratch) -> Result<(), GpuError>,
+    ) -> Result<Self::Output, GpuError>;
+}
+
+impl<K: DeviceKey> HostMergeSlices<K> for MergeSlices<'_, K> {
+    type Output = Vec<K>;
+
+    const VALUES: ValueLayout = None;
+
+    fn merge_on(
+        self,
+        gpu: &Gpu,
+        launch: impl FnOnce(MergeArgs, &mut MergeScratch) -> Result<(), GpuError>,
+    ) -> Result<Vec<K>, GpuError> {
+        let (a, b) = (self.a, self.b);
+        let mut out = bytemuck::zeroed_vec::<K>(a.len() + b.len());
+        if out.is_empty() {
+            return Ok(out);
+        }
+        let buffers = [
+            Staged::Upload(bytemuck::cast_slice(a)),
+            Staged::Upload(bytemuck::cast_slice(b)),
+            Staged::Download(bytemuck::cast_slice_mut(&mut out)),
+        ];
+        let args = |[a_ptr, b_ptr, out_ptr]: [u64; 3]| {
+            MergeArgs::new((a_ptr, a.len()), (b_ptr, b.len()), out_ptr, (0, 0, 0))
+        };
+        gpu.merge_staged(buffers, MERGE_STATUS, args, launch)?;
+        Ok(out)
+    }
+}
+
+impl<K: DeviceKey, V: DeviceValue> HostMergeSlices<K> for MergeSlices<'_, K, SliceValues<'_, V>> {
+    type Output = (Vec<K>, Vec<V>);
+
+    const VALUES: ValueLayout = value_layout::<V>();
+
+    fn merge_on(
+        self,
+        gpu: &Gpu,
+        launch: impl FnOnce(MergeArgs, &mut MergeScratch) -> Result<(), GpuError>,
+    ) -> Result<(Vec<K>, Vec<V>), GpuError> {
+        let (a_keys, b_keys, values) = (self.a, self.b, self.values);
+        check_lengths(&[
+            ("A values", a_keys.len(), values.a.len()),
+            ("B values", b_keys.len(), values.b.len()),
+        ])?;
+        let total = a_keys.len() + b_keys.len();
+        let mut out_keys = bytemuck::zeroed_vec::<K>(total);
+        let mut out_vals = bytemuck::zeroed_vec::<V>(total);
+        if total == 0 {
+            return Ok((out_keys, out_vals));
+        }
+        let buffers = [
+            Staged::Upload(bytemuck::cast_slice(a_keys)),
+            Staged::Upload(bytemuck::cast_slice(b_keys)),
+            Staged::Download(bytemuck::cast_slice_mut(&mut out_keys)),
+            Staged::Upload(bytemuck::cast_slice(values.a)),
+            Staged::Upload(bytemuck::cast_slice(values.b)),
+            Staged::Download(bytemuck::cast_slice_mut(&mut out_vals)),
+        ];
+        let args = |[a, b, out, av, bv, ov]: [u64; 6]| {
+            MergeArgs::new((a, a_keys.len()), (b, b_keys.len()), out, (av, bv, ov))
+        };
+        gpu.merge_staged(buffers, MERGE_PAIRS_STATUS, args, launch)?;
+        Ok((out_keys, out_vals))
+    }
+}
 
 impl Gpu {
     /// Host convenience: merge two sorted host slices on the GPU and return the result. Device
@@ -20,37 +150,7 @@ impl Gpu {
         b: &[K],
         comp: &C,
     ) -> Result<Vec<K>, GpuError> {
-        self.merge_host(a, b, |args, scratch| {
-            let tuning = MergeTuning::for_layout::<K>(None);
-            self.launch_merge::<K, C>(args, comp, None, tuning, scratch)
-        })
-    }
-
-    /// One host-slice keys merge through the handle's staging buffers and merge scratch:
-    /// `launch` gets the device addresses and the scratch.
-    pub(crate) fn merge_host<K: DeviceKey>(
-        &self,
-        a: &[K],
-        b: &[K],
-        launch: impl FnOnce(MergeArgs, &mut MergeScratch) -> Result<(), GpuError>,
-    ) -> Result<Vec<K>, GpuError> {
-        let total = a.len() + b.len();
-        let mut out = bytemuck::zeroed_vec::<K>(total);
-        if total == 0 {
-            return Ok(out);
-        }
-        let mut scratch = self.pooled_scratch::<MergeScratch>();
-        let mut buffers = [
-            Staged::Upload(bytemuck::cast_slice(a)),
-            Staged::Upload(bytemuck::cast_slice(b)),
-            Staged::Download(bytemuck::cast_slice_mut(&mut out)),
-        ];
-        let launched = self.through_staging(&mut buffers, |[a_ptr, b_ptr, out]| {
-            let args = MergeArgs::new((a_ptr, a.len()), (b_ptr, b.len()), out, (0, 0, 0));
-            launch(args, &mut scratch)
-        });
-        launched.and_then(|()| scratch.input_check.check(self, MERGE_STATUS))?;
-        Ok(out)
+        self.merge_slices(MergeSlices::keys(a, b), comp)
     }
 
     /// Host convenience: merge two sorted key-value host sequences on the GPU (stable).
@@ -62,46 +162,36 @@ impl Gpu {
         b_vals: &[V],
         comp: &C,
     ) -> Result<(Vec<K>, Vec<V>), GpuError> {
-        self.merge_pairs_host(a_keys, a_vals, b_keys, b_vals, |args, scratch| {
-            let layout = value_layout::<V>();
-            let tuning = MergeTuning::for_layout::<K>(layout);
-            self.launch_merge::<K, C>(args, comp, layout, tuning, scratch)
+        self.merge_slices(MergeSlices::pairs(a_keys, a_vals, b_keys, b_vals), comp)
+    }
+
+    /// The two-phase merge of host slices at the shipped tuning.
+    fn merge_slices<K, C, S>(&self, slices: S, comp: &C) -> Result<S::Output, GpuError>
+    where
+        K: DeviceKey,
+        C: DeviceComparator<K> + ?Sized,
+        S: HostMergeSlices<K>,
+    {
+        slices.merge_on(self, |args, scratch| {
+            let tuning = MergeTuning::for_layout::<K>(S::VALUES);
+            self.launch_merge::<K, C>(args, comp, S::VALUES, tuning, scratch)
         })
     }
 
-    /// One host-slice key-value merge through the handle's staging buffers and merge scratch.
-    pub(crate) fn merge_pairs_host<K: DeviceKey, V: DeviceValue>(
+    /// One host-slice merge through the staging `buffers` and the pooled merge scratch: `launch`
+    /// gets the merge's addresses (`args` of the buffers' device addresses) and the scratch,
+    /// whose status is then checked under `status`.
+    fn merge_staged<const N: usize>(
         &self,
-        a_keys: &[K],
-        a_vals: &[V],
-        b_keys: &[K],
-        b_vals: &[V],
+        mut buffers: [Staged<'_>; N],
+        status: StatusNames,
+        args: impl FnOnce([u64; N]) -> MergeArgs,
         launch: impl FnOnce(MergeArgs, &mut MergeScratch) -> Result<(), GpuError>,
-    ) -> Result<(Vec<K>, Vec<V>), GpuError> {
-        let total = a_keys.len() + b_keys.len();
-        check_lengths(&[
-            ("A values", a_keys.len(), a_vals.len()),
-            ("B values", b_keys.len(), b_vals.len()),
-        ])?;
-        let mut out_keys = bytemuck::zeroed_vec::<K>(total);
-        let mut out_vals = bytemuck::zeroed_vec::<V>(total);
-        if total == 0 {
-            return Ok((out_keys, out_vals));
-        }
+    ) -> Result<(), GpuError> {
         let mut scratch = self.pooled_scratch::<MergeScratch>();
-        let mut buffers = [
-            Staged::Upload(bytemuck::cast_slice(a_keys)),
-            Staged::Upload(bytemuck::cast_slice(b_keys)),
-            Staged::Download(bytemuck::cast_slice_mut(&mut out_keys)),
-            Staged::Upload(bytemuck::cast_slice(a_vals)),
-            Staged::Upload(bytemuck::cast_slice(b_vals)),
-            Staged::Download(bytemuck::cast_slice_mut(&mut out_vals)),
-        ];
-        let launched = self.through_staging(&mut buffers, |[a, b, out, av, bv, ov]| {
-            let args = MergeArgs::new((a, a_keys.len()), (b, b_keys.len()), out, (av, bv, ov));
-            launch(args, &mut scratch)
+        let launched = self.through_staging(&mut buffers, |addresses| {
+            launch(args(addresses), &mut scratch)
         });
-        launched.and_then(|()| scratch.input_check.check(self, MERGE_PAIRS_STATUS))?;
-        Ok((out_keys, out_vals))
+        launched.and_then(|()| scratch.input_check.check(self, status))
     }
 }

@@ -21,7 +21,10 @@ pub mod buffers;
 pub mod host;
 pub mod tuning;
 
-pub use buffers::{DeviceMergeBuffers, KeysOnly, MergeArgs, MergeBuffers, MergeValues};
+pub use buffers::{
+    DeviceMergeBuffers, KeysOnly, MergeArgs, MergeBuffers, MergeValueBuffers, MergeValues,
+};
+pub use host::{HostMergeSlices, MergeSlices, SliceValues};
 pub use tuning::{
     MergeTuning, KEYS_BLOCKS_PER_SM, NARROW_KEYS_BLOCKS_PER_SM, NARROW_PAIRS_BLOCKS_PER_SM,
     PAIRS_BLOCKS_PER_SM,

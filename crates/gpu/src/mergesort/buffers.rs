@@ -1,8 +1,9 @@
 //! The buffers of one in-place device sort (keys alone or key-value pairs): their length check and raw addresses, shared by the mergesort and Batcher's sort.
 
 use std::marker::PhantomData;
+use std::sync::Arc;
 
-use cudarc::driver::DevicePtrMut;
+use cudarc::driver::{CudaStream, DevicePtrMut};
 
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
@@ -53,6 +54,7 @@ impl<'a, S, V, SV> SortBuffers<'a, S, SortValues<'a, V, SV>> {
 }
 
 impl<S, V> Sealed for SortBuffers<'_, S, V> {}
+impl<V, SV> Sealed for SortValues<'_, V, SV> {}
 
 /// Raw device addresses of one in-place sort, valid for the launches the call makes with them.
 pub struct SortArgs(pub(crate) SortAddresses);
@@ -76,39 +78,31 @@ pub trait DeviceSortBuffers<K: DeviceKey>: Sealed {
     ) -> Result<(), GpuError>;
 }
 
-impl<K: DeviceKey, S: DevicePtrMut<K>> DeviceSortBuffers<K> for SortBuffers<'_, S> {
-    const VALUES: ValueLayout = None;
+/// The values part of [`SortBuffers`]: [`KeysOnly`] or [`SortValues`].
+pub trait SortValueBuffers: Sealed {
+    /// The layout of the values (`None` for keys alone).
+    const VALUES: ValueLayout;
 
-    fn count(&self) -> usize {
-        self.keys.len()
-    }
+    /// Check that the values are as many as the `count` keys ([`GpuError::SizeMismatch`]
+    /// naming `what`).
+    fn check(&self, what: &'static str, count: usize) -> Result<(), GpuError>;
 
-    fn with_args(
+    /// Run `launch` with the values' address (0 for keys alone) on `stream`, holding its guard
+    /// across it.
+    fn with_address(
         self,
-        gpu: &Gpu,
-        _what: &'static str,
-        launch: impl FnOnce(SortArgs) -> Result<(), GpuError>,
-    ) -> Result<(), GpuError> {
-        let count = self.keys.len();
-        let stream = gpu.stream().clone();
-        let (keys, _keys) = self.keys.device_ptr_mut(&stream);
-        launch(SortArgs(SortAddresses {
-            keys,
-            values: 0,
-            count,
-            layout: None,
-        }))
-    }
+        stream: &Arc<CudaStream>,
+        launch: impl FnOnce(u64) -> Result<(), GpuError>,
+    ) -> Result<(), GpuError>;
 }
 
-impl<K, V, S, SV> DeviceSortBuffers<K> for SortBuffers<'_, S, SortValues<'_, V, SV>>
+impl<K, S, V> DeviceSortBuffers<K> for SortBuffers<'_, S, V>
 where
     K: DeviceKey,
-    V: DeviceValue,
     S: DevicePtrMut<K>,
-    SV: DevicePtrMut<V>,
+    V: SortValueBuffers,
 {
-    const VALUES: ValueLayout = value_layout::<V>();
+    const VALUES: ValueLayout = V::VALUES;
 
     fn count(&self) -> usize {
         self.keys.len()
@@ -121,16 +115,49 @@ where
         launch: impl FnOnce(SortArgs) -> Result<(), GpuError>,
     ) -> Result<(), GpuError> {
         let count = self.keys.len();
-        let values = self.values.values;
-        check_lengths(&[(what, count, values.len())])?;
+        self.values.check(what, count)?;
         let stream = gpu.stream().clone();
         let (keys, _keys) = self.keys.device_ptr_mut(&stream);
-        let (values, _values) = values.device_ptr_mut(&stream);
-        launch(SortArgs(SortAddresses {
-            keys,
-            values,
-            count,
-            layout: Self::VALUES,
-        }))
+        self.values.with_address(&stream, |values| {
+            launch(SortArgs(SortAddresses {
+                keys,
+                values,
+                count,
+                layout: V::VALUES,
+            }))
+        })
+    }
+}
+
+impl SortValueBuffers for KeysOnly {
+    const VALUES: ValueLayout = None;
+
+    fn check(&self, _what: &'static str, _count: usize) -> Result<(), GpuError> {
+        Ok(())
+    }
+
+    fn with_address(
+        self,
+        _stream: &Arc<CudaStream>,
+        launch: impl FnOnce(u64) -> Result<(), GpuError>,
+    ) -> Result<(), GpuError> {
+        launch(0)
+    }
+}
+
+impl<V: DeviceValue, SV: DevicePtrMut<V>> SortValueBuffers for SortValues<'_, V, SV> {
+    const VALUES: ValueLayout = value_layout::<V>();
+
+    fn check(&self, what: &'static str, count: usize) -> Result<(), GpuError> {
+        check_lengths(&[(what, count, self.values.len())])
+    }
+
+    fn with_address(
+        self,
+        stream: &Arc<CudaStream>,
+        launch: impl FnOnce(u64) -> Result<(), GpuError>,
+    ) -> Result<(), GpuError> {
+        let (values, _values) = self.values.device_ptr_mut(stream);
+        launch(values)
     }
 }

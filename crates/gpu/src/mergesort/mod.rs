@@ -22,7 +22,7 @@ pub mod buffers;
 mod launch;
 pub mod tuning;
 
-pub use buffers::{DeviceSortBuffers, SortArgs, SortBuffers, SortValues};
+pub use buffers::{DeviceSortBuffers, SortArgs, SortBuffers, SortValueBuffers, SortValues};
 pub use tuning::{merge_passes, MergesortTuning};
 
 /// What a mergesort of pairs names when its values are not as many as its keys.

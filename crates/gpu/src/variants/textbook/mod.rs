@@ -8,9 +8,9 @@ use std::mem::size_of;
 
 use crate::compare::DeviceComparator;
 use crate::error::GpuError;
-use crate::key::{DeviceKey, DeviceValue};
+use crate::key::DeviceKey;
+use crate::merge::host::HostMergeSlices;
 use crate::merge::{DeviceMergeBuffers, MergeArgs, MergeScratch, MergeTuning};
-use crate::primitive::value_layout;
 use crate::primitive::{shipped_programs_of, ProgramTuning};
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::{param_block, KernelParams, LaunchShape, ParamLayout};
@@ -323,46 +323,42 @@ impl Gpu {
         }
     }
 
-    /// Host convenience: merge two sorted host slices on the GPU with `variant`. Inputs found
-    /// unsorted under `comp` give [`GpuError::InvalidInput`] naming `a` or `b`.
-    pub fn merge_variant<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+    /// Host convenience: merge sorted host slices on the GPU with `variant`:
+    /// [`MergeSlices::keys`](crate::merge::MergeSlices::keys) returns the merged keys,
+    /// [`MergeSlices::pairs`](crate::merge::MergeSlices::pairs) the merged keys and values (each
+    /// value moving with its key). Inputs found unsorted under `comp` give
+    /// [`GpuError::InvalidInput`] naming `a` or `b`.
+    pub fn merge_variant<K, C, S>(
         &self,
         variant: MergeVariant,
-        a: &[K],
-        b: &[K],
+        slices: S,
         comp: &C,
-    ) -> Result<Vec<K>, GpuError> {
+    ) -> Result<S::Output, GpuError>
+    where
+        K: DeviceKey,
+        C: DeviceComparator<K> + ?Sized,
+        S: HostMergeSlices<K>,
+    {
         let mut check = InputCheck::new();
-        let merged = self.merge_host(a, b, |args, scratch| {
-            let tuning = TextbookMergeTuning::for_layout::<K>(None);
+        let merged = slices.merge_on(self, |args, scratch| {
+            let tuning = TextbookMergeTuning::for_layout::<K>(S::VALUES);
             self.launch_merge_variant::<K, C>(
-                variant, args, comp, None, tuning, scratch, &mut check, false,
+                variant,
+                args,
+                comp,
+                S::VALUES,
+                tuning,
+                scratch,
+                &mut check,
+                false,
             )
         })?;
-        self.textbook_check(&mut check, TEXTBOOK_STATUS_NAMES)?;
-        Ok(merged)
-    }
-
-    /// Host convenience: merge two sorted key-value host sequences on the GPU with `variant`.
-    /// Keys found unsorted under `comp` give [`GpuError::InvalidInput`] naming `a` or `b`.
-    pub fn merge_pairs_variant<K: DeviceKey, V: DeviceValue, C: DeviceComparator<K> + ?Sized>(
-        &self,
-        variant: MergeVariant,
-        a_keys: &[K],
-        a_vals: &[V],
-        b_keys: &[K],
-        b_vals: &[V],
-        comp: &C,
-    ) -> Result<(Vec<K>, Vec<V>), GpuError> {
-        let mut check = InputCheck::new();
-        let merged = self.merge_pairs_host(a_keys, a_vals, b_keys, b_vals, |args, scratch| {
-            let layout = value_layout::<V>();
-            let tuning = TextbookMergeTuning::for_layout::<K>(layout);
-            self.launch_merge_variant::<K, C>(
-                variant, args, comp, layout, tuning, scratch, &mut check, false,
-            )
-        })?;
-        self.textbook_check(&mut check, TEXTBOOK_PAIRS_STATUS_NAMES)?;
+        let names = if S::VALUES.is_some() {
+            TEXTBOOK_PAIRS_STATUS_NAMES
+        } else {
+            TEXTBOOK_STATUS_NAMES
+        };
+        self.textbook_check(&mut check, names)?;
         Ok(merged)
     }
 }
