@@ -1,6 +1,5 @@
 //! What every primitive's program has in common: its tuning names it, lists its kernels, builds its source and has a shipped value per key and value type.
 
-use std::marker::PhantomData;
 use std::mem::{align_of, size_of};
 use std::sync::Arc;
 
@@ -29,7 +28,7 @@ pub(crate) const fn value_bytes(layout: ValueLayout) -> usize {
 
 /// A primitive's tuning: it picks the primitive's program (label, launch shape, kernels,
 /// source), so that one call builds, prepares, fetches or lists the programs of any primitive.
-pub trait ProgramTuning: Copy {
+pub trait ProgramTuning: Copy + 'static {
     /// The primitive's kernel sources, in the order they follow the prelude and the tuning's
     /// defines.
     const SOURCES: &'static [&'static str];
@@ -50,14 +49,15 @@ pub trait ProgramTuning: Copy {
     /// The parameter blocks of the kernels the program compiles, whose layouts it asserts.
     fn params(self) -> Vec<&'static ParamLayout>;
 
-    /// The tuning shipped for keys of `key_bytes` bytes with values of `value_bytes` bytes (0
-    /// for keys only), on any device.
-    fn for_sizes(key_bytes: usize, value_bytes: usize) -> Self;
+    /// The rules of the tunings shipped for keys of `key_bytes` bytes with values of
+    /// `value_bytes` bytes (0 for keys only): the first is the one for any device, the others
+    /// (if any) are shipped for devices that need them.
+    const SHIPPED: &'static [fn(usize, usize) -> Self];
 
     /// The tuning shipped for keys `K` with values of `values`' layout (`None` for keys only):
-    /// [`for_sizes`](Self::for_sizes) of their sizes.
+    /// the first of [`SHIPPED`](Self::SHIPPED) for their sizes.
     fn for_layout<K: DeviceKey>(values: ValueLayout) -> Self {
-        Self::for_sizes(size_of::<K>(), value_bytes(values))
+        (Self::SHIPPED[0])(size_of::<K>(), value_bytes(values))
     }
 
     /// The program for key `K`, comparator `comp` and value layout `values` at this tuning: the
@@ -114,8 +114,11 @@ impl Gpu {
     }
 }
 
-/// Builds the programs of tuning `T`'s primitive at its shipped tuning, for [`shipped_programs`].
-struct ShippedPrograms<T>(PhantomData<T>);
+/// Builds the programs of a primitive at the tuning one of its shipped rules picks, for
+/// [`shipped_programs`].
+struct ShippedPrograms<T> {
+    rule: fn(usize, usize) -> T,
+}
 
 impl<T: ProgramTuning> ProgramFactory for ShippedPrograms<T> {
     fn program<K: DeviceKey>(
@@ -123,12 +126,22 @@ impl<T: ProgramTuning> ProgramFactory for ShippedPrograms<T> {
         comp: &dyn DeviceComparator<K>,
         values: ValueLayout,
     ) -> Program {
-        T::for_layout::<K>(values).program::<K, dyn DeviceComparator<K>>(comp, values)
+        let tuning = (self.rule)(size_of::<K>(), value_bytes(values));
+        tuning.program::<K, dyn DeviceComparator<K>>(comp, values)
     }
 }
 
 /// Every program instantiation of tuning `T`'s primitive the library ships: each primitive key
-/// type × built-in comparator × shipped value layout, at its shipped tuning.
+/// type × built-in comparator × shipped value layout, at each of its shipped tunings
+/// ([`ProgramTuning::SHIPPED`]), once each. CI compiles all of them with NVRTC.
 pub fn shipped_programs_of<T: ProgramTuning>() -> Vec<Program> {
-    shipped_programs(&ShippedPrograms::<T>(PhantomData))
+    let mut programs = Vec::new();
+    for (i, &rule) in T::SHIPPED.iter().enumerate() {
+        for program in shipped_programs(&ShippedPrograms { rule }) {
+            if i == 0 || !programs.iter().any(|p: &Program| p.name == program.name) {
+                programs.push(program);
+            }
+        }
+    }
+    programs
 }

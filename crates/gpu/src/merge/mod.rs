@@ -30,9 +30,6 @@ pub use tuning::{
     PAIRS_BLOCKS_PER_SM,
 };
 
-/// `kernels/merge.cu`: the partition and tile kernels of the merge.
-pub const MERGE_CU: &str = include_str!("../../kernels/merge.cu");
-
 /// Entry point of the merge's partition kernel.
 pub const MERGE_ENTRY_PARTITION: &str = "twophase_merge_partition";
 /// Entry point of the merge's tile kernel.
@@ -84,8 +81,14 @@ impl MergeScratch {
     }
 }
 
-/// The merge's kernel sources, in the order they follow the prelude.
-pub const MERGE_SOURCES: [&str; 4] = [PARTITION_CUH, SERIAL_CUH, CTA_MERGE_CUH, MERGE_CU];
+/// The merge's kernel sources, in the order they follow the prelude: the shared ones, then
+/// `kernels/merge.cu` (the partition and tile kernels of the merge).
+pub const MERGE_SOURCES: [&str; 4] = [
+    PARTITION_CUH,
+    SERIAL_CUH,
+    CTA_MERGE_CUH,
+    include_str!("../../kernels/merge.cu"),
+];
 
 param_block! {
     /// The parameter block of `twophase_merge_partition` (kernels/merge.cu).
@@ -266,9 +269,7 @@ impl ProgramTuning for MergeTuning {
         vec![&MergePartitionParams::LAYOUT, &MergeTileParams::LAYOUT]
     }
 
-    fn for_sizes(key_bytes: usize, value_bytes: usize) -> Self {
-        Self::for_types(key_bytes, value_bytes)
-    }
+    const SHIPPED: &'static [fn(usize, usize) -> Self] = &[Self::for_types];
 }
 
 /// Every merge program instantiation the library ships: each primitive key type × built-in

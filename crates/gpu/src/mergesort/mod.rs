@@ -12,10 +12,7 @@ use crate::primitive::value_bytes;
 use crate::primitive::{shipped_programs_of, ProgramTuning};
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::ParamLayout;
-use crate::runtime::program::{
-    shipped_programs, Program, ProgramFactory, ValueLayout, CTA_MERGE_CUH, PARTITION_CUH,
-    SERIAL_CUH,
-};
+use crate::runtime::program::{Program, CTA_MERGE_CUH, PARTITION_CUH, SERIAL_CUH};
 use crate::runtime::status::{messages, InputCheck, StatusNames, STATUS_ORDER_INCONSISTENT};
 
 pub mod buffers;
@@ -28,22 +25,6 @@ pub use tuning::{merge_passes, MergesortTuning};
 /// What a mergesort of pairs names when its values are not as many as its keys.
 const MERGESORT_VALUES: &str = "mergesort values";
 
-/// `kernels/cta_mergesort.cuh`: the block sort of one tile per CTA.
-pub const CTA_MERGESORT_CUH: &str = include_str!("../../kernels/cta_mergesort.cuh");
-/// `kernels/mergesort_blocksort.cu`: the mergesort's common definitions and block-sort kernel.
-pub const MERGESORT_BLOCKSORT_CU: &str = include_str!("../../kernels/mergesort_blocksort.cu");
-/// `kernels/mergesort_partition.cuh`: the search for a merge pass's boundaries.
-pub const MERGESORT_PARTITION_CUH: &str = include_str!("../../kernels/mergesort_partition.cuh");
-/// `kernels/mergesort_pass.cu`: the two-way pass's partition and tile kernels.
-pub const MERGESORT_PASS_CU: &str = include_str!("../../kernels/mergesort_pass.cu");
-/// `kernels/mergesort_quad_partition.cuh`: the search for a four-way pass's cuts.
-pub const MERGESORT_QUAD_PARTITION_CUH: &str =
-    include_str!("../../kernels/mergesort_quad_partition.cuh");
-/// `kernels/mergesort_quad_partition.cu`: the four-way pass's partition kernel.
-pub const MERGESORT_QUAD_PARTITION_CU: &str =
-    include_str!("../../kernels/mergesort_quad_partition.cu");
-/// `kernels/mergesort_quad_tile.cu`: the four-way pass's tile kernel.
-pub const MERGESORT_QUAD_TILE_CU: &str = include_str!("../../kernels/mergesort_quad_tile.cu");
 /// Entry point of the mergesort's block sort.
 pub const MERGESORT_ENTRY_BLOCKSORT: &str = "twophase_blocksort";
 /// Entry point of a mergesort pass's partition kernel.
@@ -60,13 +41,20 @@ pub const MERGESORT_SOURCES: [&str; 10] = [
     PARTITION_CUH,
     SERIAL_CUH,
     CTA_MERGE_CUH,
-    CTA_MERGESORT_CUH,
-    MERGESORT_BLOCKSORT_CU,
-    MERGESORT_PARTITION_CUH,
-    MERGESORT_PASS_CU,
-    MERGESORT_QUAD_PARTITION_CUH,
-    MERGESORT_QUAD_PARTITION_CU,
-    MERGESORT_QUAD_TILE_CU,
+    // The block sort of one tile per CTA.
+    include_str!("../../kernels/cta_mergesort.cuh"),
+    // The mergesort's common definitions and block-sort kernel.
+    include_str!("../../kernels/mergesort_blocksort.cu"),
+    // The search for a merge pass's boundaries.
+    include_str!("../../kernels/mergesort_partition.cuh"),
+    // The two-way pass's partition and tile kernels.
+    include_str!("../../kernels/mergesort_pass.cu"),
+    // The search for a four-way pass's cuts.
+    include_str!("../../kernels/mergesort_quad_partition.cuh"),
+    // The four-way pass's partition kernel.
+    include_str!("../../kernels/mergesort_quad_partition.cu"),
+    // The four-way pass's tile kernel.
+    include_str!("../../kernels/mergesort_quad_tile.cu"),
 ];
 
 /// Device scratch of the mergesort: the pass partitions and the ping-pong key and value buffers.
@@ -238,9 +226,10 @@ impl ProgramTuning for MergesortTuning {
         launch::param_layouts(self)
     }
 
-    fn for_sizes(key_bytes: usize, value_bytes: usize) -> Self {
-        Self::shipped(key_bytes, value_bytes, false)
-    }
+    /// At its tuning for the H100 and within static shared memory (for devices with less
+    /// opt-in shared memory; a handle picks by its device, [`Gpu::shipped_mergesort_tuning`]).
+    const SHIPPED: &'static [fn(usize, usize) -> Self] =
+        &[Self::for_types, Self::within_static_shared];
 }
 
 /// Every mergesort program instantiation the library ships: each primitive key type × built-in
@@ -248,26 +237,5 @@ impl ProgramTuning for MergesortTuning {
 /// shared memory (for devices with less opt-in shared memory), once each. CI compiles all of
 /// them with NVRTC.
 pub fn shipped_mergesort_programs() -> Vec<Program> {
-    let mut programs = shipped_programs_of::<MergesortTuning>();
-    for program in shipped_programs(&StaticSharedPrograms) {
-        if !programs.iter().any(|p| p.name == program.name) {
-            programs.push(program);
-        }
-    }
-    programs
-}
-
-/// Builds mergesort programs at the tuning within static shared memory
-/// ([`MergesortTuning::within_static_shared`]), for [`shipped_programs`].
-struct StaticSharedPrograms;
-
-impl ProgramFactory for StaticSharedPrograms {
-    fn program<K: DeviceKey>(
-        &self,
-        comp: &dyn DeviceComparator<K>,
-        values: ValueLayout,
-    ) -> Program {
-        let tuning = MergesortTuning::shipped(size_of::<K>(), value_bytes(values), true);
-        tuning.program::<K, dyn DeviceComparator<K>>(comp, values)
-    }
+    shipped_programs_of::<MergesortTuning>()
 }

@@ -33,21 +33,12 @@ pub use tuning::{
     BATCHER_STAGE_THREADS,
 };
 
-/// `kernels/batcher.cu`: the block-sort, global-stage and fused-stride kernels of the network.
-pub const BATCHER_CU: &str = include_str!("../../../kernels/batcher.cu");
 /// Entry point sorting every tile in shared memory (all levels whose runs fit in a tile).
 pub const BATCHER_ENTRY_BLOCK: &str = "twophase_batcher_block";
 /// Entry point of one stage of a large level on global memory.
 pub const BATCHER_ENTRY_STAGE: &str = "twophase_batcher_stage";
 /// Entry point of a large level's short strides, fused on overlapping windows.
 pub const BATCHER_ENTRY_FUSED: &str = "twophase_batcher_fused";
-/// Every entry point of a Batcher program.
-pub const BATCHER_ENTRIES: [&str; 3] = [
-    BATCHER_ENTRY_BLOCK,
-    BATCHER_ENTRY_STAGE,
-    BATCHER_ENTRY_FUSED,
-];
-
 /// Which sort a sort call runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum SortVariant {
@@ -379,7 +370,10 @@ impl Gpu {
 }
 
 impl ProgramTuning for BatcherTuning {
-    const SOURCES: &'static [&'static str] = &[PARTITION_CUH, BATCHER_CU];
+    /// The shared partition helpers, then `kernels/batcher.cu`: the block-sort, global-stage and
+    /// fused-stride kernels of the network.
+    const SOURCES: &'static [&'static str] =
+        &[PARTITION_CUH, include_str!("../../../kernels/batcher.cu")];
 
     /// The stage kernel's block size (the tile's threads and VT are in every program's name).
     fn label(self) -> String {
@@ -391,7 +385,11 @@ impl ProgramTuning for BatcherTuning {
     }
 
     fn entries(self) -> &'static [&'static str] {
-        &BATCHER_ENTRIES
+        &[
+            BATCHER_ENTRY_BLOCK,
+            BATCHER_ENTRY_STAGE,
+            BATCHER_ENTRY_FUSED,
+        ]
     }
 
     fn defines(self) -> String {
@@ -408,9 +406,7 @@ impl ProgramTuning for BatcherTuning {
         ]
     }
 
-    fn for_sizes(key_bytes: usize, value_bytes: usize) -> Self {
-        Self::for_types(key_bytes, value_bytes)
-    }
+    const SHIPPED: &'static [fn(usize, usize) -> Self] = &[Self::for_types];
 }
 
 /// Every Batcher program the library ships: each primitive key type × built-in comparator ×

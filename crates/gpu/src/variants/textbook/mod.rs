@@ -27,10 +27,6 @@ pub use tuning::{
     TextbookMergeTuning, TEXTBOOK_THREADS, TEXTBOOK_TILES_PER_BLOCK, TEXTBOOK_VT, TEXTBOOK_VT_WIDE,
 };
 
-/// `kernels/merge_textbook.cuh`: the helpers the textbook merge kernels share.
-pub const MERGE_TEXTBOOK_CUH: &str = include_str!("../../../kernels/merge_textbook.cuh");
-/// `kernels/merge_textbook.cu`: the basic, tiled and circular-buffer merge kernels.
-pub const MERGE_TEXTBOOK_CU: &str = include_str!("../../../kernels/merge_textbook.cu");
 /// Entry point of the basic merge (co-ranks and merge on global memory).
 pub const TEXTBOOK_ENTRY_BASIC: &str = "twophase_merge_basic";
 /// Entry point of the tiled merge (shared-memory tiles, reloaded every iteration).
@@ -40,14 +36,6 @@ pub const TEXTBOOK_ENTRY_CIRCULAR: &str = "twophase_merge_circular";
 /// Entry point of the repair that follows a device-buffer textbook merge: rewrites the outputs
 /// from the first piece whose co-ranks were out of order as a concatenation (a no-op otherwise).
 pub const TEXTBOOK_ENTRY_REPAIR: &str = "twophase_merge_repair";
-/// Every entry point of a textbook merge program.
-pub const TEXTBOOK_ENTRIES: [&str; 4] = [
-    TEXTBOOK_ENTRY_BASIC,
-    TEXTBOOK_ENTRY_TILED,
-    TEXTBOOK_ENTRY_CIRCULAR,
-    TEXTBOOK_ENTRY_REPAIR,
-];
-
 /// Blocks of the repair launch: a grid-stride loop over the outputs when a repair is needed, one
 /// load and an exit per block when not (the common case), so a small fixed grid.
 const REPAIR_BLOCKS: u32 = 256;
@@ -364,12 +352,14 @@ impl Gpu {
 }
 
 impl ProgramTuning for TextbookMergeTuning {
-    /// The three merge kernels and the repair.
+    /// The shared sources, then `kernels/merge_textbook.cuh` (the helpers the textbook merge
+    /// kernels share) and `kernels/merge_textbook.cu` (the basic, tiled and circular-buffer
+    /// merge kernels and the repair).
     const SOURCES: &'static [&'static str] = &[
         PARTITION_CUH,
         SERIAL_CUH,
-        MERGE_TEXTBOOK_CUH,
-        MERGE_TEXTBOOK_CU,
+        include_str!("../../../kernels/merge_textbook.cuh"),
+        include_str!("../../../kernels/merge_textbook.cu"),
     ];
 
     /// The tiles per block (threads and VT are in every program's name already).
@@ -382,7 +372,12 @@ impl ProgramTuning for TextbookMergeTuning {
     }
 
     fn entries(self) -> &'static [&'static str] {
-        &TEXTBOOK_ENTRIES
+        &[
+            TEXTBOOK_ENTRY_BASIC,
+            TEXTBOOK_ENTRY_TILED,
+            TEXTBOOK_ENTRY_CIRCULAR,
+            TEXTBOOK_ENTRY_REPAIR,
+        ]
     }
 
     fn defines(self) -> String {
@@ -393,9 +388,7 @@ impl ProgramTuning for TextbookMergeTuning {
         vec![&TextbookMergeParams::LAYOUT, &TextbookRepairParams::LAYOUT]
     }
 
-    fn for_sizes(key_bytes: usize, value_bytes: usize) -> Self {
-        Self::for_types(key_bytes, value_bytes)
-    }
+    const SHIPPED: &'static [fn(usize, usize) -> Self] = &[Self::for_types];
 }
 
 /// Every textbook merge program the library ships: each primitive key type × built-in
