@@ -1,17 +1,17 @@
 //! CI check without a GPU: every shipped kernel instantiation compiles with NVRTC for sm_80 and sm_90.
 
 use twophase_gpu::load_balance::shipped_load_balance_programs;
-use twophase_gpu::merge::shipped_merge_programs;
-use twophase_gpu::mergesort::shipped_mergesort_programs;
+use twophase_gpu::primitive::shipped_programs_of;
 use twophase_gpu::runtime::launch::{param_asserts, ParamLayout};
 use twophase_gpu::runtime::nvrtc::{
     compile_cubin, compile_cubin_with_log, nvrtc_available, nvrtc_version,
 };
 use twophase_gpu::runtime::program::program;
 use twophase_gpu::sorted_search::shipped_sorted_search_programs;
-use twophase_gpu::variants::batcher::shipped_batcher_programs;
-use twophase_gpu::variants::textbook::shipped_textbook_merge_programs;
-use twophase_gpu::{CudaComparator, DeviceKey, GpuError, Less, MergesortTuning, ProgramTuning};
+use twophase_gpu::{
+    BatcherTuning, CudaComparator, DeviceKey, GpuError, Less, MergeTuning, MergesortTuning,
+    ProgramTuning, TextbookMergeTuning,
+};
 
 /// Architectures CI compiles for: Ampere (A100) and Hopper (H100/H200).
 const CI_ARCHS: [u32; 2] = [80, 90];
@@ -44,12 +44,12 @@ fn every_shipped_kernel_compiles_for_sm80_and_sm90_without_warnings() {
         return;
     }
     let version = nvrtc_version().expect("NVRTC version");
-    let mut programs = shipped_merge_programs();
-    programs.extend(shipped_mergesort_programs());
+    let mut programs = shipped_programs_of::<MergeTuning>();
+    programs.extend(shipped_programs_of::<MergesortTuning>());
     programs.extend(shipped_load_balance_programs());
     programs.extend(shipped_sorted_search_programs());
-    programs.extend(shipped_textbook_merge_programs());
-    programs.extend(shipped_batcher_programs());
+    programs.extend(shipped_programs_of::<TextbookMergeTuning>());
+    programs.extend(shipped_programs_of::<BatcherTuning>());
     if let (Some(_), Ok(filter)) = (
         std::env::var_os(CUBIN_DUMP_ENV),
         std::env::var(CUBIN_FILTER_ENV),

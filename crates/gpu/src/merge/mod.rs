@@ -7,10 +7,10 @@ use cudarc::driver::{CudaSlice, DevicePtrMut};
 use crate::compare::DeviceComparator;
 use crate::error::GpuError;
 use crate::key::DeviceKey;
-use crate::primitive::{shipped_programs_of, ProgramTuning};
+use crate::primitive::ProgramTuning;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::{param_block, KernelParams, LaunchShape, ParamLayout};
-use crate::runtime::program::{Program, ValueLayout, CTA_MERGE_CUH, PARTITION_CUH, SERIAL_CUH};
+use crate::runtime::program::{ValueLayout, CTA_MERGE_CUH, PARTITION_CUH, SERIAL_CUH};
 use crate::runtime::shape::{overlapped_partition_blocks, MAX_GRID_X, PARTITION_THREADS};
 use crate::runtime::status::{
     messages, CheckArgs, InputCheck, StatusNames, STATUS_FIRST_UNSORTED, STATUS_ORDER_INCONSISTENT,
@@ -270,10 +270,4 @@ impl ProgramTuning for MergeTuning {
     }
 
     const SHIPPED: &'static [fn(usize, usize) -> Self] = &[Self::for_types];
-}
-
-/// Every merge program instantiation the library ships: each primitive key type × built-in
-/// comparator × shipped value layout, at its shipped tuning. CI compiles all of them with NVRTC.
-pub fn shipped_merge_programs() -> Vec<Program> {
-    shipped_programs_of::<MergeTuning>()
 }

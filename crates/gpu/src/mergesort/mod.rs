@@ -9,10 +9,10 @@ use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
 use crate::merge::buffers::check_lengths;
 use crate::primitive::value_bytes;
-use crate::primitive::{shipped_programs_of, ProgramTuning};
+use crate::primitive::ProgramTuning;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::ParamLayout;
-use crate::runtime::program::{Program, CTA_MERGE_CUH, PARTITION_CUH, SERIAL_CUH};
+use crate::runtime::program::{CTA_MERGE_CUH, PARTITION_CUH, SERIAL_CUH};
 use crate::runtime::status::{messages, InputCheck, StatusNames, STATUS_ORDER_INCONSISTENT};
 
 pub mod buffers;
@@ -230,12 +230,4 @@ impl ProgramTuning for MergesortTuning {
     /// opt-in shared memory; a handle picks by its device, [`Gpu::shipped_mergesort_tuning`]).
     const SHIPPED: &'static [fn(usize, usize) -> Self] =
         &[Self::for_types, Self::within_static_shared];
-}
-
-/// Every mergesort program instantiation the library ships: each primitive key type × built-in
-/// comparator × shipped value layout, at its shipped tuning and at its tuning within static
-/// shared memory (for devices with less opt-in shared memory), once each. CI compiles all of
-/// them with NVRTC.
-pub fn shipped_mergesort_programs() -> Vec<Program> {
-    shipped_programs_of::<MergesortTuning>()
 }

@@ -16,10 +16,10 @@ use crate::key::{DeviceKey, DeviceValue};
 use crate::merge::buffers::check_lengths;
 use crate::mergesort::{DeviceSortBuffers, MergesortScratch};
 use crate::primitive::value_bytes;
-use crate::primitive::{shipped_programs_of, ProgramTuning};
+use crate::primitive::ProgramTuning;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::{param_block, KernelParams, LaunchShape, ParamLayout};
-use crate::runtime::program::{Program, PARTITION_CUH};
+use crate::runtime::program::PARTITION_CUH;
 use crate::runtime::shape::MAX_GRID_X;
 use crate::runtime::staging::SortBuffers;
 
@@ -407,10 +407,4 @@ impl ProgramTuning for BatcherTuning {
     }
 
     const SHIPPED: &'static [fn(usize, usize) -> Self] = &[Self::for_types];
-}
-
-/// Every Batcher program the library ships: each primitive key type × built-in comparator ×
-/// shipped value layout, at its shipped tuning. CI compiles all of them with NVRTC.
-pub fn shipped_batcher_programs() -> Vec<Program> {
-    shipped_programs_of::<BatcherTuning>()
 }

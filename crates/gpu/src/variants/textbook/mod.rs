@@ -11,10 +11,10 @@ use crate::error::GpuError;
 use crate::key::DeviceKey;
 use crate::merge::host::HostMergeSlices;
 use crate::merge::{DeviceMergeBuffers, MergeArgs, MergeScratch, MergeTuning};
-use crate::primitive::{shipped_programs_of, ProgramTuning};
+use crate::primitive::ProgramTuning;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::{param_block, KernelParams, LaunchShape, ParamLayout};
-use crate::runtime::program::{Program, ValueLayout, PARTITION_CUH, SERIAL_CUH};
+use crate::runtime::program::{ValueLayout, PARTITION_CUH, SERIAL_CUH};
 use crate::runtime::shape::MAX_GRID_X;
 use crate::runtime::status::{
     messages, status_error, InputCheck, StatusNames, STATUS_FIRST_UNSORTED,
@@ -389,12 +389,6 @@ impl ProgramTuning for TextbookMergeTuning {
     }
 
     const SHIPPED: &'static [fn(usize, usize) -> Self] = &[Self::for_types];
-}
-
-/// Every textbook merge program the library ships: each primitive key type × built-in
-/// comparator × shipped value layout, at its shipped tuning. CI compiles all of them with NVRTC.
-pub fn shipped_textbook_merge_programs() -> Vec<Program> {
-    shipped_programs_of::<TextbookMergeTuning>()
 }
 
 #[cfg(test)]
