@@ -88,11 +88,8 @@ pub fn merge_by<K: DeviceKey, C: DeviceComparator<K>>(
     match present_gpu()? {
         Some(gpu) => gpu.merge(a, b, comp),
         None => {
-            let is_less = |x: &K, y: &K| comp.is_less(x, y);
-            check_cpu_sorted(
-                [(a, messages::A_UNSORTED), (b, messages::B_UNSORTED)],
-                &is_less,
-            )?;
+            let inputs = [(a, messages::A_UNSORTED), (b, messages::B_UNSORTED)];
+            let is_less = cpu_predicate_of_sorted(comp, inputs)?;
             Ok(crate::cpu::merge_by(a, b, is_less))
         }
     }
@@ -113,14 +110,11 @@ pub fn merge_pairs_by<K: DeviceKey, V: DeviceValue, C: DeviceComparator<K>>(
         None => {
             check_cpu_len("A values", a_keys.len(), a_vals.len())?;
             check_cpu_len("B values", b_keys.len(), b_vals.len())?;
-            let is_less = |x: &K, y: &K| comp.is_less(x, y);
-            check_cpu_sorted(
-                [
-                    (a_keys, messages::A_KEYS_UNSORTED),
-                    (b_keys, messages::B_KEYS_UNSORTED),
-                ],
-                &is_less,
-            )?;
+            let inputs = [
+                (a_keys, messages::A_KEYS_UNSORTED),
+                (b_keys, messages::B_KEYS_UNSORTED),
+            ];
+            let is_less = cpu_predicate_of_sorted(comp, inputs)?;
             Ok(crate::cpu::merge_pairs_by(
                 a_keys, a_vals, b_keys, b_vals, is_less,
             ))
@@ -365,6 +359,17 @@ fn check_cpu_sorted<K: Sync, F: Fn(&K, &K) -> bool + Sync>(
     } else {
         Err(Error::InvalidInput(unsorted.join("; ")))
     }
+}
+
+/// `comp`'s Rust predicate for a CPU merge, once [`check_cpu_sorted`] found both `inputs` sorted
+/// under it.
+fn cpu_predicate_of_sorted<'c, K: DeviceKey, C: DeviceComparator<K>>(
+    comp: &'c C,
+    inputs: [(&[K], &'static str); 2],
+) -> Result<impl Fn(&K, &K) -> bool + Sync + 'c, Error> {
+    let is_less = move |x: &K, y: &K| comp.is_less(x, y);
+    check_cpu_sorted(inputs, &is_less)?;
+    Ok(is_less)
 }
 
 /// `Err(InvalidInput(ORDER_INCONSISTENT))` when a CPU sort saw its comparator answer
