@@ -381,7 +381,7 @@ fn merge_pairs_u32_are_stable() {
                 None,
                 &mut scratch,
             )
-            .expect("merge_pairs_device");
+            .expect("merge_device pairs");
             let mut gk = s.clone_dtoh(&ok).expect("download");
             let mut gv = s.clone_dtoh(&ov).expect("download");
             gk.truncate(n);

@@ -12,7 +12,8 @@ use crate::primitive::value_bytes;
 use crate::primitive::ProgramTuning;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::ParamLayout;
-use crate::runtime::program::{CTA_MERGE_CUH, PARTITION_CUH, SERIAL_CUH};
+use crate::runtime::program::{ValueLayout, CTA_MERGE_CUH, PARTITION_CUH, SERIAL_CUH};
+use crate::runtime::staging::SortBuffers as SortAddresses;
 use crate::runtime::status::{messages, InputCheck, StatusNames, STATUS_ORDER_INCONSISTENT};
 
 pub mod buffers;
@@ -21,9 +22,6 @@ pub mod tuning;
 
 pub use buffers::{DeviceSortBuffers, SortArgs, SortBuffers, SortValueBuffers, SortValues};
 pub use tuning::{merge_passes, MergesortTuning};
-
-/// What a mergesort of pairs names when its values are not as many as its keys.
-const MERGESORT_VALUES: &str = "mergesort values";
 
 /// Entry point of the mergesort's block sort.
 pub const MERGESORT_ENTRY_BLOCKSORT: &str = "twophase_blocksort";
@@ -117,8 +115,33 @@ impl Gpu {
         let tuning = tuning.unwrap_or_else(|| {
             self.shipped_mergesort_tuning(size_of::<K>(), value_bytes(S::VALUES), buffers.count())
         });
-        buffers.with_args(self, MERGESORT_VALUES, |args| {
+        buffers.with_args(self, MergesortScratch::VALUES_NAME, |args| {
             self.launch_mergesort::<K, C>(args.0, comp, tuning, scratch)
+        })
+    }
+
+    /// The host-slice sort of scratch `X`'s algorithm, with the handle's pooled scratch, at its
+    /// shipped tuning: `values` (if any) are checked to be as many as the keys first.
+    pub(crate) fn sort_slices<K, V, C, X>(
+        &self,
+        keys: &mut [K],
+        values: Option<&mut [V]>,
+        comp: &C,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey,
+        V: DeviceValue,
+        C: DeviceComparator<K> + ?Sized,
+        X: InPlaceSort,
+    {
+        if let Some(values) = &values {
+            check_lengths(&[(X::VALUES_NAME, keys.len(), values.len())])?;
+        }
+        let mut scratch = self.pooled_scratch::<X>();
+        self.sort_host(keys, values, &mut scratch, |buffers, scratch| {
+            let tuning = X::shipped::<K>(self, buffers.layout, buffers.count);
+            scratch.launch::<K, C>(self, buffers, comp, tuning)?;
+            scratch.before_download(self)
         })
     }
 
@@ -146,7 +169,7 @@ impl Gpu {
         keys: &mut [K],
         comp: &C,
     ) -> Result<(), GpuError> {
-        self.mergesort_host::<K, u8, C>(keys, None, comp)
+        self.sort_slices::<K, u8, C, MergesortScratch>(keys, None, comp)
     }
 
     /// Host convenience: sort key-value pairs in place on the GPU, stably by key under `comp`.
@@ -156,25 +179,61 @@ impl Gpu {
         values: &mut [V],
         comp: &C,
     ) -> Result<(), GpuError> {
-        check_lengths(&[(MERGESORT_VALUES, keys.len(), values.len())])?;
-        self.mergesort_host::<K, V, C>(keys, Some(values), comp)
+        self.sort_slices::<K, V, C, MergesortScratch>(keys, Some(values), comp)
+    }
+}
+
+/// An in-place sort, picked by its scratch: the mergesort ([`MergesortScratch`]) or Batcher's
+/// sort (`BatcherScratch`). Their host-slice calls share one body ([`Gpu::sort_slices`]).
+pub(crate) trait InPlaceSort: Default + Send + 'static {
+    /// The sort's tuning.
+    type Tuning: Copy;
+
+    /// What a sort of pairs names when its values are not as many as its keys.
+    const VALUES_NAME: &'static str;
+
+    /// The tuning the sort ships for `count` keys `K` with values of `values`' layout on `gpu`.
+    fn shipped<K: DeviceKey>(gpu: &Gpu, values: ValueLayout, count: usize) -> Self::Tuning;
+
+    /// Sort `buffers` in place at `tuning`, with this scratch.
+    fn launch<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+        &mut self,
+        gpu: &Gpu,
+        buffers: SortAddresses,
+        comp: &C,
+        tuning: Self::Tuning,
+    ) -> Result<(), GpuError>;
+
+    /// What a host-slice sort checks after its launches, before the download: nothing unless
+    /// the sort says otherwise.
+    fn before_download(&mut self, _gpu: &Gpu) -> Result<(), GpuError> {
+        Ok(())
+    }
+}
+
+impl InPlaceSort for MergesortScratch {
+    type Tuning = MergesortTuning;
+
+    const VALUES_NAME: &'static str = "mergesort values";
+
+    fn shipped<K: DeviceKey>(gpu: &Gpu, values: ValueLayout, count: usize) -> MergesortTuning {
+        gpu.shipped_mergesort_tuning(size_of::<K>(), value_bytes(values), count)
     }
 
-    fn mergesort_host<K: DeviceKey, V: DeviceValue, C: DeviceComparator<K> + ?Sized>(
-        &self,
-        keys: &mut [K],
-        values: Option<&mut [V]>,
+    fn launch<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+        &mut self,
+        gpu: &Gpu,
+        buffers: SortAddresses,
         comp: &C,
+        tuning: MergesortTuning,
     ) -> Result<(), GpuError> {
-        let mut scratch = self.pooled_scratch::<MergesortScratch>();
-        self.sort_host(keys, values, &mut scratch, |buffers, scratch| {
-            let value_bytes = value_bytes(buffers.layout);
-            let tuning = self.shipped_mergesort_tuning(size_of::<K>(), value_bytes, buffers.count);
-            self.launch_mergesort::<K, C>(buffers, comp, tuning, scratch)?;
-            // Before the download: on an inconsistent comparator the host slices keep their
-            // keys as they were (a permutation, and what the caller had).
-            scratch.check(self)
-        })
+        gpu.launch_mergesort::<K, C>(buffers, comp, tuning, self)
+    }
+
+    /// On an inconsistent comparator the host slices keep their keys as they were (a
+    /// permutation, and what the caller had).
+    fn before_download(&mut self, gpu: &Gpu) -> Result<(), GpuError> {
+        self.check(gpu)
     }
 }
 

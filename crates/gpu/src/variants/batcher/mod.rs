@@ -13,20 +13,17 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut};
 use crate::compare::DeviceComparator;
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
-use crate::merge::buffers::check_lengths;
-use crate::mergesort::{DeviceSortBuffers, MergesortScratch};
+
+use crate::mergesort::{DeviceSortBuffers, InPlaceSort, MergesortScratch};
 use crate::primitive::value_bytes;
 use crate::primitive::ProgramTuning;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::{param_block, KernelParams, LaunchShape, ParamLayout};
-use crate::runtime::program::PARTITION_CUH;
+use crate::runtime::program::{ValueLayout, PARTITION_CUH};
 use crate::runtime::shape::MAX_GRID_X;
 use crate::runtime::staging::SortBuffers;
 
 pub mod tuning;
-
-/// What a Batcher sort of pairs names when its values are not as many as its keys.
-const SORT_VALUES: &str = "sort values";
 
 pub use tuning::{
     BatcherTuning, BATCHER_COMPARATORS_PER_THREAD, BATCHER_FUSED_STRIDE_DIVISOR,
@@ -320,7 +317,7 @@ impl Gpu {
         S: DeviceSortBuffers<K>,
     {
         let tuning = tuning.unwrap_or(BatcherTuning::for_layout::<K>(S::VALUES));
-        buffers.with_args(self, SORT_VALUES, |args| {
+        buffers.with_args(self, BatcherScratch::VALUES_NAME, |args| {
             self.launch_batcher::<K, C>(args.0, comp, tuning, scratch)
         })
     }
@@ -334,7 +331,7 @@ impl Gpu {
     ) -> Result<(), GpuError> {
         match variant {
             SortVariant::TwoPhase => self.mergesort(keys, comp),
-            SortVariant::Batcher => self.batcher_host::<K, u8, C>(keys, None, comp),
+            SortVariant::Batcher => self.sort_slices::<K, u8, C, BatcherScratch>(keys, None, comp),
         }
     }
 
@@ -349,23 +346,29 @@ impl Gpu {
         match variant {
             SortVariant::TwoPhase => self.mergesort_pairs(keys, values, comp),
             SortVariant::Batcher => {
-                check_lengths(&[(SORT_VALUES, keys.len(), values.len())])?;
-                self.batcher_host::<K, V, C>(keys, Some(values), comp)
+                self.sort_slices::<K, V, C, BatcherScratch>(keys, Some(values), comp)
             }
         }
     }
+}
 
-    fn batcher_host<K: DeviceKey, V: DeviceValue, C: DeviceComparator<K> + ?Sized>(
-        &self,
-        keys: &mut [K],
-        values: Option<&mut [V]>,
+impl InPlaceSort for BatcherScratch {
+    type Tuning = BatcherTuning;
+
+    const VALUES_NAME: &'static str = "sort values";
+
+    fn shipped<K: DeviceKey>(_gpu: &Gpu, values: ValueLayout, _count: usize) -> BatcherTuning {
+        BatcherTuning::for_layout::<K>(values)
+    }
+
+    fn launch<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+        &mut self,
+        gpu: &Gpu,
+        buffers: SortBuffers,
         comp: &C,
+        tuning: BatcherTuning,
     ) -> Result<(), GpuError> {
-        let mut scratch = self.pooled_scratch::<BatcherScratch>();
-        self.sort_host(keys, values, &mut scratch, |buffers, scratch| {
-            let tuning = BatcherTuning::for_layout::<K>(buffers.layout);
-            self.launch_batcher::<K, C>(buffers, comp, tuning, scratch)
-        })
+        gpu.launch_batcher::<K, C>(buffers, comp, tuning, self)
     }
 }
 
