@@ -7,6 +7,7 @@
 //! the same errors, naming the argument.
 
 use twophase_gpu::runtime::status::messages;
+use twophase_gpu::search::check_values_per_segment;
 use twophase_gpu::{DeviceComparator, DeviceKey, DeviceValue, PrimitiveKey};
 
 use crate::gpu::Gpu;
@@ -210,13 +211,7 @@ pub fn interval_expand<V: DeviceValue>(
         Some(gpu) => gpu.interval_expand(scan, values, total),
         None => {
             check_cpu_scan(scan, total)?;
-            if values.len() < scan.len() {
-                return Err(Error::SizeMismatch {
-                    what: "values (one per segment)",
-                    expected: scan.len(),
-                    got: values.len(),
-                });
-            }
+            check_values_per_segment(scan.len(), values.len())?;
             let segments = crate::cpu::load_balance_search(scan, total);
             Ok(segments.into_iter().map(|s| values[s]).collect())
         }
@@ -310,14 +305,11 @@ pub fn sorted_search_by<K: DeviceKey, C: DeviceComparator<K>>(
     match present_gpu()? {
         Some(gpu) => gpu.sorted_search(needles, haystack, bound, comp),
         None => {
-            let is_less = |x: &K, y: &K| comp.is_less(x, y);
-            check_cpu_sorted(
-                [
-                    (needles, messages::NEEDLES_UNSORTED),
-                    (haystack, messages::HAYSTACK_UNSORTED),
-                ],
-                &is_less,
-            )?;
+            let inputs = [
+                (needles, messages::NEEDLES_UNSORTED),
+                (haystack, messages::HAYSTACK_UNSORTED),
+            ];
+            let is_less = cpu_sorted_order(comp, inputs)?;
             Ok(crate::cpu::sorted_search_by(
                 needles, haystack, bound, is_less,
             ))
@@ -345,6 +337,17 @@ fn check_cpu_len(what: &'static str, expected: usize, got: usize) -> Result<(), 
         expected,
         got,
     })
+}
+
+/// `comp`'s predicate for the CPU backend, once each of `inputs` is found sorted under it
+/// ([`check_cpu_sorted`]).
+fn cpu_sorted_order<'c, K: DeviceKey, C: DeviceComparator<K>>(
+    comp: &'c C,
+    inputs: [(&[K], &'static str); 2],
+) -> Result<impl Fn(&K, &K) -> bool + Sync + 'c, Error> {
+    let is_less = move |x: &K, y: &K| comp.is_less(x, y);
+    check_cpu_sorted(inputs, &is_less)?;
+    Ok(is_less)
 }
 
 /// The CPU twin of the GPU's unsorted-input status bits: every input whose adjacent pairs are
