@@ -236,7 +236,7 @@ pub fn load_balance_program_id<I: DeviceIndex>(
 }
 
 /// Which tile kernel of the load-balancing program a call runs, with its own arguments.
-pub(crate) enum TileCall<'a> {
+enum TileCall<'a> {
     /// Segment ids (and ranks when the second address is not 0).
     Segments { segments: u64, ranks: u64 },
     /// `out[item] = values[segment]`.
@@ -274,7 +274,7 @@ impl Gpu {
     /// Both kernels of one load-balancing call over the device scan at address `scan.0` of
     /// `scan.1` segments, at `tuning` (`None`: [`LoadBalanceTuning::shipped`]); the built-in
     /// calls run the program of [`LoadBalanceOp::none`].
-    pub(crate) fn launch_load_balance<I: DeviceIndex>(
+    fn launch_load_balance<I: DeviceIndex>(
         &self,
         (scan, num_segments): (u64, usize),
         total: usize,
