@@ -309,7 +309,7 @@ pub fn sorted_search_by<K: DeviceKey, C: DeviceComparator<K>>(
                 (needles, messages::NEEDLES_UNSORTED),
                 (haystack, messages::HAYSTACK_UNSORTED),
             ];
-            let is_less = cpu_sorted_order(comp, inputs)?;
+            let is_less = cpu_predicate_of_sorted(comp, inputs)?;
             Ok(crate::cpu::sorted_search_by(
                 needles, haystack, bound, is_less,
             ))
@@ -339,17 +339,6 @@ fn check_cpu_len(what: &'static str, expected: usize, got: usize) -> Result<(), 
     })
 }
 
-/// `comp`'s predicate for the CPU backend, once each of `inputs` is found sorted under it
-/// ([`check_cpu_sorted`]).
-fn cpu_sorted_order<'c, K: DeviceKey, C: DeviceComparator<K>>(
-    comp: &'c C,
-    inputs: [(&[K], &'static str); 2],
-) -> Result<impl Fn(&K, &K) -> bool + Sync + 'c, Error> {
-    let is_less = move |x: &K, y: &K| comp.is_less(x, y);
-    check_cpu_sorted(inputs, &is_less)?;
-    Ok(is_less)
-}
-
 /// The CPU twin of the GPU's unsorted-input status bits: every input whose adjacent pairs are
 /// out of order under `is_less` (the GPU checks every adjacent pair as well) is named by its
 /// message, in order, joined by "; " as the GPU joins its status bits.
@@ -368,6 +357,17 @@ fn check_cpu_sorted<K: Sync, F: Fn(&K, &K) -> bool + Sync>(
     } else {
         Err(Error::InvalidInput(unsorted.join("; ")))
     }
+}
+
+/// `comp`'s Rust predicate for a CPU merge, once [`check_cpu_sorted`] found both `inputs` sorted
+/// under it.
+fn cpu_predicate_of_sorted<'c, K: DeviceKey, C: DeviceComparator<K>>(
+    comp: &'c C,
+    inputs: [(&[K], &'static str); 2],
+) -> Result<impl Fn(&K, &K) -> bool + Sync + 'c, Error> {
+    let is_less = move |x: &K, y: &K| comp.is_less(x, y);
+    check_cpu_sorted(inputs, &is_less)?;
+    Ok(is_less)
 }
 
 /// `Err(InvalidInput(ORDER_INCONSISTENT))` when a CPU sort saw its comparator answer

@@ -29,7 +29,7 @@ pub use compare::PrimitiveKey;
 pub use compare::{CudaComparator, DeviceComparator, Greater, Less, TotalOrder, TotalOrderDesc};
 pub use error::GpuError;
 pub use key::{DeviceKey, DeviceValue, FloatKey};
-pub use load_balance::{Interval, LoadBalanceOp, LoadBalanceTuning, OpArgs};
+pub use load_balance::{LoadBalanceOp, LoadBalanceTuning, OpArgs};
 pub use merge::{MergeScratch, MergeTuning};
 pub use mergesort::{MergesortScratch, MergesortTuning};
 pub use runtime::device::Gpu;
