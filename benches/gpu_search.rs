@@ -9,6 +9,7 @@ use common::{copy_rate_gbs, time_events};
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 use twophase::cpu;
+use twophase::gpu::Interval;
 use twophase::gpu::{Gpu, Less, LoadBalanceTuning, SearchScratch, SortedSearchTuning};
 use twophase_gpu::cudarc::driver::CudaSlice;
 use twophase_gpu::SearchBound;
@@ -77,7 +78,7 @@ fn main() {
     let mut segments: CudaSlice<u32> = stream
         .clone_htod(&vec![0xDEAD_BEEFu32; LBS_ITEMS])
         .expect("alloc");
-    gpu.load_balance_search_device(&scan, LBS_ITEMS, &mut segments, &mut scratch)
+    gpu.load_balance_search_device(&scan, LBS_ITEMS, &mut segments, None, None, &mut scratch)
         .expect("lbs");
     let got = stream.clone_dtoh(&segments).expect("download");
     assert!(
@@ -94,8 +95,15 @@ fn main() {
         stream
             .memcpy_htod(&vec![0xDEAD_BEEFu32; LBS_ITEMS], &mut segments)
             .expect("poison");
-        gpu.load_balance_search_device_tuned(&scan, LBS_ITEMS, &mut segments, tuning, &mut scratch)
-            .expect("lbs tuned");
+        gpu.load_balance_search_device(
+            &scan,
+            LBS_ITEMS,
+            &mut segments,
+            None,
+            Some(tuning),
+            &mut scratch,
+        )
+        .expect("lbs tuned");
         let got = stream.clone_dtoh(&segments).expect("download");
         assert!(
             got.par_iter()
@@ -104,11 +112,12 @@ fn main() {
             "load-balancing search {threads}x{vt} differs"
         );
         let ms = time_events(&gpu, WARMUP, REPS, |_| {
-            gpu.load_balance_search_device_tuned(
+            gpu.load_balance_search_device(
                 &scan,
                 LBS_ITEMS,
                 &mut segments,
-                tuning,
+                None,
+                Some(tuning),
                 &mut scratch,
             )
             .expect("lbs");
@@ -132,8 +141,15 @@ fn main() {
                 .collect::<Vec<_>>(),
         )
         .expect("upload");
-    gpu.interval_expand_device(&scan, &values, LBS_ITEMS, &mut segments, &mut scratch)
-        .expect("expand");
+    gpu.interval_device(
+        &scan,
+        LBS_ITEMS,
+        Interval::Expand { values: &values },
+        &mut segments,
+        None,
+        &mut scratch,
+    )
+    .expect("expand");
     let got = stream.clone_dtoh(&segments).expect("download");
     assert!(
         got.par_iter()
@@ -142,8 +158,15 @@ fn main() {
         "interval expand differs"
     );
     let ms = time_events(&gpu, WARMUP, REPS, |_| {
-        gpu.interval_expand_device(&scan, &values, LBS_ITEMS, &mut segments, &mut scratch)
-            .expect("expand");
+        gpu.interval_device(
+            &scan,
+            LBS_ITEMS,
+            Interval::Expand { values: &values },
+            &mut segments,
+            None,
+            &mut scratch,
+        )
+        .expect("expand");
     });
     row(
         "interval expand u32, 2^27 items / 2^25 segments (shipped)",
@@ -175,13 +198,13 @@ fn main() {
         stream
             .memcpy_htod(&vec![0xDEAD_BEEFu32; SEARCH_N], &mut out)
             .expect("poison");
-        gpu.sorted_search_device_tuned(
+        gpu.sorted_search_device(
             &dn,
             &dh,
             &mut out,
             SearchBound::Lower,
             &Less,
-            tuning,
+            Some(tuning),
             &mut scratch,
         )
         .expect("search");
@@ -191,13 +214,13 @@ fn main() {
             "sorted search {threads}x{vt} differs from the CPU backend"
         );
         let ms = time_events(&gpu, WARMUP, REPS, |_| {
-            gpu.sorted_search_device_tuned(
+            gpu.sorted_search_device(
                 &dn,
                 &dh,
                 &mut out,
                 SearchBound::Lower,
                 &Less,
-                tuning,
+                Some(tuning),
                 &mut scratch,
             )
             .expect("search");

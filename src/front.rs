@@ -7,6 +7,7 @@
 //! the same errors, naming the argument.
 
 use twophase_gpu::runtime::status::messages;
+use twophase_gpu::search::check_values_per_segment;
 use twophase_gpu::{DeviceComparator, DeviceKey, DeviceValue, PrimitiveKey};
 
 use crate::gpu::Gpu;
@@ -204,13 +205,7 @@ pub fn interval_expand<V: DeviceValue>(
         Some(gpu) => gpu.interval_expand(scan, values, total),
         None => {
             check_cpu_scan(scan, total)?;
-            if values.len() < scan.len() {
-                return Err(Error::SizeMismatch {
-                    what: "values (one per segment)",
-                    expected: scan.len(),
-                    got: values.len(),
-                });
-            }
+            check_values_per_segment(scan.len(), values.len())?;
             let segments = crate::cpu::load_balance_search(scan, total);
             Ok(segments.into_iter().map(|s| values[s]).collect())
         }
@@ -304,14 +299,11 @@ pub fn sorted_search_by<K: DeviceKey, C: DeviceComparator<K>>(
     match present_gpu()? {
         Some(gpu) => gpu.sorted_search(needles, haystack, bound, comp),
         None => {
-            let is_less = |x: &K, y: &K| comp.is_less(x, y);
-            check_cpu_sorted(
-                [
-                    (needles, messages::NEEDLES_UNSORTED),
-                    (haystack, messages::HAYSTACK_UNSORTED),
-                ],
-                &is_less,
-            )?;
+            let inputs = [
+                (needles, messages::NEEDLES_UNSORTED),
+                (haystack, messages::HAYSTACK_UNSORTED),
+            ];
+            let is_less = cpu_predicate_of_sorted(comp, inputs)?;
             Ok(crate::cpu::sorted_search_by(
                 needles, haystack, bound, is_less,
             ))

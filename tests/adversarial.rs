@@ -21,6 +21,7 @@ use common::{gpu, rng, same_bits, splitmix_u32};
 use rand::rngs::StdRng;
 use rand::Rng;
 use twophase::cpu::SearchBound as CpuBound;
+use twophase::gpu::Interval;
 use twophase::gpu::{
     CudaComparator, DeviceComparator, DeviceKey, Gpu, GpuError, Less, LoadBalanceOp,
     LoadBalanceTuning, MergeBuffers, MergeScratch, MergeSlices, MergeTuning, MergesortScratch,
@@ -1159,6 +1160,7 @@ fn device_search<C: DeviceComparator<u32>>(
         &mut out.view_mut(),
         SearchBound::Lower,
         comp,
+        None,
         scratch,
     );
     let found = device_ok_or_named(gpu, call, || scratch.check(gpu), names, case);
@@ -1464,6 +1466,8 @@ fn bad_scans_are_named() {
             &d_scan.view(),
             total,
             &mut segments.view_mut(),
+            None,
+            None,
             &mut scratch,
         );
         device_expect_named(&gpu, call, || scratch.check(&gpu), NAMES_SCAN, &c);
@@ -1471,12 +1475,13 @@ fn bad_scans_are_named() {
 
         let mut segments = Guarded::new(&gpu, &vec![0u32; total], POISON_U32);
         let mut ranks = Guarded::new(&gpu, &vec![0u32; total], POISON_U32);
-        let c = case("Gpu::load_balance_search_with_ranks_device");
-        let call = gpu.load_balance_search_with_ranks_device(
+        let c = case("Gpu::load_balance_search_device with ranks");
+        let call = gpu.load_balance_search_device(
             &d_scan.view(),
             total,
             &mut segments.view_mut(),
-            &mut ranks.view_mut(),
+            Some(&mut ranks.view_mut()),
+            None,
             &mut scratch,
         );
         device_expect_named(&gpu, call, || scratch.check(&gpu), NAMES_SCAN, &c);
@@ -1485,12 +1490,15 @@ fn bad_scans_are_named() {
 
         let d_values = Guarded::new(&gpu, &values, POISON_U32);
         let mut out = Guarded::new(&gpu, &vec![POISON_U32; total], POISON_U32);
-        let c = case("Gpu::interval_expand_device");
-        let call = gpu.interval_expand_device(
+        let c = case("Gpu::interval_device, Expand");
+        let call = gpu.interval_device(
             &d_scan.view(),
-            &d_values.view(),
             total,
+            Interval::Expand {
+                values: &d_values.view(),
+            },
             &mut out.view_mut(),
+            None,
             &mut scratch,
         );
         device_expect_named(&gpu, call, || scratch.check(&gpu), NAMES_SCAN, &c);
@@ -1507,14 +1515,17 @@ fn bad_scans_are_named() {
         let d_gather = Guarded::new(&gpu, &identity, POISON_U32);
         let d_scatter = Guarded::new(&gpu, &identity, POISON_U32);
         let mut out = Guarded::new(&gpu, &vec![POISON_U32; total], POISON_U32);
-        let c = case("Gpu::interval_move_device");
-        let call = gpu.interval_move_device(
+        let c = case("Gpu::interval_device, Move");
+        let call = gpu.interval_device(
             &d_scan.view(),
             total,
-            &d_gather.view(),
-            &d_scatter.view(),
-            &d_input.view(),
+            Interval::Move {
+                gather: &d_gather.view(),
+                scatter: &d_scatter.view(),
+                input: &d_input.view(),
+            },
             &mut out.view_mut(),
+            None,
             &mut scratch,
         );
         device_expect_named(&gpu, call, || scratch.check(&gpu), NAMES_SCAN, &c);
@@ -1609,41 +1620,50 @@ fn bad_positions_leave_the_output_unchanged() {
                 let d_own = Guarded::new(&gpu, &scan64, u64::MAX);
                 let d_input = Guarded::new(&gpu, &input, POISON_U32);
                 let mut out = Guarded::new(&gpu, &before, POISON_U32);
-                let c = case("Gpu::interval_move_device");
+                let c = case("Gpu::interval_device, Move");
                 let (d_gather, d_scatter) = if side == "gather" {
                     (&d_pos, &d_own)
                 } else {
                     (&d_own, &d_pos)
                 };
-                let call = gpu.interval_move_device(
+                let call = gpu.interval_device(
                     &d_scan.view(),
                     total,
-                    &d_gather.view(),
-                    &d_scatter.view(),
-                    &d_input.view(),
+                    Interval::Move {
+                        gather: &d_gather.view(),
+                        scatter: &d_scatter.view(),
+                        input: &d_input.view(),
+                    },
                     &mut out.view_mut(),
+                    None,
                     &mut scratch,
                 );
                 device_expect_named(&gpu, call, || scratch.check(&gpu), names, &c);
                 out.download(&gpu, &c);
                 let mut out = Guarded::new(&gpu, &before, POISON_U32);
-                let c = case("Gpu::interval_gather_device / interval_scatter_device");
+                let c = case("Gpu::interval_device, Gather / Scatter");
                 let call = if side == "gather" {
-                    gpu.interval_gather_device(
+                    gpu.interval_device(
                         &d_scan.view(),
                         total,
-                        &d_pos.view(),
-                        &d_input.view(),
+                        Interval::Gather {
+                            gather: &d_pos.view(),
+                            input: &d_input.view(),
+                        },
                         &mut out.view_mut(),
+                        None,
                         &mut scratch,
                     )
                 } else {
-                    gpu.interval_scatter_device(
+                    gpu.interval_device(
                         &d_scan.view(),
                         total,
-                        &d_pos.view(),
-                        &d_input.view(),
+                        Interval::Scatter {
+                            scatter: &d_pos.view(),
+                            input: &d_input.view(),
+                        },
                         &mut out.view_mut(),
+                        None,
                         &mut scratch,
                     )
                 };
@@ -1864,6 +1884,7 @@ fn mismatched_lengths_are_errors() {
         &mut found.view_mut(),
         SearchBound::Lower,
         &Less,
+        None,
         &mut search_scratch,
     );
     expect_mismatch(own, call, "Gpu::sorted_search_device, output one short");
@@ -1874,6 +1895,8 @@ fn mismatched_lengths_are_errors() {
         &d_scan.view(),
         total,
         &mut segments.view_mut(),
+        None,
+        None,
         &mut search_scratch,
     );
     expect_mismatch(
@@ -1883,43 +1906,50 @@ fn mismatched_lengths_are_errors() {
     );
     let mut segments = Guarded::new(&gpu, &vec![0u32; total], POISON_U32);
     let mut ranks = Guarded::new(&gpu, &vec![0u32; total + 1], POISON_U32);
-    let call = gpu.load_balance_search_with_ranks_device(
+    let call = gpu.load_balance_search_device(
         &d_scan.view(),
         total,
         &mut segments.view_mut(),
-        &mut ranks.view_mut(),
+        Some(&mut ranks.view_mut()),
+        None,
         &mut search_scratch,
     );
     expect_mismatch(
         own,
         call,
-        "Gpu::load_balance_search_with_ranks_device, ranks one long",
+        "Gpu::load_balance_search_device with ranks, ranks one long",
     );
     let few = Guarded::new(&gpu, &few_values, POISON_U32);
     let mut expanded = Guarded::new(&gpu, &vec![0u32; total], POISON_U32);
-    let call = gpu.interval_expand_device(
+    let call = gpu.interval_device(
         &d_scan.view(),
-        &few.view(),
         total,
+        Interval::Expand {
+            values: &few.view(),
+        },
         &mut expanded.view_mut(),
+        None,
         &mut search_scratch,
     );
-    expect_mismatch(own, call, "Gpu::interval_expand_device, values one short");
+    expect_mismatch(own, call, "Gpu::interval_device, Expand, values one short");
     let d_input = Guarded::new(&gpu, &input, POISON_U32);
     let short_gather = Guarded::new(&gpu, &scan32[..n - 1], POISON_U32);
     let mut moved = Guarded::new(&gpu, &vec![0u32; total], POISON_U32);
-    let call = gpu.interval_gather_device(
+    let call = gpu.interval_device(
         &d_scan.view(),
         total,
-        &short_gather.view(),
-        &d_input.view(),
+        Interval::Gather {
+            gather: &short_gather.view(),
+            input: &d_input.view(),
+        },
         &mut moved.view_mut(),
+        None,
         &mut search_scratch,
     );
     expect_mismatch(
         own,
         call,
-        "Gpu::interval_gather_device, positions one short",
+        "Gpu::interval_device, Gather, positions one short",
     );
     for (buffer, case) in [
         (&out, "merge output"),

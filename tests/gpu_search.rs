@@ -9,6 +9,7 @@ use rand::rngs::StdRng;
 use rand::Rng;
 use rayon::prelude::*;
 use twophase::cpu;
+use twophase::gpu::Interval;
 use twophase::gpu::{
     CudaComparator, DeviceComparator, Gpu, GpuError, Greater, Less, LoadBalanceOp,
     LoadBalanceTuning, SearchScratch,
@@ -166,11 +167,12 @@ fn load_balance_search_matches_cpu_and_brute_force() {
             let dscan = upload(&gpu, &scan32, 0);
             let mut dseg = upload(&gpu, &vec![POISON32; total], POISON32);
             let mut drank = upload(&gpu, &vec![POISON32; total], POISON32);
-            gpu.load_balance_search_with_ranks_device(
+            gpu.load_balance_search_device(
                 &dscan.slice(..scan32.len()),
                 total,
                 &mut dseg.slice_mut(..total),
-                &mut drank.slice_mut(..total),
+                Some(&mut drank.slice_mut(..total)),
+                None,
                 &mut scratch,
             )
             .expect("device lbs");
@@ -192,6 +194,8 @@ fn load_balance_search_matches_cpu_and_brute_force() {
                 &dscan.slice(..scan64.len()),
                 total,
                 &mut dseg.slice_mut(..total),
+                None,
+                None,
                 &mut scratch,
             )
             .expect("device lbs u64");
@@ -231,7 +235,7 @@ fn load_balance_search_2_pow_27_items() {
             .stream()
             .clone_htod(&vec![POISON32; total])
             .expect("alloc");
-        gpu.load_balance_search_device(&dscan, total, &mut dseg, &mut scratch)
+        gpu.load_balance_search_device(&dscan, total, &mut dseg, None, None, &mut scratch)
             .expect("lbs");
         let got = gpu.stream().clone_dtoh(&dseg).expect("download");
         check_runs(&got, &scan, total, &format!("2^27 {dist:?}"));
@@ -265,7 +269,7 @@ fn load_balance_search_past_2_pow_31_items() {
         .stream()
         .clone_htod(&vec![POISON32; total])
         .expect("alloc");
-    gpu.load_balance_search_device(&dscan, total, &mut dseg, &mut scratch)
+    gpu.load_balance_search_device(&dscan, total, &mut dseg, None, None, &mut scratch)
         .expect("lbs");
     let got = gpu.stream().clone_dtoh(&dseg).expect("download");
     check_runs(&got, &scan, total, "2^31 + 1000");
@@ -512,6 +516,7 @@ fn sorted_search_matches_cpu_and_brute_force() {
                             &mut dout.slice_mut(..needles.len()),
                             bound,
                             &Less,
+                            None,
                             &mut scratch,
                         )
                         .expect("device search");
@@ -560,7 +565,7 @@ fn sorted_search_2_pow_26_in_2_pow_26() {
     let dh = gpu.stream().clone_htod(&haystack).expect("upload");
     for bound in [SearchBound::Lower, SearchBound::Upper] {
         let mut dout = gpu.stream().clone_htod(&vec![POISON32; n]).expect("alloc");
-        gpu.sorted_search_device(&dn, &dh, &mut dout, bound, &Less, &mut scratch)
+        gpu.sorted_search_device(&dn, &dh, &mut dout, bound, &Less, None, &mut scratch)
             .expect("search");
         let out = gpu.stream().clone_dtoh(&dout).expect("download");
         let want = cpu::sorted_search(&needles, &haystack, cpu_bound(bound));
@@ -693,6 +698,7 @@ fn sorted_search_unsorted_inputs_are_named_errors() {
                 &mut out.slice_mut(..needles.len()),
                 bound,
                 &Less,
+                None,
                 &mut scratch,
             )
             .expect("device search of unsorted inputs is not an error until the check");
@@ -760,6 +766,7 @@ fn sorted_search_broken_comparators_stay_in_range() {
                     &mut out.slice_mut(..needles.len()),
                     SearchBound::Upper,
                     &comp,
+                    None,
                     &mut scratch,
                 )
                 .expect("device search");
@@ -798,6 +805,7 @@ fn sorted_search_mismatched_lengths_are_errors() {
             &mut out.slice_mut(..2),
             SearchBound::Lower,
             &Less,
+            None,
             &mut scratch,
         )
         .expect_err("output shorter than the needles");
@@ -894,11 +902,12 @@ fn bad_scans_are_named_errors_on_host_and_device() {
             let dscan = upload(&gpu, &scan64, 0);
             let mut dseg = upload_guarded(&gpu, &vec![u64::MAX; total], u64::MAX);
             let mut dranks = upload_guarded(&gpu, &vec![u64::MAX; total], u64::MAX);
-            gpu.load_balance_search_with_ranks_device(
+            gpu.load_balance_search_device(
                 &dscan.slice(..nseg),
                 total,
                 &mut dseg.slice_mut(..total),
-                &mut dranks.slice_mut(..total),
+                Some(&mut dranks.slice_mut(..total)),
+                None,
                 &mut scratch,
             )
             .expect("device search is not an error until the check");
@@ -927,11 +936,14 @@ fn bad_scans_are_named_errors_on_host_and_device() {
             // Expand and move through the device: outputs untouched or in range.
             let dvalues = upload(&gpu, &values, 0);
             let mut dout = upload_guarded(&gpu, &vec![u64::MAX; total], u64::MAX);
-            gpu.interval_expand_device(
+            gpu.interval_device(
                 &dscan.slice(..nseg),
-                &dvalues.slice(..nseg),
                 total,
+                Interval::Expand {
+                    values: &dvalues.slice(..nseg),
+                },
                 &mut dout.slice_mut(..total),
+                None,
                 &mut scratch,
             )
             .expect("device expand");
@@ -955,13 +967,16 @@ fn bad_scans_are_named_errors_on_host_and_device() {
             let dpos = upload(&gpu, &positions, 0);
             let dinput = upload(&gpu, &vec![5u64; total], 0);
             let mut dmoved = upload_guarded(&gpu, &vec![u64::MAX; total], u64::MAX);
-            gpu.interval_move_device(
+            gpu.interval_device(
                 &dscan.slice(..nseg),
                 total,
-                &dpos.slice(..nseg),
-                &dpos.slice(..nseg),
-                &dinput.slice(..total),
+                Interval::Move {
+                    gather: &dpos.slice(..nseg),
+                    scatter: &dpos.slice(..nseg),
+                    input: &dinput.slice(..total),
+                },
                 &mut dmoved.slice_mut(..total),
+                None,
                 &mut scratch,
             )
             .expect("device move");
@@ -1038,12 +1053,15 @@ fn bad_positions_are_named_errors_on_host_and_device() {
             let dpos = upload(&gpu, &pos64, 0);
             let dinput = upload(&gpu, &input, 0);
             let mut dout = upload_guarded(&gpu, &vec![POISON32; total], POISON32);
-            gpu.interval_gather_device(
+            gpu.interval_device(
                 &dscan.slice(..nseg),
                 total,
-                &dpos.slice(..nseg),
-                &dinput.slice(..total),
+                Interval::Gather {
+                    gather: &dpos.slice(..nseg),
+                    input: &dinput.slice(..total),
+                },
                 &mut dout.slice_mut(..total),
+                None,
                 &mut scratch,
             )
             .expect("device gather");
@@ -1062,12 +1080,15 @@ fn bad_positions_are_named_errors_on_host_and_device() {
                 assert_eq!(out[item], want, "{what}: gather item {item}");
             }
             let mut dout = upload_guarded(&gpu, &vec![POISON32; total], POISON32);
-            gpu.interval_scatter_device(
+            gpu.interval_device(
                 &dscan.slice(..nseg),
                 total,
-                &dpos.slice(..nseg),
-                &dinput.slice(..total),
+                Interval::Scatter {
+                    scatter: &dpos.slice(..nseg),
+                    input: &dinput.slice(..total),
+                },
                 &mut dout.slice_mut(..total),
+                None,
                 &mut scratch,
             )
             .expect("device scatter");

@@ -7,12 +7,15 @@
 //! merge path, `serial_load_balance` / `serial_search` of VT steps, strided coalesced output).
 //! They live in [`crate::load_balance`] and [`crate::sorted_search`].
 
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaSlice, DevicePtrMut};
 
 use crate::error::GpuError;
 use crate::runtime::device::Gpu;
+use crate::runtime::launch::LaunchShape;
+use crate::runtime::shape::{overlapped_partition_blocks, MAX_GRID_X, PARTITION_THREADS};
+use crate::runtime::staging::Staged;
 use crate::runtime::status::{
-    messages, status_error, InputCheck, StatusNames, STATUS_FIRST_UNSORTED,
+    messages, status_error, CheckArgs, InputCheck, StatusNames, STATUS_FIRST_UNSORTED,
     STATUS_ORDER_INCONSISTENT, STATUS_POSITION_INVALID, STATUS_SCAN_INVALID,
     STATUS_SECOND_UNSORTED,
 };
@@ -25,22 +28,6 @@ pub trait DeviceIndex: bytemuck::Pod + Send + Sync + 'static {
     const CUDA_TYPE: &'static str;
     /// The largest value the type holds.
     const MAX: u64;
-}
-
-impl DeviceIndex for u32 {
-    const CUDA_TYPE: &'static str = "unsigned int";
-    const MAX: u64 = u32::MAX as u64;
-}
-
-impl DeviceIndex for u64 {
-    const CUDA_TYPE: &'static str = "unsigned long long";
-    const MAX: u64 = u64::MAX;
-}
-
-#[cfg(target_pointer_width = "64")]
-impl DeviceIndex for usize {
-    const CUDA_TYPE: &'static str = "unsigned long long";
-    const MAX: u64 = u64::MAX;
 }
 
 /// Which bound of each needle a sorted search returns.
@@ -133,6 +120,133 @@ impl SearchScratch {
     }
 }
 
+/// What both kernels of a search's launch get besides their own buffers: the spacing of the tile
+/// boundaries (merge outputs per tile), the partitions buffer and the input check's words.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PartitionArgs {
+    pub(crate) spacing: u64,
+    pub(crate) num_partitions: u64,
+    pub(crate) partitions: u64,
+    pub(crate) status: u64,
+    pub(crate) repair: u64,
+    pub(crate) generation: u32,
+}
+
+/// A search's partition-kernel parameter block (`param_block!`): the kernel's own inputs, then
+/// the fields that every partition kernel takes ([`PartitionArgs`]), in the order of its CUDA
+/// struct; `new` builds it from the inputs and the launch's [`PartitionArgs`].
+macro_rules! partition_params {
+    ($(#[$meta:meta])* struct $name:ident as $cuda:literal { $($field:ident: $ty:ty),* $(,)? }) => {
+        $crate::runtime::launch::param_block! {
+            $(#[$meta])*
+            struct $name as $cuda {
+                $($field: $ty,)*
+                spacing: u64,
+                num_partitions: u64,
+                partitions: u64,
+                status: u64,
+                repair: u64,
+                generation: u32,
+            }
+        }
+
+        impl $name {
+            /// The block of the kernel's own inputs and the launch's partition arguments.
+            fn new($($field: $ty,)* args: $crate::search::PartitionArgs) -> Self {
+                Self {
+                    $($field,)*
+                    spacing: args.spacing,
+                    num_partitions: args.num_partitions,
+                    partitions: args.partitions,
+                    status: args.status,
+                    repair: args.repair,
+                    generation: args.generation,
+                }
+            }
+        }
+    };
+}
+pub(crate) use partition_params;
+
+impl Gpu {
+    /// The two phases of a search over `count` merge outputs in tiles of `tile` outputs: takes
+    /// the scratch's partitions buffer and check words, then runs `partition` (to launch the
+    /// partition kernel at the shape given: blocks of PARTITION_THREADS that overlap by one
+    /// boundary, covering all `count / tile + 1` of them) and `tiles` (to launch the tile kernel
+    /// at the shape given: one block of `threads` per tile, a programmatic dependent of the
+    /// partition kernel). Both get the same [`PartitionArgs`], whose buffers stay valid on this
+    /// stream until both launches are made.
+    pub(crate) fn launch_search_phases(
+        &self,
+        count: usize,
+        (tile, threads): (usize, u32),
+        scratch: &mut SearchScratch,
+        partition: impl FnOnce(LaunchShape, PartitionArgs) -> Result<(), GpuError>,
+        tiles: impl FnOnce(LaunchShape, PartitionArgs) -> Result<(), GpuError>,
+    ) -> Result<(), GpuError> {
+        let num_tiles = count.div_ceil(tile);
+        let num_partitions = num_tiles + 1;
+        if num_tiles as u64 > MAX_GRID_X {
+            return Err(GpuError::TooLarge(format!(
+                "{count} merge outputs need {num_tiles} tiles"
+            )));
+        }
+        let stream = self.stream().clone();
+        let CheckArgs {
+            status,
+            repair,
+            generation,
+            ..
+        } = scratch.input_check.args(self)?;
+        let buf = scratch.partitions(self, num_partitions)?;
+        let (partitions, _guard) = buf.device_ptr_mut(&stream);
+        let partition_blocks = overlapped_partition_blocks(num_partitions)?;
+        let args = PartitionArgs {
+            spacing: tile as u64,
+            num_partitions: num_partitions as u64,
+            partitions,
+            status,
+            repair,
+            generation,
+        };
+        partition(LaunchShape::new(partition_blocks, PARTITION_THREADS), args)?;
+        tiles(
+            LaunchShape::new(num_tiles as u32, threads).dependent(true),
+            args,
+        )
+    }
+
+    /// One host-slice search: `buffers` go through the handle's staging buffers, `launch` runs
+    /// with their device addresses and the pooled search scratch, then the scratch is checked
+    /// even when the launch failed (so that no finding is left for a later call). The launch's
+    /// error comes first.
+    pub(crate) fn search_through_staging<const N: usize>(
+        &self,
+        mut buffers: [Staged<'_>; N],
+        launch: impl FnOnce([u64; N], &mut SearchScratch) -> Result<(), GpuError>,
+    ) -> Result<(), GpuError> {
+        let mut scratch = self.pooled_scratch::<SearchScratch>();
+        let launched =
+            self.through_staging(&mut buffers, |addresses| launch(addresses, &mut scratch));
+        let checked = scratch.check(self);
+        launched?;
+        checked
+    }
+}
+
+/// [`GpuError::SizeMismatch`] unless `values` holds one value per segment of a scan of
+/// `segments` entries (more are allowed).
+pub fn check_values_per_segment(segments: usize, values: usize) -> Result<(), GpuError> {
+    if values < segments {
+        return Err(GpuError::SizeMismatch {
+            what: "values (one per segment)",
+            expected: segments,
+            got: values,
+        });
+    }
+    Ok(())
+}
+
 pub(crate) fn too_large<I: DeviceIndex>(what: &str, n: usize) -> Result<(), GpuError> {
     if n as u64 > I::MAX {
         return Err(GpuError::TooLarge(format!(
@@ -149,23 +263,30 @@ pub trait HostIndex: DeviceIndex + Copy {
     fn to_u64(self) -> u64;
 }
 
-impl HostIndex for u32 {
-    fn to_u64(self) -> u64 {
-        u64::from(self)
-    }
+/// The [`DeviceIndex`] and [`HostIndex`] impls of unsigned integer types, each with the CUDA type
+/// of identical layout (every one widens to `u64` without loss).
+macro_rules! index_types {
+    ($($(#[$attr:meta])* $ty:ty => $cuda:literal,)*) => {$(
+        $(#[$attr])*
+        impl DeviceIndex for $ty {
+            const CUDA_TYPE: &'static str = $cuda;
+            const MAX: u64 = <$ty>::MAX as u64;
+        }
+
+        $(#[$attr])*
+        impl HostIndex for $ty {
+            fn to_u64(self) -> u64 {
+                self as u64
+            }
+        }
+    )*};
 }
 
-impl HostIndex for u64 {
-    fn to_u64(self) -> u64 {
-        self
-    }
-}
-
-#[cfg(target_pointer_width = "64")]
-impl HostIndex for usize {
-    fn to_u64(self) -> u64 {
-        self as u64
-    }
+index_types! {
+    u32 => "unsigned int",
+    u64 => "unsigned long long",
+    #[cfg(target_pointer_width = "64")]
+    usize => "unsigned long long",
 }
 
 pub(crate) fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), GpuError> {

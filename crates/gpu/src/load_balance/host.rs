@@ -8,7 +8,7 @@ use crate::key::DeviceValue;
 use crate::runtime::device::Gpu;
 use crate::runtime::staging::Staged;
 use crate::runtime::status::messages;
-use crate::search::{check_len, HostIndex, SearchScratch};
+use crate::search::{check_len, check_values_per_segment, HostIndex};
 
 /// Check a host segment scan: starts at 0, non-decreasing, at most `total`, at least one segment
 /// when there are items. The error names `scan` and the first entry that breaks the rule.
@@ -116,27 +116,18 @@ impl Gpu {
         if total == 0 {
             return Ok((segments, ranks));
         }
-        let mut scratch = self.pooled_scratch::<SearchScratch>();
-        let mut buffers = [
+        let buffers = [
             Staged::Upload(bytemuck::cast_slice(scan)),
             Staged::Download(bytemuck::cast_slice_mut(&mut segments)),
             Staged::Download(bytemuck::cast_slice_mut(&mut ranks)),
         ];
-        let launched = self.through_staging(&mut buffers, |[scan_ptr, seg_ptr, rank_ptr]| {
-            self.launch_builtin::<I>(
-                (scan_ptr, scan.len()),
-                total,
-                TileCall::Segments {
-                    segments: seg_ptr,
-                    ranks: if with_ranks { rank_ptr } else { 0 },
-                },
-                None,
-                &mut scratch,
-            )
-        });
-        let checked = scratch.check(self);
-        launched?;
-        checked?;
+        self.search_through_staging(buffers, |[scan_ptr, seg_ptr, rank_ptr], scratch| {
+            let call = TileCall::Segments {
+                segments: seg_ptr,
+                ranks: if with_ranks { rank_ptr } else { 0 },
+            };
+            self.launch_load_balance::<I>((scan_ptr, scan.len()), total, call, None, None, scratch)
+        })?;
         Ok((segments, ranks))
     }
 
@@ -148,13 +139,7 @@ impl Gpu {
         total: usize,
     ) -> Result<Vec<V>, GpuError> {
         check_host_scan(scan, total)?;
-        if values.len() < scan.len() {
-            return Err(GpuError::SizeMismatch {
-                what: "values (one per segment)",
-                expected: scan.len(),
-                got: values.len(),
-            });
-        }
+        check_values_per_segment(scan.len(), values.len())?;
         let mut out = bytemuck::zeroed_vec::<V>(total);
         self.interval_host(scan, total, IntervalHost::Expand(values), &mut out)?;
         Ok(out)
@@ -224,18 +209,17 @@ impl Gpu {
                 input,
             } => (input, gather.unwrap_or(&[]), scatter.unwrap_or(&[])),
         };
-        let mut scratch = self.pooled_scratch::<SearchScratch>();
         let out_count = out.len() as u64;
-        let mut buffers = [
+        let buffers = [
             Staged::Upload(bytemuck::cast_slice(scan)),
             Staged::Upload(bytemuck::cast_slice(src)),
             Staged::Upload(bytemuck::cast_slice(gather)),
             Staged::Upload(bytemuck::cast_slice(scatter)),
             Staged::InPlace(bytemuck::cast_slice_mut(out)),
         ];
-        let launched = self.through_staging(
-            &mut buffers,
-            |[scan_ptr, src_ptr, gather_ptr, scatter_ptr, out_ptr]| {
+        self.search_through_staging(
+            buffers,
+            |[scan_ptr, src_ptr, gather_ptr, scatter_ptr, out_ptr], scratch| {
                 let call = match what {
                     IntervalHost::Expand(_) => TileCall::Expand {
                         values: src_ptr,
@@ -250,18 +234,17 @@ impl Gpu {
                         output: (out_ptr, out_count),
                     },
                 };
-                self.launch_builtin::<I>(
+                let layout = Some((size_of::<V>(), align_of::<V>()));
+                self.launch_load_balance::<I>(
                     (scan_ptr, scan.len()),
                     total,
                     call,
-                    Some((size_of::<V>(), align_of::<V>())),
-                    &mut scratch,
+                    layout,
+                    None,
+                    scratch,
                 )
             },
-        );
-        let checked = scratch.check(self);
-        launched?;
-        checked
+        )
     }
 }
 

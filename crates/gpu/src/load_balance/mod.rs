@@ -1,23 +1,22 @@
 //! The two-phase load-balancing search: programs and launches of its kernels (segments, interval expand and move, a user snippet).
 
-use cudarc::driver::DevicePtrMut;
-
 use crate::compare::sanitize;
 use crate::error::GpuError;
 use crate::key::cuda_value_type;
 use crate::runtime::device::Gpu;
-use crate::runtime::launch::{param_asserts, param_block, KernelParams, LaunchShape};
+use crate::runtime::launch::{param_asserts, param_block, KernelParams};
 use crate::runtime::program::{
     Program, ValueLayout, PARTITION_CUH, SERIAL_CUH, SHIPPED_VALUE_LAYOUTS,
 };
-use crate::runtime::shape::{overlapped_partition_blocks, MAX_GRID_X, PARTITION_THREADS};
-use crate::runtime::status::{messages, CheckArgs};
-use crate::search::{too_large, DeviceIndex, SearchScratch};
+use crate::runtime::shape::PARTITION_THREADS;
+use crate::runtime::status::messages;
+use crate::search::{partition_params, too_large, DeviceIndex, PartitionArgs, SearchScratch};
 
 pub mod host;
 pub mod interval;
 pub mod tuning;
 
+pub use interval::Interval;
 pub use tuning::LoadBalanceTuning;
 
 /// Number of 64-bit arguments a [`LoadBalanceOp`] snippet receives (`args.p[0..OP_ARGS]`).
@@ -142,18 +141,12 @@ pub fn load_balance_program<I: DeviceIndex>(
     Program { key, name, source }
 }
 
-param_block! {
+partition_params! {
     /// The parameter block of `twophase_lbs_partition` (kernels/load_balance.cu).
     struct LbsPartitionParams as "lbs_partition_params" {
         scan: u64,
         num_segments: u64,
         total: u64,
-        spacing: u64,
-        num_partitions: u64,
-        partitions: u64,
-        status: u64,
-        repair: u64,
-        generation: u32,
     }
 }
 
@@ -243,7 +236,7 @@ pub fn load_balance_program_id<I: DeviceIndex>(
 }
 
 /// Which tile kernel of the load-balancing program a call runs, with its own arguments.
-enum TileCall {
+enum TileCall<'a> {
     /// Segment ids (and ranks when the second address is not 0).
     Segments { segments: u64, ranks: u64 },
     /// `out[item] = values[segment]`.
@@ -256,33 +249,11 @@ enum TileCall {
         input: (u64, u64),
         output: (u64, u64),
     },
-    /// The user snippet.
-    ForEach { args: OpArgs },
+    /// The user snippet `op` (which its program is built with), with its arguments.
+    ForEach { op: &'a LoadBalanceOp, args: OpArgs },
 }
 
 impl Gpu {
-    /// A call of the built-in kernels (no user snippet) at the shipped tuning, over the scan at
-    /// device address `scan.0` of `scan.1` segments.
-    fn launch_builtin<I: DeviceIndex>(
-        &self,
-        scan: (u64, usize),
-        total: usize,
-        call: TileCall,
-        values: ValueLayout,
-        scratch: &mut SearchScratch,
-    ) -> Result<(), GpuError> {
-        self.launch_load_balance::<I>(
-            scan.0,
-            scan.1,
-            total,
-            call,
-            values,
-            &LoadBalanceOp::none(),
-            LoadBalanceTuning::shipped(),
-            scratch,
-        )
-    }
-
     /// Compile (or fetch from the caches) a load-balancing program ahead of the first call.
     pub fn prepare_load_balance<I: DeviceIndex>(
         &self,
@@ -300,19 +271,19 @@ impl Gpu {
         .map(|_| ())
     }
 
-    /// Both kernels of one load-balancing call over the device scan at address `scan`.
-    #[allow(clippy::too_many_arguments)] // The call's shape: each argument is one part of it.
+    /// Both kernels of one load-balancing call over the device scan at address `scan.0` of
+    /// `scan.1` segments, at `tuning` (`None`: [`LoadBalanceTuning::shipped`]); the built-in
+    /// calls run the program of [`LoadBalanceOp::none`].
     fn launch_load_balance<I: DeviceIndex>(
         &self,
-        scan: u64,
-        num_segments: usize,
+        (scan, num_segments): (u64, usize),
         total: usize,
-        call: TileCall,
+        call: TileCall<'_>,
         values: ValueLayout,
-        op: &LoadBalanceOp,
-        tuning: LoadBalanceTuning,
+        tuning: Option<LoadBalanceTuning>,
         scratch: &mut SearchScratch,
     ) -> Result<(), GpuError> {
+        let tuning = tuning.unwrap_or(LoadBalanceTuning::shipped());
         tuning.validate()?;
         crate::runtime::program::check_value_layout(values)?;
         if total == 0 {
@@ -326,6 +297,13 @@ impl Gpu {
         }
         too_large::<I>("total", total)?;
         too_large::<I>("segment count", num_segments)?;
+        let builtin = LoadBalanceOp::none();
+        let (op, entry) = match call {
+            TileCall::Segments { .. } => (&builtin, LOAD_BALANCE_ENTRY_TILE),
+            TileCall::Expand { .. } => (&builtin, LOAD_BALANCE_ENTRY_EXPAND),
+            TileCall::Move { .. } => (&builtin, LOAD_BALANCE_ENTRY_MOVE),
+            TileCall::ForEach { op, .. } => (op, LOAD_BALANCE_ENTRY_FOR_EACH),
+        };
         let (key, name) = load_balance_program_id::<I>(values, op, tuning);
         let kernels = self.kernels(
             &key,
@@ -333,73 +311,27 @@ impl Gpu {
             || load_balance_program::<I>(values, op, tuning).source,
             &LOAD_BALANCE_ENTRIES,
         )?;
-        let entry = match call {
-            TileCall::Segments { .. } => LOAD_BALANCE_ENTRY_TILE,
-            TileCall::Expand { .. } => LOAD_BALANCE_ENTRY_EXPAND,
-            TileCall::Move { .. } => LOAD_BALANCE_ENTRY_MOVE,
-            TileCall::ForEach { .. } => LOAD_BALANCE_ENTRY_FOR_EACH,
-        };
         let partition = kernels.function(LOAD_BALANCE_ENTRY_PARTITION)?;
         let tile_kernel = kernels.function(entry)?;
 
         let count = total.checked_add(num_segments).ok_or_else(|| {
             GpuError::TooLarge(format!("{total} items and {num_segments} segments"))
         })?;
-        let tile = tuning.tile();
-        let num_tiles = count.div_ceil(tile);
-        let num_partitions = num_tiles + 1;
-        if num_tiles as u64 > MAX_GRID_X {
-            return Err(GpuError::TooLarge(format!(
-                "{count} merge outputs need {num_tiles} tiles"
-            )));
-        }
-        let stream = self.stream().clone();
-        let check = scratch.input_check.args(self)?;
-        let buf = scratch.partitions(self, num_partitions)?;
-        let (partitions_ptr, _guard) = buf.device_ptr_mut(&stream);
-        let (segments, total_u, spacing, partition_count) = (
-            num_segments as u64,
-            total as u64,
-            tile as u64,
-            num_partitions as u64,
-        );
-        let CheckArgs {
-            status,
-            repair,
-            generation,
-            ..
-        } = check;
-        let partition_blocks = overlapped_partition_blocks(num_partitions)?;
-        let partition_params = LbsPartitionParams {
-            scan,
-            num_segments: segments,
-            total: total_u,
-            spacing,
-            num_partitions: partition_count,
-            partitions: partitions_ptr,
-            status,
-            repair,
-            generation,
+        let (segments, total) = (num_segments as u64, total as u64);
+        let partition_launch = |shape, args: PartitionArgs| {
+            let params = LbsPartitionParams::new(scan, segments, total, args);
+            // SAFETY: the block is twophase_lbs_partition's (kernels/load_balance.cu; the program
+            // asserts the layouts equal); the scan holds `num_segments` indices of type I and the
+            // partitions buffer `num_partitions` entries, the check's words live in the scratch,
+            // all valid on this stream until the launches are made (launch_search_phases). The
+            // shape's blocks cover every boundary.
+            unsafe { self.launch(partition, shape, &params) }
         };
-        // SAFETY: the block is twophase_lbs_partition's (kernels/load_balance.cu; the program
-        // asserts the layouts equal); the scan holds `num_segments` indices of type I and the
-        // partitions buffer `num_partitions` entries, the check's words live in the scratch, all
-        // valid on this stream until the guards drop after the launches. The blocks overlap by
-        // one boundary, so `partition_blocks` of PARTITION_THREADS cover every boundary.
-        unsafe {
-            self.launch(
-                partition,
-                LaunchShape::new(partition_blocks, PARTITION_THREADS),
-                &partition_params,
-            )
-        }?;
-
         // The tile kernels: one block per tile, each a programmatic dependent of the partition
         // kernel (it waits with griddepcontrol.wait before reading the partitions). Whatever the
         // scan holds, the tiles read and write only inside the buffers they are given
         // (kernels/cta_load_balance.cuh).
-        let shape = LaunchShape::new(num_tiles as u32, tuning.threads).dependent(true);
-        match call {
+        let tile_launch = |shape, args: PartitionArgs| match call {
             TileCall::Segments {
                 segments: segments_out,
                 ranks,
@@ -407,37 +339,38 @@ impl Gpu {
                 let params = LbsTileParams {
                     scan,
                     num_segments: segments,
-                    total: total_u,
-                    partitions: partitions_ptr,
+                    total,
+                    partitions: args.partitions,
                     segments: segments_out,
                     ranks,
-                    status,
-                    repair,
-                    generation,
+                    status: args.status,
+                    repair: args.repair,
+                    generation: args.generation,
                 };
                 // SAFETY: the block is twophase_lbs_tile's (kernels/load_balance.cu; the program
                 // asserts the layouts equal); the callers checked that `segments` (and `ranks`,
                 // unless 0) hold `total` indices of type I; the scan, partitions and check words
-                // are those of the partition launch, valid on this stream until the guards drop.
+                // are those of the partition launch, valid on this stream until the launches are
+                // made.
                 unsafe { self.launch(tile_kernel, shape, &params) }
             }
             TileCall::Expand { values, out } => {
                 let params = IntervalExpandParams {
                     scan,
                     num_segments: segments,
-                    total: total_u,
-                    partitions: partitions_ptr,
+                    total,
+                    partitions: args.partitions,
                     values,
                     out,
-                    status,
-                    repair,
-                    generation,
+                    status: args.status,
+                    repair: args.repair,
+                    generation: args.generation,
                 };
                 // SAFETY: the block is twophase_interval_expand's (kernels/load_balance.cu; the
                 // program asserts the layouts equal); the callers checked `values` against the
                 // segments, `out` against `total` and both against the program's value layout;
-                // the scan, partitions and check words are valid on this stream until the guards
-                // drop.
+                // the scan, partitions and check words are valid on this stream until the
+                // launches are made.
                 unsafe { self.launch(tile_kernel, shape, &params) }
             }
             TileCall::Move {
@@ -449,46 +382,52 @@ impl Gpu {
                 let params = IntervalMoveParams {
                     scan,
                     num_segments: segments,
-                    total: total_u,
-                    partitions: partitions_ptr,
+                    total,
+                    partitions: args.partitions,
                     gather,
                     scatter,
                     input: input.0,
                     input_count: input.1,
                     output: output.0,
                     output_count: output.1,
-                    status,
-                    repair,
-                    generation,
+                    status: args.status,
+                    repair: args.repair,
+                    generation: args.generation,
                 };
                 // SAFETY: the block is twophase_interval_move's (kernels/load_balance.cu; the
                 // program asserts the layouts equal); `gather` and `scatter` (unless 0) hold one
                 // index of type I per segment (checked by the callers), `input` and `output` hold
                 // `input_count` and `output_count` values of the program's layout, and the kernel
                 // checks every position against those counts; the scan, partitions and check
-                // words are valid on this stream until the guards drop.
+                // words are valid on this stream until the launches are made.
                 unsafe { self.launch(tile_kernel, shape, &params) }
             }
-            TileCall::ForEach { args } => {
+            TileCall::ForEach { args: op_args, .. } => {
                 let params = LbsForEachParams {
                     scan,
                     num_segments: segments,
-                    total: total_u,
-                    partitions: partitions_ptr,
-                    args,
-                    status,
-                    repair,
-                    generation,
+                    total,
+                    partitions: args.partitions,
+                    args: op_args,
+                    status: args.status,
+                    repair: args.repair,
+                    generation: args.generation,
                 };
                 // SAFETY: the block is twophase_lbs_for_each's (kernels/load_balance.cu; the
                 // program asserts the layouts equal, `args` as the 64-byte twophase_op_args that
                 // OpArgs mirrors with #[repr(C)]); the kernel itself touches only the scan,
-                // partitions and check words, valid on this stream until the guards drop; what
-                // the snippet does with `args` is the caller's trusted code (LoadBalanceOp).
+                // partitions and check words, valid on this stream until the launches are made;
+                // what the snippet does with `args` is the caller's trusted code (LoadBalanceOp).
                 unsafe { self.launch(tile_kernel, shape, &params) }
             }
-        }?;
-        Ok(())
+        };
+        self.launch_search_phases(
+            count,
+            (tuning.tile(), tuning.threads),
+            scratch,
+            partition_launch,
+            tile_launch,
+        )
     }
 }
 

@@ -8,15 +8,16 @@ use crate::compare::{sanitize, DeviceComparator};
 use crate::error::GpuError;
 use crate::key::DeviceKey;
 use crate::runtime::device::Gpu;
-use crate::runtime::launch::{param_asserts, param_block, KernelParams, LaunchShape};
+use crate::runtime::launch::{param_asserts, param_block, KernelParams};
 use crate::runtime::program::{
     program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout, CTA_MERGE_CUH,
     PARTITION_CUH, SERIAL_CUH,
 };
-use crate::runtime::shape::{overlapped_partition_blocks, MAX_GRID_X, PARTITION_THREADS};
 use crate::runtime::staging::Staged;
-use crate::runtime::status::{messages, CheckArgs};
-use crate::search::{check_len, too_large, DeviceIndex, SearchBound, SearchScratch};
+use crate::runtime::status::messages;
+use crate::search::{
+    check_len, partition_params, too_large, DeviceIndex, SearchBound, SearchScratch,
+};
 
 pub mod tuning;
 
@@ -73,19 +74,13 @@ pub fn sorted_search_program<K: DeviceKey, I: DeviceIndex, C: DeviceComparator<K
     )
 }
 
-param_block! {
+partition_params! {
     /// The parameter block of `twophase_search_partition` (kernels/sorted_search.cu).
     struct SearchPartitionParams as "search_partition_params" {
         needles: u64,
         needle_count: u64,
         haystack: u64,
         haystack_count: u64,
-        spacing: u64,
-        num_partitions: u64,
-        partitions: u64,
-        status: u64,
-        repair: u64,
-        generation: u32,
     }
 }
 
@@ -105,24 +100,25 @@ param_block! {
 }
 
 impl Gpu {
-    /// Both kernels of one sorted search over device addresses.
+    /// Both kernels of one sorted search over device addresses: the needles, the haystack and
+    /// the output, the first two holding `counts` keys.
     #[allow(clippy::too_many_arguments)] // The call's shape: each argument is one part of it.
     fn launch_sorted_search<K: DeviceKey, I: DeviceIndex, C: DeviceComparator<K> + ?Sized>(
         &self,
-        needles: (u64, usize),
-        haystack: (u64, usize),
-        out: u64,
+        [needles, haystack, out]: [u64; 3],
+        (needle_count, haystack_count): (usize, usize),
         bound: SearchBound,
         comp: &C,
-        tuning: SortedSearchTuning,
+        tuning: Option<SortedSearchTuning>,
         scratch: &mut SearchScratch,
     ) -> Result<(), GpuError> {
+        let tuning = tuning.unwrap_or(SortedSearchTuning::for_key(size_of::<K>()));
         tuning.validate(size_of::<K>())?;
         // With no needles the kernels still run over the haystack: they check its order.
-        if needles.1 == 0 && haystack.1 == 0 {
+        if needle_count == 0 && haystack_count == 0 {
             return Ok(());
         }
-        too_large::<I>("haystack length", haystack.1)?;
+        too_large::<I>("haystack length", haystack_count)?;
         let primitive = search_primitive::<I>(bound);
         let (key, name) = program_id::<K, C>(&primitive, comp, None, tuning.threads, tuning.vt);
         let kernels = self.kernels(
@@ -133,163 +129,88 @@ impl Gpu {
         )?;
         let partition = kernels.function(SORTED_SEARCH_ENTRY_PARTITION)?;
         let tile_kernel = kernels.function(SORTED_SEARCH_ENTRY_TILE)?;
-        let count = needles.1.checked_add(haystack.1).ok_or_else(|| {
+        let count = needle_count.checked_add(haystack_count).ok_or_else(|| {
             GpuError::TooLarge(format!(
-                "{} needles and {} haystack keys",
-                needles.1, haystack.1
+                "{needle_count} needles and {haystack_count} haystack keys"
             ))
         })?;
-        let tile = tuning.tile();
-        let num_tiles = count.div_ceil(tile);
-        let num_partitions = num_tiles + 1;
-        if num_tiles as u64 > MAX_GRID_X {
-            return Err(GpuError::TooLarge(format!(
-                "{count} merge outputs need {num_tiles} tiles"
-            )));
-        }
-        let stream = self.stream().clone();
-        let check = scratch.input_check.args(self)?;
-        let buf = scratch.partitions(self, num_partitions)?;
-        let (partitions_ptr, _guard) = buf.device_ptr_mut(&stream);
-        let (n_count, h_count, spacing, partition_count) = (
-            needles.1 as u64,
-            haystack.1 as u64,
-            tile as u64,
-            num_partitions as u64,
-        );
-        let CheckArgs {
-            status,
-            repair,
-            generation,
-            ..
-        } = check;
-        let partition_blocks = overlapped_partition_blocks(num_partitions)?;
-        let partition_params = SearchPartitionParams {
-            needles: needles.0,
-            needle_count: n_count,
-            haystack: haystack.0,
-            haystack_count: h_count,
-            spacing,
-            num_partitions: partition_count,
-            partitions: partitions_ptr,
-            status,
-            repair,
-            generation,
-        };
-        // SAFETY: the block is twophase_search_partition's (kernels/sorted_search.cu; the program
-        // asserts the layouts equal); the needles and the haystack hold the given counts of K,
-        // the partitions buffer `num_partitions` entries, the check's words live in the scratch,
-        // all valid on this stream until the guards drop after the launches. The blocks overlap
-        // by one boundary, so `partition_blocks` of PARTITION_THREADS cover every boundary.
-        unsafe {
-            self.launch(
-                partition,
-                LaunchShape::new(partition_blocks, PARTITION_THREADS),
-                &partition_params,
-            )
-        }?;
-        let tile_params = SearchTileParams {
-            needles: needles.0,
-            needle_count: n_count,
-            haystack: haystack.0,
-            haystack_count: h_count,
-            partitions: partitions_ptr,
-            out,
-            status,
-            repair,
-            generation,
-        };
-        // SAFETY: the block is twophase_search_tile's (kernels/sorted_search.cu; the program
-        // asserts the layouts equal); `out` holds one index of type I per needle (checked by the
-        // callers); one block per tile. The kernel reads and writes only inside these buffers for
-        // any keys and comparator (kernels/sorted_search.cu). As a programmatic dependent, it
-        // waits (griddepcontrol.wait) for the partition kernel before reading the partitions.
-        unsafe {
-            self.launch(
-                tile_kernel,
-                LaunchShape::new(num_tiles as u32, tuning.threads).dependent(true),
-                &tile_params,
-            )
-        }?;
-        Ok(())
+        let (needle_count, haystack_count) = (needle_count as u64, haystack_count as u64);
+        self.launch_search_phases(
+            count,
+            (tuning.tile(), tuning.threads),
+            scratch,
+            |shape, args| {
+                let params = SearchPartitionParams::new(
+                    needles,
+                    needle_count,
+                    haystack,
+                    haystack_count,
+                    args,
+                );
+                // SAFETY: the block is twophase_search_partition's (kernels/sorted_search.cu;
+                // the program asserts the layouts equal); the needles and the haystack hold the
+                // given counts of K, the partitions buffer `num_partitions` entries, the check's
+                // words live in the scratch, all valid on this stream until the launches are
+                // made (launch_search_phases). The shape's blocks cover every boundary.
+                unsafe { self.launch(partition, shape, &params) }
+            },
+            |shape, args| {
+                let params = SearchTileParams {
+                    needles,
+                    needle_count,
+                    haystack,
+                    haystack_count,
+                    partitions: args.partitions,
+                    out,
+                    status: args.status,
+                    repair: args.repair,
+                    generation: args.generation,
+                };
+                // SAFETY: the block is twophase_search_tile's (kernels/sorted_search.cu; the
+                // program asserts the layouts equal); `out` holds one index of type I per needle
+                // (checked by the callers); one block per tile. The kernel reads and writes only
+                // inside these buffers for any keys and comparator (kernels/sorted_search.cu). As
+                // a programmatic dependent, it waits (griddepcontrol.wait) for the partition
+                // kernel before reading the partitions.
+                unsafe { self.launch(tile_kernel, shape, &params) }
+            },
+        )
     }
 
     /// Sorted search on the device: for each needle of the sorted `needles`, its lower or upper
     /// bound in the sorted `haystack` under `comp`, written to `out` (one index of type `I` per
     /// needle). One merge of the two arrays split by merge path — no binary search per needle.
-    /// Asynchronous.
+    /// `tuning` is the tile kernel's launch shape; `None` takes the one shipped for the key
+    /// size ([`SortedSearchTuning::for_key`]). Asynchronous.
     ///
     /// Whatever the keys and the comparator, every needle's result is written once and lies
     /// within `[0, haystack.len()]`. Needles or a haystack not sorted under `comp` (and a
     /// comparator found inconsistent) are detected on the device and reported by
     /// [`SearchScratch::check`]; the results are then unspecified. With no needles the haystack
     /// is still read and checked, as the host call checks it.
-    pub fn sorted_search_device<K, I, C, N, H, O>(
-        &self,
-        needles: &N,
-        haystack: &H,
-        out: &mut O,
-        bound: SearchBound,
-        comp: &C,
-        scratch: &mut SearchScratch,
-    ) -> Result<(), GpuError>
-    where
-        K: DeviceKey,
-        I: DeviceIndex,
-        C: DeviceComparator<K> + ?Sized,
-        N: DevicePtr<K>,
-        H: DevicePtr<K>,
-        O: DevicePtrMut<I>,
-    {
-        self.sorted_search_device_tuned(
-            needles,
-            haystack,
-            out,
-            bound,
-            comp,
-            SortedSearchTuning::for_key(size_of::<K>()),
-            scratch,
-        )
-    }
-
-    /// [`sorted_search_device`](Self::sorted_search_device) with an explicit tuning.
     #[allow(clippy::too_many_arguments)] // The call's shape: each argument is one part of it.
-    pub fn sorted_search_device_tuned<K, I, C, N, H, O>(
+    pub fn sorted_search_device<K: DeviceKey, I: DeviceIndex, C: DeviceComparator<K> + ?Sized>(
         &self,
-        needles: &N,
-        haystack: &H,
-        out: &mut O,
+        needles: &dyn DevicePtr<K>,
+        haystack: &dyn DevicePtr<K>,
+        out: &mut dyn DevicePtrMut<I>,
         bound: SearchBound,
         comp: &C,
-        tuning: SortedSearchTuning,
+        tuning: Option<SortedSearchTuning>,
         scratch: &mut SearchScratch,
-    ) -> Result<(), GpuError>
-    where
-        K: DeviceKey,
-        I: DeviceIndex,
-        C: DeviceComparator<K> + ?Sized,
-        N: DevicePtr<K>,
-        H: DevicePtr<K>,
-        O: DevicePtrMut<I>,
-    {
+    ) -> Result<(), GpuError> {
         check_len("search output", needles.len(), out.len())?;
         let stream = self.stream().clone();
         let (n_ptr, _n) = needles.device_ptr(&stream);
         let (h_ptr, _h) = haystack.device_ptr(&stream);
         let (out_ptr, _o) = out.device_ptr_mut(&stream);
-        self.launch_sorted_search::<K, I, C>(
-            (n_ptr, needles.len()),
-            (h_ptr, haystack.len()),
-            out_ptr,
-            bound,
-            comp,
-            tuning,
-            scratch,
-        )
+        let counts = (needles.len(), haystack.len());
+        let addresses = [n_ptr, h_ptr, out_ptr];
+        self.launch_sorted_search::<K, I, C>(addresses, counts, bound, comp, tuning, scratch)
     }
 
     /// Host convenience: sorted search of host slices (see
-    /// [`sorted_search_device`](Self::sorted_search_device)).
+    /// [`sorted_search_device`](Self::sorted_search_device)), at the shipped tuning.
     pub fn sorted_search<K: DeviceKey, I: DeviceIndex, C: DeviceComparator<K> + ?Sized>(
         &self,
         needles: &[K],
@@ -311,26 +232,15 @@ impl Gpu {
             }
             return Ok(out);
         }
-        let mut scratch = self.pooled_scratch::<SearchScratch>();
-        let mut buffers = [
+        let buffers = [
             Staged::Upload(bytemuck::cast_slice(needles)),
             Staged::Upload(bytemuck::cast_slice(haystack)),
             Staged::Download(bytemuck::cast_slice_mut(&mut out)),
         ];
-        let launched = self.through_staging(&mut buffers, |[n_ptr, h_ptr, out_ptr]| {
-            self.launch_sorted_search::<K, I, C>(
-                (n_ptr, needles.len()),
-                (h_ptr, haystack.len()),
-                out_ptr,
-                bound,
-                comp,
-                SortedSearchTuning::for_key(size_of::<K>()),
-                &mut scratch,
-            )
-        });
-        let checked = scratch.check(self);
-        launched?;
-        checked?;
+        let counts = (needles.len(), haystack.len());
+        self.search_through_staging(buffers, |addresses, scratch| {
+            self.launch_sorted_search::<K, I, C>(addresses, counts, bound, comp, None, scratch)
+        })?;
         Ok(out)
     }
 }
