@@ -11,7 +11,9 @@ use twophase_gpu::runtime::program::{program, Program, ValueLayout};
 use twophase_gpu::sorted_search::shipped_sorted_search_programs;
 use twophase_gpu::variants::batcher::shipped_batcher_programs;
 use twophase_gpu::variants::textbook::shipped_textbook_merge_programs;
-use twophase_gpu::{device_key, CudaComparator, DeviceKey, GpuError, Less, MergesortTuning};
+use twophase_gpu::{
+    device_key, CudaComparator, DeviceComparator, DeviceKey, GpuError, Less, MergesortTuning,
+};
 
 /// Architectures CI compiles for: Ampere (A100) and Hopper (H100/H200).
 const CI_ARCHS: [u32; 2] = [80, 90];
@@ -108,24 +110,35 @@ fn every_shipped_kernel_compiles_for_sm80_and_sm90_without_warnings() {
     );
 }
 
+/// Architecture of the probes below.
+const PROBE_ARCH: u32 = 90;
+
+/// Threads and items per thread of the probe programs (compiled only, never launched).
+const PROBE_THREADS: u32 = 128;
+const PROBE_VT: u32 = 1;
+
+/// The probe program: `sources` after the prelude for key `K`, comparator `comp` and `values`.
+fn probe<K: DeviceKey, C: DeviceComparator<K>>(
+    sources: &[&str],
+    comp: &C,
+    values: ValueLayout,
+) -> Program {
+    program::<K, C>("probe", sources, comp, values, PROBE_THREADS, PROBE_VT)
+}
+
+/// A kernel that is not CUDA.
+const NOT_CUDA: &str = "__global__ void k() { this_is_not_cuda; }";
+
 #[test]
 fn a_compile_error_keeps_the_log_and_the_name() {
     if !nvrtc_or_skip() {
         return;
     }
-    let err = compile_cubin(
-        "__global__ void k() { this_is_not_cuda; }",
-        "broken_probe.cu",
-        90,
-    )
-    .expect_err("must not compile");
+    let err = compile_cubin(NOT_CUDA, "broken_probe.cu", PROBE_ARCH).expect_err("must not compile");
     let text = err.to_string();
     assert!(text.contains("broken_probe.cu"), "{text}");
     assert!(text.contains("this_is_not_cuda"), "{text}");
 }
-
-/// Architecture of the user-snippet probes below.
-const PROBE_ARCH: u32 = 90;
 
 /// A kernel calling the comparator, so that the prelude and the comparator are instantiated.
 const PROBE_KERNEL: &str = "extern \"C\" __global__ void twophase_probe(const key_type* keys, \
@@ -182,7 +195,7 @@ fn user_key_probe<K: DeviceKey>(
 ) -> Program {
     let body = format!("return a.{field} < b.{field};");
     let comp = CudaComparator::new(&format!("by_{field}"), &body, is_less);
-    program::<K, _>("probe", &[PROBE_KERNEL], &comp, values, 128, 1)
+    probe::<K, _>(&[PROBE_KERNEL], &comp, values)
 }
 
 #[test]
@@ -207,29 +220,33 @@ fn a_layout_mismatched_user_key_does_not_compile() {
     compile_cubin(&probe.source, &probe.name, PROBE_ARCH).expect("a matching user key compiles");
 }
 
+/// The log of the probe program under the `u32` user comparator `name` whose CUDA `body` does
+/// not compile.
+fn broken_comparator_log(name: &str, body: &str) -> String {
+    let comp = CudaComparator::new(name, body, |a: &u32, b: &u32| a < b);
+    let probe = probe::<u32, _>(&[PROBE_KERNEL], &comp, None);
+    compile_log(&probe.source, &probe.name)
+}
+
 #[test]
 fn a_comparator_without_return_does_not_compile() {
     if !nvrtc_or_skip() {
         return;
     }
-    let comp = CudaComparator::new("no_return", "a < b;", |a: &u32, b: &u32| a < b);
-    let probe = program::<u32, _>("probe", &[PROBE_KERNEL], &comp, None, 128, 1);
-    let log = compile_log(&probe.source, &probe.name);
+    let log = broken_comparator_log("no_return", "a < b;");
     assert!(
         log.contains("comparator no_return("),
         "the snippet is named: {log}"
     );
     assert!(log.contains("missing return statement"), "{log}");
 
-    let comp = CudaComparator::new("broken", "return a <> b;", |a: &u32, b: &u32| a < b);
-    let probe = program::<u32, _>("probe", &[PROBE_KERNEL], &comp, None, 128, 1);
-    let log = compile_log(&probe.source, &probe.name);
+    let log = broken_comparator_log("broken", "return a <> b;");
     assert!(
         log.contains("comparator broken(1): error"),
         "the line is the snippet's: {log}"
     );
 
-    let probe = program::<u32, _>("probe", &[PROBE_KERNEL], &Less, None, 128, 1);
+    let probe = probe::<u32, _>(&[PROBE_KERNEL], &Less, None);
     let (_, log) = compile_cubin_with_log(&probe.source, &probe.name, PROBE_ARCH)
         .expect("the built-in comparator compiles");
     assert!(!log.contains("warning"), "{log}");
@@ -240,7 +257,7 @@ fn an_error_after_a_snippet_points_at_the_generated_line() {
     if !nvrtc_or_skip() {
         return;
     }
-    let probe = program::<u32, _>("probe", &["this_is_not_cuda;"], &Less, None, 128, 1);
+    let probe = probe::<u32, _>(&["this_is_not_cuda;"], &Less, None);
     let log = compile_log(&probe.source, &probe.name);
     let line = probe
         .source
