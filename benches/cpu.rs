@@ -1,6 +1,9 @@
 //! CPU benchmarks: two-phase mergesort vs `slice::sort` and rayon `par_sort`, merge vs sequential.
 
-use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{
+    criterion_group, criterion_main, BatchSize, BenchmarkGroup, BenchmarkId, Criterion, Throughput,
+};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use rayon::slice::ParallelSliceMut;
 use std::time::Duration;
@@ -13,6 +16,8 @@ const SEED: u64 = 0x7e0_9a5e;
 /// Samples per benchmark: a 16M sort takes around a second on two cores, so criterion's default
 /// of 100 would take minutes per line.
 const SAMPLES: usize = 10;
+/// Warm-up before the samples of each benchmark.
+const WARM_UP: Duration = Duration::from_secs(1);
 
 fn random<T>(n: usize) -> Vec<T>
 where
@@ -36,19 +41,25 @@ fn sequential_merge<T: Copy + Ord>(a: &[T], b: &[T], out: &mut [T]) {
     }
 }
 
-fn sort_group<T>(c: &mut Criterion, name: &str)
+/// A benchmark group `<primitive>_<key>` sampled this file's way: [`SAMPLES`] samples after a
+/// [`WARM_UP`].
+fn group<'c>(c: &'c mut Criterion, primitive: &str, key: &str) -> BenchmarkGroup<'c, WallTime> {
+    let mut group = c.benchmark_group(format!("{primitive}_{key}"));
+    group.sample_size(SAMPLES).warm_up_time(WARM_UP);
+    group
+}
+
+/// The sort group (`sort_<name>`) and the merge group (`merge_<name>`) of key type `T`.
+fn key_groups<T>(c: &mut Criterion, name: &str)
 where
     T: Copy + Ord + Send + Sync,
     rand::distributions::Standard: rand::distributions::Distribution<T>,
 {
-    let mut group = c.benchmark_group(format!("sort_{name}"));
-    group
-        .sample_size(SAMPLES)
-        .warm_up_time(Duration::from_secs(1));
+    let mut sort = group(c, "sort", name);
     for n in SIZES {
         let input = random::<T>(n);
-        group.throughput(Throughput::Elements(n as u64));
-        group.bench_with_input(
+        sort.throughput(Throughput::Elements(n as u64));
+        sort.bench_with_input(
             BenchmarkId::new("twophase_mergesort", n),
             &input,
             |bench, input| {
@@ -59,29 +70,20 @@ where
                 )
             },
         );
-        group.bench_with_input(
+        sort.bench_with_input(
             BenchmarkId::new("rayon_par_sort", n),
             &input,
             |bench, input| {
                 bench.iter_batched_ref(|| input.clone(), |v| v.par_sort(), BatchSize::LargeInput)
             },
         );
-        group.bench_with_input(BenchmarkId::new("std_sort", n), &input, |bench, input| {
+        sort.bench_with_input(BenchmarkId::new("std_sort", n), &input, |bench, input| {
             bench.iter_batched_ref(|| input.clone(), |v| v.sort(), BatchSize::LargeInput)
         });
     }
-    group.finish();
-}
+    sort.finish();
 
-fn merge_group<T>(c: &mut Criterion, name: &str)
-where
-    T: Copy + Ord + Send + Sync,
-    rand::distributions::Standard: rand::distributions::Distribution<T>,
-{
-    let mut group = c.benchmark_group(format!("merge_{name}"));
-    group
-        .sample_size(SAMPLES)
-        .warm_up_time(Duration::from_secs(1));
+    let mut merge = group(c, "merge", name);
     for n in SIZES {
         let mut keys = random::<T>(n);
         let (a, b) = keys.split_at_mut(n / 2);
@@ -89,22 +91,20 @@ where
         b.sort_unstable();
         let (a, b) = (a.to_vec(), b.to_vec());
         let mut out = keys.clone();
-        group.throughput(Throughput::Elements(n as u64));
-        group.bench_function(BenchmarkId::new("twophase_merge", n), |bench| {
+        merge.throughput(Throughput::Elements(n as u64));
+        merge.bench_function(BenchmarkId::new("twophase_merge", n), |bench| {
             bench.iter(|| cpu::merge_into_by(&a, &b, &mut out, |x: &T, y: &T| x < y))
         });
-        group.bench_function(BenchmarkId::new("sequential_merge", n), |bench| {
+        merge.bench_function(BenchmarkId::new("sequential_merge", n), |bench| {
             bench.iter(|| sequential_merge(&a, &b, &mut out))
         });
     }
-    group.finish();
+    merge.finish();
 }
 
 fn benches(c: &mut Criterion) {
-    sort_group::<u32>(c, "u32");
-    sort_group::<u64>(c, "u64");
-    merge_group::<u32>(c, "u32");
-    merge_group::<u64>(c, "u64");
+    key_groups::<u32>(c, "u32");
+    key_groups::<u64>(c, "u64");
 }
 
 criterion_group!(cpu_benches, benches);

@@ -4,9 +4,11 @@
 //! when this machine has one and on the CPU backend (`twophase::cpu`) otherwise; a GPU that is present but
 //! fails returns its error instead of falling back. The result is checked against std either way.
 
+mod common;
+
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
-use twophase::{Backend, Error};
+use rand::Rng;
+use twophase::Error;
 
 /// Keys in each input: enough to fill a GPU with tiles, quick on two CPU cores.
 const KEYS_PER_INPUT: usize = 1 << 20;
@@ -23,15 +25,13 @@ fn sorted_keys(rng: &mut StdRng, n: usize) -> Vec<u32> {
 }
 
 fn main() -> Result<(), Error> {
-    let backend = match twophase::backend() {
-        Backend::Gpu => "the GPU (device 0)",
-        Backend::Cpu => "the CPU backend (no usable GPU here)",
-    };
-    println!("merging on {backend}");
+    common::run("merging", SEED, merge_demo)
+}
 
-    let mut rng = StdRng::seed_from_u64(SEED);
-    let a = sorted_keys(&mut rng, KEYS_PER_INPUT);
-    let b = sorted_keys(&mut rng, KEYS_PER_INPUT);
+/// Merges two sorted key vectors, then the same keys with values, checking both against std.
+fn merge_demo(rng: &mut StdRng) -> Result<(), Error> {
+    let a = sorted_keys(rng, KEYS_PER_INPUT);
+    let b = sorted_keys(rng, KEYS_PER_INPUT);
 
     // Keys only.
     let merged = twophase::merge(&a, &b)?;

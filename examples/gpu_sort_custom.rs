@@ -6,10 +6,12 @@
 //! one the same sort runs on the CPU backend with the Rust closure. The two must agree, as they
 //! do for the built-in comparators.
 
+mod common;
+
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use twophase::bytemuck;
-use twophase::{Backend, CudaComparator, DeviceKey, Error};
+use twophase::{CudaComparator, DeviceKey, Error};
 
 /// A particle: its grid cell, its id (its position before the sort) and its energy. `#[repr(C)]`
 /// with no padding, so the same bytes are the CUDA `struct particle` below.
@@ -36,13 +38,11 @@ const CELLS: u32 = 1 << 10;
 const SEED: u64 = 11;
 
 fn main() -> Result<(), Error> {
-    let backend = match twophase::backend() {
-        Backend::Gpu => "the GPU (device 0)",
-        Backend::Cpu => "the CPU backend (no usable GPU here)",
-    };
-    println!("sorting on {backend}");
+    common::run("sorting", SEED, sort_demo)
+}
 
-    let mut rng = StdRng::seed_from_u64(SEED);
+/// Sorts particles by cell with a user comparator, checking the result against std's stable sort.
+fn sort_demo(rng: &mut StdRng) -> Result<(), Error> {
     let mut particles: Vec<Particle> = (0..PARTICLES as u32)
         .map(|id| Particle {
             cell: rng.gen_range(0..CELLS),

@@ -6,9 +6,11 @@
 //! uneven the degrees are (docs/search.md). Runs on the GPU if present, else the CPU backend, and
 //! is checked against the plain nested loop.
 
+mod common;
+
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
-use twophase::{Backend, Error};
+use rand::Rng;
+use twophase::Error;
 
 /// Vertices of the generated graph.
 const VERTICES: usize = 100_000;
@@ -25,18 +27,16 @@ fn degree(rng: &mut StdRng) -> usize {
 }
 
 fn main() -> Result<(), Error> {
-    let backend = match twophase::backend() {
-        Backend::Gpu => "the GPU (device 0)",
-        Backend::Cpu => "the CPU backend (no usable GPU here)",
-    };
-    println!("expanding on {backend}");
+    common::run("expanding", SEED, expand_demo)
+}
 
+/// Expands a random CSR graph into its edge list, checking it against the nested loop.
+fn expand_demo(rng: &mut StdRng) -> Result<(), Error> {
     // CSR: row_offsets[v] = first edge of v (an exclusive scan of the degrees), plus the total.
-    let mut rng = StdRng::seed_from_u64(SEED);
     let mut row_offsets = Vec::with_capacity(VERTICES + 1);
     row_offsets.push(0usize);
     for _ in 0..VERTICES {
-        let next = row_offsets[row_offsets.len() - 1] + degree(&mut rng);
+        let next = row_offsets[row_offsets.len() - 1] + degree(rng);
         row_offsets.push(next);
     }
     let edges = row_offsets[VERTICES];

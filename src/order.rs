@@ -176,26 +176,24 @@ pub fn greater<T: PartialOrd>(a: &T, b: &T) -> bool {
     a > b
 }
 
-/// Ascending IEEE 754 total order on `f32` (positive NaN last, -0.0 before +0.0).
-#[inline(always)]
-pub fn total_less_f32(a: &f32, b: &f32) -> bool {
-    a.total_cmp(b).is_lt()
+/// The IEEE 754 total orders of one float type, ascending and descending, as "is less" functions.
+macro_rules! total_orders {
+    ($($float:ty => $less:ident, $greater:ident;)+) => {$(
+        #[doc = concat!("Ascending IEEE 754 total order on `", stringify!($float), "` (positive NaN last, -0.0 before +0.0).")]
+        #[inline(always)]
+        pub fn $less(a: &$float, b: &$float) -> bool {
+            a.total_cmp(b).is_lt()
+        }
+
+        #[doc = concat!("Descending IEEE 754 total order on `", stringify!($float), "` (positive NaN first).")]
+        #[inline(always)]
+        pub fn $greater(a: &$float, b: &$float) -> bool {
+            b.total_cmp(a).is_lt()
+        }
+    )+};
 }
 
-/// Ascending IEEE 754 total order on `f64` (positive NaN last, -0.0 before +0.0).
-#[inline(always)]
-pub fn total_less_f64(a: &f64, b: &f64) -> bool {
-    a.total_cmp(b).is_lt()
-}
-
-/// Descending IEEE 754 total order on `f32` (positive NaN first).
-#[inline(always)]
-pub fn total_greater_f32(a: &f32, b: &f32) -> bool {
-    b.total_cmp(a).is_lt()
-}
-
-/// Descending IEEE 754 total order on `f64` (positive NaN first).
-#[inline(always)]
-pub fn total_greater_f64(a: &f64, b: &f64) -> bool {
-    b.total_cmp(a).is_lt()
+total_orders! {
+    f32 => total_less_f32, total_greater_f32;
+    f64 => total_less_f64, total_greater_f64;
 }

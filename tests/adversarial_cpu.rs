@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use proptest::prelude::*;
 use twophase::cpu::{self, MergeTuning, MergesortTuning, SearchBound, SearchTuning};
-use twophase::{CudaComparator, DeviceComparator, Error as GpuError, Less, TotalOrder};
+use twophase::{CudaComparator, DeviceComparator, DeviceKey, Error as GpuError, Less, TotalOrder};
 use twophase_gpu::runtime::status::messages;
 
 /// The size of the input that checks a primitive at 2^22 keys (release CI runs debug tests, so
@@ -15,6 +15,20 @@ const LARGE: usize = 1 << 22;
 /// Sizes 0 and 1, each side of `tile`, and several tiles.
 fn sizes(tile: usize) -> [usize; 6] {
     [0, 1, tile - 1, tile, tile + 1, 3 * tile + 5]
+}
+
+/// Percentages of NaN among the random floats: a few, and many.
+const NAN_PERCENTS: [u64; 2] = [1, 30];
+
+/// Random floats at each of [`NAN_PERCENTS`] and each size around `tile`, as `(size, floats)`.
+fn float_inputs(rng: &mut XorShift, tile: usize) -> Vec<(usize, Vec<f32>)> {
+    let mut inputs = Vec::new();
+    for nan in NAN_PERCENTS {
+        for n in sizes(tile) {
+            inputs.push((n, rng.floats(n, nan)));
+        }
+    }
+    inputs
 }
 
 /// A small xorshift generator: fast enough for millions of keys in a debug build.
@@ -104,26 +118,46 @@ fn partial_f32() -> impl DeviceComparator<f32> {
 trait Bits: Copy {
     fn bits(self) -> u64;
 }
-impl Bits for u32 {
-    fn bits(self) -> u64 {
-        u64::from(self)
-    }
+
+/// [`Bits`] of each type the tests compare, one a line: the type, then its bits as a `u64`.
+macro_rules! bits {
+    ($($t:ty => |$x:ident| $bits:expr;)+) => {$(
+        impl Bits for $t {
+            fn bits(self) -> u64 {
+                let $x = self;
+                $bits
+            }
+        }
+    )+};
 }
-impl Bits for f32 {
-    fn bits(self) -> u64 {
-        u64::from(self.to_bits())
-    }
-}
-impl Bits for (u32, u32) {
-    fn bits(self) -> u64 {
-        u64::from(self.0) << 32 | u64::from(self.1)
-    }
+
+bits! {
+    u32 => |x| u64::from(x);
+    f32 => |x| u64::from(x.to_bits());
+    (u32, u32) => |x| u64::from(x.0) << 32 | u64::from(x.1);
 }
 
 fn multiset<T: Bits>(items: impl IntoIterator<Item = T>) -> Vec<u64> {
     let mut bits: Vec<u64> = items.into_iter().map(Bits::bits).collect();
     bits.sort_unstable();
     bits
+}
+
+/// `twophase::sort_pairs_by` of `input`, each key carrying its index, under `comp`: it sorts or
+/// names the inconsistent order, and the (key bits, index) pairs stay a permutation of the input's.
+#[track_caller]
+fn assert_sort_pairs_permutes<K: DeviceKey, C: DeviceComparator<K>>(
+    input: &[K],
+    comp: &C,
+    key_bits: fn(K) -> u32,
+    what: &str,
+) {
+    let mut keys = input.to_vec();
+    let mut values: Vec<u32> = (0..input.len() as u32).collect();
+    assert_ok_or_inconsistent(twophase::sort_pairs_by(&mut keys, &mut values, comp));
+    let pairs: Vec<(u32, u32)> = keys.into_iter().map(key_bits).zip(values).collect();
+    let input_pairs: Vec<(u32, u32)> = input.iter().copied().map(key_bits).zip(0..).collect();
+    assert_permutation(&pairs, &[&input_pairs], what);
 }
 
 #[track_caller]
@@ -204,32 +238,29 @@ fn no_gpu_here_so_any_calls_run_on_the_cpu() {
 #[test]
 fn floats_with_nan_sort_in_total_order_without_a_comparator() {
     let mut rng = XorShift::new(11);
-    for nan in [1, 30] {
-        for n in sizes(MergesortTuning::TILE) {
-            let input = rng.floats(n, nan);
-            let expected = total_sorted(input.clone());
-            let mut keys = input.clone();
-            cpu::mergesort(&mut keys);
-            assert_eq!(bits_of(&keys), bits_of(&expected), "cpu::mergesort {n}");
-            let mut keys = input.clone();
-            twophase::sort_by(&mut keys, &TotalOrder).expect("total order is consistent");
-            assert_eq!(bits_of(&keys), bits_of(&expected), "sort_by {n}");
-            // Values travel with their keys: the sorted pairs are std's stable sort.
-            let mut keys = input.clone();
-            let mut values: Vec<u32> = (0..n as u32).collect();
-            cpu::mergesort_pairs(&mut keys, &mut values);
-            let mut pairs: Vec<(f32, u32)> = input.iter().copied().zip(0..).collect();
-            pairs.sort_by(|x, y| x.0.total_cmp(&y.0));
-            assert_eq!(bits_of(&keys), bits_of(&expected), "mergesort_pairs {n}");
-            assert!(values.iter().eq(pairs.iter().map(|p| &p.1)));
-        }
+    for (n, input) in float_inputs(&mut rng, MergesortTuning::TILE) {
+        let expected = total_sorted(input.clone());
+        let mut keys = input.clone();
+        cpu::mergesort(&mut keys);
+        assert_eq!(bits_of(&keys), bits_of(&expected), "cpu::mergesort {n}");
+        let mut keys = input.clone();
+        twophase::sort_by(&mut keys, &TotalOrder).expect("total order is consistent");
+        assert_eq!(bits_of(&keys), bits_of(&expected), "sort_by {n}");
+        // Values travel with their keys: the sorted pairs are std's stable sort.
+        let mut keys = input.clone();
+        let mut values: Vec<u32> = (0..n as u32).collect();
+        cpu::mergesort_pairs(&mut keys, &mut values);
+        let mut pairs: Vec<(f32, u32)> = input.iter().copied().zip(0..).collect();
+        pairs.sort_by(|x, y| x.0.total_cmp(&y.0));
+        assert_eq!(bits_of(&keys), bits_of(&expected), "mergesort_pairs {n}");
+        assert!(values.iter().eq(pairs.iter().map(|p| &p.1)));
     }
 }
 
 #[test]
 fn floats_with_nan_merge_and_search_in_total_order_without_a_comparator() {
     let mut rng = XorShift::new(12);
-    for nan in [1, 30] {
+    for nan in NAN_PERCENTS {
         for n in sizes(MergeTuning::TILE) {
             let a = total_sorted(rng.floats(n, nan));
             let b = total_sorted(rng.floats(n / 2 + 3, nan));
@@ -268,26 +299,16 @@ fn floats_with_nan_merge_and_search_in_total_order_without_a_comparator() {
 #[test]
 fn floats_with_nan_under_a_partial_order_stay_a_permutation() {
     let mut rng = XorShift::new(13);
-    for nan in [1, 30] {
-        for n in sizes(MergesortTuning::TILE) {
-            let input = rng.floats(n, nan);
-            let mut keys = input.clone();
-            cpu::mergesort_by(&mut keys, |a: &f32, b: &f32| a < b);
-            assert_permutation(&keys, &[&input], "cpu::mergesort_by(<)");
-            let mut keys = input.clone();
-            assert_ok_or_inconsistent(twophase::sort_by(&mut keys, &partial_f32()));
-            assert_permutation(&keys, &[&input], "sort_by(<)");
-            let mut keys = input.clone();
-            let mut values: Vec<u32> = (0..n as u32).collect();
-            assert_ok_or_inconsistent(twophase::sort_pairs_by(
-                &mut keys,
-                &mut values,
-                &partial_f32(),
-            ));
-            let pairs: Vec<(u32, u32)> = keys.iter().map(|k| k.to_bits()).zip(values).collect();
-            let input_pairs: Vec<(u32, u32)> = input.iter().map(|k| k.to_bits()).zip(0..).collect();
-            assert_permutation(&pairs, &[&input_pairs], "sort_pairs_by(<)");
-        }
+    for (_, input) in float_inputs(&mut rng, MergesortTuning::TILE) {
+        let mut keys = input.clone();
+        cpu::mergesort_by(&mut keys, |a: &f32, b: &f32| a < b);
+        assert_permutation(&keys, &[&input], "cpu::mergesort_by(<)");
+        let mut keys = input.clone();
+        assert_ok_or_inconsistent(twophase::sort_by(&mut keys, &partial_f32()));
+        assert_permutation(&keys, &[&input], "sort_by(<)");
+        assert_sort_pairs_permutes(&input, &partial_f32(), f32::to_bits, "sort_pairs_by(<)");
+    }
+    for nan in NAN_PERCENTS {
         for n in sizes(MergeTuning::TILE) {
             // Sorted by the total order: no adjacent pair is out of order under `<` either, so
             // the inputs pass the check and are merged under the partial order.
@@ -327,15 +348,7 @@ fn comparators_that_are_not_strict_weak_orders_give_permutations() {
             let pairs: Vec<(u32, u32)> = keys.iter().copied().zip(values).collect();
             let input_pairs: Vec<(u32, u32)> = input.iter().copied().zip(0..).collect();
             assert_permutation(&pairs, &[&input_pairs], "cpu::mergesort_pairs_by");
-            let mut keys = input.clone();
-            let mut values: Vec<u32> = (0..n as u32).collect();
-            assert_ok_or_inconsistent(twophase::sort_pairs_by(
-                &mut keys,
-                &mut values,
-                &bad.comparator(),
-            ));
-            let pairs: Vec<(u32, u32)> = keys.iter().copied().zip(values).collect();
-            assert_permutation(&pairs, &[&input_pairs], "sort_pairs_by");
+            assert_sort_pairs_permutes(&input, &bad.comparator(), |k| k, "sort_pairs_by");
         }
         for n in sizes(MergeTuning::TILE) {
             let mut a = rng.keys(n, 1000);

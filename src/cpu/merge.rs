@@ -6,7 +6,7 @@ use twophase_partition::{
     MergeRange,
 };
 
-use super::{merge_range, MergeTuning};
+use super::{assert_paired, merge_range, MergeTuning};
 use crate::order::NaturalOrder;
 
 /// `a.len() + b.len()`, the outputs of a merge.
@@ -127,16 +127,8 @@ where
     V: Copy + Send + Sync,
     F: Fn(&K, &K) -> bool + Sync,
 {
-    assert_eq!(
-        a_keys.len(),
-        a_values.len(),
-        "`a_keys` and `a_values` must have the same length"
-    );
-    assert_eq!(
-        b_keys.len(),
-        b_values.len(),
-        "`b_keys` and `b_values` must have the same length"
-    );
+    assert_paired(a_keys, a_values, "a_keys", "a_values");
+    assert_paired(b_keys, b_values, "b_keys", "b_values");
     let count = merge_count(a_keys.len(), b_keys.len());
     let (Some(&key_fill), Some(&value_fill)) = (
         a_keys.first().or(b_keys.first()),

@@ -200,6 +200,16 @@ pub(crate) fn merge_lanes<const VT: usize, T, F, G>(
     }
 }
 
+/// Panics with the message the `# Panics` sections quote unless the key slice named `keys_name`
+/// and the value slice named `values_name` have the same length.
+pub(crate) fn assert_paired<K, V>(keys: &[K], values: &[V], keys_name: &str, values_name: &str) {
+    assert_eq!(
+        keys.len(),
+        values.len(),
+        "`{keys_name}` and `{values_name}` must have the same length"
+    );
+}
+
 /// Split `out` into the consecutive pieces whose ends are given by `bounds` (non-decreasing, last
 /// equal to `out.len()`), so that tiles with variable output counts can be written in parallel.
 pub(crate) fn split_by_bounds<'a, T>(mut out: &'a mut [T], bounds: &[usize]) -> Vec<&'a mut [T]> {

@@ -31,6 +31,36 @@ fn tile_ranges(
     })
 }
 
+/// Both phases of a search over the merge of `a_len` items (A, one output each) with `b_len`
+/// (B), whose sum must not overflow. Phase 1: `path` splits the merge at each tile's diagonal, and
+/// the partitions are repaired. Phase 2, a tile per task: `step` walks the tile's range (advancing
+/// it, until it is empty) and writes the outputs of the A items it takes into the tile's piece of
+/// the output, which starts at A item `first`.
+fn two_phase<U, P, S>(a_len: usize, b_len: usize, path: P, step: S) -> Vec<U>
+where
+    U: Copy + Send + Default,
+    P: Fn(usize) -> usize + Sync,
+    S: Fn(&mut MergeRange, &mut [U], usize) + Sync,
+{
+    let count = a_len + b_len;
+    let mut partitions = vec![0; partition_count(count, TILE)];
+    partitions.par_iter_mut().enumerate().for_each(|(p, mp)| {
+        *mp = path(partition_diag(p, TILE, count));
+    });
+    repair_partitions(&mut partitions, TILE, a_len, b_len);
+    let mut out = vec![U::default(); a_len];
+    let pieces = split_by_bounds(&mut out, &partitions[1..]);
+    tile_ranges(&partitions, count)
+        .zip(pieces)
+        .for_each(|(mut range, piece)| {
+            let first = range.a_begin;
+            while !range.is_empty() {
+                step(&mut range, piece, first);
+            }
+        });
+    out
+}
+
 /// For each needle of the sorted `needles`, its lower or upper bound in the sorted `haystack`
 /// under `is_less`: one merge of the two arrays, split by merge path — no binary search per
 /// needle.
@@ -51,40 +81,31 @@ where
     T: Sync,
     F: Fn(&T, &T) -> bool + Sync,
 {
-    let count = needles
+    needles
         .len()
         .checked_add(haystack.len())
         .expect("a sorted search's merge length overflows usize");
-    let mut partitions = vec![0; partition_count(count, TILE)];
-    partitions.par_iter_mut().enumerate().for_each(|(p, mp)| {
-        let diag = partition_diag(p, TILE, count);
-        *mp = match bound {
+    two_phase(
+        needles.len(),
+        haystack.len(),
+        |diag| match bound {
             SearchBound::Lower => merge_path::<Lower, T, &F>(needles, haystack, diag, &is_less),
             SearchBound::Upper => merge_path::<Upper, T, &F>(needles, haystack, diag, &is_less),
-        };
-    });
-    repair_partitions(&mut partitions, TILE, needles.len(), haystack.len());
-    let mut out = vec![0; needles.len()];
-    let pieces = split_by_bounds(&mut out, &partitions[1..]);
-    tile_ranges(&partitions, count)
-        .zip(pieces)
-        .for_each(|(mut range, piece)| {
-            let first = range.a_begin;
-            while !range.is_empty() {
-                let found = match bound {
-                    SearchBound::Lower => {
-                        serial_search::<Lower, VT, T, F>(needles, haystack, &mut range, &is_less)
-                    }
-                    SearchBound::Upper => {
-                        serial_search::<Upper, VT, T, F>(needles, haystack, &mut range, &is_less)
-                    }
-                };
-                for i in 0..found.found {
-                    piece[found.needles[i] - first] = found.bounds[i];
+        },
+        |range, piece, first| {
+            let found = match bound {
+                SearchBound::Lower => {
+                    serial_search::<Lower, VT, T, F>(needles, haystack, range, &is_less)
                 }
+                SearchBound::Upper => {
+                    serial_search::<Upper, VT, T, F>(needles, haystack, range, &is_less)
+                }
+            };
+            for i in 0..found.found {
+                piece[found.needles[i] - first] = found.bounds[i];
             }
-        });
-    out
+        },
+    )
 }
 
 /// [`sorted_search_by`] in the keys' natural order ([`NaturalOrder`]: floats by the IEEE 754
@@ -125,27 +146,19 @@ where
     if let Some(problem) = scan_problem(scan, total) {
         panic!("{problem}");
     }
-    let count = total + scan.len();
-    let mut partitions = vec![0; partition_count(count, TILE)];
-    partitions.par_iter_mut().enumerate().for_each(|(p, mp)| {
-        *mp = load_balance_path(total, scan, partition_diag(p, TILE, count));
-    });
-    // A no-op on the valid scan checked above; it keeps every tile range valid regardless.
-    repair_partitions(&mut partitions, TILE, total, scan.len());
-    let mut out = vec![U::default(); total];
-    let pieces = split_by_bounds(&mut out, &partitions[1..]);
-    tile_ranges(&partitions, count)
-        .zip(pieces)
-        .for_each(|(mut range, piece)| {
-            let first = range.a_begin;
-            while !range.is_empty() {
-                let items = serial_load_balance::<VT>(scan, &mut range);
-                for i in 0..items.count {
-                    piece[items.first_item - first + i] = map(items.segments[i], items.ranks[i]);
-                }
+    // The repair in `two_phase` is a no-op on the valid scan checked above; it keeps every tile
+    // range valid regardless.
+    two_phase(
+        total,
+        scan.len(),
+        |diag| load_balance_path(total, scan, diag),
+        |range, piece, first| {
+            let items = serial_load_balance::<VT>(scan, range);
+            for i in 0..items.count {
+                piece[items.first_item - first + i] = map(items.segments[i], items.ranks[i]);
             }
-        });
-    out
+        },
+    )
 }
 
 /// Load-balancing search: for each of `total` work items, the segment it belongs to, given

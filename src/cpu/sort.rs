@@ -7,7 +7,7 @@ use twophase_partition::{
 };
 use twophase_serial::serial_sort;
 
-use super::{merge_lanes, merge_range, MergesortTuning, LANES, LANE_MIN_OUTPUTS};
+use super::{assert_paired, merge_lanes, merge_range, MergesortTuning, LANES, LANE_MIN_OUTPUTS};
 use crate::order::NaturalOrder;
 
 const VT: usize = MergesortTuning::VT;
@@ -234,11 +234,7 @@ where
     V: Copy + Send + Sync,
     F: Fn(&K, &K) -> bool + Sync,
 {
-    assert_eq!(
-        keys.len(),
-        values.len(),
-        "`keys` and `values` must have the same length"
-    );
+    assert_paired(keys, values, "keys", "values");
     let mut pairs: Vec<(K, V)> = keys
         .par_iter()
         .copied()

@@ -108,42 +108,32 @@ pub struct TotalOrder;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TotalOrderDesc;
 
-// `trusted_order` is sound because `K: Ord` holds only for the integer keys among the (sealed)
-// primitive keys, where `<` is a total order in Rust and CUDA alike.
-impl<K: PrimitiveKey + Ord> DeviceComparator<K> for Less {
-    fn equivalents_identical(&self) -> bool {
-        K::EQUIVALENTS_IDENTICAL
-    }
-    fn trusted_order(&self) -> bool {
-        true
-    }
-    fn name(&self) -> Cow<'_, str> {
-        Cow::Borrowed("less")
-    }
-    fn cuda_body(&self) -> Cow<'_, str> {
-        Cow::Borrowed("return a < b;")
-    }
-    fn is_less(&self, a: &K, b: &K) -> bool {
-        a < b
-    }
-}
-
-impl<K: PrimitiveKey + Ord> DeviceComparator<K> for Greater {
-    fn equivalents_identical(&self) -> bool {
-        K::EQUIVALENTS_IDENTICAL
-    }
-    fn trusted_order(&self) -> bool {
-        true
-    }
-    fn name(&self) -> Cow<'_, str> {
-        Cow::Borrowed("greater")
-    }
-    fn cuda_body(&self) -> Cow<'_, str> {
-        Cow::Borrowed("return b < a;")
-    }
-    fn is_less(&self, a: &K, b: &K) -> bool {
-        b < a
-    }
+/// The [`DeviceComparator`] impls of the built-in comparators, one a line: the comparator, the
+/// bounds on the keys `K` it orders, its name, CUDA body and CUDA helpers, whether its
+/// equivalents are identical, and its Rust predicate. Every built-in comparator is trusted.
+macro_rules! builtin_comparators {
+    ($($comp:ident [$($bounds:tt)+] $name:literal, $body:literal, $helpers:expr, $identical:expr, |$a:ident, $b:ident| $is_less:expr;)+) => {$(
+        impl<K: $($bounds)+> DeviceComparator<K> for $comp {
+            fn equivalents_identical(&self) -> bool {
+                $identical
+            }
+            fn trusted_order(&self) -> bool {
+                true
+            }
+            fn name(&self) -> Cow<'_, str> {
+                Cow::Borrowed($name)
+            }
+            fn cuda_body(&self) -> Cow<'_, str> {
+                Cow::Borrowed($body)
+            }
+            fn cuda_helpers(&self) -> Cow<'_, str> {
+                $helpers
+            }
+            fn is_less(&self, $a: &K, $b: &K) -> bool {
+                $is_less
+            }
+        }
+    )+};
 }
 
 fn total_helper<K: FloatKey>() -> Cow<'static, str> {
@@ -153,48 +143,14 @@ fn total_helper<K: FloatKey>() -> Cow<'static, str> {
     ))
 }
 
-impl<K: FloatKey> DeviceComparator<K> for TotalOrder {
-    /// The total order's key is a bijection of the bits.
-    fn equivalents_identical(&self) -> bool {
-        true
-    }
-    fn trusted_order(&self) -> bool {
-        true
-    }
-    fn name(&self) -> Cow<'_, str> {
-        Cow::Borrowed("total")
-    }
-    fn cuda_body(&self) -> Cow<'_, str> {
-        Cow::Borrowed("return twophase_total_key(a) < twophase_total_key(b);")
-    }
-    fn cuda_helpers(&self) -> Cow<'_, str> {
-        total_helper::<K>()
-    }
-    fn is_less(&self, a: &K, b: &K) -> bool {
-        K::total_cmp(a, b).is_lt()
-    }
-}
-
-impl<K: FloatKey> DeviceComparator<K> for TotalOrderDesc {
-    /// The total order's key is a bijection of the bits.
-    fn equivalents_identical(&self) -> bool {
-        true
-    }
-    fn trusted_order(&self) -> bool {
-        true
-    }
-    fn name(&self) -> Cow<'_, str> {
-        Cow::Borrowed("total_desc")
-    }
-    fn cuda_body(&self) -> Cow<'_, str> {
-        Cow::Borrowed("return twophase_total_key(b) < twophase_total_key(a);")
-    }
-    fn cuda_helpers(&self) -> Cow<'_, str> {
-        total_helper::<K>()
-    }
-    fn is_less(&self, a: &K, b: &K) -> bool {
-        K::total_cmp(b, a).is_lt()
-    }
+// `trusted_order` is sound because `K: Ord` holds only for the integer keys among the (sealed)
+// primitive keys, where `<` is a total order in Rust and CUDA alike; the total orders' key is a
+// bijection of the bits, so their equivalents are identical.
+builtin_comparators! {
+    Less [PrimitiveKey + Ord] "less", "return a < b;", "".into(), K::EQUIVALENTS_IDENTICAL, |a, b| a < b;
+    Greater [PrimitiveKey + Ord] "greater", "return b < a;", "".into(), K::EQUIVALENTS_IDENTICAL, |a, b| b < a;
+    TotalOrder [FloatKey] "total", "return twophase_total_key(a) < twophase_total_key(b);", total_helper::<K>(), true, |a, b| K::total_cmp(a, b).is_lt();
+    TotalOrderDesc [FloatKey] "total_desc", "return twophase_total_key(b) < twophase_total_key(a);", total_helper::<K>(), true, |a, b| K::total_cmp(b, a).is_lt();
 }
 
 /// A user comparator: a CUDA body (over `const key_type& a, const key_type& b`) and the equivalent

@@ -2,7 +2,8 @@
 
 /// A key the GPU kernels can compare and move: plain old data with a CUDA type of identical layout.
 ///
-/// For a user struct, derive `bytemuck::Pod` on a `#[repr(C)]` type and give its CUDA definition:
+/// For a user struct, derive `bytemuck::Pod` on a `#[repr(C)]` type and give its CUDA definition
+/// (or let [`device_key!`](crate::device_key) write this impl):
 ///
 /// ```
 /// #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
@@ -18,6 +19,29 @@ pub trait DeviceKey: bytemuck::Pod + Send + Sync + 'static {
     const CUDA_TYPE: &'static str;
     /// CUDA source defining the type, empty for built-in types.
     const CUDA_DEFINITION: &'static str = "";
+}
+
+/// Implements [`DeviceKey`] for a `#[repr(C)]` plain-old-data struct: its CUDA type name and the
+/// CUDA definition of that type, the struct's twin (the generated program checks that the two
+/// layouts agree).
+///
+/// ```
+/// #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+/// #[repr(C)]
+/// struct Rec {
+///     key: u32,
+///     tag: u32,
+/// }
+/// twophase_gpu::device_key!(Rec => "rec", "struct rec { unsigned int key; unsigned int tag; };");
+/// ```
+#[macro_export]
+macro_rules! device_key {
+    ($rust:ty => $cuda_type:literal, $definition:literal $(,)?) => {
+        impl $crate::DeviceKey for $rust {
+            const CUDA_TYPE: &'static str = $cuda_type;
+            const CUDA_DEFINITION: &'static str = $definition;
+        }
+    };
 }
 
 /// Floating-point keys, with the CUDA expression mapping a value to a signed integer whose order is

@@ -6,11 +6,11 @@ use twophase_gpu::runtime::launch::{param_asserts, ParamLayout};
 use twophase_gpu::runtime::nvrtc::{
     compile_cubin, compile_cubin_with_log, nvrtc_available, nvrtc_version,
 };
-use twophase_gpu::runtime::program::program;
+use twophase_gpu::runtime::program::{program, Program, ValueLayout};
 use twophase_gpu::sorted_search::shipped_sorted_search_programs;
 use twophase_gpu::{
-    BatcherTuning, CudaComparator, DeviceKey, GpuError, Less, MergeTuning, MergesortTuning,
-    ProgramTuning, TextbookMergeTuning,
+    device_key, BatcherTuning, CudaComparator, DeviceComparator, DeviceKey, GpuError, Less,
+    MergeTuning, MergesortTuning, ProgramTuning, TextbookMergeTuning,
 };
 
 /// Architectures CI compiles for: Ampere (A100) and Hopper (H100/H200).
@@ -108,24 +108,35 @@ fn every_shipped_kernel_compiles_for_sm80_and_sm90_without_warnings() {
     );
 }
 
+/// Architecture of the probes below.
+const PROBE_ARCH: u32 = 90;
+
+/// Threads and items per thread of the probe programs (compiled only, never launched).
+const PROBE_THREADS: u32 = 128;
+const PROBE_VT: u32 = 1;
+
+/// The probe program: `sources` after the prelude for key `K`, comparator `comp` and `values`.
+fn probe<K: DeviceKey, C: DeviceComparator<K>>(
+    sources: &[&str],
+    comp: &C,
+    values: ValueLayout,
+) -> Program {
+    program::<K, C>("probe", sources, comp, values, PROBE_THREADS, PROBE_VT)
+}
+
+/// A kernel that is not CUDA.
+const NOT_CUDA: &str = "__global__ void k() { this_is_not_cuda; }";
+
 #[test]
 fn a_compile_error_keeps_the_log_and_the_name() {
     if !nvrtc_or_skip() {
         return;
     }
-    let err = compile_cubin(
-        "__global__ void k() { this_is_not_cuda; }",
-        "broken_probe.cu",
-        90,
-    )
-    .expect_err("must not compile");
+    let err = compile_cubin(NOT_CUDA, "broken_probe.cu", PROBE_ARCH).expect_err("must not compile");
     let text = err.to_string();
     assert!(text.contains("broken_probe.cu"), "{text}");
     assert!(text.contains("this_is_not_cuda"), "{text}");
 }
-
-/// Architecture of the user-snippet probes below.
-const PROBE_ARCH: u32 = 90;
 
 /// A kernel calling the comparator, so that the prelude and the comparator are instantiated.
 const PROBE_KERNEL: &str = "extern \"C\" __global__ void twophase_probe(const key_type* keys, \
@@ -150,11 +161,7 @@ struct Narrow {
     key: u32,
 }
 
-impl DeviceKey for Narrow {
-    const CUDA_TYPE: &'static str = "narrow";
-    const CUDA_DEFINITION: &'static str =
-        "struct narrow { unsigned int key; unsigned int pad[3]; };";
-}
+device_key!(Narrow => "narrow", "struct narrow { unsigned int key; unsigned int pad[3]; };");
 
 /// A 4-byte, 4-aligned Rust key whose CUDA definition is 4 bytes but 8-aligned... impossible
 /// in C++ (sizes are multiples of alignments), so: 8 bytes in both, 4-aligned in Rust and
@@ -165,10 +172,7 @@ struct Overaligned {
     halves: [u32; 2],
 }
 
-impl DeviceKey for Overaligned {
-    const CUDA_TYPE: &'static str = "overaligned";
-    const CUDA_DEFINITION: &'static str = "struct overaligned { unsigned long long bits; };";
-}
+device_key!(Overaligned => "overaligned", "struct overaligned { unsigned long long bits; };");
 
 /// A user key whose CUDA definition matches the Rust layout.
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
@@ -178,9 +182,18 @@ struct Record {
     tag: u32,
 }
 
-impl DeviceKey for Record {
-    const CUDA_TYPE: &'static str = "record";
-    const CUDA_DEFINITION: &'static str = "struct record { unsigned int key; unsigned int tag; };";
+device_key!(Record => "record", "struct record { unsigned int key; unsigned int tag; };");
+
+/// The probe program of user key `K` (values of `values` layout) under the comparator `by_<field>`,
+/// whose CUDA body compares `field` and whose Rust predicate is `is_less`.
+fn user_key_probe<K: DeviceKey>(
+    field: &str,
+    is_less: fn(&K, &K) -> bool,
+    values: ValueLayout,
+) -> Program {
+    let body = format!("return a.{field} < b.{field};");
+    let comp = CudaComparator::new(&format!("by_{field}"), &body, is_less);
+    probe::<K, _>(&[PROBE_KERNEL], &comp, values)
 }
 
 #[test]
@@ -188,12 +201,7 @@ fn a_layout_mismatched_user_key_does_not_compile() {
     if !nvrtc_or_skip() {
         return;
     }
-    let comp = CudaComparator::new(
-        "by_key",
-        "return a.key < b.key;",
-        |a: &Narrow, b: &Narrow| a.key < b.key,
-    );
-    let probe = program::<Narrow, _>("probe", &[PROBE_KERNEL], &comp, None, 128, 1);
+    let probe = user_key_probe::<Narrow>("key", |a, b| a.key < b.key, None);
     let log = compile_log(&probe.source, &probe.name);
     assert!(log.contains("static assertion failed"), "{log}");
     assert!(
@@ -202,22 +210,20 @@ fn a_layout_mismatched_user_key_does_not_compile() {
     );
     assert!(log.contains("Narrow`"), "the Rust type is named: {log}");
 
-    let comp = CudaComparator::new(
-        "by_bits",
-        "return a.bits < b.bits;",
-        |a: &Overaligned, b: &Overaligned| a.halves < b.halves,
-    );
-    let probe = program::<Overaligned, _>("probe", &[PROBE_KERNEL], &comp, None, 128, 1);
+    let probe = user_key_probe::<Overaligned>("bits", |a, b| a.halves < b.halves, None);
     let log = compile_log(&probe.source, &probe.name);
     assert!(log.contains("must be aligned to at most 4 bytes"), "{log}");
 
-    let comp = CudaComparator::new(
-        "by_key",
-        "return a.key < b.key;",
-        |a: &Record, b: &Record| a.key < b.key,
-    );
-    let probe = program::<Record, _>("probe", &[PROBE_KERNEL], &comp, Some((12, 4)), 128, 1);
+    let probe = user_key_probe::<Record>("key", |a, b| a.key < b.key, Some((12, 4)));
     compile_cubin(&probe.source, &probe.name, PROBE_ARCH).expect("a matching user key compiles");
+}
+
+/// The log of the probe program under the `u32` user comparator `name` whose CUDA `body` does
+/// not compile.
+fn broken_comparator_log(name: &str, body: &str) -> String {
+    let comp = CudaComparator::new(name, body, |a: &u32, b: &u32| a < b);
+    let probe = probe::<u32, _>(&[PROBE_KERNEL], &comp, None);
+    compile_log(&probe.source, &probe.name)
 }
 
 #[test]
@@ -225,24 +231,20 @@ fn a_comparator_without_return_does_not_compile() {
     if !nvrtc_or_skip() {
         return;
     }
-    let comp = CudaComparator::new("no_return", "a < b;", |a: &u32, b: &u32| a < b);
-    let probe = program::<u32, _>("probe", &[PROBE_KERNEL], &comp, None, 128, 1);
-    let log = compile_log(&probe.source, &probe.name);
+    let log = broken_comparator_log("no_return", "a < b;");
     assert!(
         log.contains("comparator no_return("),
         "the snippet is named: {log}"
     );
     assert!(log.contains("missing return statement"), "{log}");
 
-    let comp = CudaComparator::new("broken", "return a <> b;", |a: &u32, b: &u32| a < b);
-    let probe = program::<u32, _>("probe", &[PROBE_KERNEL], &comp, None, 128, 1);
-    let log = compile_log(&probe.source, &probe.name);
+    let log = broken_comparator_log("broken", "return a <> b;");
     assert!(
         log.contains("comparator broken(1): error"),
         "the line is the snippet's: {log}"
     );
 
-    let probe = program::<u32, _>("probe", &[PROBE_KERNEL], &Less, None, 128, 1);
+    let probe = probe::<u32, _>(&[PROBE_KERNEL], &Less, None);
     let (_, log) = compile_cubin_with_log(&probe.source, &probe.name, PROBE_ARCH)
         .expect("the built-in comparator compiles");
     assert!(!log.contains("warning"), "{log}");
@@ -253,7 +255,7 @@ fn an_error_after_a_snippet_points_at_the_generated_line() {
     if !nvrtc_or_skip() {
         return;
     }
-    let probe = program::<u32, _>("probe", &["this_is_not_cuda;"], &Less, None, 128, 1);
+    let probe = probe::<u32, _>(&["this_is_not_cuda;"], &Less, None);
     let log = compile_log(&probe.source, &probe.name);
     let line = probe
         .source
@@ -294,33 +296,34 @@ fn a_parameter_block_must_match_its_twin_and_its_kernel() {
         "int* __restrict__ data, unsigned count",
     );
     compile_cubin(&matching, "probe_matching.cu", PROBE_ARCH).expect("matching block compiles");
-    // The kernel takes the fields in another order than its twin declares them.
-    let swapped = compile_log(
-        &probe_program("int* data; unsigned count;", "unsigned count, int* data"),
-        "probe_swapped.cu",
-    );
-    assert!(
-        swapped.contains("the parameters of `twophase_probe`"),
-        "{swapped}"
-    );
-    // The twin declares the fields in another order than Rust lays them out.
-    let moved = compile_log(
-        &probe_program("unsigned count; int* data;", "unsigned count, int* data"),
-        "probe_moved.cu",
-    );
-    assert!(
-        moved.contains("`probe_params::data` must lie at byte 0"),
-        "{moved}"
-    );
-    // A field of another size.
-    let narrow = compile_log(
-        &probe_program(
+    // What is wrong, the twin's fields, the kernel's parameters, the program, what the log says.
+    let mismatches = [
+        (
+            "the kernel takes the fields in another order than its twin declares them",
+            "int* data; unsigned count;",
+            "unsigned count, int* data",
+            "probe_swapped.cu",
+            "the parameters of `twophase_probe`",
+        ),
+        (
+            "the twin declares the fields in another order than Rust lays them out",
+            "unsigned count; int* data;",
+            "unsigned count, int* data",
+            "probe_moved.cu",
+            "`probe_params::data` must lie at byte 0",
+        ),
+        (
+            "a field of another size",
             "int* data; unsigned long long count;",
             "int* data, unsigned long long count",
+            "probe_narrow.cu",
+            "`probe_params::count`",
         ),
-        "probe_narrow.cu",
-    );
-    assert!(narrow.contains("`probe_params::count`"), "{narrow}");
+    ];
+    for (wrong, twin_fields, param_block, name, expected) in mismatches {
+        let log = compile_log(&probe_program(twin_fields, param_block), name);
+        assert!(log.contains(expected), "{wrong}: {log}");
+    }
 }
 
 /// Keys and values past 8 bytes sort with two-way passes only (no four-way kernels compiled):

@@ -38,6 +38,21 @@ fn files(dir: &Path, endings: &[&str]) -> Vec<PathBuf> {
     out
 }
 
+/// Every Rust file below `src` with its path relative to `src`, `/`-separated on every platform.
+fn rust_sources(src: &Path) -> Vec<(String, PathBuf)> {
+    files(src, &[".rs"])
+        .into_iter()
+        .map(|path| {
+            let relative = path
+                .strip_prefix(src)
+                .expect("below src")
+                .to_string_lossy()
+                .replace('\\', "/");
+            (relative, path)
+        })
+        .collect()
+}
+
 /// The module path of a source file (`merge/mod.rs` -> `merge`, `merge/tuning.rs` ->
 /// `merge::tuning`, `lib.rs` -> ``).
 fn module_of(relative: &str) -> String {
@@ -99,12 +114,7 @@ fn imports(text: &str, module: &str, known: &BTreeSet<String>) -> BTreeSet<Strin
 fn no_import_circle_among_the_files_of_the_crate() {
     let src = manifest_dir().join("src");
     let mut modules = BTreeMap::new();
-    for path in files(&src, &[".rs"]) {
-        let relative = path
-            .strip_prefix(&src)
-            .expect("below src")
-            .to_string_lossy()
-            .replace('\\', "/");
+    for (relative, path) in rust_sources(&src) {
         modules.insert(module_of(&relative), path);
     }
     let known: BTreeSet<String> = modules.keys().filter(|m| !m.is_empty()).cloned().collect();
@@ -202,12 +212,7 @@ fn kernels_are_launched_only_through_the_typed_launch() {
         "cuLaunchKernel",
     ];
     let mut raw = Vec::new();
-    for path in files(&src, &[".rs"]) {
-        let relative = path
-            .strip_prefix(&src)
-            .expect("below src")
-            .to_string_lossy()
-            .replace('\\', "/");
+    for (relative, path) in rust_sources(&src) {
         if relative == LAUNCH_FILE {
             continue;
         }

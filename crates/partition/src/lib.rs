@@ -509,87 +509,80 @@ pub struct QuadCut {
     pub c: usize,
 }
 
-/// The two-way merge path of `pair` (a pair of runs of a two-way pass with run length `run`) at
-/// pair-local diagonal `diag`, read off the two-way pass's `partitions` (cut every `spacing`
-/// outputs, [`mergesort_partitions`]) when `diag` is a multiple of `spacing`, as an A count.
-fn sampled_path(pair: &MergeRange, partitions: &[usize], spacing: usize, diag: usize) -> usize {
-    if pair.a_begin + diag == pair.b_end {
-        // The pair's end is stored as the next pair's start: all of A.
-        pair.a_count()
-    } else {
-        partitions[(pair.a_begin + diag) / spacing] - pair.a_begin
-    }
-}
-
-/// Number of A elements among the first `diag` outputs of the merge of `pair` (global indices
-/// into `keys`), searched only inside the window between the two neighbouring samples of the
-/// two-way partitions: at most log2(spacing) comparisons.
-fn windowed_path<T, F: Fn(&T, &T) -> bool>(
-    keys: &[T],
-    pair: &MergeRange,
-    partitions: &[usize],
-    spacing: usize,
-    diag: usize,
-    is_less: &F,
-) -> usize {
-    let diag0 = diag / spacing * spacing;
-    if diag0 == diag {
-        return sampled_path(pair, partitions, spacing, diag);
-    }
-    let diag1 = (diag0 + spacing).min(pair.total());
-    let a0 = sampled_path(pair, partitions, spacing, diag0);
-    let a1 = sampled_path(pair, partitions, spacing, diag1);
-    let a = &keys[pair.a_begin + a0..pair.a_begin + a1];
-    let b = &keys[pair.b_begin + (diag0 - a0)..pair.b_begin + (diag1 - a1)];
-    a0 + merge_path::<Lower, T, &F>(a, b, diag - diag0, is_less)
-}
-
-/// The element at output `i` (< `pair.total()`) of the stable merge of `pair`.
-fn windowed_element<'k, T, F: Fn(&T, &T) -> bool>(
+/// One pair of runs of a two-way mergesort pass (global indices into the pass input `keys`),
+/// with that pass's `partitions` (cut every `spacing` outputs, [`mergesort_partitions`]): samples
+/// of the pair's merge path, which the four-way cut reads instead of searching.
+struct SampledPair<'k, T> {
     keys: &'k [T],
-    pair: &MergeRange,
-    partitions: &[usize],
+    pair: MergeRange,
+    partitions: &'k [usize],
     spacing: usize,
-    i: usize,
-    is_less: &F,
-) -> &'k T {
-    let a = windowed_path(keys, pair, partitions, spacing, i, is_less);
-    let b = i - a;
-    let (a_key, b_key) = (pair.a_begin + a, pair.b_begin + b);
-    if a_key < pair.a_end
-        && (b_key >= pair.b_end || takes_a::<Lower, T, F>(&keys[a_key], &keys[b_key], is_less))
-    {
-        &keys[a_key]
-    } else {
-        &keys[b_key]
-    }
 }
 
-/// Output `t - 1` (`0 < t <= pair.total()`) of the stable merge of `pair`, read off the sample
-/// at pair-local diagonal `t` (a multiple of `spacing`, or the pair's end): the later in merge
-/// order of the last A and the last B among the first `t` outputs.
-fn element_before<'k, T, F: Fn(&T, &T) -> bool>(
-    keys: &'k [T],
-    pair: &MergeRange,
-    partitions: &[usize],
-    spacing: usize,
-    t: usize,
-    is_less: &F,
-) -> &'k T {
-    let a = sampled_path(pair, partitions, spacing, t);
-    let b = t - a;
-    if a == 0 {
-        return &keys[pair.b_begin + b - 1];
+impl<'k, T> SampledPair<'k, T> {
+    /// The merge path at pair-local diagonal `diag`, a multiple of `spacing` or the pair's end,
+    /// read off the samples, as an A count.
+    fn sampled_path(&self, diag: usize) -> usize {
+        let pair = &self.pair;
+        if pair.a_begin + diag == pair.b_end {
+            // The pair's end is stored as the next pair's start: all of A.
+            pair.a_count()
+        } else {
+            self.partitions[(pair.a_begin + diag) / self.spacing] - pair.a_begin
+        }
     }
-    if b == 0 {
-        return &keys[pair.a_begin + a - 1];
+
+    /// Number of A elements among the first `diag` outputs of the merge, searched only inside
+    /// the window between the two neighbouring samples: at most log2(spacing) comparisons.
+    fn windowed_path<F: Fn(&T, &T) -> bool>(&self, diag: usize, is_less: &F) -> usize {
+        let (pair, spacing) = (&self.pair, self.spacing);
+        let diag0 = diag / spacing * spacing;
+        if diag0 == diag {
+            return self.sampled_path(diag);
+        }
+        let diag1 = (diag0 + spacing).min(pair.total());
+        let a0 = self.sampled_path(diag0);
+        let a1 = self.sampled_path(diag1);
+        let a = &self.keys[pair.a_begin + a0..pair.a_begin + a1];
+        let b = &self.keys[pair.b_begin + (diag0 - a0)..pair.b_begin + (diag1 - a1)];
+        a0 + merge_path::<Lower, T, &F>(a, b, diag - diag0, is_less)
     }
-    let (a_key, b_key) = (&keys[pair.a_begin + a - 1], &keys[pair.b_begin + b - 1]);
-    // The last B comes after the last A iff the A key is not after it (A first on ties).
-    if takes_a::<Lower, T, F>(a_key, b_key, is_less) {
-        b_key
-    } else {
-        a_key
+
+    /// The element at output `i` (< `pair.total()`) of the stable merge.
+    fn windowed_element<F: Fn(&T, &T) -> bool>(&self, i: usize, is_less: &F) -> &'k T {
+        let (keys, pair) = (self.keys, &self.pair);
+        let a = self.windowed_path(i, is_less);
+        let b = i - a;
+        let (a_key, b_key) = (pair.a_begin + a, pair.b_begin + b);
+        if a_key < pair.a_end
+            && (b_key >= pair.b_end || takes_a::<Lower, T, F>(&keys[a_key], &keys[b_key], is_less))
+        {
+            &keys[a_key]
+        } else {
+            &keys[b_key]
+        }
+    }
+
+    /// Output `t - 1` (`0 < t <= pair.total()`) of the stable merge, read off the sample at
+    /// pair-local diagonal `t` (a multiple of `spacing`, or the pair's end): the later in merge
+    /// order of the last A and the last B among the first `t` outputs.
+    fn element_before<F: Fn(&T, &T) -> bool>(&self, t: usize, is_less: &F) -> &'k T {
+        let (keys, pair) = (self.keys, &self.pair);
+        let a = self.sampled_path(t);
+        let b = t - a;
+        if a == 0 {
+            return &keys[pair.b_begin + b - 1];
+        }
+        if b == 0 {
+            return &keys[pair.a_begin + a - 1];
+        }
+        let (a_key, b_key) = (&keys[pair.a_begin + a - 1], &keys[pair.b_begin + b - 1]);
+        // The last B comes after the last A iff the A key is not after it (A first on ties).
+        if takes_a::<Lower, T, F>(a_key, b_key, is_less) {
+            b_key
+        } else {
+            a_key
+        }
     }
 }
 
@@ -680,8 +673,14 @@ pub fn quad_cut<T, F: Fn(&T, &T) -> bool>(
     diag: usize,
     is_less: F,
 ) -> QuadCut {
-    let (x_pair, y_pair) = (quad.half(0), quad.half(1));
-    let (nx, ny) = (x_pair.total(), y_pair.total());
+    let sampled = |pair| SampledPair {
+        keys,
+        pair,
+        partitions,
+        spacing,
+    };
+    let (x, y) = (sampled(quad.half(0)), sampled(quad.half(1)));
+    let (nx, ny) = (x.pair.total(), y.pair.total());
     assert!(
         diag <= nx + ny,
         "quad_cut: diagonal past the end of the quad"
@@ -692,8 +691,8 @@ pub fn quad_cut<T, F: Fn(&T, &T) -> bool>(
         while j_lo < j_hi {
             let j = j_lo + (j_hi - j_lo) / 2;
             let xi = j * spacing;
-            let x_key = windowed_element(keys, &x_pair, partitions, spacing, xi, &is_less);
-            let y_key = element_before(keys, &y_pair, partitions, spacing, diag - xi, &is_less);
+            let x_key = x.windowed_element(xi, &is_less);
+            let y_key = y.element_before(diag - xi, &is_less);
             if takes_a::<Lower, T, &F>(x_key, y_key, &&is_less) {
                 begin = xi + 1;
                 j_lo = j + 1;
@@ -710,14 +709,8 @@ pub fn quad_cut<T, F: Fn(&T, &T) -> bool>(
     let sample_above = |i: usize, n: usize| (i.div_ceil(spacing) * spacing).min(n);
     let (x0, x1) = (sample_below(begin), sample_above(end, nx));
     let (y0, y1) = (sample_below(diag - end), sample_above(diag - begin, ny));
-    let (a0, a1) = (
-        sampled_path(&x_pair, partitions, spacing, x0),
-        sampled_path(&x_pair, partitions, spacing, x1),
-    );
-    let (c0, c1) = (
-        sampled_path(&y_pair, partitions, spacing, y0),
-        sampled_path(&y_pair, partitions, spacing, y1),
-    );
+    let (a0, a1) = (x.sampled_path(x0), x.sampled_path(x1));
+    let (c0, c1) = (y.sampled_path(y0), y.sampled_path(y1));
     let runs = [0, 1, 2, 3].map(|k| &keys[quad.starts[k]..quad.starts[k + 1]]);
     let counts = select_runs(
         runs,

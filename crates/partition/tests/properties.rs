@@ -32,6 +32,26 @@ fn brute_merge_from_a(a: &[u32], b: &[u32], upper: bool) -> Vec<bool> {
     from_a
 }
 
+/// Sorts every run of `run` keys, as a mergesort pass takes its input.
+fn sort_runs(keys: &mut [u32], run: usize) {
+    for chunk in keys.chunks_mut(run) {
+        chunk.sort();
+    }
+}
+
+/// The partitions of the two-way mergesort pass over `keys` (runs of `run` keys), cut every
+/// `spacing` outputs under `is_less`.
+fn pass_partitions(
+    keys: &[u32],
+    run: usize,
+    spacing: usize,
+    is_less: impl Fn(&u32, &u32) -> bool,
+) -> Vec<usize> {
+    let mut partitions = vec![0; partition_count(keys.len(), spacing)];
+    mergesort_partitions(keys, run, spacing, is_less, &mut partitions);
+    partitions
+}
+
 fn a_taken_before(from_a: &[bool], k: usize) -> usize {
     from_a[..k].iter().filter(|&&x| x).count()
 }
@@ -90,15 +110,11 @@ proptest! {
     fn mergesort_tiles_cover_each_pass(
         keys in prop::collection::vec(0u32..6, 0..400), run_tiles in 1usize..4, spacing in 1usize..20
     ) {
-        // Make runs of `run` keys sorted, as a mergesort pass expects.
         let run = run_tiles * spacing;
         let mut keys = keys;
-        for chunk in keys.chunks_mut(run) {
-            chunk.sort();
-        }
+        sort_runs(&mut keys, run);
         let n = keys.len();
-        let mut parts = vec![0; partition_count(n, spacing)];
-        mergesort_partitions(&keys, run, spacing, less, &mut parts);
+        let parts = pass_partitions(&keys, run, spacing, less);
         let mut out = Vec::new();
         for t in 0..parts.len() - 1 {
             let r = mergesort_tile(&parts, t, spacing, run, n);
@@ -215,12 +231,9 @@ proptest! {
     ) {
         let run = spacing * runs_per_spacing;
         let mut keys = raw;
-        for chunk in keys.chunks_mut(run) {
-            chunk.sort();
-        }
+        sort_runs(&mut keys, run);
         let count = keys.len();
-        let mut partitions = vec![0; partition_count(count, spacing)];
-        mergesort_partitions(&keys, run, spacing, less, &mut partitions);
+        let partitions = pass_partitions(&keys, run, spacing, less);
         let mut quad_begin = 0;
         while quad_begin < count {
             let quad = MergeQuad::at(count, run, quad_begin);
@@ -364,18 +377,15 @@ proptest! {
         run_tiles in 1usize..4,
         spacing in 1usize..20,
         seed in any::<u64>(),
-        sort_runs in any::<bool>(),
+        runs_sorted in any::<bool>(),
     ) {
         let run = run_tiles * spacing;
         let mut keys = keys;
-        if sort_runs {
-            for chunk in keys.chunks_mut(run) {
-                chunk.sort();
-            }
+        if runs_sorted {
+            sort_runs(&mut keys, run);
         }
         let n = keys.len();
-        let mut parts = vec![0; partition_count(n, spacing)];
-        mergesort_partitions(&keys, run, spacing, hash_less(seed), &mut parts);
+        let mut parts = pass_partitions(&keys, run, spacing, hash_less(seed));
         repair_mergesort_partitions(&mut parts, spacing, run, n);
         let mut taken = vec![0u32; n];
         for t in 0..parts.len() - 1 {
@@ -390,9 +400,8 @@ proptest! {
         }
         prop_assert!(taken.iter().all(|&c| c == 1), "every key in exactly one tile");
         // With a strict weak order on sorted runs the repair changes nothing.
-        if sort_runs {
-            let mut exact = vec![0; parts.len()];
-            mergesort_partitions(&keys, run, spacing, less, &mut exact);
+        if runs_sorted {
+            let mut exact = pass_partitions(&keys, run, spacing, less);
             let before = exact.clone();
             prop_assert!(repair_mergesort_partitions(&mut exact, spacing, run, n));
             prop_assert_eq!(exact, before);

@@ -108,6 +108,28 @@ pub fn serial_merge<B: Bounds, const VT: usize, T: Copy, F: Fn(&T, &T) -> bool>(
     (keys_out, indices_out)
 }
 
+/// The walk behind [`serial_search`] and [`serial_load_balance`]: `min(VT, range.total())` steps
+/// of the merge of `range`, advancing it. A step takes A when B is exhausted, or when A is not and
+/// `a_wins(range)` says so (both sides then have an element at their begin); `on_a(range)` sees
+/// each A taken before `range.a_begin` moves past it.
+#[inline(always)]
+fn walk_steps<const VT: usize>(
+    range: &mut MergeRange,
+    a_wins: impl Fn(&MergeRange) -> bool,
+    mut on_a: impl FnMut(&MergeRange),
+) {
+    let steps = VT.min(range.total());
+    for _ in 0..steps {
+        let take_a = range.b_begin >= range.b_end || (range.a_begin < range.a_end && a_wins(range));
+        if take_a {
+            on_a(range);
+            range.a_begin += 1;
+        } else {
+            range.b_begin += 1;
+        }
+    }
+}
+
 /// The needles one thread of a sorted search resolves: `needles[i]` (a position in the needles
 /// array) has its bound at haystack position `bounds[i]`, for `i < found`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,20 +155,15 @@ pub fn serial_search<B: Bounds, const VT: usize, T, F: Fn(&T, &T) -> bool>(
         needles: [0; VT],
         bounds: [0; VT],
     };
-    let steps = VT.min(range.total());
-    for _ in 0..steps {
-        let take_needle = range.b_begin >= range.b_end
-            || (range.a_begin < range.a_end
-                && takes_a::<B, T, F>(&needles[range.a_begin], &haystack[range.b_begin], is_less));
-        if take_needle {
-            out.needles[out.found] = range.a_begin;
-            out.bounds[out.found] = range.b_begin;
+    walk_steps::<VT>(
+        range,
+        |at| takes_a::<B, T, F>(&needles[at.a_begin], &haystack[at.b_begin], is_less),
+        |at| {
+            out.needles[out.found] = at.a_begin;
+            out.bounds[out.found] = at.b_begin;
             out.found += 1;
-            range.a_begin += 1;
-        } else {
-            range.b_begin += 1;
-        }
-    }
+        },
+    );
     out
 }
 
@@ -181,21 +198,17 @@ pub fn serial_load_balance<const VT: usize>(
         segments: [0; VT],
         ranks: [0; VT],
     };
-    let steps = VT.min(range.total());
-    for _ in 0..steps {
-        let take_item = range.b_begin >= range.b_end
-            || (range.a_begin < range.a_end && range.a_begin < scan[range.b_begin]);
-        if take_item {
-            let segment = range.b_begin.saturating_sub(1);
+    walk_steps::<VT>(
+        range,
+        |at| at.a_begin < scan[at.b_begin],
+        |at| {
+            let segment = at.b_begin.saturating_sub(1);
             let start = scan.get(segment).copied().unwrap_or(0);
             out.segments[out.count] = segment;
-            out.ranks[out.count] = range.a_begin.saturating_sub(start);
+            out.ranks[out.count] = at.a_begin.saturating_sub(start);
             out.count += 1;
-            range.a_begin += 1;
-        } else {
-            range.b_begin += 1;
-        }
-    }
+        },
+    );
     out
 }
 

@@ -78,6 +78,27 @@ pub(crate) fn check_not_zero_sized(key: &str) -> Result<(), GpuError> {
     }
 }
 
+/// The source name of a program:
+/// `twophase_<primitive>_<type>_<values>_<detail>_nt<threads>_vt<vt>.cu`. `<type>` is `cuda_type`
+/// with every character but letters, digits and `_` replaced by `_`; `<values>` is
+/// `v<size>a<align>` for a value layout and `without_values` for none; `detail`, what else tells
+/// the programs of one primitive apart (the comparator's name, the operation), is taken as it is.
+pub fn program_name(
+    primitive: &str,
+    cuda_type: &str,
+    values: ValueLayout,
+    without_values: &str,
+    detail: &str,
+    threads: u32,
+    vt: u32,
+) -> String {
+    let value_tag = values.map_or(without_values.to_owned(), |(size, align)| {
+        format!("v{size}a{align}")
+    });
+    let cuda_type = sanitize(cuda_type);
+    format!("twophase_{primitive}_{cuda_type}_{value_tag}_{detail}_nt{threads}_vt{vt}.cu")
+}
+
 /// The cache key and source name of `primitive`'s program for key `K`, comparator `comp`, value
 /// layout and launch shape, without building its source (the per-call path: the source is only
 /// assembled on a cache miss). The key holds the Rust size and alignment of `K`, which the
@@ -89,14 +110,15 @@ pub fn program_id<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
     threads: u32,
     vt: u32,
 ) -> (String, String) {
-    let value_tag = values.map_or("keys".to_owned(), |(size, align)| {
-        format!("v{size}a{align}")
-    });
-    let name = format!(
-        "twophase_{primitive}_{}_{}_{}_nt{threads}_vt{vt}.cu",
-        sanitize(K::CUDA_TYPE),
-        value_tag,
-        sanitize(&comp.name()),
+    let comparator = sanitize(&comp.name());
+    let name = program_name(
+        primitive,
+        K::CUDA_TYPE,
+        values,
+        "keys",
+        &comparator,
+        threads,
+        vt,
     );
     let zero_sized = zero_sized_message::<K>(values)
         .map(|message| format!("{ZERO_SIZED_MARK}{message}\n"))
@@ -302,7 +324,6 @@ pub fn shipped_programs(factory: &impl ProgramFactory) -> Vec<Program> {
 }
 
 #[cfg(test)]
-#[cfg(test)]
 mod tests {
     use super::*;
     use crate::compare::{CudaComparator, Less};
@@ -311,26 +332,16 @@ mod tests {
     fn the_prelude_checks_the_layout_and_marks_the_snippets() {
         let program = program::<u32, _>("probe", &[], &Less, Some((8, 8)), 128, 4);
         let source = &program.source;
-        assert!(
-            source.contains("static_assert(sizeof(key_type) == 4,"),
-            "{source}"
-        );
-        assert!(
-            source.contains("static_assert(alignof(key_type) <= 4,"),
-            "{source}"
-        );
-        assert!(
-            source.contains("static_assert(sizeof(value_type) == 8,"),
-            "{source}"
-        );
-        assert!(
-            source.contains("static_assert(alignof(value_type) <= 8,"),
-            "{source}"
-        );
-        assert!(source.contains("the Rust key type `u32`"), "{source}");
-        assert!(
-            source.contains("#line 1 \"comparator less\"\nreturn a < b;\n"),
-            "{source}"
+        assert_contains_all(
+            source,
+            &[
+                "static_assert(sizeof(key_type) == 4,",
+                "static_assert(alignof(key_type) <= 4,",
+                "static_assert(sizeof(value_type) == 8,",
+                "static_assert(alignof(value_type) <= 8,",
+                "the Rust key type `u32`",
+                "#line 1 \"comparator less\"\nreturn a < b;\n",
+            ],
         );
         assert!(program.key.contains("|k4a4|"), "{}", program.key);
         assert_line_markers_resume(source, &program.name);
@@ -343,10 +354,13 @@ mod tests {
         tag: u32,
     }
 
-    impl DeviceKey for Pair {
-        const CUDA_TYPE: &'static str = "pair";
-        const CUDA_DEFINITION: &'static str =
-            "struct pair { unsigned int key; unsigned int tag; };";
+    crate::device_key!(Pair => "pair", "struct pair { unsigned int key; unsigned int tag; };");
+
+    /// Asserts that `source` holds every one of `parts`, naming the one missing.
+    fn assert_contains_all(source: &str, parts: &[&str]) {
+        for part in parts {
+            assert!(source.contains(part), "no {part:?} in:\n{source}");
+        }
     }
 
     /// Every `#line <n> "<program name>"` marker gives the physical number of the line after it,
@@ -373,19 +387,15 @@ mod tests {
         });
         let program = program::<Pair, _>("probe", &["// tail"], &comp, None, 128, 4);
         let source = &program.source;
-        assert!(
-            source.contains("#line 1 \"key type pair\"\nstruct pair"),
-            "{source}"
+        assert_contains_all(
+            source,
+            &[
+                "#line 1 \"key type pair\"\nstruct pair",
+                "#line 1 \"comparator by_key\"\nreturn a.key",
+                "the CUDA key type `pair` must be 8 bytes",
+                "Pair`", // the Rust type is named
+            ],
         );
-        assert!(
-            source.contains("#line 1 \"comparator by_key\"\nreturn a.key"),
-            "{source}"
-        );
-        assert!(
-            source.contains("the CUDA key type `pair` must be 8 bytes"),
-            "{source}"
-        );
-        assert!(source.contains("Pair`"), "the Rust type is named: {source}");
         assert_line_markers_resume(source, &program.name);
     }
 
@@ -393,10 +403,7 @@ mod tests {
     #[repr(C)]
     struct Nothing;
 
-    impl DeviceKey for Nothing {
-        const CUDA_TYPE: &'static str = "nothing";
-        const CUDA_DEFINITION: &'static str = "struct nothing {};";
-    }
+    crate::device_key!(Nothing => "nothing", "struct nothing {};");
 
     #[test]
     fn zero_sized_keys_and_values_are_refused() {
