@@ -9,68 +9,44 @@ namespace twophase {
 // IntervalMoveParams and LbsForEachParams in crates/gpu/src/load_balance/mod.rs (the generated
 // program static_asserts the layouts equal and that each kernel's parameters are these fields in
 // order).
-struct lbs_partition_params {
+// Every block starts with the scan and its sizes; the tile kernels' then with the partitions.
+struct lbs_inputs {
   const index_type* scan;
   size_type num_segments;
   size_type total;
-  size_type spacing;
-  size_type num_partitions;
-  size_type* partitions;
-  unsigned long long* status;
-  unsigned long long* repair;
-  unsigned generation;
+};
+typedef partition_params<lbs_inputs> lbs_partition_params;
+
+struct lbs_tile_inputs : lbs_inputs {
+  const size_type* partitions;
 };
 
-struct lbs_tile_params {
-  const index_type* scan;
-  size_type num_segments;
-  size_type total;
-  const size_type* partitions;
+struct lbs_tile_fields : lbs_tile_inputs {
   index_type* segments;
   index_type* ranks;
-  unsigned long long* status;
-  unsigned long long* repair;
-  unsigned generation;
 };
+typedef checked_params<lbs_tile_fields> lbs_tile_params;
 
-struct interval_expand_params {
-  const index_type* scan;
-  size_type num_segments;
-  size_type total;
-  const size_type* partitions;
+struct interval_expand_fields : lbs_tile_inputs {
   const value_type* values;
   value_type* out;
-  unsigned long long* status;
-  unsigned long long* repair;
-  unsigned generation;
 };
+typedef checked_params<interval_expand_fields> interval_expand_params;
 
-struct interval_move_params {
-  const index_type* scan;
-  size_type num_segments;
-  size_type total;
-  const size_type* partitions;
+struct interval_move_fields : lbs_tile_inputs {
   const index_type* gather;
   const index_type* scatter;
   const value_type* input;
   size_type input_count;
   value_type* output;
   size_type output_count;
-  unsigned long long* status;
-  unsigned long long* repair;
-  unsigned generation;
 };
+typedef checked_params<interval_move_fields> interval_move_params;
 
-struct lbs_for_each_params {
-  const index_type* scan;
-  size_type num_segments;
-  size_type total;
-  const size_type* partitions;
+struct lbs_for_each_fields : lbs_tile_inputs {
   twophase_op_args args;
-  unsigned long long* status;
-  unsigned long long* repair;
-  unsigned generation;
 };
+typedef checked_params<lbs_for_each_fields> lbs_for_each_params;
 }  // namespace twophase
 
 // Boundaries per partition block; blocks overlap by one (partition.cuh, overlapped_boundary).

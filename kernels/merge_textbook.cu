@@ -6,34 +6,18 @@ namespace twophase {
 // The kernels' parameter blocks, twins of TextbookMergeParams (the basic, tiled and circular
 // kernels) and TextbookRepairParams in crates/gpu/src/variants/textbook.rs (the generated program
 // static_asserts the layouts equal and that each kernel's parameters are these fields in order).
-struct textbook_merge_params {
-  const key_type* a;
-  size_type a_count;
-  const key_type* b;
-  size_type b_count;
+struct textbook_merge_fields : merge_inputs<key_type> {
   key_type* out;
   const value_type* a_vals;
   const value_type* b_vals;
   value_type* out_vals;
-  unsigned long long* status;
-  unsigned long long* repair;
-  unsigned generation;
 };
+typedef checked_params<textbook_merge_fields> textbook_merge_params;
 
-struct merge_repair_params {
-  const key_type* a;
-  size_type a_count;
-  const key_type* b;
-  size_type b_count;
-  key_type* out;
-  const value_type* a_vals;
-  const value_type* b_vals;
-  value_type* out_vals;
+struct merge_repair_fields : textbook_merge_fields {
   size_type spacing;
-  unsigned long long* status;
-  unsigned long long* repair;
-  unsigned generation;
 };
+typedef checked_params<merge_repair_fields> merge_repair_params;
 }  // namespace twophase
 
 // Basic: thread t merges outputs [t * VT, (t + 1) * VT) after finding the co-ranks of both ends
