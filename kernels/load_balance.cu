@@ -9,68 +9,44 @@ namespace twophase {
 // IntervalMoveParams and LbsForEachParams in crates/gpu/src/load_balance/mod.rs (the generated
 // program static_asserts the layouts equal and that each kernel's parameters are these fields in
 // order).
-struct lbs_partition_params {
+// Every block starts with the scan and its sizes; the tile kernels' then with the partitions.
+struct lbs_inputs {
   const index_type* scan;
   size_type num_segments;
   size_type total;
-  size_type spacing;
-  size_type num_partitions;
-  size_type* partitions;
-  unsigned long long* status;
-  unsigned long long* repair;
-  unsigned generation;
+};
+typedef partition_params<lbs_inputs> lbs_partition_params;
+
+struct lbs_tile_inputs : lbs_inputs {
+  const size_type* partitions;
 };
 
-struct lbs_tile_params {
-  const index_type* scan;
-  size_type num_segments;
-  size_type total;
-  const size_type* partitions;
+struct lbs_tile_fields : lbs_tile_inputs {
   index_type* segments;
   index_type* ranks;
-  unsigned long long* status;
-  unsigned long long* repair;
-  unsigned generation;
 };
+typedef checked_params<lbs_tile_fields> lbs_tile_params;
 
-struct interval_expand_params {
-  const index_type* scan;
-  size_type num_segments;
-  size_type total;
-  const size_type* partitions;
+struct interval_expand_fields : lbs_tile_inputs {
   const value_type* values;
   value_type* out;
-  unsigned long long* status;
-  unsigned long long* repair;
-  unsigned generation;
 };
+typedef checked_params<interval_expand_fields> interval_expand_params;
 
-struct interval_move_params {
-  const index_type* scan;
-  size_type num_segments;
-  size_type total;
-  const size_type* partitions;
+struct interval_move_fields : lbs_tile_inputs {
   const index_type* gather;
   const index_type* scatter;
   const value_type* input;
   size_type input_count;
   value_type* output;
   size_type output_count;
-  unsigned long long* status;
-  unsigned long long* repair;
-  unsigned generation;
 };
+typedef checked_params<interval_move_fields> interval_move_params;
 
-struct lbs_for_each_params {
-  const index_type* scan;
-  size_type num_segments;
-  size_type total;
-  const size_type* partitions;
+struct lbs_for_each_fields : lbs_tile_inputs {
   twophase_op_args args;
-  unsigned long long* status;
-  unsigned long long* repair;
-  unsigned generation;
 };
+typedef checked_params<lbs_for_each_fields> lbs_for_each_params;
 }  // namespace twophase
 
 // Boundaries per partition block; blocks overlap by one (partition.cuh, overlapped_boundary).
@@ -158,7 +134,6 @@ struct user_op {
   }
 };
 
-#define TWOPHASE_LBS_TILE_SHARED __shared__ twophase::load_balance_shared<TP_NT * TP_VT> shared
 static_assert(sizeof(twophase::load_balance_shared<TP_NT * TP_VT>) <= 48 * 1024,
               "tile too large for static shared memory");
 
@@ -168,55 +143,47 @@ static_assert(sizeof(twophase::load_balance_shared<TP_NT * TP_VT>) <= 48 * 1024,
 constexpr int LBS_TILE_MIN_BLOCKS =
     twophase::blocks_by_shared((int)sizeof(twophase::load_balance_shared<TP_NT * TP_VT>), TP_NT);
 
+// A tile kernel's parameters, the fields of its block: the scan, its sizes and the partitions
+// (lbs_tile_inputs), the kernel's own (the arguments), then the input check's.
+#define TWOPHASE_LBS_TILE_PARAMS(...)                                                                \
+  const index_type* __restrict__ scan, size_type num_segments, size_type total,                      \
+      const size_type* __restrict__ partitions, __VA_ARGS__, unsigned long long* status,            \
+      unsigned long long* repair, unsigned generation
+
+// A tile kernel's body: the tile's shared memory, the wait for the partitions and the input
+// check, then the tile, each item handed to the op of type `op_t` built from the other arguments
+// (which may name `check`).
+#define TWOPHASE_LBS_TILE_BODY(op_t, ...)                                                           \
+  __shared__ twophase::load_balance_shared<TP_NT * TP_VT> shared;                                   \
+  twophase::pdl_wait();                                                                              \
+  const twophase::input_check check = {status, repair, generation};                                 \
+  op_t op = {__VA_ARGS__};                                                                          \
+  twophase::cta_load_balance<TP_NT, TP_VT>(scan, num_segments, total, partitions, check, shared, op)
+
 // Phase 2, segments (and ranks) of every item.
 extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)
-    twophase_lbs_tile(const index_type* __restrict__ scan, size_type num_segments, size_type total,
-                      const size_type* __restrict__ partitions, index_type* __restrict__ segments,
-                      index_type* __restrict__ ranks, unsigned long long* status, unsigned long long* repair,
-                      unsigned generation) {
-  TWOPHASE_LBS_TILE_SHARED;
-  twophase::pdl_wait();  // the partitions
-  const twophase::input_check check = {status, repair, generation};
-  segments_op op = {segments, ranks};
-  twophase::cta_load_balance<TP_NT, TP_VT>(scan, num_segments, total, partitions, check, shared, op);
+    twophase_lbs_tile(TWOPHASE_LBS_TILE_PARAMS(index_type* __restrict__ segments, index_type* __restrict__ ranks)) {
+  TWOPHASE_LBS_TILE_BODY(segments_op, segments, ranks);
 }
 
 // Phase 2, interval expand.
 extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)
-    twophase_interval_expand(const index_type* __restrict__ scan, size_type num_segments, size_type total,
-                             const size_type* __restrict__ partitions, const value_type* __restrict__ values,
-                             value_type* __restrict__ out, unsigned long long* status, unsigned long long* repair,
-                             unsigned generation) {
-  TWOPHASE_LBS_TILE_SHARED;
-  twophase::pdl_wait();  // the partitions
-  const twophase::input_check check = {status, repair, generation};
-  expand_op op = {values, out};
-  twophase::cta_load_balance<TP_NT, TP_VT>(scan, num_segments, total, partitions, check, shared, op);
+    twophase_interval_expand(TWOPHASE_LBS_TILE_PARAMS(const value_type* __restrict__ values,
+                                                      value_type* __restrict__ out)) {
+  TWOPHASE_LBS_TILE_BODY(expand_op, values, out);
 }
 
 // Phase 2, interval move (gather, scatter or both), positions checked against input_count and
 // output_count.
 extern "C" __global__ void __launch_bounds__(TP_NT, LBS_TILE_MIN_BLOCKS)
-    twophase_interval_move(const index_type* __restrict__ scan, size_type num_segments, size_type total,
-                           const size_type* __restrict__ partitions, const index_type* __restrict__ gather,
-                           const index_type* __restrict__ scatter, const value_type* __restrict__ input,
-                           size_type input_count, value_type* __restrict__ output, size_type output_count,
-                           unsigned long long* status, unsigned long long* repair, unsigned generation) {
-  TWOPHASE_LBS_TILE_SHARED;
-  twophase::pdl_wait();  // the partitions
-  const twophase::input_check check = {status, repair, generation};
-  move_op op = {gather, scatter, input, output, input_count, output_count, check};
-  twophase::cta_load_balance<TP_NT, TP_VT>(scan, num_segments, total, partitions, check, shared, op);
+    twophase_interval_move(TWOPHASE_LBS_TILE_PARAMS(const index_type* __restrict__ gather,
+                                                    const index_type* __restrict__ scatter,
+                                                    const value_type* __restrict__ input, size_type input_count,
+                                                    value_type* __restrict__ output, size_type output_count)) {
+  TWOPHASE_LBS_TILE_BODY(move_op, gather, scatter, input, output, input_count, output_count, check);
 }
 
 // Phase 2, the user's snippet for every (item, segment, rank).
-extern "C" __global__ void __launch_bounds__(TP_NT)
-    twophase_lbs_for_each(const index_type* __restrict__ scan, size_type num_segments, size_type total,
-                          const size_type* __restrict__ partitions, twophase_op_args args,
-                          unsigned long long* status, unsigned long long* repair, unsigned generation) {
-  TWOPHASE_LBS_TILE_SHARED;
-  twophase::pdl_wait();  // the partitions
-  const twophase::input_check check = {status, repair, generation};
-  user_op op = {args};
-  twophase::cta_load_balance<TP_NT, TP_VT>(scan, num_segments, total, partitions, check, shared, op);
+extern "C" __global__ void __launch_bounds__(TP_NT) twophase_lbs_for_each(TWOPHASE_LBS_TILE_PARAMS(twophase_op_args args)) {
+  TWOPHASE_LBS_TILE_BODY(user_op, args);
 }

@@ -8,33 +8,16 @@ namespace twophase {
 // The kernels' parameter blocks, twins of MergePartitionParams and MergeTileParams in
 // crates/gpu/src/merge/mod.rs (the generated program static_asserts
 // the layouts equal and that each kernel's parameters are these fields in order).
-struct merge_partition_params {
-  const key_type* a;
-  size_type a_count;
-  const key_type* b;
-  size_type b_count;
-  size_type spacing;
-  size_type num_partitions;
-  size_type* partitions;
-  unsigned long long* status;
-  unsigned long long* repair;
-  unsigned generation;
-};
+typedef partition_params<merge_inputs<key_type>> merge_partition_params;
 
-struct merge_tile_params {
-  const key_type* a;
-  size_type a_count;
-  const key_type* b;
-  size_type b_count;
+struct merge_tile_fields : merge_inputs<key_type> {
   const size_type* partitions;
   key_type* out;
   const value_type* a_vals;
   const value_type* b_vals;
   value_type* out_vals;
-  unsigned long long* status;
-  unsigned long long* repair;
-  unsigned generation;
 };
+typedef checked_params<merge_tile_fields> merge_tile_params;
 }  // namespace twophase
 
 // Phase 1: partitions[p] = merge path (A elements before) at output diagonal min(p * spacing, total).

@@ -6,35 +6,25 @@ namespace twophase {
 // The kernels' parameter blocks, twins of TextbookMergeParams (the basic, tiled and circular
 // kernels) and TextbookRepairParams in crates/gpu/src/variants/textbook.rs (the generated program
 // static_asserts the layouts equal and that each kernel's parameters are these fields in order).
-struct textbook_merge_params {
-  const key_type* a;
-  size_type a_count;
-  const key_type* b;
-  size_type b_count;
+struct textbook_merge_fields : merge_inputs<key_type> {
   key_type* out;
   const value_type* a_vals;
   const value_type* b_vals;
   value_type* out_vals;
-  unsigned long long* status;
-  unsigned long long* repair;
-  unsigned generation;
 };
+typedef checked_params<textbook_merge_fields> textbook_merge_params;
 
-struct merge_repair_params {
-  const key_type* a;
-  size_type a_count;
-  const key_type* b;
-  size_type b_count;
-  key_type* out;
-  const value_type* a_vals;
-  const value_type* b_vals;
-  value_type* out_vals;
+struct merge_repair_fields : textbook_merge_fields {
   size_type spacing;
-  unsigned long long* status;
-  unsigned long long* repair;
-  unsigned generation;
 };
+typedef checked_params<merge_repair_fields> merge_repair_params;
 }  // namespace twophase
+
+// The parameters of the basic, tiled and circular kernels: the fields of textbook_merge_params.
+#define TWOPHASE_TEXTBOOK_MERGE_PARAMS                                                                           \
+  const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b, size_type b_count,         \
+      key_type* __restrict__ out, const value_type* __restrict__ a_vals, const value_type* __restrict__ b_vals, \
+      value_type* __restrict__ out_vals, unsigned long long* status, unsigned long long* repair, unsigned generation
 
 // Basic: thread t merges outputs [t * VT, (t + 1) * VT) after finding the co-ranks of both ends
 // by binary search in global memory, then merges from global memory into global memory.
@@ -44,10 +34,7 @@ struct merge_repair_params {
 // co-ranks are out of order writes nothing and reports its piece (twophase_merge_repair
 // rewrites it).
 extern "C" __global__ void __launch_bounds__(TP_NT)
-    twophase_merge_basic(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
-                         size_type b_count, key_type* __restrict__ out, const value_type* __restrict__ a_vals,
-                         const value_type* __restrict__ b_vals, value_type* __restrict__ out_vals,
-                         unsigned long long* status, unsigned long long* repair, unsigned generation) {
+    twophase_merge_basic(TWOPHASE_TEXTBOOK_MERGE_PARAMS) {
   using namespace textbook;
   const twophase::input_check check = {status, repair, generation};
   const size_type total = a_count + b_count;
@@ -94,17 +81,13 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
 // - The threads' co-ranks are checked (one barrier per tile); a tile whose pieces are out of order
 //   writes what it consumes concatenated.
 extern "C" __global__ void __launch_bounds__(TP_NT)
-    twophase_merge_tiled(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
-                         size_type b_count, key_type* __restrict__ out, const value_type* __restrict__ a_vals,
-                         const value_type* __restrict__ b_vals, value_type* __restrict__ out_vals,
-                         unsigned long long* status, unsigned long long* repair, unsigned generation) {
+    twophase_merge_tiled(TWOPHASE_TEXTBOOK_MERGE_PARAMS) {
   using namespace textbook;
   // A's tile, then B's, and the slot serial_merge may read one past the end.
   __shared__ key_type keys_shared[2 * TILE + 1];
   __shared__ size_type cuts[2];
   __shared__ int a_used_shared;
   const twophase::input_check check = {status, repair, generation};
-  const int tid = threadIdx.x;
   size_type out_pos, out_end;
   if (!block_range(a, a_count, b, b_count, cuts, &out_pos, &out_end, check)) return;
   size_type a_pos = cuts[0], b_pos = out_pos - cuts[0];
@@ -119,30 +102,8 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
     __syncthreads();
 
     const int out_cnt = (int)(out_end - out_pos < TILE ? out_end - out_pos : TILE);
-    const int d0 = min(VT * tid, out_cnt);
-    const int d1 = min(d0 + VT, out_cnt);
-    const int m0 = twophase::merge_path<twophase::bounds_lower, int>(keys_shared, a_len, keys_shared + a_len, b_len,
-                                                                     d0, key_compare());
-    const int m1 = twophase::merge_path<twophase::bounds_lower, int>(keys_shared, a_len, keys_shared + a_len, b_len,
-                                                                     d1, key_compare());
-    if (tid == NT - 1) a_used_shared = m1;  // d1 == out_cnt: the tile's consumption of A
-    const bool pieces_in_order = __syncthreads_and(twophase::monotone_step(m0, d0, m1, d1));
-    const int a_used = a_used_shared;
-    const size_type first = out_pos + d0;
-    if (pieces_in_order) {
-      const merge_range range = {m0, m1, a_len + d0 - m0, a_len + d1 - m1};
-      if (out_cnt == TILE) {
-        merge_to_global<true, false>(keys_shared, range, a_len, out + first, a_vals + a_pos, b_vals + b_pos,
-                                     out_vals + first, key_before_t{}, key_before_t{}, check);
-      } else if (d1 > d0) {
-        merge_to_global<false, false>(keys_shared, range, a_len, out + first, a_vals + a_pos, b_vals + b_pos,
-                                      out_vals + first, key_before_t{}, key_before_t{}, check);
-      }
-    } else {
-      concatenate_to_global(keys_shared, a_used, a_len, d0, d1, out + first, a_vals + a_pos, b_vals + b_pos,
-                            out_vals + first);
-      if (tid == 0) twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
-    }
+    const int a_used = merge_tile(keys_shared, a_len, keys_shared + a_len, b_len, keys_shared, out_cnt, out_pos, out,
+                                  a_vals + a_pos, b_vals + b_pos, out_vals, a_used_shared, check);
     __syncthreads();  // every thread is done with the tile
     a_pos += a_used;
     b_pos += out_cnt - a_used;
@@ -165,17 +126,13 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
 // - The rings are read through ring_view / ring_pair (one subtraction instead of a modulo per
 //   access), with the same merge_path and serial_merge as every other merge.
 extern "C" __global__ void __launch_bounds__(TP_NT)
-    twophase_merge_circular(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
-                            size_type b_count, key_type* __restrict__ out, const value_type* __restrict__ a_vals,
-                            const value_type* __restrict__ b_vals, value_type* __restrict__ out_vals,
-                            unsigned long long* status, unsigned long long* repair, unsigned generation) {
+    twophase_merge_circular(TWOPHASE_TEXTBOOK_MERGE_PARAMS) {
   using namespace textbook;
   __shared__ key_type a_ring[TILE];
   __shared__ key_type b_ring[TILE];
   __shared__ size_type cuts[2];
   __shared__ int a_used_shared;
   const twophase::input_check check = {status, repair, generation};
-  const int tid = threadIdx.x;
   size_type out_pos, out_end;
   if (!block_range(a, a_count, b, b_count, cuts, &out_pos, &out_end, check)) return;
   // Global positions of each ring's first unconsumed key and of the next key to load.
@@ -204,32 +161,10 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
     const ring_view a_view = {a_ring, a_head};
     const ring_view b_view = {b_ring, b_head};
     const int out_cnt = (int)(out_end - out_pos < TILE ? out_end - out_pos : TILE);
-    const int d0 = min(VT * tid, out_cnt);
-    const int d1 = min(d0 + VT, out_cnt);
-    const int m0 =
-        twophase::merge_path<twophase::bounds_lower, int>(a_view, a_have, b_view, b_have, d0, key_compare());
-    const int m1 =
-        twophase::merge_path<twophase::bounds_lower, int>(a_view, a_have, b_view, b_have, d1, key_compare());
-    if (tid == NT - 1) a_used_shared = m1;
-    const bool pieces_in_order = __syncthreads_and(twophase::monotone_step(m0, d0, m1, d1));
-    const int a_used = a_used_shared;
-    const int b_used = out_cnt - a_used;
     const ring_pair keys = {a_view, a_have, b_view};
-    const size_type first = out_pos + d0;
-    if (pieces_in_order) {
-      const merge_range range = {m0, m1, a_have + d0 - m0, a_have + d1 - m1};
-      if (out_cnt == TILE) {
-        merge_to_global<true, false>(keys, range, a_have, out + first, a_vals + a_pos, b_vals + b_pos,
-                                     out_vals + first, key_before_t{}, key_before_t{}, check);
-      } else if (d1 > d0) {
-        merge_to_global<false, false>(keys, range, a_have, out + first, a_vals + a_pos, b_vals + b_pos,
-                                      out_vals + first, key_before_t{}, key_before_t{}, check);
-      }
-    } else {
-      concatenate_to_global(keys, a_used, a_have, d0, d1, out + first, a_vals + a_pos, b_vals + b_pos,
-                            out_vals + first);
-      if (tid == 0) twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
-    }
+    int b_used;
+    const int a_used = merge_tile(a_view, a_have, b_view, b_have, keys, out_cnt, out_pos, out, a_vals + a_pos,
+                                  b_vals + b_pos, out_vals, a_used_shared, check, &b_used);
     __syncthreads();  // every thread is done reading the rings
     a_head = ring_slot(a_head, a_used);
     b_head = ring_slot(b_head, b_used);

@@ -154,6 +154,45 @@ __device__ __forceinline__ void concatenate_to_global(keys_it keys, int a_used, 
   }
 }
 
+// One tile of the tiled and circular kernels, its keys loaded: every thread finds the co-ranks of
+// its VT outputs among the tile's out_cnt (over a_view's a_len keys and b_view's b_len), checks
+// with the others that the pieces are in order (one barrier) and merges its piece (`keys`: tile
+// position i, A's then B's, a_len of A) to out + first, or, where the pieces were out of order,
+// writes its share of the consumed keys concatenated (STATUS_ORDER_INCONSISTENT). The value
+// pointers start at the tile's first A and B keys. Returns the A keys the tile consumed: the
+// last thread's end co-rank, passed on through `a_used_shared`. The tile's keys are still being
+// read when it returns: a barrier must come before they are overwritten.
+template <typename view_t, typename keys_it>
+__device__ __forceinline__ int merge_tile(view_t a_view, int a_len, view_t b_view, int b_len, keys_it keys, int out_cnt,
+                                          size_type out_pos, key_type* out, const value_type* a_vals,
+                                          const value_type* b_vals, value_type* out_vals, int& a_used_shared,
+                                          const twophase::input_check& check, int* b_used = nullptr) {
+  const int tid = threadIdx.x;
+  const int d0 = min(VT * tid, out_cnt);
+  const int d1 = min(d0 + VT, out_cnt);
+  const int m0 = twophase::merge_path<twophase::bounds_lower, int>(a_view, a_len, b_view, b_len, d0, key_compare());
+  const int m1 = twophase::merge_path<twophase::bounds_lower, int>(a_view, a_len, b_view, b_len, d1, key_compare());
+  if (tid == NT - 1) a_used_shared = m1;  // d1 == out_cnt: the tile's consumption of A
+  const bool pieces_in_order = __syncthreads_and(twophase::monotone_step(m0, d0, m1, d1));
+  const int a_used = a_used_shared;
+  if (b_used) *b_used = out_cnt - a_used;
+  const size_type first = out_pos + d0;
+  if (pieces_in_order) {
+    const merge_range range = {m0, m1, a_len + d0 - m0, a_len + d1 - m1};
+    if (out_cnt == TILE) {
+      merge_to_global<true, false>(keys, range, a_len, out + first, a_vals, b_vals, out_vals + first, key_before_t{},
+                                   key_before_t{}, check);
+    } else if (d1 > d0) {
+      merge_to_global<false, false>(keys, range, a_len, out + first, a_vals, b_vals, out_vals + first,
+                                    key_before_t{}, key_before_t{}, check);
+    }
+  } else {
+    concatenate_to_global(keys, a_used, a_len, d0, d1, out + first, a_vals, b_vals, out_vals + first);
+    if (tid == 0) twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
+  }
+  return a_used;
+}
+
 // The co-rank (A elements among the first `diag` outputs) of the whole merge, on global memory.
 __device__ __forceinline__ size_type global_co_rank(const key_type* a, size_type a_count, const key_type* b,
                                                     size_type b_count, size_type diag) {

@@ -103,6 +103,37 @@ struct input_check {
   unsigned generation;
 };
 
+// ---- Kernel parameter blocks: twins of the Rust param_block! structs (the generated program ----
+// static_asserts each one's size, its fields' offsets and sizes, and that its kernel's parameters
+// are its fields in order). Bases are laid out first, in order, so a block is composed front to
+// back; every part before the input check is a whole number of 8-byte words, so composing adds
+// no padding.
+
+// A kernel's parameter block: its own fields (`fields_t`), then the input check's.
+template <typename fields_t>
+struct checked_params : fields_t, input_check {};
+
+// The fields of a partition kernel's block: its inputs (`inputs_t`), then the boundaries' spacing
+// and count and the partitions it writes.
+template <typename inputs_t>
+struct partition_fields : inputs_t {
+  size_type spacing;
+  size_type num_partitions;
+  size_type* partitions;
+};
+
+template <typename inputs_t>
+using partition_params = checked_params<partition_fields<inputs_t>>;
+
+// The inputs of a merge of A and B, the first fields of the merges' blocks.
+template <typename key_t>
+struct merge_inputs {
+  const key_t* a;
+  size_type a_count;
+  const key_t* b;
+  size_type b_count;
+};
+
 __device__ __forceinline__ void raise_status(const input_check& check, unsigned bits) {
   atomicOr(check.status, (unsigned long long)bits);
 }

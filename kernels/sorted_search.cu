@@ -16,30 +16,20 @@ namespace twophase {
 // The kernels' parameter blocks, twins of SearchPartitionParams and SearchTileParams in
 // crates/gpu/src/sorted_search/mod.rs (the generated program static_asserts
 // the layouts equal and that each kernel's parameters are these fields in order).
-struct search_partition_params {
+// Both blocks start with the needles and the haystack.
+struct search_inputs {
   const key_type* needles;
   size_type needle_count;
   const key_type* haystack;
   size_type haystack_count;
-  size_type spacing;
-  size_type num_partitions;
-  size_type* partitions;
-  unsigned long long* status;
-  unsigned long long* repair;
-  unsigned generation;
 };
+typedef partition_params<search_inputs> search_partition_params;
 
-struct search_tile_params {
-  const key_type* needles;
-  size_type needle_count;
-  const key_type* haystack;
-  size_type haystack_count;
+struct search_tile_fields : search_inputs {
   const size_type* partitions;
   index_type* out;
-  unsigned long long* status;
-  unsigned long long* repair;
-  unsigned generation;
 };
+typedef checked_params<search_tile_fields> search_tile_params;
 }  // namespace twophase
 
 constexpr twophase::bounds_t SEARCH_BOUNDS = TP_UPPER ? twophase::bounds_upper : twophase::bounds_lower;

@@ -9,18 +9,10 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <random>
 #include <vector>
 
-#define CHECK(x)                                                                                    \
-  do {                                                                                              \
-    cudaError_t e_ = (x);                                                                           \
-    if (e_ != cudaSuccess) {                                                                        \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));       \
-      std::exit(1);                                                                                 \
-    }                                                                                               \
-  } while (0)
+#include "peer_common.cuh"
 
 static const int WARMUP = 10;      // untimed runs first, as in the twophase bench
 static const int REPS = 100;       // timed runs; the median is reported
@@ -32,27 +24,6 @@ static const int SIZES[3] = {20, 24, 27};
 static FILE* results = nullptr;
 static double copy_gbs = 0;
 static int l2_bytes = 0;
-
-template <typename F>
-static double time_events(F f) {
-  cudaEvent_t s, e;
-  CHECK(cudaEventCreate(&s));
-  CHECK(cudaEventCreate(&e));
-  for (int i = 0; i < WARMUP; ++i) f(i);
-  std::vector<double> t;
-  for (int i = 0; i < REPS; ++i) {
-    CHECK(cudaEventRecord(s));
-    f(i);
-    CHECK(cudaEventRecord(e));
-    CHECK(cudaEventSynchronize(e));
-    float ms;
-    CHECK(cudaEventElapsedTime(&ms, s, e));
-    t.push_back(ms);
-  }
-  CHECK(cudaGetLastError());
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 static void row(const char* kind, int log2n, double ms, double bytes) {
   double n = double(size_t(1) << log2n);
@@ -112,7 +83,7 @@ static void bench_keys(const char* kind, uint64_t mask) {
       std::fprintf(stderr, "CUB %s 2^%d: wrong result\n", kind, log2n);
       std::exit(1);
     }
-    double ms = time_events([&](int i) {
+    double ms = time_events(WARMUP, REPS, [&](int i) {
       int s = i % sets;
       CHECK(cub::DeviceMerge::MergeKeys(temp, temp_bytes, da[s], (int64_t)(n / 2), db[s], (int64_t)(n - n / 2), dout[s]));
     });
@@ -153,7 +124,7 @@ static void bench_pairs() {
     CHECK(cub::DeviceMerge::MergePairs(nullptr, temp_bytes, da[0], dav[0], na, db[0], dbv[0], nb, dok[0], dov[0]));
     void* temp;
     CHECK(cudaMalloc(&temp, temp_bytes));
-    double ms = time_events([&](int i) {
+    double ms = time_events(WARMUP, REPS, [&](int i) {
       int s = i % sets;
       CHECK(cub::DeviceMerge::MergePairs(temp, temp_bytes, da[s], dav[s], na, db[s], dbv[s], nb, dok[s], dov[s]));
     });
@@ -176,16 +147,20 @@ static void bench_calls() {
   sorted_halves<K>(n, 99, ~0ull, &da, &db, a, b);
   CHECK(cudaMalloc(&dout, n * sizeof(K)));
   cudaStream_t stream = 0;
-  auto device_call = [&]() {
-    auto t = std::chrono::steady_clock::now();
+  // The whole call on device buffers: temp-storage query, allocation, merge, free.
+  auto merge_keys = [&](const K* x, const K* y, K* out) {
     size_t temp_bytes = 0;
-    CHECK(cub::DeviceMerge::MergeKeys(nullptr, temp_bytes, da, (int64_t)a.size(), db, (int64_t)b.size(), dout));
+    CHECK(cub::DeviceMerge::MergeKeys(nullptr, temp_bytes, x, (int64_t)a.size(), y, (int64_t)b.size(), out));
     void* temp;
     CHECK(cudaMallocAsync(&temp, temp_bytes, stream));
-    CHECK(cub::DeviceMerge::MergeKeys(temp, temp_bytes, da, (int64_t)a.size(), db, (int64_t)b.size(), dout));
+    CHECK(cub::DeviceMerge::MergeKeys(temp, temp_bytes, x, (int64_t)a.size(), y, (int64_t)b.size(), out));
     CHECK(cudaFreeAsync(temp, stream));
+  };
+  auto device_call = [&]() {
+    auto t = std::chrono::steady_clock::now();
+    merge_keys(da, db, dout);
     CHECK(cudaStreamSynchronize(stream));
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+    return host_ms_since(t);
   };
   K *ha, *hb, *hout;  // staging device buffers kept across calls, as the twophase handle does
   CHECK(cudaMalloc(&ha, n * sizeof(K)));
@@ -196,23 +171,14 @@ static void bench_calls() {
     std::vector<K> out(n);
     CHECK(cudaMemcpyAsync(ha, a.data(), a.size() * sizeof(K), cudaMemcpyHostToDevice, stream));
     CHECK(cudaMemcpyAsync(hb, b.data(), b.size() * sizeof(K), cudaMemcpyHostToDevice, stream));
-    size_t temp_bytes = 0;
-    CHECK(cub::DeviceMerge::MergeKeys(nullptr, temp_bytes, ha, (int64_t)a.size(), hb, (int64_t)b.size(), hout));
-    void* temp;
-    CHECK(cudaMallocAsync(&temp, temp_bytes, stream));
-    CHECK(cub::DeviceMerge::MergeKeys(temp, temp_bytes, ha, (int64_t)a.size(), hb, (int64_t)b.size(), hout));
-    CHECK(cudaFreeAsync(temp, stream));
+    merge_keys(ha, hb, hout);
     CHECK(cudaMemcpyAsync(out.data(), hout, n * sizeof(K), cudaMemcpyDeviceToHost, stream));
     CHECK(cudaStreamSynchronize(stream));
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+    return host_ms_since(t);
   };
   const char* kinds[2] = {"u32-call-device", "u32-call-host"};
   for (int k = 0; k < 2; ++k) {
-    for (int i = 0; i < WARMUP; ++i) k == 0 ? device_call() : host_call();
-    std::vector<double> t;
-    for (int i = 0; i < REPS; ++i) t.push_back(k == 0 ? device_call() : host_call());
-    std::sort(t.begin(), t.end());
-    double ms = t[t.size() / 2];
+    double ms = median_of_calls(WARMUP, REPS, [&]() { return k == 0 ? device_call() : host_call(); });
     std::printf("| cub | %s | 2^20 | %.4f | %.1f | - | 1.00x |\n", kinds[k], ms, n / (ms * 1e-3) / 1e9);
     if (results) std::fprintf(results, "%s 20 %.6f\n", kinds[k], ms);
   }
@@ -223,14 +189,7 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
   l2_bytes = prop.l2CacheSize;
-  void *src, *dst;
-  CHECK(cudaMalloc(&src, COPY_BYTES));
-  CHECK(cudaMalloc(&dst, COPY_BYTES));
-  CHECK(cudaMemset(src, 0x5A, COPY_BYTES));
-  double copy_ms = time_events([&](int) { CHECK(cudaMemcpyAsync(dst, src, COPY_BYTES, cudaMemcpyDeviceToDevice)); });
-  copy_gbs = 2.0 * COPY_BYTES / (copy_ms * 1e-3) / 1e9;
-  CHECK(cudaFree(src));
-  CHECK(cudaFree(dst));
+  copy_gbs = 2.0 * COPY_BYTES / (copy_ms(COPY_BYTES, WARMUP, REPS) * 1e-3) / 1e9;
   std::printf("CUB %d (CUB_VERSION) on %s: copy rate %.0f GB/s\n", CUB_VERSION, prop.name, copy_gbs);
   std::printf("| impl | kind | n | ms | Gkeys/s | %% of copy rate | vs CUB |\n|---|---|---|---|---|---|---|\n");
   bench_keys<uint32_t>("u32", 0xffffffffull);

@@ -8,23 +8,14 @@
 #include <cub/device/device_merge_sort.cuh>
 #include <cub/device/device_radix_sort.cuh>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
 
-#define CHECK(x)                                                                                    \
-  do {                                                                                              \
-    cudaError_t e_ = (x);                                                                           \
-    if (e_ != cudaSuccess) {                                                                        \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));       \
-      std::exit(1);                                                                                 \
-    }                                                                                               \
-  } while (0)
+#include "peer_common.cuh"
 
 static const int WARMUP = 5;    // untimed runs first, as in the twophase bench
 static const int REPS = 41;     // timed runs; the median is reported
@@ -37,29 +28,6 @@ struct Less {
   template <typename T>
   __device__ __host__ bool operator()(const T& a, const T& b) const { return a < b; }
 };
-
-template <typename F>
-static double time_events(F f) {
-  cudaEvent_t s, e;
-  CHECK(cudaEventCreate(&s));
-  CHECK(cudaEventCreate(&e));
-  for (int i = 0; i < WARMUP; ++i) f();
-  std::vector<double> t;
-  for (int i = 0; i < REPS; ++i) {
-    CHECK(cudaEventRecord(s));
-    f();
-    CHECK(cudaEventRecord(e));
-    CHECK(cudaEventSynchronize(e));
-    float ms;
-    CHECK(cudaEventElapsedTime(&ms, s, e));
-    t.push_back(ms);
-  }
-  CHECK(cudaGetLastError());
-  CHECK(cudaEventDestroy(s));
-  CHECK(cudaEventDestroy(e));
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 static void row(const char* impl, const char* kind, int log2n, double ms) {
   double n = double(size_t(1) << log2n);
@@ -143,15 +111,14 @@ static void bench(const char* kind) {
       std::fprintf(stderr, "CUB merge sort %s 2^%d: wrong result\n", kind, log2n);
       std::exit(1);
     }
-    double copy_ms = time_events(restore);
-    double merge_ms = time_events([&]() { restore(); merge_sort(); }) - copy_ms;
-    double radix_ms = time_events(radix_sort);
+    double restore_ms = time_events(WARMUP, REPS, [&](int) { restore(); });
+    double merge_ms = time_events(WARMUP, REPS, [&](int) { restore(); merge_sort(); }) - restore_ms;
+    double radix_ms = time_events(WARMUP, REPS, [&](int) { radix_sort(); });
     row("cub-merge", kind, log2n, merge_ms);
     row("cub-radix", kind, log2n, radix_ms);
     // One call at 2^20, host clock: temp-storage query, allocation, sort, free, synchronize.
     if (log2n == 20) {
-      std::vector<double> t;
-      for (int i = 0; i < WARMUP + REPS; ++i) {
+      double call_ms = median_of_calls(WARMUP, REPS, [&]() {
         restore();
         CHECK(cudaDeviceSynchronize());
         auto start = std::chrono::steady_clock::now();
@@ -164,12 +131,10 @@ static void bench(const char* kind) {
         else CHECK(cub::DeviceMergeSort::SortKeys(temp, bytes, dk, (int64_t)n, Less()));
         CHECK(cudaFreeAsync(temp, 0));
         CHECK(cudaStreamSynchronize(0));
-        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-        if (i >= WARMUP) t.push_back(ms);
-      }
-      std::sort(t.begin(), t.end());
+        return host_ms_since(start);
+      });
       std::string call = std::string(kind) + "-call";
-      row("cub-merge", call.c_str(), log2n, t[t.size() / 2]);
+      row("cub-merge", call.c_str(), log2n, call_ms);
     }
     CHECK(cudaFree(pristine)); CHECK(cudaFree(dk)); CHECK(cudaFree(dk_out));
     CHECK(cudaFree(pristine_v)); CHECK(cudaFree(dv)); CHECK(cudaFree(dv_out));
@@ -181,14 +146,8 @@ int main(int argc, char** argv) {
   if (argc > 1) results = std::fopen(argv[1], "w");
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
-  void *src, *dst;
-  CHECK(cudaMalloc(&src, COPY_BYTES));
-  CHECK(cudaMalloc(&dst, COPY_BYTES));
-  CHECK(cudaMemset(src, 0x5A, COPY_BYTES));
-  double copy_ms = time_events([&]() { CHECK(cudaMemcpyAsync(dst, src, COPY_BYTES, cudaMemcpyDeviceToDevice)); });
-  CHECK(cudaFree(src));
-  CHECK(cudaFree(dst));
-  std::printf("CUB %d on %s: copy rate %.0f GB/s\n", CUB_VERSION, prop.name, 2.0 * COPY_BYTES / (copy_ms * 1e-3) / 1e9);
+  const double copy_gbs = 2.0 * COPY_BYTES / (copy_ms(COPY_BYTES, WARMUP, REPS) * 1e-3) / 1e9;
+  std::printf("CUB %d on %s: copy rate %.0f GB/s\n", CUB_VERSION, prop.name, copy_gbs);
   std::printf("| impl | kind | n | ms | Gkeys/s |\n|---|---|---|---|---|\n");
   bench<uint32_t, false>("u32");
   bench<uint64_t, false>("u64");

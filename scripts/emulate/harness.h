@@ -1,7 +1,10 @@
-//! What the harnesses share: a seeded generator, the partition grid, the status words, the sizes around a tile, and two key runs in twelve shapes.
+//! What the harnesses share: a seeded generator, the partition grid, the status words, exact-size copies, the sizes around a tile, and two key runs in twelve shapes.
 #pragma once
+#include "cuda_emu.h"
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -31,6 +34,27 @@ struct status_words {
     return bits;
   }
 };
+
+// A copy of `v` in a buffer of exactly its size, so that ASan sees a read past its end.
+template <typename T>
+std::unique_ptr<T[]> exact_copy(const std::vector<T>& v) {
+  std::unique_ptr<T[]> copy(new T[v.size()]);
+  std::copy(v.begin(), v.end(), copy.get());
+  return copy;
+}
+
+// The partition kernel's launch over `count` items in tiles of `nv`, `partition_nt` boundaries a
+// block: `parts` gets the grid's boundaries, poisoned, and every block runs
+// partition(num_partitions, parts). Returns the grid (its boundaries: one more than the tiles).
+template <typename size_type, typename partition_t>
+partition_grid launch_partitions(size_t count, size_t nv, size_t partition_nt, std::vector<size_type>& parts,
+                                 partition_t partition) {
+  const partition_grid grid = partition_grid_for(count, nv, partition_nt);
+  parts.assign(grid.num_partitions, (size_type)0xabababababull);
+  size_type* pp = parts.data();
+  launch(grid.blocks, (unsigned)partition_nt, [&] { partition(grid.num_partitions, pp); });
+  return grid;
+}
 
 // Sizes from `first` (0 or 1) to nine tiles of `nv`, each side of a tile's end included.
 inline std::vector<size_t> sizes_around_tiles(size_t nv, size_t first) {
@@ -113,4 +137,28 @@ bool sorted_under(const std::vector<key_t>& v, comp_t comp) {
     if (comp(v[i], v[i - 1])) return false;
   }
   return true;
+}
+
+// Whether `bits` names each unsorted input, where the build checks detection (CHECK_DETECTION):
+// bit 1 for a, bit 2 for b.
+inline bool detected(bool a_bad, bool b_bad, unsigned long long bits) {
+  return !CHECK_DETECTION || ((!a_bad || (bits & 1) != 0) && (!b_bad || (bits & 2) != 0));
+}
+
+// The main of a two-run harness: seeded by the first argument, for every case of for_each_two_runs
+// calls run(a, b, out, words, gen) (the next launch generation) and then passed(n, shape, a, b,
+// out, bits) with the status bits it raised (false: the case failed and printed its FAIL line);
+// prints the failure count and returns the exit status.
+template <typename key_t, typename out_t, typename run_t, typename passed_t>
+int check_two_runs(int argc, char** argv, size_t nv, run_t run, passed_t passed) {
+  std::mt19937_64 rng = seeded(argc, argv);
+  status_words status;
+  int failures = 0;
+  for_each_two_runs<key_t>(rng, nv, [&](size_t n, int shape, const std::vector<key_t>& a, const std::vector<key_t>& b) {
+    std::vector<out_t> out;
+    run(a, b, out, status.words, ++status.gen);
+    if (!passed(n, shape, a, b, out, status.take())) ++failures;
+  });
+  printf("%s: %d failures\n", argv[0], failures);
+  return failures != 0;
 }

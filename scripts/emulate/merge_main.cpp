@@ -11,13 +11,8 @@ static void run_merge(const std::vector<key_type>& a, const std::vector<key_type
                                     std::vector<key_type>& out, unsigned long long* words, unsigned gen) {
   const size_t NV = TP_NT * TP_VT;
   size_t count = a.size() + b.size();
-  const partition_grid grid = partition_grid_for(count, NV, TP_PARTITION_NT);
-  std::vector<size_type> partitions(grid.num_partitions, 0xabababababull);
-  std::unique_ptr<key_type[]> ap(new key_type[a.size()]), bp(new key_type[b.size()]), o(new key_type[count]);
-  std::copy(a.begin(), a.end(), ap.get());
-  std::copy(b.begin(), b.end(), bp.get());
+  std::unique_ptr<key_type[]> ap = exact_copy(a), bp = exact_copy(b), o(new key_type[count]);
   for (size_t i = 0; i < count; ++i) o[i] = (key_type)0xDEADBEEFu;
-  size_type* pp = partitions.data();
 #if TP_HAS_VALUES
   std::unique_ptr<value_type[]> av(new value_type[a.size()]), bv(new value_type[b.size()]), ov(new value_type[count]);
   for (size_t i = 0; i < a.size(); ++i) { unsigned t = (unsigned)i; memcpy(&av[i], &t, 4); }
@@ -28,11 +23,13 @@ static void run_merge(const std::vector<key_type>& a, const std::vector<key_type
   value_type *avp = nullptr, *bvp = nullptr, *ovp = nullptr;
 #endif
   if (count > 0) {
-    launch(grid.blocks, TP_PARTITION_NT, [&] {
-      twophase_merge_partition(ap.get(), a.size(), bp.get(), b.size(), NV, grid.num_partitions, pp, words, words + 1, gen);
-    });
+    std::vector<size_type> partitions;
+    const partition_grid grid =
+        launch_partitions(count, NV, TP_PARTITION_NT, partitions, [&](size_type num_partitions, size_type* pp) {
+          twophase_merge_partition(ap.get(), a.size(), bp.get(), b.size(), NV, num_partitions, pp, words, words + 1, gen);
+        });
     launch(grid.num_partitions - 1, TP_NT, [&] {
-      twophase_merge_tile(ap.get(), a.size(), bp.get(), b.size(), pp, o.get(), avp, bvp, ovp, words,
+      twophase_merge_tile(ap.get(), a.size(), bp.get(), b.size(), partitions.data(), o.get(), avp, bvp, ovp, words,
                           words + 1, gen);
     });
   }
@@ -44,15 +41,8 @@ static void run_merge(const std::vector<key_type>& a, const std::vector<key_type
 }
 
 int main(int argc, char** argv) {
-  std::mt19937_64 rng = seeded(argc, argv);
-  const size_t NV = TP_NT * TP_VT;
-  status_words status;
-  int failures = 0;
-  for_each_two_runs<key_type>(rng, NV, [&](size_t n, int mode, const std::vector<key_type>& a,
-                                            const std::vector<key_type>& b) {
-    std::vector<key_type> out;
-    run_merge(a, b, out, status.words, ++status.gen);
-    const unsigned long long bits = status.take();
+  auto passed = [](size_t n, int mode, const std::vector<key_type>& a, const std::vector<key_type>& b,
+                   const std::vector<key_type>& out, unsigned long long bits) {
     std::vector<key_type> all(a);
     all.insert(all.end(), b.begin(), b.end());
     std::vector<key_type> got(out);
@@ -72,18 +62,14 @@ int main(int argc, char** argv) {
     }
 #endif
     bool a_bad = !sorted_under(a, key_compare()), b_bad = !sorted_under(b, key_compare());
-    if (CHECK_DETECTION && a_bad) ok &= (bits & 1) != 0;
-    if (CHECK_DETECTION && b_bad) ok &= (bits & 2) != 0;
+    ok &= detected(a_bad, b_bad, bits);
     if (!a_bad && !b_bad && COMPARATOR_CONSISTENT) {
       std::vector<key_type> want;
       std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(want), key_compare());
       ok &= bits == 0 && want == out;
     }
-    if (!ok) {
-      ++failures;
-      printf("FAIL n=%zu mode=%d bits=%llx a_bad=%d b_bad=%d\n", n, mode, bits, a_bad, b_bad);
-    }
-  });
-  printf("%s: %d failures\n", argv[0], failures);
-  return failures != 0;
+    if (!ok) printf("FAIL n=%zu mode=%d bits=%llx a_bad=%d b_bad=%d\n", n, mode, bits, a_bad, b_bad);
+    return ok;
+  };
+  return check_two_runs<key_type, key_type>(argc, argv, TP_NT * TP_VT, run_merge, passed);
 }

@@ -19,8 +19,8 @@ trap 'rm -rf "$work"' EXIT
 # load balance with 4- and 8-byte indices; the textbook merges; the mergesort's block sort, keys
 # alone and with values.
 programs=(
-  "merge merge_b3_unsigned_int_keys_less_nt384_vt23"
-  "merge merge_b2_unsigned_int_v4a4_less_nt512_vt15"
+  "merge merge_b4_unsigned_int_keys_less_nt384_vt21"
+  "merge merge_b3_unsigned_int_v4a4_less_nt384_vt17"
   "merge merge_b3_unsigned_long_long_keys_less_nt256_vt19"
   "search sorted_search_lower_unsigned_int_unsigned_int_keys_less_nt256_vt23"
   "search sorted_search_upper_unsigned_int_unsigned_int_keys_less_nt256_vt23"
