@@ -40,7 +40,7 @@ cp "$target_dir/release/twophase" "$GPU_DIR/main_twophase"
 cargo build --release --examples >&2
 for src in examples/*.rs; do name=$(basename "$src" .rs); cp "$target_dir/release/examples/$name" "$GPU_DIR/example_$name"; done
 strip --strip-debug "$GPU_DIR"/test_* "$GPU_DIR"/bench_* "$GPU_DIR"/main_* "$GPU_DIR"/example_* 2>/dev/null || true
-cp benches/peers/*.cu "$GPU_DIR/"
+cp benches/peers/*.cu benches/peers/*.cuh "$GPU_DIR/"
 cp scripts/device-run.sh "$GPU_DIR/run.sh"
 cp scripts/ncu_mergesort.py "$GPU_DIR/"
 ls -la "$GPU_DIR" >&2
