@@ -4,7 +4,10 @@ mod common;
 
 use std::fmt::Debug;
 
-use common::{gpu, keys, order, rec_key_descending, rng, same_bits, splitmix_u32, Rec, PATTERNS};
+use common::{
+    forced_mergesort_tuning, gpu, key_type_tests, keys, order, rec_key_descending, rng, same_bits,
+    special_f32, splitmix_u32, Rec, PATTERNS,
+};
 use rand::rngs::StdRng;
 use rand::Rng;
 use rayon::prelude::*;
@@ -56,6 +59,8 @@ fn device_sort<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
     gpu.stream().clone_dtoh(&keys).expect("download")
 }
 
+/// The device sort (scratch poisoned) and the CPU backend against std's stable sort, for every
+/// size and pattern, keys from `draw` (random) and `few` (one of a few distinct keys).
 fn differential<K, C>(
     label: &str,
     comp: &C,
@@ -66,9 +71,8 @@ fn differential<K, C>(
     K: DeviceKey + DeviceRepr + Debug,
     C: DeviceComparator<K>,
 {
-    let gpu = gpu();
+    let (gpu, mut rng) = (gpu(), rng());
     let mut scratch = MergesortScratch::new();
-    let mut rng = rng();
     let tuning = MergesortTuning::for_types(std::mem::size_of::<K>(), 0);
     for n in sizes(tuning) {
         for pattern in PATTERNS {
@@ -90,70 +94,16 @@ fn differential<K, C>(
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn mergesort_u32() {
-    differential("u32", &Less, 0xDEAD_BEEFu32, &|r| r.gen(), &|r| {
-        r.gen_range(0..4)
-    });
-    differential("u32 desc", &Greater, 0xDEAD_BEEFu32, &|r| r.gen(), &|r| {
-        r.gen_range(0..4)
-    });
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn mergesort_u64() {
-    differential("u64", &Less, u64::MAX - 3, &|r| r.gen(), &|r| {
-        r.gen_range(0..4)
-    });
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn mergesort_i32() {
-    differential("i32", &Less, i32::MIN + 5, &|r| r.gen(), &|r| {
-        r.gen_range(-2..2)
-    });
-}
-
-/// Floats in the total order, with NaN, -0.0, +0.0 and infinities among the keys.
-fn special_f32(r: &mut StdRng) -> f32 {
-    match r.gen_range(0..10) {
-        0 => f32::NAN,
-        1 => -0.0,
-        2 => 0.0,
-        3 => f32::INFINITY,
-        4 => f32::NEG_INFINITY,
-        _ => r.gen_range(-1e6..1e6),
-    }
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn mergesort_f32_total_order_with_nan_and_signed_zero() {
-    differential("f32", &TotalOrder, 1.2345e-7f32, &special_f32, &|r| {
-        [f32::NAN, -0.0, 0.0, 1.0][r.gen_range(0..4)]
-    });
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn mergesort_f64() {
-    differential(
-        "f64",
-        &TotalOrder,
-        -7.5e300f64,
-        &|r| {
-            if r.gen_range(0..20) == 0 {
-                f64::NAN
-            } else {
-                r.gen()
-            }
-        },
-        &|r| [-0.0, 0.0, 2.5][r.gen_range(0..3)],
-    );
-}
+key_type_tests!(differential {
+    mergesort_u32: u32, "u32", Less, 0xDEAD_BEEF, |r| r.gen(), |r| r.gen_range(0..4);
+    mergesort_u32_descending: u32, "u32 desc", Greater, 0xDEAD_BEEF, |r| r.gen(), |r| r.gen_range(0..4);
+    mergesort_u64: u64, "u64", Less, u64::MAX - 3, |r| r.gen(), |r| r.gen_range(0..4);
+    mergesort_i32: i32, "i32", Less, i32::MIN + 5, |r| r.gen(), |r| r.gen_range(-2..2);
+    mergesort_f32_total_order_with_nan_and_signed_zero: f32, "f32", TotalOrder, 1.2345e-7, special_f32,
+        |r| [f32::NAN, -0.0, 0.0, 1.0][r.gen_range(0..4)];
+    mergesort_f64: f64, "f64", TotalOrder, -7.5e300, |r| if r.gen_range(0..20) == 0 { f64::NAN } else { r.gen() },
+        |r| [-0.0, 0.0, 2.5][r.gen_range(0..3)];
+});
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
@@ -292,7 +242,9 @@ fn mergesort_two_way_and_four_way_pass_plans() {
         (64, 32, 0, 0, 3),
     ];
     for (threads, pass_threads, quad_threads, quad_cut_lanes, vt) in tunings {
-        let tuning = forced_tuning(threads, pass_threads, quad_threads, quad_cut_lanes, vt);
+        // Four-way passes at every size, with the compiler's register choice for their tile.
+        let shape = (threads, pass_threads, quad_threads, quad_cut_lanes, 0, vt);
+        let tuning = forced_mergesort_tuning(&shape);
         let tile = tuning.tile();
         let mut sizes = vec![tile + 1, 2 * tile, 3 * tile - 1, 5 * tile + 3];
         sizes.extend((2..=9).map(|p| (tile << p) - 1));
@@ -317,28 +269,6 @@ fn mergesort_two_way_and_four_way_pass_plans() {
                 assert_tuned_sorts(&gpu, &mut scratch, tuning, &input, true, &case);
             }
         }
-    }
-}
-
-/// A tuning of these launch shapes with four-way passes at every size (when `quad_threads` is
-/// not 0), `quad_cut_lanes` lanes per cut (0: chosen by the number of cuts) and the compiler's
-/// register choice for the four-way tile.
-fn forced_tuning(
-    threads: u32,
-    pass_threads: u32,
-    quad_threads: u32,
-    quad_cut_lanes: u32,
-    vt: u32,
-) -> MergesortTuning {
-    MergesortTuning {
-        threads,
-        pass_threads,
-        quad_threads,
-        four_way_min_keys: 0,
-        quad_cut_lanes,
-        quad_registers: 0,
-        vt,
-        ..MergesortTuning::for_types(4, 0)
     }
 }
 
@@ -399,7 +329,7 @@ fn mergesort_block_sort_past_48_kib_of_shared_memory() {
     // needs 138 KiB, past the 48 KiB this test was written within).
     let tunings = [(1024, 128, 512, 23, false), (1024, 256, 256, 11, true)];
     for (threads, pass_threads, quad_threads, vt, with_pairs) in tunings {
-        let tuning = forced_tuning(threads, pass_threads, quad_threads, 0, vt);
+        let tuning = forced_mergesort_tuning(&(threads, pass_threads, quad_threads, 0, 0, vt));
         let value_bytes = if with_pairs { 4 } else { 0 };
         assert!(tuning.blocksort_shared_bytes(4, value_bytes) > 48 * 1024);
         let tile = tuning.tile();

@@ -13,84 +13,23 @@ use std::fmt::Debug;
 use std::mem::size_of;
 
 use common::{
-    device_merge, gpu, keys, order, rec_key_descending, rng, same_bits, splitmix_u32, upload,
-    Pattern, Rec, PATTERNS,
+    broken_u32_comparators, device_merge, device_merge_pairs, gpu, invalid_input, keys,
+    merge_inputs, multiset, order, rec_key_descending, rng, same_bits, side_tags, special_f32,
+    special_f64, splitmix_u32, tagged_rec_inputs, upload, MergeShape, Pattern, Rec, MERGE_SHAPES,
+    PATTERNS,
 };
 use rand::rngs::StdRng;
 use rand::Rng;
 use rayon::prelude::*;
 use twophase::cpu;
 use twophase::gpu::{
-    CudaComparator, DeviceComparator, DeviceKey, Gpu, GpuError, Greater, Less, MergeBuffers,
-    MergeScratch, MergeSlices, MergeTuning, MergesortTuning, SortBuffers, TotalOrder,
-    TotalOrderDesc,
+    DeviceComparator, DeviceKey, Gpu, GpuError, Greater, Less, MergeBuffers, MergeScratch,
+    MergeSlices, MergeTuning, MergesortTuning, SortBuffers, TotalOrder, TotalOrderDesc,
 };
 use twophase::variants::{
     BatcherScratch, BatcherTuning, MergeVariant, SortScratch, SortVariant, TextbookMergeTuning,
 };
 use twophase_gpu::cudarc::driver::DeviceRepr;
-
-/// Shapes of the two sorted inputs of the merge tests.
-#[derive(Clone, Copy, Debug)]
-enum MergeShape {
-    /// Random keys, split at a random point.
-    Random,
-    /// A few distinct keys: long runs of ties between A and B.
-    FewDistinct,
-    /// One key everywhere: every output is a tie.
-    AllEqual,
-    /// Every key of A at or below every key of B, and the other way round.
-    ALow,
-    AHigh,
-    /// One side empty.
-    AEmpty,
-    BEmpty,
-}
-
-const MERGE_SHAPES: [MergeShape; 7] = [
-    MergeShape::Random,
-    MergeShape::FewDistinct,
-    MergeShape::AllEqual,
-    MergeShape::ALow,
-    MergeShape::AHigh,
-    MergeShape::AEmpty,
-    MergeShape::BEmpty,
-];
-
-/// Two sorted inputs of `n` keys in all, of `shape`, from `draw` (random keys) and `few` (one
-/// of a few distinct keys).
-fn merge_inputs<K: DeviceKey, C: DeviceComparator<K>>(
-    rng: &mut StdRng,
-    n: usize,
-    shape: MergeShape,
-    comp: &C,
-    draw: &dyn Fn(&mut StdRng) -> K,
-    few: &dyn Fn(&mut StdRng) -> K,
-) -> (Vec<K>, Vec<K>) {
-    let pattern = match shape {
-        MergeShape::FewDistinct => Pattern::FewDistinct,
-        MergeShape::AllEqual => Pattern::AllEqual,
-        _ => Pattern::Random,
-    };
-    let mut all = keys(rng, n, pattern, comp, draw, few);
-    let split = match shape {
-        MergeShape::AEmpty => 0,
-        MergeShape::BEmpty => n,
-        _ => rng.gen_range(0..=n),
-    };
-    match shape {
-        MergeShape::ALow => all.sort_by(order(comp)),
-        MergeShape::AHigh => {
-            all.sort_by(order(comp));
-            all.rotate_left(n - split);
-        }
-        _ => {}
-    }
-    let mut b = all.split_off(split);
-    all.sort_by(order(comp));
-    b.sort_by(order(comp));
-    (all, b)
-}
 
 /// Sizes 0, 1, 2, around the textbook tile, the textbook block and the two-phase tile, and
 /// powers of two +- 1.
@@ -192,23 +131,6 @@ fn merge_variants_i32_descending() {
     });
 }
 
-/// Floats in the total order, with NaN, -NaN, -0.0, +0.0 and infinities among the keys.
-fn special_f32(r: &mut StdRng) -> f32 {
-    match r.gen_range(0..10) {
-        0 => f32::NAN,
-        1 => -f32::NAN,
-        2 => -0.0,
-        3 => 0.0,
-        4 => f32::INFINITY,
-        5 => f32::NEG_INFINITY,
-        _ => r.gen_range(-1e6..1e6),
-    }
-}
-
-fn special_f64(r: &mut StdRng) -> f64 {
-    f64::from(special_f32(r)) * if r.gen() { 1.0 } else { 1e200 }
-}
-
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn merge_variants_f32_total_order() {
@@ -248,17 +170,7 @@ fn merge_variants_user_struct_are_stable() {
     };
     for n in merge_sizes(size_of::<Rec>()) {
         for distinct in [1u32, 13, u32::MAX] {
-            let draw = |r: &mut StdRng| Rec {
-                key: r.gen_range(0..=distinct - 1),
-                tag: 0,
-            };
-            let (mut a, mut b) = merge_inputs(&mut rng, n, MergeShape::Random, &comp, &draw, &draw);
-            for (i, r) in a.iter_mut().enumerate() {
-                r.tag = i as u32;
-            }
-            for (i, r) in b.iter_mut().enumerate() {
-                r.tag = (1 << 31) | i as u32;
-            }
+            let (a, b) = tagged_rec_inputs(&mut rng, n, distinct, &comp);
             let expected = cpu::merge_by(&a, &b, |x: &Rec, y: &Rec| comp.is_less(x, y));
             for variant in MergeVariant::ALL {
                 // Through the host-slice call (a user struct is not a cudarc DeviceRepr without
@@ -280,6 +192,23 @@ fn merge_variants_user_struct_are_stable() {
     }
 }
 
+/// Merge `a` and `b` on the device with `variant`, as pairs whose values are the keys'
+/// [`side_tags`], into poisoned outputs; returns the output keys and values.
+fn device_merge_pairs_variant<C: DeviceComparator<u32>>(
+    gpu: &Gpu,
+    scratch: &mut MergeScratch,
+    variant: MergeVariant,
+    (a, b): (&[u32], &[u32]),
+    comp: &C,
+) -> (Vec<u32>, Vec<u32>) {
+    let (a_vals, b_vals) = side_tags(a.len(), b.len());
+    let poison = (0xDEAD_BEEF, 0xDEAD_BEEF);
+    device_merge_pairs(gpu, (a, &a_vals), (b, &b_vals), poison, |buffers| {
+        gpu.merge_variant_device(variant, buffers, comp, None, scratch)
+            .expect("merge_variant_device pairs")
+    })
+}
+
 /// Key-value merges of every variant: values number each input in order (B's with the top bit
 /// set), so equal keys must come out A first, each side in order.
 #[test]
@@ -293,8 +222,7 @@ fn merge_pairs_variants_are_stable() {
         for distinct in [1u32, 5, 1000, u32::MAX] {
             let draw = |r: &mut StdRng| r.gen_range(0..=distinct - 1);
             let (a, b) = merge_inputs(&mut rng, n, MergeShape::Random, &Less, &draw, &draw);
-            let a_vals: Vec<u32> = (0..a.len() as u32).collect();
-            let b_vals: Vec<u32> = (0..b.len() as u32).map(|i| (1 << 31) | i).collect();
+            let (a_vals, b_vals) = side_tags(a.len(), b.len());
             let expected = cpu::merge_pairs_by(&a, &a_vals, &b, &b_vals, |x: &u32, y: &u32| x < y);
             let wide = |v: &[u32], shift: u32| -> Vec<u64> {
                 v.iter().map(|&x| (u64::from(x) << shift) | 7).collect()
@@ -304,32 +232,7 @@ fn merge_pairs_variants_are_stable() {
             let expected64 =
                 cpu::merge_pairs_by(&a64, &av64, &b64, &bv64, |x: &u64, y: &u64| x < y);
             for variant in MergeVariant::ALL {
-                let s = gpu.stream();
-                let (da, dav) = (upload(&gpu, &a, 1), upload(&gpu, &a_vals, 1));
-                let (db, dbv) = (upload(&gpu, &b, 1), upload(&gpu, &b_vals, 1));
-                let mut ok = upload(&gpu, &vec![0xDEAD_BEEFu32; n], 1);
-                let mut ov = upload(&gpu, &vec![0xDEAD_BEEFu32; n], 1);
-                gpu.merge_variant_device(
-                    variant,
-                    MergeBuffers::pairs(
-                        &da.slice(..a.len()),
-                        &dav.slice(..a.len()),
-                        &db.slice(..b.len()),
-                        &dbv.slice(..b.len()),
-                        &mut ok.slice_mut(..n),
-                        &mut ov.slice_mut(..n),
-                    ),
-                    &Less,
-                    None,
-                    &mut scratch,
-                )
-                .expect("merge_variant_device pairs");
-                let mut got = (
-                    s.clone_dtoh(&ok).expect("download"),
-                    s.clone_dtoh(&ov).expect("download"),
-                );
-                got.0.truncate(n);
-                got.1.truncate(n);
+                let got = device_merge_pairs_variant(&gpu, &mut scratch, variant, (&a, &b), &Less);
                 assert!(
                     got == expected,
                     "{variant:?}: u32 pairs differ (stability), n = {n}, distinct = {distinct}"
@@ -932,40 +835,6 @@ fn variants_past_i32_max() {
 
 // ---- Adversarial inputs: unsorted merge inputs and comparators that are not strict weak orders.
 
-/// A comparator on u32 given as a CUDA snippet and the same Rust predicate.
-type U32Comparator = CudaComparator<u32, fn(&u32, &u32) -> bool>;
-
-/// Comparators on u32 that are not strict weak orders: `<=` (not irreflexive) and a hash of both
-/// keys (not transitive, not asymmetric). Deterministic: the textbook kernels and Batcher's fused
-/// windows evaluate some comparisons more than once and rely on the same answer.
-fn broken_u32_comparators() -> Vec<U32Comparator> {
-    vec![
-        CudaComparator::new("le", "return a <= b;", |a: &u32, b: &u32| a <= b),
-        CudaComparator::new(
-            "pair_hash",
-            "return (((a * 2654435761u) ^ (b * 40503u)) >> 13) & 1;",
-            |a: &u32, b: &u32| {
-                ((a.wrapping_mul(2_654_435_761) ^ b.wrapping_mul(40503)) >> 13) & 1 == 1
-            },
-        ),
-    ]
-}
-
-/// `v` sorted by value: the multiset to compare outputs with.
-fn multiset<T: Ord + Clone>(v: &[T]) -> Vec<T> {
-    let mut v = v.to_vec();
-    v.sort_unstable();
-    v
-}
-
-/// The message of an `InvalidInput` error, or a panic naming `what` for anything else.
-fn invalid_input<T: Debug>(result: Result<T, GpuError>, what: &str) -> String {
-    match result {
-        Err(GpuError::InvalidInput(message)) => message,
-        other => panic!("{what}: expected InvalidInput, got {other:?}"),
-    }
-}
-
 /// A valid merge with `variant` on `gpu` after a failure: it must succeed and be right.
 fn valid_merge_after_failure(gpu: &Gpu, rng: &mut StdRng, variant: MergeVariant, what: &str) {
     let draw = |r: &mut StdRng| r.gen::<u32>();
@@ -1005,35 +874,8 @@ fn assert_device_merges_permute<C: DeviceComparator<u32>>(
         multiset(&got) == multiset(&all),
         "{variant:?}: {what}: keys are not a permutation of the input"
     );
-    let n = a.len() + b.len();
-    let a_vals: Vec<u32> = (0..a.len() as u32).collect();
-    let b_vals: Vec<u32> = (0..b.len() as u32).map(|i| (1 << 31) | i).collect();
-    let (da, dav) = (upload(gpu, a, 1), upload(gpu, &a_vals, 1));
-    let (db, dbv) = (upload(gpu, b, 1), upload(gpu, &b_vals, 1));
-    let mut ok = upload(gpu, &vec![0xDEAD_BEEFu32; n], 1);
-    let mut ov = upload(gpu, &vec![0xDEAD_BEEFu32; n], 1);
-    gpu.merge_variant_device(
-        variant,
-        MergeBuffers::pairs(
-            &da.slice(..a.len()),
-            &dav.slice(..a.len()),
-            &db.slice(..b.len()),
-            &dbv.slice(..b.len()),
-            &mut ok.slice_mut(..n),
-            &mut ov.slice_mut(..n),
-        ),
-        comp,
-        None,
-        scratch,
-    )
-    .expect("merge_variant_device pairs");
-    let s = gpu.stream();
-    let (mut keys, mut vals) = (
-        s.clone_dtoh(&ok).expect("download"),
-        s.clone_dtoh(&ov).expect("download"),
-    );
-    keys.truncate(n);
-    vals.truncate(n);
+    let (a_vals, b_vals) = side_tags(a.len(), b.len());
+    let (keys, vals) = device_merge_pairs_variant(gpu, scratch, variant, (a, b), comp);
     let got: Vec<(u32, u32)> = keys.into_iter().zip(vals).collect();
     let want: Vec<(u32, u32)> = a
         .iter()

@@ -3,10 +3,15 @@
 
 use std::cmp::Ordering;
 
+use std::fmt::Debug;
+
 use rand::rngs::StdRng;
-use rand::SeedableRng;
-use twophase::gpu::{CudaComparator, DeviceComparator, DeviceKey, Gpu};
+use rand::{Rng, SeedableRng};
+use twophase::gpu::{
+    CudaComparator, DeviceComparator, DeviceKey, Gpu, GpuError, MergeBuffers, MergesortTuning,
+};
 use twophase_gpu::cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DeviceRepr};
+use twophase_gpu::merge::MergeValues;
 
 pub mod checks;
 
@@ -47,6 +52,22 @@ pub fn rec_key_descending() -> CudaComparator<Rec, fn(&Rec, &Rec) -> bool> {
     )
 }
 
+/// GPU tests, one per key type: `fn $name` runs `$check::<$key, _>($label, &$comp, $poison,
+/// &$draw, &$few)`, where `$check` is a differential driver of the test file, `$draw` draws a
+/// random key and `$few` one of a few distinct keys.
+#[allow(unused_macros)] // Each test file uses the part it needs.
+macro_rules! key_type_tests {
+    ($check:ident { $($name:ident: $key:ty, $label:literal, $comp:expr, $poison:expr, $draw:expr, $few:expr;)* }) => {$(
+        #[test]
+        #[ignore = "needs a CUDA GPU"]
+        fn $name() {
+            $check::<$key, _>($label, &$comp, $poison, &$draw, &$few);
+        }
+    )*};
+}
+#[allow(unused_imports)] // Each test file uses the part it needs.
+pub(crate) use key_type_tests;
+
 /// Input patterns of the sort tests.
 #[derive(Clone, Copy, Debug)]
 pub enum Pattern {
@@ -66,6 +87,68 @@ pub const PATTERNS: [Pattern; 6] = [
     Pattern::FewDistinct,
     Pattern::OrganPipe,
 ];
+
+/// Shapes of the two sorted inputs of the merge tests.
+#[derive(Clone, Copy, Debug)]
+pub enum MergeShape {
+    /// Random keys, split at a random point.
+    Random,
+    /// A few distinct keys: long runs of ties between A and B.
+    FewDistinct,
+    /// One key everywhere: every output is a tie.
+    AllEqual,
+    /// Every key of A at or below every key of B, and the other way round.
+    ALow,
+    AHigh,
+    /// One side empty.
+    AEmpty,
+    BEmpty,
+}
+
+pub const MERGE_SHAPES: [MergeShape; 7] = [
+    MergeShape::Random,
+    MergeShape::FewDistinct,
+    MergeShape::AllEqual,
+    MergeShape::ALow,
+    MergeShape::AHigh,
+    MergeShape::AEmpty,
+    MergeShape::BEmpty,
+];
+
+/// Two sorted inputs of `n` keys in all, of `shape`, from `draw` (random keys) and `few` (one
+/// of a few distinct keys).
+pub fn merge_inputs<K: DeviceKey, C: DeviceComparator<K>>(
+    rng: &mut StdRng,
+    n: usize,
+    shape: MergeShape,
+    comp: &C,
+    draw: &dyn Fn(&mut StdRng) -> K,
+    few: &dyn Fn(&mut StdRng) -> K,
+) -> (Vec<K>, Vec<K>) {
+    let pattern = match shape {
+        MergeShape::FewDistinct => Pattern::FewDistinct,
+        MergeShape::AllEqual => Pattern::AllEqual,
+        _ => Pattern::Random,
+    };
+    let mut all = keys(rng, n, pattern, comp, draw, few);
+    let split = match shape {
+        MergeShape::AEmpty => 0,
+        MergeShape::BEmpty => n,
+        _ => rng.gen_range(0..=n),
+    };
+    match shape {
+        MergeShape::ALow => all.sort_by(order(comp)),
+        MergeShape::AHigh => {
+            all.sort_by(order(comp));
+            all.rotate_left(n - split);
+        }
+        _ => {}
+    }
+    let mut b = all.split_off(split);
+    all.sort_by(order(comp));
+    b.sort_by(order(comp));
+    (all, b)
+}
 
 /// The `Ordering` a comparator's Rust predicate defines (equal: neither is less).
 pub fn order<K: DeviceKey, C: DeviceComparator<K>>(comp: &C) -> impl Fn(&K, &K) -> Ordering + '_ {
@@ -120,8 +203,8 @@ pub fn same_bits<K: DeviceKey>(x: &[K], y: &[K]) -> bool {
 }
 
 /// Upload at least one element (so that empty inputs still get a valid buffer).
-pub fn upload<K: DeviceKey + DeviceRepr>(gpu: &Gpu, host: &[K], filler: K) -> CudaSlice<K> {
-    let data: Vec<K> = if host.is_empty() {
+pub fn upload<T: DeviceRepr + Clone>(gpu: &Gpu, host: &[T], filler: T) -> CudaSlice<T> {
+    let data: Vec<T> = if host.is_empty() {
         vec![filler]
     } else {
         host.to_vec()
@@ -159,4 +242,170 @@ pub fn device_merge<K: DeviceKey + DeviceRepr>(
     let mut host = gpu.stream().clone_dtoh(&out).expect("download");
     host.truncate(n);
     host
+}
+
+/// The device buffers of a key-value merge of `K` keys and `V` values, as views.
+pub type PairViews<'a, K, V> = MergeBuffers<
+    'a,
+    CudaView<'a, K>,
+    CudaView<'a, K>,
+    CudaViewMut<'a, K>,
+    MergeValues<'a, V, CudaView<'a, V>, CudaView<'a, V>, CudaViewMut<'a, V>>,
+>;
+
+/// Run `merge` on device copies of the pairs (`a`, `a_vals`) and (`b`, `b_vals`) with output
+/// keys and values of `a.len() + b.len()` elements poisoned first, and return both outputs.
+pub fn device_merge_pairs<K: DeviceKey + DeviceRepr, V: DeviceRepr + Copy>(
+    gpu: &Gpu,
+    (a, a_vals): (&[K], &[V]),
+    (b, b_vals): (&[K], &[V]),
+    (key_poison, value_poison): (K, V),
+    merge: impl FnOnce(PairViews<'_, K, V>),
+) -> (Vec<K>, Vec<V>) {
+    let n = a.len() + b.len();
+    let (da, dav) = (
+        upload(gpu, a, key_poison),
+        upload(gpu, a_vals, value_poison),
+    );
+    let (db, dbv) = (
+        upload(gpu, b, key_poison),
+        upload(gpu, b_vals, value_poison),
+    );
+    let mut ok = upload(gpu, &vec![key_poison; n], key_poison);
+    let mut ov = upload(gpu, &vec![value_poison; n], value_poison);
+    let views = (da.slice(..a.len()), dav.slice(..a_vals.len()));
+    let (b_views, mut out_keys, mut out_vals) = (
+        (db.slice(..b.len()), dbv.slice(..b_vals.len())),
+        ok.slice_mut(..n),
+        ov.slice_mut(..n),
+    );
+    merge(MergeBuffers::pairs(
+        &views.0,
+        &views.1,
+        &b_views.0,
+        &b_views.1,
+        &mut out_keys,
+        &mut out_vals,
+    ));
+    let s = gpu.stream();
+    let (mut keys, mut vals) = (
+        s.clone_dtoh(&ok).expect("download"),
+        s.clone_dtoh(&ov).expect("download"),
+    );
+    keys.truncate(n);
+    vals.truncate(n);
+    (keys, vals)
+}
+
+/// Values that number each side of a merge in order, B's with the top bit set: `(A's, B's)`.
+/// Merged with their keys, equal keys must come out A first, each side in order.
+pub fn side_tags(a_len: usize, b_len: usize) -> (Vec<u32>, Vec<u32>) {
+    (
+        (0..a_len as u32).collect(),
+        (0..b_len as u32).map(|i| (1 << 31) | i).collect(),
+    )
+}
+
+/// Two sorted [`Rec`] inputs of `n` keys in all, of `distinct` keys at most, sorted under
+/// `comp` and tagged by [`side_tags`]: an exact comparison with the CPU merge proves stability.
+pub fn tagged_rec_inputs<C: DeviceComparator<Rec>>(
+    rng: &mut StdRng,
+    n: usize,
+    distinct: u32,
+    comp: &C,
+) -> (Vec<Rec>, Vec<Rec>) {
+    let draw = |r: &mut StdRng| Rec {
+        key: r.gen_range(0..=distinct - 1),
+        tag: 0,
+    };
+    let (mut a, mut b) = merge_inputs(rng, n, MergeShape::Random, comp, &draw, &draw);
+    let (a_tags, b_tags) = side_tags(a.len(), b.len());
+    for (r, tag) in a.iter_mut().zip(a_tags).chain(b.iter_mut().zip(b_tags)) {
+        r.tag = tag;
+    }
+    (a, b)
+}
+
+/// Floats in the total order, with NaN, -NaN, -0.0, +0.0 and infinities among the keys.
+pub fn special_f32(r: &mut StdRng) -> f32 {
+    match r.gen_range(0..10) {
+        0 => f32::NAN,
+        1 => -f32::NAN,
+        2 => -0.0,
+        3 => 0.0,
+        4 => f32::INFINITY,
+        5 => f32::NEG_INFINITY,
+        _ => r.gen_range(-1e6..1e6),
+    }
+}
+
+/// [`special_f32`] widened, half of them scaled past the range of `f32`.
+pub fn special_f64(r: &mut StdRng) -> f64 {
+    f64::from(special_f32(r)) * if r.gen() { 1.0 } else { 1e200 }
+}
+
+/// The message of an `InvalidInput` error, or a panic naming `what` for anything else.
+pub fn invalid_input<T: Debug>(result: Result<T, GpuError>, what: &str) -> String {
+    match result {
+        Err(GpuError::InvalidInput(message)) => message,
+        other => panic!("{what}: expected InvalidInput, got {other:?}"),
+    }
+}
+
+/// Assert that `result` is an `InvalidInput` error whose message contains `expected`.
+pub fn assert_invalid_input<T: Debug>(result: Result<T, GpuError>, what: &str, expected: &str) {
+    let message = invalid_input(result, what);
+    assert!(message.contains(expected), "{what}: {message}");
+}
+
+/// `v` sorted by value: the multiset to compare outputs with.
+pub fn multiset<T: Ord + Clone>(v: &[T]) -> Vec<T> {
+    let mut v = v.to_vec();
+    v.sort_unstable();
+    v
+}
+
+/// A comparator on u32 given as a CUDA snippet and the same Rust predicate.
+pub type U32Comparator = CudaComparator<u32, fn(&u32, &u32) -> bool>;
+
+/// Comparators on u32 that are not strict weak orders: `<=` (not irreflexive) and a hash of both
+/// keys (not transitive, not asymmetric). Deterministic: the textbook kernels and Batcher's fused
+/// windows evaluate some comparisons more than once and rely on the same answer.
+pub fn broken_u32_comparators() -> Vec<U32Comparator> {
+    vec![
+        CudaComparator::new("le", "return a <= b;", |a: &u32, b: &u32| a <= b),
+        CudaComparator::new(
+            "pair_hash",
+            "return (((a * 2654435761u) ^ (b * 40503u)) >> 13) & 1;",
+            |a: &u32, b: &u32| {
+                ((a.wrapping_mul(2_654_435_761) ^ b.wrapping_mul(40503)) >> 13) & 1 == 1
+            },
+        ),
+    ]
+}
+
+/// A mergesort tuning of the launch shapes (block sort threads, pass threads, four-way pass
+/// threads, lanes per four-way cut, four-way tile registers, VT) for u32 keys, with four-way
+/// passes forced on at every size when their threads are not 0 (lanes 0: chosen by the number
+/// of cuts; registers 0: the compiler's choice).
+pub fn forced_mergesort_tuning(
+    &(threads, pass_threads, quad_threads, quad_cut_lanes, quad_registers, vt): &(
+        u32,
+        u32,
+        u32,
+        u32,
+        u32,
+        u32,
+    ),
+) -> MergesortTuning {
+    MergesortTuning {
+        threads,
+        pass_threads,
+        quad_threads,
+        four_way_min_keys: 0,
+        quad_cut_lanes,
+        quad_registers,
+        vt,
+        ..MergesortTuning::for_types(4, 0)
+    }
 }
