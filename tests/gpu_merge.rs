@@ -6,7 +6,7 @@ use std::fmt::Debug;
 
 use common::{
     device_merge_pairs, gpu, key_type_tests, merge_inputs, rec_key_descending, rng, same_bits,
-    side_tags, special_f32, special_f64, tagged_rec_inputs, MergeShape, Rec, MERGE_SHAPES,
+    setup, side_tags, special_f32, special_f64, tagged_rec_inputs, MergeShape, Rec, MERGE_SHAPES,
 };
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -152,9 +152,7 @@ fn merge_user_struct_custom_comparator_is_stable() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn merge_pairs_u32_are_stable() {
-    let gpu = gpu();
-    let mut scratch = MergeScratch::new();
-    let mut rng = rng();
+    let (gpu, mut rng, mut scratch) = setup(MergeScratch::new);
     let tile = MergeTuning::for_types(4, 4).tile();
     for n in [0, 1, tile - 1, tile, tile + 1, 41 * tile + 3, (1 << 22) + 5] {
         for distinct in [1u32, 5, 1000, u32::MAX] {
@@ -198,8 +196,7 @@ fn merge_pairs_u32_are_stable() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn merge_pairs_u64_keys_f64_values() {
-    let gpu = gpu();
-    let mut rng = rng();
+    let (gpu, mut rng) = (gpu(), rng());
     for n in [1usize, 1409, 100_003, 1 << 21] {
         let split = rng.gen_range(0..=n);
         let mut a: Vec<u64> = (0..split).map(|_| rng.gen_range(0..64)).collect();
@@ -219,9 +216,7 @@ fn merge_pairs_u64_keys_f64_values() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn merge_u32_2_pow_27() {
-    let gpu = gpu();
-    let mut scratch = MergeScratch::new();
-    let mut rng = rng();
+    let (gpu, mut rng, mut scratch) = setup(MergeScratch::new);
     let n = 1usize << 27;
     for shape in [MergeShape::Random, MergeShape::FewDistinct] {
         let (a, b) = merge_inputs(&mut rng, n, shape, &Less, &|r| r.gen::<u32>(), &|r| {

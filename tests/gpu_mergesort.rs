@@ -6,7 +6,7 @@ use std::fmt::Debug;
 
 use common::{
     forced_mergesort_tuning, gpu, key_type_tests, keys, order, rec_key_descending, rng, same_bits,
-    special_f32, splitmix_u32, Rec, PATTERNS,
+    setup, special_f32, splitmix_u32, Rec, PATTERNS,
 };
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -147,8 +147,7 @@ fn mergesort_user_struct_custom_comparator_is_stable() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn mergesort_pairs_prove_stability() {
-    let gpu = gpu();
-    let mut rng = rng();
+    let (gpu, mut rng) = (gpu(), rng());
     for (key_bytes, value_bytes) in [(4usize, 4usize), (8, 8)] {
         let tile = MergesortTuning::for_types(key_bytes, value_bytes).tile();
         for n in [0, 1, tile - 1, tile, tile + 1, (1 << 20) + 5] {
@@ -225,9 +224,7 @@ fn mergesort_past_i32_max() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn mergesort_two_way_and_four_way_pass_plans() {
-    let gpu = gpu();
-    let mut rng = rng();
-    let mut scratch = MergesortScratch::new();
+    let (gpu, mut rng, mut scratch) = setup(MergesortScratch::new);
     // (block sort threads, pass threads, four-way threads, lanes per partition search, VT): every
     // search width, from the binary search of one lane to a warp's 32-ary one, in the four-way
     // cuts and in the two-way boundaries (the two-way-only tunings: 8 lanes in the partition
@@ -320,9 +317,7 @@ fn assert_tuned_sorts(
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn mergesort_block_sort_past_48_kib_of_shared_memory() {
-    let gpu = gpu();
-    let mut rng = rng();
-    let mut scratch = MergesortScratch::new();
+    let (gpu, mut rng, mut scratch) = setup(MergesortScratch::new);
     // (block sort threads, pass threads, four-way threads, VT, with pairs): block-sort shared
     // memory of 94 KiB for 1024 x 23 u32 keys, and of 90 KiB for 1024 x 11 u32 pairs (45 KiB for
     // that tuning's keys-only sorts). Keys only for the first (a 512 x 23 four-way tile of pairs

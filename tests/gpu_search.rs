@@ -5,7 +5,8 @@ mod common;
 use std::fmt::Debug;
 
 use common::{
-    assert_invalid_input, broken_u32_comparators, gpu, invalid_input, rng, upload, U32Comparator,
+    assert_invalid_input, broken_u32_comparators, gpu, invalid_input, rng, setup, upload,
+    U32Comparator,
 };
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -192,9 +193,7 @@ const POISON32: u32 = 0xDEAD_BEEF;
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn load_balance_search_matches_cpu_and_brute_force() {
-    let gpu = gpu();
-    let mut scratch = SearchScratch::new();
-    let mut rng = rng();
+    let (gpu, mut rng, mut scratch) = setup(SearchScratch::new);
     let mut cases = 0;
     for total in sizes() {
         for dist in DISTS {
@@ -249,9 +248,7 @@ fn check_runs(segments: &[u32], scan: &[usize], total: usize, label: &str) {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn load_balance_search_2_pow_27_items() {
-    let gpu = gpu();
-    let mut scratch = SearchScratch::new();
-    let mut rng = rng();
+    let (gpu, mut rng, mut scratch) = setup(SearchScratch::new);
     let total = 1usize << 27;
     for dist in [Dist::Random, Dist::PowerLawGiant, Dist::ManyEmpty] {
         let counts = counts(&mut rng, total, dist);
@@ -274,9 +271,7 @@ fn load_balance_search_2_pow_27_items() {
 #[ignore = "needs a CUDA GPU"]
 fn load_balance_search_past_2_pow_31_items() {
     // 64-bit global offsets: 2^31 + 1000 items (u32 segment ids still fit).
-    let gpu = gpu();
-    let mut scratch = SearchScratch::new();
-    let mut rng = rng();
+    let (gpu, mut rng, mut scratch) = setup(SearchScratch::new);
     let total = (1usize << 31) + 1000;
     let mut counts: Vec<usize> = (0..1000).map(|_| rng.gen_range(0..1 << 20)).collect();
     let used: usize = counts.iter().sum();
@@ -291,9 +286,7 @@ fn load_balance_search_past_2_pow_31_items() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn interval_expand_move_and_snippet_match_brute_force() {
-    let gpu = gpu();
-    let mut scratch = SearchScratch::new();
-    let mut rng = rng();
+    let (gpu, mut rng, mut scratch) = setup(SearchScratch::new);
     let op = LoadBalanceOp::new(
         "segment_rank_item",
         "((unsigned int*)args.p[0])[item] = (unsigned int)segment;\n\
@@ -484,9 +477,7 @@ fn cpu_bound(bound: SearchBound) -> cpu::SearchBound {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn sorted_search_matches_cpu_and_brute_force() {
-    let gpu = gpu();
-    let mut scratch = SearchScratch::new();
-    let mut rng = rng();
+    let (gpu, mut rng, mut scratch) = setup(SearchScratch::new);
     let tile = twophase::gpu::SortedSearchTuning::for_key(4).tile();
     let mut cases = 0;
     for n in [
@@ -555,9 +546,7 @@ fn sorted_search_matches_cpu_and_brute_force() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn sorted_search_2_pow_26_in_2_pow_26() {
-    let gpu = gpu();
-    let mut scratch = SearchScratch::new();
-    let mut rng = rng();
+    let (gpu, mut rng, mut scratch) = setup(SearchScratch::new);
     let n = 1usize << 26;
     let mut needles: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
     let mut haystack: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
@@ -698,9 +687,7 @@ fn valid_search_after_failure(gpu: &Gpu, rng: &mut StdRng, what: &str) {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn sorted_search_unsorted_inputs_are_named_errors() {
-    let gpu = gpu();
-    let mut rng = rng();
-    let mut scratch = SearchScratch::new();
+    let (gpu, mut rng, mut scratch) = setup(SearchScratch::new);
     for n in adversarial_sizes() {
         for bound in [SearchBound::Lower, SearchBound::Upper] {
             let (mut needles, mut haystack) =
@@ -759,9 +746,7 @@ fn sorted_search_unsorted_inputs_are_named_errors() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn sorted_search_broken_comparators_stay_in_range() {
-    let gpu = gpu();
-    let mut rng = rng();
-    let mut scratch = SearchScratch::new();
+    let (gpu, mut rng, mut scratch) = setup(SearchScratch::new);
     for comp in broken_comparators() {
         for n in adversarial_sizes() {
             for shape in [Shape::Random, Shape::DuplicateHeavy, Shape::AllEqual] {
@@ -865,9 +850,7 @@ fn valid_lbs_after_failure(gpu: &Gpu, rng: &mut StdRng, what: &str) {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn bad_scans_are_named_errors_on_host_and_device() {
-    let gpu = gpu();
-    let mut rng = rng();
-    let mut scratch = SearchScratch::new();
+    let (gpu, mut rng, mut scratch) = setup(SearchScratch::new);
     for total in adversarial_sizes().into_iter().filter(|&t| t > 0) {
         for (scan, label) in bad_scans(&mut rng, total) {
             let what = format!("{label} scan, total {total}");
@@ -943,9 +926,7 @@ fn bad_scans_are_named_errors_on_host_and_device() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn bad_positions_are_named_errors_on_host_and_device() {
-    let gpu = gpu();
-    let mut rng = rng();
-    let mut scratch = SearchScratch::new();
+    let (gpu, mut rng, mut scratch) = setup(SearchScratch::new);
     for total in adversarial_sizes().into_iter().filter(|&t| t > 0) {
         let counts = counts(&mut rng, total, Dist::Random);
         let scan = exclusive_scan(&counts);

@@ -14,9 +14,9 @@ use std::mem::size_of;
 
 use common::{
     broken_u32_comparators, device_merge, device_merge_pairs, gpu, invalid_input, keys,
-    merge_inputs, multiset, order, rec_key_descending, rng, same_bits, side_tags, special_f32,
-    special_f64, splitmix_u32, tagged_rec_inputs, upload, MergeShape, Pattern, Rec, MERGE_SHAPES,
-    PATTERNS,
+    merge_inputs, multiset, order, rec_key_descending, rng, same_bits, setup, side_tags,
+    special_f32, special_f64, splitmix_u32, tagged_rec_inputs, upload, MergeShape, Pattern, Rec,
+    MERGE_SHAPES, PATTERNS,
 };
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -58,9 +58,7 @@ fn merge_differential<K, C>(
     K: DeviceKey + DeviceRepr + Debug,
     C: DeviceComparator<K>,
 {
-    let gpu = gpu();
-    let mut scratch = MergeScratch::new();
-    let mut rng = rng();
+    let (gpu, mut rng, mut scratch) = setup(MergeScratch::new);
     let mut cases = 0;
     for n in merge_sizes(size_of::<K>()) {
         for shape in MERGE_SHAPES {
@@ -214,9 +212,7 @@ fn device_merge_pairs_variant<C: DeviceComparator<u32>>(
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn merge_pairs_variants_are_stable() {
-    let gpu = gpu();
-    let mut scratch = MergeScratch::new();
-    let mut rng = rng();
+    let (gpu, mut rng, mut scratch) = setup(MergeScratch::new);
     let tile = TextbookMergeTuning::for_types(4, 4).block_outputs();
     for n in [0, 1, tile - 1, tile + 1, 41 * tile + 3, (1 << 20) + 5] {
         for distinct in [1u32, 5, 1000, u32::MAX] {
@@ -255,9 +251,7 @@ fn merge_pairs_variants_are_stable() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn textbook_merges_loop_over_many_tiles() {
-    let gpu = gpu();
-    let mut scratch = MergeScratch::new();
-    let mut rng = rng();
+    let (gpu, mut rng, mut scratch) = setup(MergeScratch::new);
     let tunings = [(32, 3, 5), (64, 1, 3), (32, 8, 1), (96, 5, 11)];
     for (threads, vt, tiles_per_block) in tunings {
         let tuning = TextbookMergeTuning {
@@ -394,8 +388,7 @@ fn sort_differential<K, C>(
     K: DeviceKey + Debug,
     C: DeviceComparator<K>,
 {
-    let gpu = gpu();
-    let mut rng = rng();
+    let (gpu, mut rng) = (gpu(), rng());
     let mut cases = 0;
     for n in sort_sizes(size_of::<K>()) {
         for pattern in PATTERNS {
@@ -539,9 +532,7 @@ fn sort_variants_user_struct() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn sort_pairs_variants() {
-    let gpu = gpu();
-    let mut scratch = SortScratch::new();
-    let mut rng = rng();
+    let (gpu, mut rng, mut scratch) = setup(SortScratch::new);
     let tile = BatcherTuning::for_types(4, 4).tile as usize;
     for n in [0, 1, tile - 1, tile + 1, 37 * tile + 3, (1 << 20) + 5] {
         for pattern in PATTERNS {
@@ -632,9 +623,7 @@ fn sort_pairs_variants() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn batcher_small_tiles_run_every_launch_kind() {
-    let gpu = gpu();
-    let mut rng = rng();
-    let mut scratch = BatcherScratch::new();
+    let (gpu, mut rng, mut scratch) = setup(BatcherScratch::new);
     let tunings = [(32, 64), (32, 128), (64, 1024), (32, 32)];
     for (threads, tile) in tunings {
         let tuning = BatcherTuning { threads, tile };
@@ -702,9 +691,7 @@ fn batcher_small_tiles_run_every_launch_kind() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn variants_u32_2_pow_27_and_root_api() {
-    let gpu = gpu();
-    let mut rng = rng();
-    let mut scratch = MergeScratch::new();
+    let (gpu, mut rng, mut scratch) = setup(MergeScratch::new);
     let n = 1usize << 27;
     for shape in [MergeShape::Random, MergeShape::FewDistinct] {
         let (a, b) = merge_inputs(&mut rng, n, shape, &Less, &|r| r.gen::<u32>(), &|r| {
@@ -892,9 +879,7 @@ fn assert_device_merges_permute<C: DeviceComparator<u32>>(
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn unsorted_merge_inputs_are_named_errors_and_permutations() {
-    let gpu = gpu();
-    let mut scratch = MergeScratch::new();
-    let mut rng = rng();
+    let (gpu, mut rng, mut scratch) = setup(MergeScratch::new);
     for n in merge_sizes(4) {
         let draw = |r: &mut StdRng| r.gen::<u32>();
         let (a, b) = merge_inputs(&mut rng, n, MergeShape::Random, &Less, &draw, &draw);
@@ -956,9 +941,7 @@ fn unsorted_merge_inputs_are_named_errors_and_permutations() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn merges_under_broken_comparators_are_permutations() {
-    let gpu = gpu();
-    let mut scratch = MergeScratch::new();
-    let mut rng = rng();
+    let (gpu, mut rng, mut scratch) = setup(MergeScratch::new);
     for comp in broken_u32_comparators() {
         for n in merge_sizes(4) {
             let draw = |r: &mut StdRng| r.gen::<u32>();
@@ -989,8 +972,7 @@ fn merges_under_broken_comparators_are_permutations() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn batcher_under_broken_comparators_is_a_permutation() {
-    let gpu = gpu();
-    let mut rng = rng();
+    let (gpu, mut rng) = (gpu(), rng());
     for comp in broken_u32_comparators() {
         for n in sort_sizes(4) {
             let input: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1000)).collect();
@@ -1033,8 +1015,7 @@ fn batcher_under_broken_comparators_is_a_permutation() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn merge_and_batcher_mismatched_lengths_are_errors() {
-    let gpu = gpu();
-    let mut rng = rng();
+    let (gpu, mut rng) = (gpu(), rng());
     for variant in MergeVariant::ALL {
         let err = gpu
             .merge_variant(

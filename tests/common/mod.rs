@@ -23,6 +23,11 @@ pub fn gpu() -> Gpu {
     }
 }
 
+/// The GPU under test, a fresh [`rng`] and a fresh scratch made by `scratch`.
+pub fn setup<S>(scratch: fn() -> S) -> (Gpu, StdRng, S) {
+    (gpu(), rng(), scratch())
+}
+
 /// A fresh random generator whose seed is printed, so a failure can be replayed.
 pub fn rng() -> StdRng {
     let seed: u64 = rand::random();
