@@ -2,11 +2,9 @@
 
 mod common;
 
-use std::fmt::Debug;
-
 use common::{
     device_merge_pairs, gpu, key_type_tests, merge_inputs, rec_key_descending, rng, same_bits,
-    setup, side_tags, special_f32, special_f64, tagged_rec_inputs, MergeShape, Rec, MERGE_SHAPES,
+    setup, side_tags, special_f32, special_f64, tagged_rec_inputs, KeyCase, MergeShape, Rec,
 };
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -50,40 +48,17 @@ fn device_merge<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
 }
 
 /// The device merge (output poisoned) and the host-slice merge against the CPU backend, for
-/// every size and shape, keys from `draw` (random) and `few` (one of a few distinct keys).
-fn differential<K, C>(
-    label: &str,
-    comp: &C,
-    poison: K,
-    draw: &dyn Fn(&mut StdRng) -> K,
-    few: &dyn Fn(&mut StdRng) -> K,
-) where
-    K: DeviceKey + DeviceRepr + Debug,
-    C: DeviceComparator<K>,
-{
-    let (gpu, mut rng) = (gpu(), rng());
-    let mut scratch = MergeScratch::new();
-    let tuning = MergeTuning::for_types(std::mem::size_of::<K>(), 0);
-    let mut cases = 0;
-    for n in sizes(tuning) {
-        for shape in MERGE_SHAPES {
-            let (a, b) = merge_inputs(&mut rng, n, shape, comp, draw, few);
-            let expected = cpu::merge_by(&a, &b, |x: &K, y: &K| comp.is_less(x, y));
-            let got = device_merge(&gpu, &mut scratch, &a, &b, comp, poison);
-            assert!(
-                same_bits(&got, &expected),
-                "{label}: device merge differs, n = {n}, {shape:?}, |a| = {}",
-                a.len()
-            );
-            let host = gpu.merge(&a, &b, comp).expect("merge");
-            assert!(
-                same_bits(&host, &expected),
-                "{label}: host merge differs, n = {n}, {shape:?}"
-            );
-            cases += 1;
-        }
-    }
-    eprintln!("{label}: {cases} cases agree with the CPU backend");
+/// every size and shape of `case`'s keys.
+fn differential<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(case: &KeyCase<K, C>) {
+    let (gpu, mut scratch) = (gpu(), MergeScratch::new());
+    let sizes = sizes(MergeTuning::for_types(std::mem::size_of::<K>(), 0));
+    let cases = case.for_each_merge(&sizes, |a, b, expected, _, what| {
+        let got = device_merge(&gpu, &mut scratch, a, b, case.comp, case.poison);
+        assert!(same_bits(&got, expected), "{what}: device merge differs");
+        let host = gpu.merge(a, b, case.comp).expect("merge");
+        assert!(same_bits(&host, expected), "{what}: host merge differs");
+    });
+    eprintln!("{}: {cases} cases agree with the CPU backend", case.label);
 }
 
 /// Special floats: NaNs of both signs, signed zeros, infinities and two ordinary values.

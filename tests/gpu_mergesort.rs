@@ -2,13 +2,10 @@
 
 mod common;
 
-use std::fmt::Debug;
-
 use common::{
-    forced_mergesort_tuning, gpu, key_type_tests, keys, order, rec_key_descending, rng, same_bits,
-    setup, special_f32, splitmix_u32, Rec, PATTERNS,
+    forced_mergesort_tuning, gpu, key_type_tests, keys, rec_key_descending, rng, same_bits, setup,
+    special_f32, splitmix_u32, KeyCase, Rec, PATTERNS,
 };
-use rand::rngs::StdRng;
 use rand::Rng;
 use rayon::prelude::*;
 use twophase::gpu::{
@@ -60,38 +57,17 @@ fn device_sort<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
 }
 
 /// The device sort (scratch poisoned) and the CPU backend against std's stable sort, for every
-/// size and pattern, keys from `draw` (random) and `few` (one of a few distinct keys).
-fn differential<K, C>(
-    label: &str,
-    comp: &C,
-    poison: K,
-    draw: &dyn Fn(&mut StdRng) -> K,
-    few: &dyn Fn(&mut StdRng) -> K,
-) where
-    K: DeviceKey + DeviceRepr + Debug,
-    C: DeviceComparator<K>,
-{
-    let (gpu, mut rng) = (gpu(), rng());
-    let mut scratch = MergesortScratch::new();
-    let tuning = MergesortTuning::for_types(std::mem::size_of::<K>(), 0);
-    for n in sizes(tuning) {
-        for pattern in PATTERNS {
-            let input = keys(&mut rng, n, pattern, comp, draw, few);
-            let mut expected = input.clone();
-            expected.sort_by(order(comp));
-            let mut cpu = input.clone();
-            twophase::cpu::mergesort_by(&mut cpu, |x: &K, y: &K| comp.is_less(x, y));
-            assert!(
-                same_bits(&cpu, &expected),
-                "{label}: CPU backend differs, n = {n}, {pattern:?}"
-            );
-            let got = device_sort(&gpu, &mut scratch, &input, comp, poison);
-            assert!(
-                same_bits(&got, &expected),
-                "{label}: GPU differs from std, n = {n}, {pattern:?}"
-            );
-        }
-    }
+/// size and pattern of `case`'s keys.
+fn differential<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(case: &KeyCase<K, C>) {
+    let (gpu, mut scratch) = (gpu(), MergesortScratch::new());
+    let sizes = sizes(MergesortTuning::for_types(std::mem::size_of::<K>(), 0));
+    case.for_each_sort(&sizes, |input, expected, _, what| {
+        let mut cpu = input.to_vec();
+        twophase::cpu::mergesort_by(&mut cpu, |x: &K, y: &K| case.comp.is_less(x, y));
+        assert!(same_bits(&cpu, expected), "{what}: CPU backend differs");
+        let got = device_sort(&gpu, &mut scratch, input, case.comp, case.poison);
+        assert!(same_bits(&got, expected), "{what}: GPU differs from std");
+    });
 }
 
 key_type_tests!(differential {

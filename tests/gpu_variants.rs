@@ -13,10 +13,10 @@ use std::fmt::Debug;
 use std::mem::size_of;
 
 use common::{
-    broken_u32_comparators, device_merge, device_merge_pairs, gpu, invalid_input, keys,
-    merge_inputs, multiset, order, rec_key_descending, rng, same_bits, setup, side_tags,
-    special_f32, special_f64, splitmix_u32, tagged_rec_inputs, upload, MergeShape, Pattern, Rec,
-    MERGE_SHAPES, PATTERNS,
+    broken_u32_comparators, device_merge, device_merge_pairs, gpu, invalid_input, key_type_tests,
+    keys, merge_inputs, multiset, rec_key_descending, rng, same_bits, setup, side_tags,
+    special_f32, special_f64, splitmix_u32, tagged_rec_inputs, upload, KeyCase, MergeShape,
+    Pattern, Rec, MERGE_SHAPES, PATTERNS,
 };
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -46,112 +46,89 @@ fn merge_sizes(key_bytes: usize) -> Vec<usize> {
     sizes
 }
 
-/// Every merge variant through the device API (output poisoned) against the CPU backend, for
-/// every size and shape; the host-slice API for the random shape.
-fn merge_differential<K, C>(
-    label: &str,
+/// Merge `a` and `b` on the device with `variant` (and `tuning`, or the shipped one) into a
+/// poisoned output, and return the output.
+#[allow(clippy::too_many_arguments)] // A test driver: each argument is one knob of the case.
+fn device_merge_variant<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
+    gpu: &Gpu,
+    scratch: &mut MergeScratch,
+    variant: MergeVariant,
+    tuning: Option<TextbookMergeTuning>,
+    (a, b): (&[K], &[K]),
     comp: &C,
     poison: K,
-    draw: &dyn Fn(&mut StdRng) -> K,
-    few: &dyn Fn(&mut StdRng) -> K,
-) where
-    K: DeviceKey + DeviceRepr + Debug,
-    C: DeviceComparator<K>,
-{
-    let (gpu, mut rng, mut scratch) = setup(MergeScratch::new);
-    let mut cases = 0;
-    for n in merge_sizes(size_of::<K>()) {
-        for shape in MERGE_SHAPES {
-            let (a, b) = merge_inputs(&mut rng, n, shape, comp, draw, few);
-            let expected = cpu::merge_by(&a, &b, |x: &K, y: &K| comp.is_less(x, y));
-            for variant in MergeVariant::ALL {
-                let got = device_merge(&gpu, &a, &b, poison, |da, db, out| {
-                    gpu.merge_variant_device(
-                        variant,
-                        MergeBuffers::keys(da, db, out),
-                        comp,
-                        None,
-                        &mut scratch,
-                    )
-                    .expect("merge_variant_device")
-                });
+) -> Vec<K> {
+    device_merge(gpu, a, b, poison, |da, db, out| {
+        gpu.merge_variant_device(
+            variant,
+            MergeBuffers::keys(da, db, out),
+            comp,
+            tuning,
+            scratch,
+        )
+        .expect("merge_variant_device")
+    })
+}
+
+/// Merge `a` and `b` with `variant` through the host-slice call, after a merge of poison of the
+/// same sizes through the same handle (which fills its reused output buffer with poison).
+fn host_merge_variant<K: DeviceKey, C: DeviceComparator<K>>(
+    gpu: &Gpu,
+    variant: MergeVariant,
+    (a, b): (&[K], &[K]),
+    comp: &C,
+    poison: K,
+) -> Vec<K> {
+    let poisoned = gpu
+        .merge_variant(
+            variant,
+            MergeSlices::keys(&vec![poison; a.len()], &vec![poison; b.len()]),
+            comp,
+        )
+        .expect("poison merge");
+    assert!(same_bits(&poisoned, &vec![poison; a.len() + b.len()]));
+    gpu.merge_variant(variant, MergeSlices::keys(a, b), comp)
+        .expect("merge")
+}
+
+/// Every merge variant through the device API (output poisoned) against the CPU backend, for
+/// every size and shape of `case`'s keys; the host-slice API for the random shape.
+fn merge_differential<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(case: &KeyCase<K, C>) {
+    let (gpu, mut scratch) = (gpu(), MergeScratch::new());
+    let (comp, poison) = (case.comp, case.poison);
+    let sizes = merge_sizes(size_of::<K>());
+    let cases = case.for_each_merge(&sizes, |a, b, expected, shape, what| {
+        for variant in MergeVariant::ALL {
+            let got = device_merge_variant(&gpu, &mut scratch, variant, None, (a, b), comp, poison);
+            assert!(
+                same_bits(&got, expected),
+                "{what}, {variant:?}: device merge differs"
+            );
+            if matches!(shape, MergeShape::Random) {
+                let host = host_merge_variant(&gpu, variant, (a, b), comp, poison);
                 assert!(
-                    same_bits(&got, &expected),
-                    "{label} {variant:?}: device merge differs, n = {n}, {shape:?}, |a| = {}",
-                    a.len()
+                    same_bits(&host, expected),
+                    "{what}, {variant:?}: host merge differs"
                 );
-                if matches!(shape, MergeShape::Random) {
-                    // Poison the handle's reused output buffer: merge all-poison inputs first.
-                    let poisoned = gpu
-                        .merge_variant(
-                            variant,
-                            MergeSlices::keys(&vec![poison; a.len()], &vec![poison; b.len()]),
-                            comp,
-                        )
-                        .expect("poison merge");
-                    assert!(same_bits(&poisoned, &vec![poison; n]));
-                    let host = gpu
-                        .merge_variant(variant, MergeSlices::keys(&a, &b), comp)
-                        .expect("merge");
-                    assert!(
-                        same_bits(&host, &expected),
-                        "{label} {variant:?}: host merge differs, n = {n}"
-                    );
-                }
-                cases += 1;
             }
         }
-    }
-    eprintln!("{label}: {cases} variant merges agree with the CPU backend");
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn merge_variants_u32() {
-    merge_differential::<u32, _>("u32", &Less, 0xDEAD_BEEF, &|r| r.gen(), &|r| {
-        r.gen_range(0..4)
     });
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn merge_variants_u64() {
-    merge_differential::<u64, _>("u64", &Less, u64::MAX - 3, &|r| r.gen(), &|r| {
-        r.gen_range(0..4) << 40
-    });
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn merge_variants_i32_descending() {
-    merge_differential::<i32, _>("i32 greater", &Greater, i32::MIN + 5, &|r| r.gen(), &|r| {
-        r.gen_range(-2..2)
-    });
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn merge_variants_f32_total_order() {
-    merge_differential::<f32, _>(
-        "f32 total order",
-        &TotalOrder,
-        f32::from_bits(0x7fc0_dead),
-        &special_f32,
-        &|r| [f32::NAN, -0.0, 0.0, 1.0][r.gen_range(0..4)],
+    eprintln!(
+        "{}: {} variant merges agree with the CPU backend",
+        case.label,
+        cases * MergeVariant::ALL.len()
     );
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn merge_variants_f64_total_order_descending() {
-    merge_differential::<f64, _>(
-        "f64 total order desc",
-        &TotalOrderDesc,
-        f64::from_bits(0x7ff8_dead_dead_dead),
-        &special_f64,
-        &|r| [f64::NAN, -0.0, 0.0, 2.5][r.gen_range(0..4)],
-    );
-}
+key_type_tests!(merge_differential {
+    merge_variants_u32: u32, "u32", Less, 0xDEAD_BEEF, |r| r.gen(), |r| r.gen_range(0..4);
+    merge_variants_u64: u64, "u64", Less, u64::MAX - 3, |r| r.gen(), |r| r.gen_range(0..4) << 40;
+    merge_variants_i32_descending: i32, "i32 greater", Greater, i32::MIN + 5, |r| r.gen(), |r| r.gen_range(-2..2);
+    merge_variants_f32_total_order: f32, "f32 total order", TotalOrder, f32::from_bits(0x7fc0_dead), special_f32,
+        |r| [f32::NAN, -0.0, 0.0, 1.0][r.gen_range(0..4)];
+    merge_variants_f64_total_order_descending: f64, "f64 total order desc", TotalOrderDesc,
+        f64::from_bits(0x7ff8_dead_dead_dead), special_f64, |r| [f64::NAN, -0.0, 0.0, 2.5][r.gen_range(0..4)];
+});
 
 /// A user struct under a custom CUDA comparator (descending by `key`); `tag` numbers each input
 /// in order (B's with the top bit set), so the exact comparison with the CPU merge also proves
@@ -172,18 +149,8 @@ fn merge_variants_user_struct_are_stable() {
             let expected = cpu::merge_by(&a, &b, |x: &Rec, y: &Rec| comp.is_less(x, y));
             for variant in MergeVariant::ALL {
                 // Through the host-slice call (a user struct is not a cudarc DeviceRepr without
-                // unsafe): poison the handle's reused output buffer with a merge of poison first.
-                let poisoned = gpu
-                    .merge_variant(
-                        variant,
-                        MergeSlices::keys(&vec![poison; a.len()], &vec![poison; b.len()]),
-                        &comp,
-                    )
-                    .expect("poison merge");
-                assert!(poisoned.iter().all(|r| *r == poison));
-                let got = gpu
-                    .merge_variant(variant, MergeSlices::keys(&a, &b), &comp)
-                    .expect("merge");
+                // unsafe), after a merge of poison.
+                let got = host_merge_variant(&gpu, variant, (&a, &b), &comp, poison);
                 assert_eq!(got, expected, "{variant:?}: n = {n}, distinct = {distinct}");
             }
         }
@@ -279,16 +246,17 @@ fn textbook_merges_loop_over_many_tiles() {
                     MergeVariant::Tiled,
                     MergeVariant::Circular,
                 ] {
-                    let got = device_merge(&gpu, &a, &b, u32::MAX - 1, |da, db, out| {
-                        gpu.merge_variant_device(
-                            variant,
-                            MergeBuffers::keys(da, db, out),
-                            &Less,
-                            Some(tuning),
-                            &mut scratch,
-                        )
-                        .expect("merge_variant_device tuned")
-                    });
+                    let (inputs, poison) = ((&a[..], &b[..]), u32::MAX - 1);
+                    let tuned = Some(tuning);
+                    let got = device_merge_variant(
+                        &gpu,
+                        &mut scratch,
+                        variant,
+                        tuned,
+                        inputs,
+                        &Less,
+                        poison,
+                    );
                     assert!(
                         got == expected,
                         "{variant:?} {tuning:?}: n = {n}, {shape:?}, |a| = {}",
@@ -376,48 +344,36 @@ type SortRun<'a, K> = dyn FnMut(&Gpu, SortVariant, &[K]) -> Vec<K> + 'a;
 /// Batcher must match std exactly too. Then the host-slice call, after a sort of poison keys
 /// through the same handle.
 #[allow(clippy::too_many_arguments)] // A test driver: each argument is one knob of the case.
-fn sort_differential<K, C>(
-    label: &str,
-    comp: &C,
-    poison: K,
-    draw: &dyn Fn(&mut StdRng) -> K,
-    few: &dyn Fn(&mut StdRng) -> K,
-    identical_ties: bool,
-    run: &mut SortRun<K>,
-) where
+fn sort_differential<K, C>(case: &KeyCase<K, C>, identical_ties: bool, run: &mut SortRun<K>)
+where
     K: DeviceKey + Debug,
     C: DeviceComparator<K>,
 {
-    let (gpu, mut rng) = (gpu(), rng());
-    let mut cases = 0;
-    for n in sort_sizes(size_of::<K>()) {
-        for pattern in PATTERNS {
-            let input = keys(&mut rng, n, pattern, comp, draw, few);
-            let mut expected = input.clone();
-            expected.sort_by(order(comp));
-            for variant in SortVariant::ALL {
-                let got = run(&gpu, variant, &input);
-                let exact = (variant.is_stable() || identical_ties).then_some(&expected[..]);
+    let gpu = gpu();
+    let (comp, poison) = (case.comp, case.poison);
+    let sizes = sort_sizes(size_of::<K>());
+    let cases = case.for_each_sort(&sizes, |input, expected, pattern, what| {
+        for variant in SortVariant::ALL {
+            let exact = (variant.is_stable() || identical_ties).then_some(expected);
+            let got = run(&gpu, variant, input);
+            assert!(
+                check_sorted(input, &got, comp, exact),
+                "{what}, {variant:?}: sort differs"
+            );
+            if matches!(pattern, Pattern::Random) {
+                let got = host_sort(&gpu, variant, input, comp, poison);
                 assert!(
-                    check_sorted(&input, &got, comp, exact),
-                    "{label} {variant:?}: sort differs, n = {n}, {pattern:?}"
+                    check_sorted(input, &got, comp, exact),
+                    "{what}, {variant:?}: host sort differs"
                 );
-                cases += 1;
             }
         }
-        let input = keys(&mut rng, n, Pattern::Random, comp, draw, few);
-        let mut expected = input.clone();
-        expected.sort_by(order(comp));
-        for variant in SortVariant::ALL {
-            let got = host_sort(&gpu, variant, &input, comp, poison);
-            let exact = (variant.is_stable() || identical_ties).then_some(&expected[..]);
-            assert!(
-                check_sorted(&input, &got, comp, exact),
-                "{label} {variant:?}: host sort differs, n = {n}"
-            );
-        }
-    }
-    eprintln!("{label}: {cases} variant sorts agree with std");
+    });
+    eprintln!(
+        "{}: {} variant sorts agree with std",
+        case.label,
+        cases * SortVariant::ALL.len()
+    );
 }
 
 /// Sort through the host-slice call, after a sort of `n` poison keys through the same handle
@@ -438,65 +394,27 @@ fn host_sort<K: DeviceKey, C: DeviceComparator<K>>(
 }
 
 /// [`sort_differential`] through the device API, with one scratch for every run.
-fn device_sort_differential<K, C>(
-    label: &str,
-    comp: &C,
-    poison: K,
-    draw: &dyn Fn(&mut StdRng) -> K,
-    few: &dyn Fn(&mut StdRng) -> K,
-) where
+fn device_sort_differential<K, C>(case: &KeyCase<K, C>)
+where
     K: DeviceKey + DeviceRepr + Debug,
     C: DeviceComparator<K>,
 {
+    let (comp, poison) = (case.comp, case.poison);
     let mut scratch = SortScratch::new();
-    sort_differential(
-        label,
-        comp,
-        poison,
-        draw,
-        few,
-        true,
-        &mut |gpu, variant, input| device_sort(gpu, &mut scratch, variant, input, comp, poison),
-    );
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn sort_variants_u32() {
-    device_sort_differential::<u32, _>("u32", &Less, 0xDEAD_BEEF, &|r| r.gen(), &|r| {
-        r.gen_range(0..4)
+    sort_differential(case, true, &mut |gpu, variant, input| {
+        device_sort(gpu, &mut scratch, variant, input, comp, poison)
     });
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn sort_variants_u64_and_i32() {
-    device_sort_differential::<u64, _>("u64", &Less, u64::MAX - 3, &|r| r.gen(), &|r| {
-        r.gen_range(0..4)
-    });
-    device_sort_differential::<i32, _>("i32 greater", &Greater, i32::MIN + 5, &|r| r.gen(), &|r| {
-        r.gen_range(-2..2)
-    });
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn sort_variants_floats_total_order() {
-    device_sort_differential::<f32, _>(
-        "f32 total order",
-        &TotalOrder,
-        1.2345e-7,
-        &special_f32,
-        &|r| [f32::NAN, -0.0, 0.0, 1.0][r.gen_range(0..4)],
-    );
-    device_sort_differential::<f64, _>(
-        "f64 total order desc",
-        &TotalOrderDesc,
-        -7.5e300,
-        &special_f64,
-        &|r| [f64::NAN, -0.0, 0.0, 2.5][r.gen_range(0..4)],
-    );
-}
+key_type_tests!(device_sort_differential {
+    sort_variants_u32: u32, "u32", Less, 0xDEAD_BEEF, |r| r.gen(), |r| r.gen_range(0..4);
+    sort_variants_u64: u64, "u64", Less, u64::MAX - 3, |r| r.gen(), |r| r.gen_range(0..4);
+    sort_variants_i32: i32, "i32 greater", Greater, i32::MIN + 5, |r| r.gen(), |r| r.gen_range(-2..2);
+    sort_variants_f32_total_order: f32, "f32 total order", TotalOrder, 1.2345e-7, special_f32,
+        |r| [f32::NAN, -0.0, 0.0, 1.0][r.gen_range(0..4)];
+    sort_variants_f64_total_order_descending: f64, "f64 total order desc", TotalOrderDesc, -7.5e300, special_f64,
+        |r| [f64::NAN, -0.0, 0.0, 2.5][r.gen_range(0..4)];
+});
 
 /// The user struct under its custom comparator (by key only), through the host-slice calls:
 /// tags differ among equal keys, so Batcher is checked for order and multiset, the two-phase
@@ -515,15 +433,16 @@ fn sort_variants_user_struct() {
             key: r.gen_range(0..=distinct - 1),
             tag: counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         };
-        sort_differential::<Rec, _>(
-            "rec",
-            &comp,
+        let case = KeyCase {
+            label: "rec",
+            comp: &comp,
             poison,
-            &draw,
-            &draw,
-            false,
-            &mut |gpu, variant, input| host_sort(gpu, variant, input, &comp, poison),
-        );
+            draw: &draw,
+            few: &draw,
+        };
+        sort_differential(&case, false, &mut |gpu, variant, input| {
+            host_sort(gpu, variant, input, &comp, poison)
+        });
     }
 }
 
@@ -699,16 +618,16 @@ fn variants_u32_2_pow_27_and_root_api() {
         });
         let expected = cpu::merge(&a, &b);
         for variant in MergeVariant::ALL {
-            let got = device_merge(&gpu, &a, &b, 0xDEAD_BEEF, |da, db, out| {
-                gpu.merge_variant_device(
-                    variant,
-                    MergeBuffers::keys(da, db, out),
-                    &Less,
-                    None,
-                    &mut scratch,
-                )
-                .expect("merge")
-            });
+            let inputs = (&a[..], &b[..]);
+            let got = device_merge_variant(
+                &gpu,
+                &mut scratch,
+                variant,
+                None,
+                inputs,
+                &Less,
+                0xDEAD_BEEF,
+            );
             assert!(
                 got == expected,
                 "{variant:?}: 2^27 merge differs ({shape:?})"
@@ -846,16 +765,7 @@ fn assert_device_merges_permute<C: DeviceComparator<u32>>(
     comp: &C,
     what: &str,
 ) {
-    let got = device_merge(gpu, a, b, 0xDEAD_BEEF, |da, db, out| {
-        gpu.merge_variant_device(
-            variant,
-            MergeBuffers::keys(da, db, out),
-            comp,
-            None,
-            scratch,
-        )
-        .expect("merge_variant_device");
-    });
+    let got = device_merge_variant(gpu, scratch, variant, None, (a, b), comp, 0xDEAD_BEEF);
     let all: Vec<u32> = a.iter().chain(b).copied().collect();
     assert!(
         multiset(&got) == multiset(&all),

@@ -7,6 +7,7 @@ use std::fmt::Debug;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use twophase::cpu;
 use twophase::gpu::{
     CudaComparator, DeviceComparator, DeviceKey, Gpu, GpuError, MergeBuffers, MergesortTuning,
 };
@@ -57,16 +58,80 @@ pub fn rec_key_descending() -> CudaComparator<Rec, fn(&Rec, &Rec) -> bool> {
     )
 }
 
-/// GPU tests, one per key type: `fn $name` runs `$check::<$key, _>($label, &$comp, $poison,
-/// &$draw, &$few)`, where `$check` is a differential driver of the test file, `$draw` draws a
-/// random key and `$few` one of a few distinct keys.
+/// The keys of a differential test: `label` names them in messages, `comp` orders them,
+/// `poison` fills outputs before a run, `draw` draws a random key and `few` one of a few
+/// distinct keys.
+pub struct KeyCase<'a, K, C> {
+    pub label: &'a str,
+    pub comp: &'a C,
+    pub poison: K,
+    pub draw: &'a dyn Fn(&mut StdRng) -> K,
+    pub few: &'a dyn Fn(&mut StdRng) -> K,
+}
+
+impl<K: DeviceKey, C: DeviceComparator<K>> KeyCase<'_, K, C> {
+    /// Two sorted inputs of every [`MergeShape`] at every size of `sizes`, passed with the CPU
+    /// backend's merge of them to `check(a, b, expected, shape, what)` (`what` names the case in
+    /// messages); returns the number of cases.
+    pub fn for_each_merge(
+        &self,
+        sizes: &[usize],
+        mut check: impl FnMut(&[K], &[K], &[K], MergeShape, &str),
+    ) -> usize {
+        let mut rng = rng();
+        let mut cases = 0;
+        for &n in sizes {
+            for shape in MERGE_SHAPES {
+                let (a, b) = merge_inputs(&mut rng, n, shape, self.comp, self.draw, self.few);
+                let expected = cpu::merge_by(&a, &b, |x: &K, y: &K| self.comp.is_less(x, y));
+                let what = format!("{}, n = {n}, {shape:?}, |a| = {}", self.label, a.len());
+                check(&a, &b, &expected, shape, &what);
+                cases += 1;
+            }
+        }
+        cases
+    }
+
+    /// Keys of every [`Pattern`] at every size of `sizes`, passed with std's stable sort of them
+    /// to `check(input, expected, pattern, what)` (`what` names the case in messages); returns
+    /// the number of cases.
+    pub fn for_each_sort(
+        &self,
+        sizes: &[usize],
+        mut check: impl FnMut(&[K], &[K], Pattern, &str),
+    ) -> usize {
+        let mut rng = rng();
+        let mut cases = 0;
+        for &n in sizes {
+            for pattern in PATTERNS {
+                let input = keys(&mut rng, n, pattern, self.comp, self.draw, self.few);
+                let mut expected = input.clone();
+                expected.sort_by(order(self.comp));
+                let what = format!("{}, n = {n}, {pattern:?}", self.label);
+                check(&input, &expected, pattern, &what);
+                cases += 1;
+            }
+        }
+        cases
+    }
+}
+
+/// GPU tests, one per key type: `fn $name` runs `$check::<$key, _>` on the [`KeyCase`] of
+/// `$label`, `$comp`, `$poison`, `$draw` and `$few`, where `$check` is a differential driver of
+/// the test file.
 #[allow(unused_macros)] // Each test file uses the part it needs.
 macro_rules! key_type_tests {
     ($check:ident { $($name:ident: $key:ty, $label:literal, $comp:expr, $poison:expr, $draw:expr, $few:expr;)* }) => {$(
         #[test]
         #[ignore = "needs a CUDA GPU"]
         fn $name() {
-            $check::<$key, _>($label, &$comp, $poison, &$draw, &$few);
+            $check::<$key, _>(&common::KeyCase {
+                label: $label,
+                comp: &$comp,
+                poison: $poison,
+                draw: &$draw,
+                few: &$few,
+            });
         }
     )*};
 }
