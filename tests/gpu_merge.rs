@@ -3,8 +3,8 @@
 mod common;
 
 use common::{
-    device_merge_pairs, gpu, key_type_tests, merge_inputs, rec_key_descending, rng, same_bits,
-    setup, side_tags, special_f32, special_f64, tagged_rec_inputs, KeyCase, MergeShape, Rec,
+    device_merge_pairs, gpu, key_type_tests, large_u32_merges, rec_key_descending, rng, same_bits,
+    setup, side_tags, special_f32, special_f64, tagged_rec_inputs, KeyCase, Rec, REC_POISON,
 };
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -92,14 +92,10 @@ key_type_tests!(differential {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn merge_user_struct_custom_comparator_is_stable() {
-    let gpu = gpu();
+    let (gpu, mut rng) = (gpu(), rng());
     let comp = rec_key_descending();
-    let mut rng = rng();
     let tile = MergeTuning::for_types(std::mem::size_of::<Rec>(), 0).tile();
-    let poison = Rec {
-        key: 0xDEAD_BEEF,
-        tag: 0xDEAD_BEEF,
-    };
+    let poison = REC_POISON;
     for n in [0, 1, tile - 1, tile, tile + 1, 53 * tile + 7, (1 << 20) + 1] {
         for distinct in [1u32, 13, u32::MAX] {
             let (a, b) = tagged_rec_inputs(&mut rng, n, distinct, &comp);
@@ -192,12 +188,7 @@ fn merge_pairs_u64_keys_f64_values() {
 #[ignore = "needs a CUDA GPU"]
 fn merge_u32_2_pow_27() {
     let (gpu, mut rng, mut scratch) = setup(MergeScratch::new);
-    let n = 1usize << 27;
-    for shape in [MergeShape::Random, MergeShape::FewDistinct] {
-        let (a, b) = merge_inputs(&mut rng, n, shape, &Less, &|r| r.gen::<u32>(), &|r| {
-            r.gen_range(0..16)
-        });
-        let expected = cpu::merge(&a, &b);
+    for (shape, a, b, expected) in large_u32_merges(&mut rng) {
         let got = device_merge(&gpu, &mut scratch, &a, &b, &Less, 0xDEAD_BEEF);
         assert!(got == expected, "2^27 merge differs ({shape:?})");
     }

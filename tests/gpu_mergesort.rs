@@ -4,7 +4,7 @@ mod common;
 
 use common::{
     forced_mergesort_tuning, gpu, key_type_tests, keys, rec_key_descending, rng, same_bits, setup,
-    special_f32, splitmix_u32, KeyCase, Rec, PATTERNS,
+    special_f32, splitmix_u32, KeyCase, Rec, PATTERNS, REC_POISON,
 };
 use rand::Rng;
 use rayon::prelude::*;
@@ -84,9 +84,8 @@ key_type_tests!(differential {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn mergesort_user_struct_custom_comparator_is_stable() {
-    let gpu = gpu();
+    let (gpu, mut rng) = (gpu(), rng());
     let comp = rec_key_descending();
-    let mut rng = rng();
     let tuning = MergesortTuning::for_types(std::mem::size_of::<Rec>(), 0);
     // The shipped tuning's first size with four-way passes, where each quad cut resolves ties
     // between four runs under the user comparator.
@@ -105,10 +104,7 @@ fn mergesort_user_struct_custom_comparator_is_stable() {
                 .collect();
             let mut expected = input.clone();
             expected.sort_by_key(|r| std::cmp::Reverse(r.key)); // std's sort is stable
-            let poison = Rec {
-                key: 0xABCD,
-                tag: u32::MAX,
-            };
+            let poison = REC_POISON;
             // Through the host-slice call: poison its reused device buffers with a sort of
             // poison keys first.
             gpu.mergesort(&mut vec![poison; n], &comp)
@@ -352,6 +348,32 @@ fn tuning_falls_back_within_static_shared_memory() {
     );
 }
 
+/// SMs of the H100 the shipped lane choices were measured on.
+const H100_SMS: u32 = 132;
+
+/// Assert that `lanes(count, H100_SMS)` picks the lanes each of `measured` expects, for the
+/// count of a sort of `n` keys in tiles of `tile` (`n / tile` rounded up, plus one), and that
+/// every count in a sweep gets lanes that `allowed` accepts (`counted` names the counts).
+fn assert_lane_choice(
+    counted: &str,
+    lanes: impl Fn(usize, u32) -> u32,
+    measured: &[(usize, usize, u32)],
+    allowed: impl Fn(u32) -> bool,
+) {
+    for &(n, tile, expected) in measured {
+        let count = n.div_ceil(tile) + 1;
+        assert_eq!(
+            lanes(count, H100_SMS),
+            expected,
+            "{n} keys in tiles of {tile}"
+        );
+    }
+    for count in (1..1 << 20).step_by(997) {
+        let chosen = lanes(count, H100_SMS);
+        assert!(allowed(chosen), "{count} {counted}: {chosen} lanes");
+    }
+}
+
 /// The four-way partition's lane choice (no GPU needed): the H100's measured best at each size
 /// (docs/mergesort.md; for u32 keys at 2^27, 4 lanes measured within 0.3% of one lane's best),
 /// always a power of two from 1 to 32.
@@ -359,25 +381,20 @@ fn tuning_falls_back_within_static_shared_memory() {
 fn quad_cut_lanes_fill_the_partition_budget() {
     let shipped = twophase_gpu::MergesortTuning::for_types(4, 0);
     let quad_cut_lanes = |cuts, sms| shipped.quad_cut_lanes(cuts, sms);
-    const H100_SMS: u32 = 132;
-    let cuts = |n: usize, quad_tile: usize| n.div_ceil(quad_tile) + 1;
-    // u32 keys at 2^27 (512 x 23 quad tiles): 4 lanes; u32 pairs at 2^27 (256 x 11): 1 lane.
-    assert_eq!(quad_cut_lanes(cuts(1 << 27, 512 * 23), H100_SMS), 4);
-    assert_eq!(quad_cut_lanes(cuts(1 << 27, 256 * 11), H100_SMS), 1);
+    // u32 keys at 2^27 (512 x 23 quad tiles): 4 lanes; u32 pairs at 2^27 (256 x 11): 1 lane;
     // u64 keys (128 x 23) and u32 pairs at 2^24: 8 lanes.
-    assert_eq!(quad_cut_lanes(cuts(1 << 24, 128 * 23), H100_SMS), 8);
-    assert_eq!(quad_cut_lanes(cuts(1 << 24, 256 * 11), H100_SMS), 8);
+    let measured = [
+        (1 << 27, 512 * 23, 4),
+        (1 << 27, 256 * 11, 1),
+        (1 << 24, 128 * 23, 8),
+        (1 << 24, 256 * 11, 8),
+    ];
+    let power_of_two = |lanes: u32| lanes.is_power_of_two() && lanes <= 32;
+    assert_lane_choice("cuts", quad_cut_lanes, &measured, power_of_two);
     // Few cuts: a whole warp; very many: one lane.
     assert_eq!(quad_cut_lanes(2, H100_SMS), 32);
     assert_eq!(quad_cut_lanes(0, H100_SMS), 32);
     assert_eq!(quad_cut_lanes(usize::MAX / 1024, H100_SMS), 1);
-    for c in (1..1 << 20).step_by(997) {
-        let lanes = quad_cut_lanes(c, H100_SMS);
-        assert!(
-            lanes.is_power_of_two() && lanes <= 32,
-            "{c} cuts: {lanes} lanes"
-        );
-    }
 }
 
 /// The two-way boundaries' lane choice (no GPU needed): one lane for the 14.2k samples of a u32
@@ -387,22 +404,16 @@ fn quad_cut_lanes_fill_the_partition_budget() {
 fn boundary_search_lanes_follow_their_budget() {
     let shipped = twophase_gpu::MergesortTuning::for_types(4, 0);
     let boundary_search_lanes = |boundaries, sms| shipped.boundary_search_lanes(boundaries, sms);
-    const H100_SMS: u32 = 132;
-    let boundaries = |n: usize, tile: usize| n.div_ceil(tile) + 1;
-    assert_eq!(
-        boundary_search_lanes(boundaries(1 << 27, 256 * 37), H100_SMS),
-        1
+    let measured = [
+        (1 << 27, 256 * 37, 1),
+        (1 << 24, 256 * 37, 1),
+        (1 << 20, 128 * 23, 32),
+    ];
+    let one_or_a_warp = |lanes: u32| lanes == 1 || lanes == 32;
+    assert_lane_choice(
+        "boundaries",
+        boundary_search_lanes,
+        &measured,
+        one_or_a_warp,
     );
-    assert_eq!(
-        boundary_search_lanes(boundaries(1 << 24, 256 * 37), H100_SMS),
-        1
-    );
-    assert_eq!(
-        boundary_search_lanes(boundaries(1 << 20, 128 * 23), H100_SMS),
-        32
-    );
-    for b in (1..1 << 20).step_by(997) {
-        let lanes = boundary_search_lanes(b, H100_SMS);
-        assert!(lanes == 1 || lanes == 32, "{b} boundaries: {lanes} lanes");
-    }
 }

@@ -13,10 +13,11 @@ use std::fmt::Debug;
 use std::mem::size_of;
 
 use common::{
-    broken_u32_comparators, device_merge, device_merge_pairs, gpu, invalid_input, key_type_tests,
-    keys, merge_inputs, multiset, rec_key_descending, rng, same_bits, setup, side_tags,
-    special_f32, special_f64, splitmix_u32, tagged_rec_inputs, upload, KeyCase, MergeShape,
-    Pattern, Rec, MERGE_SHAPES, PATTERNS,
+    assert_invalid_input, broken_u32_comparators, device_merge, device_merge_pairs, gpu,
+    key_type_tests, keys, large_u32_merges, merge_inputs, multiset, rec_key_descending, rng,
+    same_bits, setup, side_tags, special_f32, special_f64, splitmix_u32, tagged_rec_inputs,
+    u32_merge_inputs, upload, KeyCase, MergeShape, Pattern, Rec, LARGE_MERGE_KEYS, MERGE_SHAPES,
+    PATTERNS, REC_POISON,
 };
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -136,13 +137,9 @@ key_type_tests!(merge_differential {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn merge_variants_user_struct_are_stable() {
-    let gpu = gpu();
+    let (gpu, mut rng) = (gpu(), rng());
     let comp = rec_key_descending();
-    let mut rng = rng();
-    let poison = Rec {
-        key: 0xDEAD_BEEF,
-        tag: 0xDEAD_BEEF,
-    };
+    let poison = REC_POISON;
     for n in merge_sizes(size_of::<Rec>()) {
         for distinct in [1u32, 13, u32::MAX] {
             let (a, b) = tagged_rec_inputs(&mut rng, n, distinct, &comp);
@@ -423,10 +420,7 @@ key_type_tests!(device_sort_differential {
 #[ignore = "needs a CUDA GPU"]
 fn sort_variants_user_struct() {
     let comp = rec_key_descending();
-    let poison = Rec {
-        key: 0xABCD,
-        tag: u32::MAX,
-    };
+    let poison = REC_POISON;
     for distinct in [5u32, u32::MAX] {
         let counter = std::sync::atomic::AtomicU32::new(0);
         let draw = |r: &mut StdRng| Rec {
@@ -611,12 +605,7 @@ fn batcher_small_tiles_run_every_launch_kind() {
 #[ignore = "needs a CUDA GPU"]
 fn variants_u32_2_pow_27_and_root_api() {
     let (gpu, mut rng, mut scratch) = setup(MergeScratch::new);
-    let n = 1usize << 27;
-    for shape in [MergeShape::Random, MergeShape::FewDistinct] {
-        let (a, b) = merge_inputs(&mut rng, n, shape, &Less, &|r| r.gen::<u32>(), &|r| {
-            r.gen_range(0..16)
-        });
-        let expected = cpu::merge(&a, &b);
+    for (shape, a, b, expected) in large_u32_merges(&mut rng) {
         for variant in MergeVariant::ALL {
             let inputs = (&a[..], &b[..]);
             let got = device_merge_variant(
@@ -634,7 +623,7 @@ fn variants_u32_2_pow_27_and_root_api() {
             );
         }
     }
-    let input: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
+    let input: Vec<u32> = (0..LARGE_MERGE_KEYS).map(|_| rng.gen()).collect();
     let mut expected = input.clone();
     expected.par_sort_unstable();
     let mut sort_scratch = SortScratch::new();
@@ -743,8 +732,7 @@ fn variants_past_i32_max() {
 
 /// A valid merge with `variant` on `gpu` after a failure: it must succeed and be right.
 fn valid_merge_after_failure(gpu: &Gpu, rng: &mut StdRng, variant: MergeVariant, what: &str) {
-    let draw = |r: &mut StdRng| r.gen::<u32>();
-    let (a, b) = merge_inputs(rng, 5000, MergeShape::Random, &Less, &draw, &draw);
+    let (a, b) = u32_merge_inputs(rng, 5000, MergeShape::Random);
     let got = gpu
         .merge_variant(variant, MergeSlices::keys(&a, &b), &Less)
         .unwrap_or_else(|e| panic!("{variant:?}: valid merge after {what}: {e}"));
@@ -791,8 +779,7 @@ fn assert_device_merges_permute<C: DeviceComparator<u32>>(
 fn unsorted_merge_inputs_are_named_errors_and_permutations() {
     let (gpu, mut rng, mut scratch) = setup(MergeScratch::new);
     for n in merge_sizes(4) {
-        let draw = |r: &mut StdRng| r.gen::<u32>();
-        let (a, b) = merge_inputs(&mut rng, n, MergeShape::Random, &Less, &draw, &draw);
+        let (a, b) = u32_merge_inputs(&mut rng, n, MergeShape::Random);
         let mut shuffled_a = a.clone();
         shuffled_a.reverse();
         let mut shuffled_b = b.clone();
@@ -801,35 +788,19 @@ fn unsorted_merge_inputs_are_named_errors_and_permutations() {
         for variant in MergeVariant::ALL {
             if unsorted(&shuffled_a) {
                 let what = format!("unsorted a, n = {n}");
-                let message = invalid_input(
-                    gpu.merge_variant(variant, MergeSlices::keys(&shuffled_a, &b), &Less),
-                    &format!("{variant:?}: {what}"),
-                );
-                assert!(message.contains("`a`"), "{variant:?}: {what}: {message}");
+                let keys = gpu.merge_variant(variant, MergeSlices::keys(&shuffled_a, &b), &Less);
+                assert_invalid_input(keys, &format!("{variant:?}: {what}"), "`a`");
                 valid_merge_after_failure(&gpu, &mut rng, variant, &what);
-                let vals = vec![0u64; shuffled_a.len()];
-                let b_vals = vec![0u64; b.len()];
-                let message = invalid_input(
-                    gpu.merge_variant(
-                        variant,
-                        MergeSlices::pairs(&shuffled_a, &vals, &b, &b_vals),
-                        &Less,
-                    ),
-                    &format!("{variant:?}: pairs, {what}"),
-                );
-                assert!(
-                    message.contains("`a"),
-                    "{variant:?}: pairs, {what}: {message}"
-                );
+                let (vals, b_vals) = (vec![0u64; shuffled_a.len()], vec![0u64; b.len()]);
+                let pairs = MergeSlices::pairs(&shuffled_a, &vals, &b, &b_vals);
+                let pairs = gpu.merge_variant(variant, pairs, &Less);
+                assert_invalid_input(pairs, &format!("{variant:?}: pairs, {what}"), "`a");
                 valid_merge_after_failure(&gpu, &mut rng, variant, &what);
             }
             if unsorted(&shuffled_b) {
                 let what = format!("unsorted b, n = {n}");
-                let message = invalid_input(
-                    gpu.merge_variant(variant, MergeSlices::keys(&a, &shuffled_b), &Less),
-                    &format!("{variant:?}: {what}"),
-                );
-                assert!(message.contains("`b`"), "{variant:?}: {what}: {message}");
+                let keys = gpu.merge_variant(variant, MergeSlices::keys(&a, &shuffled_b), &Less);
+                assert_invalid_input(keys, &format!("{variant:?}: {what}"), "`b`");
                 valid_merge_after_failure(&gpu, &mut rng, variant, &what);
             }
             // Device-buffer calls: a permutation whatever the order of the inputs.

@@ -44,6 +44,12 @@ pub struct Rec {
     pub tag: u32,
 }
 
+/// A [`Rec`] no test draws: what an output holds where a run forgot to write.
+pub const REC_POISON: Rec = Rec {
+    key: 0xDEAD_BEEF,
+    tag: 0xDEAD_BEEF,
+};
+
 impl DeviceKey for Rec {
     const CUDA_TYPE: &'static str = "rec";
     const CUDA_DEFINITION: &'static str = "struct rec { unsigned int key; unsigned int tag; };";
@@ -78,18 +84,15 @@ impl<K: DeviceKey, C: DeviceComparator<K>> KeyCase<'_, K, C> {
         sizes: &[usize],
         mut check: impl FnMut(&[K], &[K], &[K], MergeShape, &str),
     ) -> usize {
-        let mut rng = rng();
-        let mut cases = 0;
-        for &n in sizes {
-            for shape in MERGE_SHAPES {
-                let (a, b) = merge_inputs(&mut rng, n, shape, self.comp, self.draw, self.few);
-                let expected = cpu::merge_by(&a, &b, |x: &K, y: &K| self.comp.is_less(x, y));
-                let what = format!("{}, n = {n}, {shape:?}, |a| = {}", self.label, a.len());
-                check(&a, &b, &expected, shape, &what);
-                cases += 1;
-            }
-        }
-        cases
+        let make = |rng: &mut StdRng, n, shape| {
+            let (a, b) = merge_inputs(rng, n, shape, self.comp, self.draw, self.few);
+            let expected = cpu::merge_by(&a, &b, |x: &K, y: &K| self.comp.is_less(x, y));
+            (a, b, expected)
+        };
+        for_each_input(sizes, &MERGE_SHAPES, make, |(a, b, expected), shape, n| {
+            let what = format!("{}, n = {n}, {shape:?}, |a| = {}", self.label, a.len());
+            check(&a, &b, &expected, shape, &what);
+        })
     }
 
     /// Keys of every [`Pattern`] at every size of `sizes`, passed with std's stable sort of them
@@ -100,20 +103,34 @@ impl<K: DeviceKey, C: DeviceComparator<K>> KeyCase<'_, K, C> {
         sizes: &[usize],
         mut check: impl FnMut(&[K], &[K], Pattern, &str),
     ) -> usize {
-        let mut rng = rng();
-        let mut cases = 0;
-        for &n in sizes {
-            for pattern in PATTERNS {
-                let input = keys(&mut rng, n, pattern, self.comp, self.draw, self.few);
-                let mut expected = input.clone();
-                expected.sort_by(order(self.comp));
-                let what = format!("{}, n = {n}, {pattern:?}", self.label);
-                check(&input, &expected, pattern, &what);
-                cases += 1;
-            }
-        }
-        cases
+        let make = |rng: &mut StdRng, n, pattern| {
+            let input = keys(rng, n, pattern, self.comp, self.draw, self.few);
+            let mut expected = input.clone();
+            expected.sort_by(order(self.comp));
+            (input, expected)
+        };
+        for_each_input(sizes, &PATTERNS, make, |(input, expected), pattern, n| {
+            let what = format!("{}, n = {n}, {pattern:?}", self.label);
+            check(&input, &expected, pattern, &what);
+        })
     }
+}
+
+/// `check(make(rng, n, kind), kind, n)` for every size `n` of `sizes` and every kind of input of
+/// `kinds`, with one fresh [`rng`]; returns the number of cases.
+fn for_each_input<S: Copy, I>(
+    sizes: &[usize],
+    kinds: &[S],
+    mut make: impl FnMut(&mut StdRng, usize, S) -> I,
+    mut check: impl FnMut(I, S, usize),
+) -> usize {
+    let mut rng = rng();
+    for &n in sizes {
+        for &kind in kinds {
+            check(make(&mut rng, n, kind), kind, n);
+        }
+    }
+    sizes.len() * kinds.len()
 }
 
 /// GPU tests, one per key type: `fn $name` runs `$check::<$key, _>` on the [`KeyCase`] of
@@ -374,6 +391,29 @@ pub fn side_tags(a_len: usize, b_len: usize) -> (Vec<u32>, Vec<u32>) {
         (0..a_len as u32).collect(),
         (0..b_len as u32).map(|i| (1 << 31) | i).collect(),
     )
+}
+
+/// Two sorted u32 inputs of `n` keys in all, of `shape`: random keys, or one of 16.
+pub fn u32_merge_inputs(rng: &mut StdRng, n: usize, shape: MergeShape) -> (Vec<u32>, Vec<u32>) {
+    let few = |r: &mut StdRng| r.gen_range(0..16);
+    merge_inputs(rng, n, shape, &twophase::gpu::Less, &|r| r.gen(), &few)
+}
+
+/// Keys in all of the large merge tests.
+pub const LARGE_MERGE_KEYS: usize = 1 << 27;
+
+/// The large merge tests' inputs: random and few-distinct u32 inputs of [`LARGE_MERGE_KEYS`]
+/// keys in all, each as `(shape, a, b, the CPU backend's merge)`.
+pub fn large_u32_merges(
+    rng: &mut StdRng,
+) -> impl Iterator<Item = (MergeShape, Vec<u32>, Vec<u32>, Vec<u32>)> + '_ {
+    [MergeShape::Random, MergeShape::FewDistinct]
+        .into_iter()
+        .map(move |shape| {
+            let (a, b) = u32_merge_inputs(rng, LARGE_MERGE_KEYS, shape);
+            let expected = cpu::merge(&a, &b);
+            (shape, a, b, expected)
+        })
 }
 
 /// Two sorted [`Rec`] inputs of `n` keys in all, of `distinct` keys at most, sorted under
