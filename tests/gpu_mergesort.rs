@@ -124,9 +124,13 @@ fn mergesort_pairs_prove_stability() {
         let tile = MergesortTuning::for_types(key_bytes, value_bytes).tile();
         for n in [0, 1, tile - 1, tile, tile + 1, (1 << 20) + 5] {
             for pattern in PATTERNS {
-                let keys32: Vec<u32> = keys(&mut rng, n, pattern, &Less, &|r| r.gen(), &|r| {
-                    r.gen_range(0..8)
-                });
+                let keys32: Vec<u32> = keys(
+                    &mut rng,
+                    n,
+                    pattern,
+                    &Less,
+                    (&|r| r.gen(), &|r| r.gen_range(0..8)),
+                );
                 if key_bytes == 4 {
                     let mut k = keys32.clone();
                     let mut v: Vec<u32> = (0..n as u32).collect();
@@ -220,9 +224,13 @@ fn mergesort_two_way_and_four_way_pass_plans() {
         sizes.extend([(tile << 8) + 17, 100_003]);
         for n in sizes {
             for pattern in PATTERNS {
-                let input: Vec<u32> = keys(&mut rng, n, pattern, &Less, &|r| r.gen(), &|r| {
-                    r.gen_range(0..5)
-                });
+                let input: Vec<u32> = keys(
+                    &mut rng,
+                    n,
+                    pattern,
+                    &Less,
+                    (&|r| r.gen(), &|r| r.gen_range(0..5)),
+                );
                 let mut d_keys = gpu
                     .stream()
                     .clone_htod(&vec![u32::MAX - 7; n])
@@ -302,9 +310,13 @@ fn mergesort_block_sort_past_48_kib_of_shared_memory() {
         let tile = tuning.tile();
         for n in [tile - 1, tile + 1, 3 * tile + 7, 1 << 20] {
             for pattern in PATTERNS {
-                let input: Vec<u32> = keys(&mut rng, n, pattern, &Less, &|r| r.gen(), &|r| {
-                    r.gen_range(0..5)
-                });
+                let input: Vec<u32> = keys(
+                    &mut rng,
+                    n,
+                    pattern,
+                    &Less,
+                    (&|r| r.gen(), &|r| r.gen_range(0..5)),
+                );
                 for _ in 0..2 {
                     let case = format!("n = {n}, {pattern:?}");
                     assert_tuned_sorts(&gpu, &mut scratch, tuning, &input, with_pairs, &case);
@@ -351,25 +363,38 @@ fn tuning_falls_back_within_static_shared_memory() {
 /// SMs of the H100 the shipped lane choices were measured on.
 const H100_SMS: u32 = 132;
 
-/// Assert that `lanes(count, H100_SMS)` picks the lanes each of `measured` expects, for the
-/// count of a sort of `n` keys in tiles of `tile` (`n / tile` rounded up, plus one), and that
-/// every count in a sweep gets lanes that `allowed` accepts (`counted` names the counts).
+/// The H100's measured best lanes per four-way cut, as (keys, quad tile, lanes): u32 keys at
+/// 2^27 (512 x 23 quad tiles): 4 lanes; u32 pairs at 2^27 (256 x 11): 1 lane; u64 keys
+/// (128 x 23) and u32 pairs at 2^24: 8 lanes.
+const QUAD_CUT_LANES_MEASURED: [(usize, usize, u32); 4] = [
+    (1 << 27, 512 * 23, 4),
+    (1 << 27, 256 * 11, 1),
+    (1 << 24, 128 * 23, 8),
+    (1 << 24, 256 * 11, 8),
+];
+
+/// The H100's measured best lanes per two-way boundary search, as (keys, tile, lanes).
+const BOUNDARY_LANES_MEASURED: [(usize, usize, u32); 3] = [
+    (1 << 27, 256 * 37, 1),
+    (1 << 24, 256 * 37, 1),
+    (1 << 20, 128 * 23, 32),
+];
+
+/// Assert that `lanes(count)` picks the lanes each of `measured` expects, for the count of a
+/// sort of `n` keys in tiles of `tile` (`n / tile` rounded up, plus one), and that every count
+/// in a sweep gets lanes that `allowed` accepts (`counted` names the counts).
 fn assert_lane_choice(
     counted: &str,
-    lanes: impl Fn(usize, u32) -> u32,
+    lanes: impl Fn(usize) -> u32,
     measured: &[(usize, usize, u32)],
     allowed: impl Fn(u32) -> bool,
 ) {
     for &(n, tile, expected) in measured {
         let count = n.div_ceil(tile) + 1;
-        assert_eq!(
-            lanes(count, H100_SMS),
-            expected,
-            "{n} keys in tiles of {tile}"
-        );
+        assert_eq!(lanes(count), expected, "{n} keys in tiles of {tile}");
     }
     for count in (1..1 << 20).step_by(997) {
-        let chosen = lanes(count, H100_SMS);
+        let chosen = lanes(count);
         assert!(allowed(chosen), "{count} {counted}: {chosen} lanes");
     }
 }
@@ -380,21 +405,18 @@ fn assert_lane_choice(
 #[test]
 fn quad_cut_lanes_fill_the_partition_budget() {
     let shipped = twophase_gpu::MergesortTuning::for_types(4, 0);
-    let quad_cut_lanes = |cuts, sms| shipped.quad_cut_lanes(cuts, sms);
-    // u32 keys at 2^27 (512 x 23 quad tiles): 4 lanes; u32 pairs at 2^27 (256 x 11): 1 lane;
-    // u64 keys (128 x 23) and u32 pairs at 2^24: 8 lanes.
-    let measured = [
-        (1 << 27, 512 * 23, 4),
-        (1 << 27, 256 * 11, 1),
-        (1 << 24, 128 * 23, 8),
-        (1 << 24, 256 * 11, 8),
-    ];
     let power_of_two = |lanes: u32| lanes.is_power_of_two() && lanes <= 32;
-    assert_lane_choice("cuts", quad_cut_lanes, &measured, power_of_two);
+    let quad_cut_lanes = |cuts| shipped.quad_cut_lanes(cuts, H100_SMS);
+    assert_lane_choice(
+        "cuts",
+        quad_cut_lanes,
+        &QUAD_CUT_LANES_MEASURED,
+        power_of_two,
+    );
     // Few cuts: a whole warp; very many: one lane.
-    assert_eq!(quad_cut_lanes(2, H100_SMS), 32);
-    assert_eq!(quad_cut_lanes(0, H100_SMS), 32);
-    assert_eq!(quad_cut_lanes(usize::MAX / 1024, H100_SMS), 1);
+    assert_eq!(quad_cut_lanes(2), 32);
+    assert_eq!(quad_cut_lanes(0), 32);
+    assert_eq!(quad_cut_lanes(usize::MAX / 1024), 1);
 }
 
 /// The two-way boundaries' lane choice (no GPU needed): one lane for the 14.2k samples of a u32
@@ -403,17 +425,10 @@ fn quad_cut_lanes_fill_the_partition_budget() {
 #[test]
 fn boundary_search_lanes_follow_their_budget() {
     let shipped = twophase_gpu::MergesortTuning::for_types(4, 0);
-    let boundary_search_lanes = |boundaries, sms| shipped.boundary_search_lanes(boundaries, sms);
-    let measured = [
-        (1 << 27, 256 * 37, 1),
-        (1 << 24, 256 * 37, 1),
-        (1 << 20, 128 * 23, 32),
-    ];
-    let one_or_a_warp = |lanes: u32| lanes == 1 || lanes == 32;
     assert_lane_choice(
         "boundaries",
-        boundary_search_lanes,
-        &measured,
-        one_or_a_warp,
+        |boundaries| shipped.boundary_search_lanes(boundaries, H100_SMS),
+        &BOUNDARY_LANES_MEASURED,
+        |lanes| lanes == 1 || lanes == 32,
     );
 }

@@ -181,7 +181,7 @@ fn merge_pairs_variants_are_stable() {
     for n in [0, 1, tile - 1, tile + 1, 41 * tile + 3, (1 << 20) + 5] {
         for distinct in [1u32, 5, 1000, u32::MAX] {
             let draw = |r: &mut StdRng| r.gen_range(0..=distinct - 1);
-            let (a, b) = merge_inputs(&mut rng, n, MergeShape::Random, &Less, &draw, &draw);
+            let (a, b) = merge_inputs(&mut rng, (n, MergeShape::Random), &Less, (&draw, &draw));
             let (a_vals, b_vals) = side_tags(a.len(), b.len());
             let expected = cpu::merge_pairs_by(&a, &a_vals, &b, &b_vals, |x: &u32, y: &u32| x < y);
             let wide = |v: &[u32], shift: u32| -> Vec<u64> {
@@ -234,9 +234,12 @@ fn textbook_merges_loop_over_many_tiles() {
             50_003,
         ] {
             for shape in MERGE_SHAPES {
-                let (a, b) = merge_inputs(&mut rng, n, shape, &Less, &|r| r.gen::<u32>(), &|r| {
-                    r.gen_range(0..3)
-                });
+                let (a, b) = merge_inputs(
+                    &mut rng,
+                    (n, shape),
+                    &Less,
+                    (&|r| r.gen::<u32>(), &|r| r.gen_range(0..3)),
+                );
                 let expected = cpu::merge(&a, &b);
                 for variant in [
                     MergeVariant::Basic,
@@ -449,9 +452,13 @@ fn sort_pairs_variants() {
     let tile = BatcherTuning::for_types(4, 4).tile as usize;
     for n in [0, 1, tile - 1, tile + 1, 37 * tile + 3, (1 << 20) + 5] {
         for pattern in PATTERNS {
-            let input: Vec<u32> = keys(&mut rng, n, pattern, &Less, &|r| r.gen(), &|r| {
-                r.gen_range(0..8)
-            });
+            let input: Vec<u32> = keys(
+                &mut rng,
+                n,
+                pattern,
+                &Less,
+                (&|r| r.gen(), &|r| r.gen_range(0..8)),
+            );
             let positions: Vec<u32> = (0..n as u32).collect();
             let mut expected: Vec<(u32, u32)> = input
                 .iter()
@@ -545,9 +552,13 @@ fn batcher_small_tiles_run_every_launch_kind() {
         sizes.extend((1..=8).flat_map(|p| [(tile << p) - 1, (tile << p) + 1]));
         for n in sizes {
             for pattern in PATTERNS {
-                let input: Vec<u32> = keys(&mut rng, n, pattern, &Less, &|r| r.gen(), &|r| {
-                    r.gen_range(0..5)
-                });
+                let input: Vec<u32> = keys(
+                    &mut rng,
+                    n,
+                    pattern,
+                    &Less,
+                    (&|r| r.gen(), &|r| r.gen_range(0..5)),
+                );
                 let mut expected = input.clone();
                 expected.sort_unstable();
                 let mut poisoned = upload(&gpu, &vec![u32::MAX - 7; n], 0);
@@ -828,7 +839,7 @@ fn merges_under_broken_comparators_are_permutations() {
             let draw = |r: &mut StdRng| r.gen::<u32>();
             let few = |r: &mut StdRng| r.gen_range(0..4u32);
             for shape in [MergeShape::Random, MergeShape::FewDistinct] {
-                let (a, b) = merge_inputs(&mut rng, n, shape, &Less, &draw, &few);
+                let (a, b) = merge_inputs(&mut rng, (n, shape), &Less, (&draw, &few));
                 let what = format!("{}, n = {n}, {shape:?}", comp.name());
                 for variant in MergeVariant::ALL {
                     match gpu.merge_variant(variant, MergeSlices::keys(&a, &b), &comp) {

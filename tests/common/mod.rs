@@ -85,7 +85,7 @@ impl<K: DeviceKey, C: DeviceComparator<K>> KeyCase<'_, K, C> {
         mut check: impl FnMut(&[K], &[K], &[K], MergeShape, &str),
     ) -> usize {
         let make = |rng: &mut StdRng, n, shape| {
-            let (a, b) = merge_inputs(rng, n, shape, self.comp, self.draw, self.few);
+            let (a, b) = merge_inputs(rng, (n, shape), self.comp, (self.draw, self.few));
             let expected = cpu::merge_by(&a, &b, |x: &K, y: &K| self.comp.is_less(x, y));
             (a, b, expected)
         };
@@ -104,7 +104,7 @@ impl<K: DeviceKey, C: DeviceComparator<K>> KeyCase<'_, K, C> {
         mut check: impl FnMut(&[K], &[K], Pattern, &str),
     ) -> usize {
         let make = |rng: &mut StdRng, n, pattern| {
-            let input = keys(rng, n, pattern, self.comp, self.draw, self.few);
+            let input = keys(rng, n, pattern, self.comp, (self.draw, self.few));
             let mut expected = input.clone();
             expected.sort_by(order(self.comp));
             (input, expected)
@@ -202,22 +202,19 @@ pub const MERGE_SHAPES: [MergeShape; 7] = [
     MergeShape::BEmpty,
 ];
 
-/// Two sorted inputs of `n` keys in all, of `shape`, from `draw` (random keys) and `few` (one
-/// of a few distinct keys).
+/// Two sorted inputs of `n` keys in all, of `shape`, from `draws`.
 pub fn merge_inputs<K: DeviceKey, C: DeviceComparator<K>>(
     rng: &mut StdRng,
-    n: usize,
-    shape: MergeShape,
+    (n, shape): (usize, MergeShape),
     comp: &C,
-    draw: &dyn Fn(&mut StdRng) -> K,
-    few: &dyn Fn(&mut StdRng) -> K,
+    draws: Draws<K>,
 ) -> (Vec<K>, Vec<K>) {
     let pattern = match shape {
         MergeShape::FewDistinct => Pattern::FewDistinct,
         MergeShape::AllEqual => Pattern::AllEqual,
         _ => Pattern::Random,
     };
-    let mut all = keys(rng, n, pattern, comp, draw, few);
+    let mut all = keys(rng, n, pattern, comp, draws);
     let split = match shape {
         MergeShape::AEmpty => 0,
         MergeShape::BEmpty => n,
@@ -250,14 +247,16 @@ pub fn order<K: DeviceKey, C: DeviceComparator<K>>(comp: &C) -> impl Fn(&K, &K) 
     }
 }
 
-/// `n` keys in `pattern`, from `draw` (random keys) and `few` (one of a few distinct keys).
+/// How a test draws keys: `(draw, few)`, a random key and one of a few distinct keys.
+pub type Draws<'a, K> = (&'a dyn Fn(&mut StdRng) -> K, &'a dyn Fn(&mut StdRng) -> K);
+
+/// `n` keys in `pattern`, from `draws`.
 pub fn keys<K: DeviceKey, C: DeviceComparator<K>>(
     rng: &mut StdRng,
     n: usize,
     pattern: Pattern,
     comp: &C,
-    draw: &dyn Fn(&mut StdRng) -> K,
-    few: &dyn Fn(&mut StdRng) -> K,
+    (draw, few): Draws<K>,
 ) -> Vec<K> {
     let mut v: Vec<K> = match pattern {
         Pattern::FewDistinct => (0..n).map(|_| few(rng)).collect(),
@@ -396,7 +395,7 @@ pub fn side_tags(a_len: usize, b_len: usize) -> (Vec<u32>, Vec<u32>) {
 /// Two sorted u32 inputs of `n` keys in all, of `shape`: random keys, or one of 16.
 pub fn u32_merge_inputs(rng: &mut StdRng, n: usize, shape: MergeShape) -> (Vec<u32>, Vec<u32>) {
     let few = |r: &mut StdRng| r.gen_range(0..16);
-    merge_inputs(rng, n, shape, &twophase::gpu::Less, &|r| r.gen(), &few)
+    merge_inputs(rng, (n, shape), &twophase::gpu::Less, (&|r| r.gen(), &few))
 }
 
 /// Keys in all of the large merge tests.
@@ -428,7 +427,7 @@ pub fn tagged_rec_inputs<C: DeviceComparator<Rec>>(
         key: r.gen_range(0..=distinct - 1),
         tag: 0,
     };
-    let (mut a, mut b) = merge_inputs(rng, n, MergeShape::Random, comp, &draw, &draw);
+    let (mut a, mut b) = merge_inputs(rng, (n, MergeShape::Random), comp, (&draw, &draw));
     let (a_tags, b_tags) = side_tags(a.len(), b.len());
     for (r, tag) in a.iter_mut().zip(a_tags).chain(b.iter_mut().zip(b_tags)) {
         r.tag = tag;
