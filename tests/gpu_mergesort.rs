@@ -3,8 +3,8 @@
 mod common;
 
 use common::{
-    forced_mergesort_tuning, gpu, key_type_tests, keys, rec_key_descending, rng, same_bits, setup,
-    special_f32, splitmix_u32, KeyCase, Rec, PATTERNS, REC_POISON,
+    forced_mergesort_tuning, gpu, key_type_tests, rec_key_descending, rng, same_bits, setup,
+    special_f32, splitmix_u32, u32_pattern_keys, KeyCase, Rec, PATTERNS, REC_POISON,
 };
 use rand::Rng;
 use rayon::prelude::*;
@@ -124,13 +124,7 @@ fn mergesort_pairs_prove_stability() {
         let tile = MergesortTuning::for_types(key_bytes, value_bytes).tile();
         for n in [0, 1, tile - 1, tile, tile + 1, (1 << 20) + 5] {
             for pattern in PATTERNS {
-                let keys32: Vec<u32> = keys(
-                    &mut rng,
-                    n,
-                    pattern,
-                    &Less,
-                    (&|r| r.gen(), &|r| r.gen_range(0..8)),
-                );
+                let keys32: Vec<u32> = u32_pattern_keys(&mut rng, n, pattern, 8);
                 if key_bytes == 4 {
                     let mut k = keys32.clone();
                     let mut v: Vec<u32> = (0..n as u32).collect();
@@ -224,13 +218,7 @@ fn mergesort_two_way_and_four_way_pass_plans() {
         sizes.extend([(tile << 8) + 17, 100_003]);
         for n in sizes {
             for pattern in PATTERNS {
-                let input: Vec<u32> = keys(
-                    &mut rng,
-                    n,
-                    pattern,
-                    &Less,
-                    (&|r| r.gen(), &|r| r.gen_range(0..5)),
-                );
+                let input: Vec<u32> = u32_pattern_keys(&mut rng, n, pattern, 5);
                 let mut d_keys = gpu
                     .stream()
                     .clone_htod(&vec![u32::MAX - 7; n])
@@ -310,13 +298,7 @@ fn mergesort_block_sort_past_48_kib_of_shared_memory() {
         let tile = tuning.tile();
         for n in [tile - 1, tile + 1, 3 * tile + 7, 1 << 20] {
             for pattern in PATTERNS {
-                let input: Vec<u32> = keys(
-                    &mut rng,
-                    n,
-                    pattern,
-                    &Less,
-                    (&|r| r.gen(), &|r| r.gen_range(0..5)),
-                );
+                let input: Vec<u32> = u32_pattern_keys(&mut rng, n, pattern, 5);
                 for _ in 0..2 {
                     let case = format!("n = {n}, {pattern:?}");
                     assert_tuned_sorts(&gpu, &mut scratch, tuning, &input, with_pairs, &case);

@@ -14,9 +14,9 @@ use std::mem::size_of;
 
 use common::{
     assert_invalid_input, broken_u32_comparators, device_merge, device_merge_pairs, gpu,
-    key_type_tests, keys, large_u32_merges, merge_inputs, multiset, rec_key_descending, rng,
-    same_bits, setup, side_tags, special_f32, special_f64, splitmix_u32, tagged_rec_inputs,
-    u32_merge_inputs, upload, KeyCase, MergeShape, Pattern, Rec, LARGE_MERGE_KEYS, MERGE_SHAPES,
+    key_type_tests, large_u32_merges, merge_inputs, multiset, rec_key_descending, rng, same_bits,
+    setup, side_tags, special_f32, special_f64, splitmix_u32, tagged_rec_inputs, u32_merge_inputs,
+    u32_pattern_keys, upload, KeyCase, MergeShape, Pattern, Rec, LARGE_MERGE_KEYS, MERGE_SHAPES,
     PATTERNS, REC_POISON,
 };
 use rand::rngs::StdRng;
@@ -452,13 +452,7 @@ fn sort_pairs_variants() {
     let tile = BatcherTuning::for_types(4, 4).tile as usize;
     for n in [0, 1, tile - 1, tile + 1, 37 * tile + 3, (1 << 20) + 5] {
         for pattern in PATTERNS {
-            let input: Vec<u32> = keys(
-                &mut rng,
-                n,
-                pattern,
-                &Less,
-                (&|r| r.gen(), &|r| r.gen_range(0..8)),
-            );
+            let input: Vec<u32> = u32_pattern_keys(&mut rng, n, pattern, 8);
             let positions: Vec<u32> = (0..n as u32).collect();
             let mut expected: Vec<(u32, u32)> = input
                 .iter()
@@ -552,13 +546,7 @@ fn batcher_small_tiles_run_every_launch_kind() {
         sizes.extend((1..=8).flat_map(|p| [(tile << p) - 1, (tile << p) + 1]));
         for n in sizes {
             for pattern in PATTERNS {
-                let input: Vec<u32> = keys(
-                    &mut rng,
-                    n,
-                    pattern,
-                    &Less,
-                    (&|r| r.gen(), &|r| r.gen_range(0..5)),
-                );
+                let input: Vec<u32> = u32_pattern_keys(&mut rng, n, pattern, 5);
                 let mut expected = input.clone();
                 expected.sort_unstable();
                 let mut poisoned = upload(&gpu, &vec![u32::MAX - 7; n], 0);

@@ -392,6 +392,12 @@ pub fn side_tags(a_len: usize, b_len: usize) -> (Vec<u32>, Vec<u32>) {
     )
 }
 
+/// `n` u32 keys in `pattern`: random keys, or one of `few` (`0..few`).
+pub fn u32_pattern_keys(rng: &mut StdRng, n: usize, pattern: Pattern, few: u32) -> Vec<u32> {
+    let few = |r: &mut StdRng| r.gen_range(0..few);
+    keys(rng, n, pattern, &twophase::gpu::Less, (&|r| r.gen(), &few))
+}
+
 /// Two sorted u32 inputs of `n` keys in all, of `shape`: random keys, or one of 16.
 pub fn u32_merge_inputs(rng: &mut StdRng, n: usize, shape: MergeShape) -> (Vec<u32>, Vec<u32>) {
     let few = |r: &mut StdRng| r.gen_range(0..16);
