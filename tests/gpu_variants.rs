@@ -818,6 +818,23 @@ fn unsorted_merge_inputs_are_named_errors_and_permutations() {
     }
 }
 
+/// Under a broken comparator, a host call is `Ok` with output `got` a permutation of `input`, or
+/// an `InvalidInput` error; anything else fails (`what` names the call).
+fn assert_permutation_or_invalid<T: Ord + Clone>(
+    got: Result<Vec<T>, GpuError>,
+    input: &[T],
+    what: &str,
+) {
+    match got {
+        Ok(got) => assert!(
+            multiset(&got) == multiset(input),
+            "{what}: not a permutation"
+        ),
+        Err(GpuError::InvalidInput(_)) => {}
+        Err(e) => panic!("{what}: {e}"),
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn merges_under_broken_comparators_are_permutations() {
@@ -830,17 +847,10 @@ fn merges_under_broken_comparators_are_permutations() {
                 let (a, b) = merge_inputs(&mut rng, (n, shape), &Less, (&draw, &few));
                 let what = format!("{}, n = {n}, {shape:?}", comp.name());
                 for variant in MergeVariant::ALL {
-                    match gpu.merge_variant(variant, MergeSlices::keys(&a, &b), &comp) {
-                        Ok(got) => {
-                            let all: Vec<u32> = a.iter().chain(&b).copied().collect();
-                            assert!(
-                                multiset(&got) == multiset(&all),
-                                "{variant:?}: {what}: host merge is not a permutation"
-                            );
-                        }
-                        Err(GpuError::InvalidInput(_)) => {}
-                        Err(e) => panic!("{variant:?}: {what}: {e}"),
-                    }
+                    let got = gpu.merge_variant(variant, MergeSlices::keys(&a, &b), &comp);
+                    let all: Vec<u32> = a.iter().chain(&b).copied().collect();
+                    let case = format!("{variant:?}: {what}: host merge");
+                    assert_permutation_or_invalid(got, &all, &case);
                     valid_merge_after_failure(&gpu, &mut rng, variant, &what);
                     assert_device_merges_permute(&gpu, &mut scratch, variant, &a, &b, &comp, &what);
                 }
@@ -856,31 +866,17 @@ fn batcher_under_broken_comparators_is_a_permutation() {
     for comp in broken_u32_comparators() {
         for n in sort_sizes(4) {
             let input: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1000)).collect();
+            let what = format!("{}: n = {n}: Batcher's", comp.name());
             let mut keys = input.clone();
-            match gpu.sort_variant(SortVariant::Batcher, &mut keys, &comp) {
-                Ok(()) => assert!(
-                    multiset(&keys) == multiset(&input),
-                    "{}: n = {n}: Batcher's output is not a permutation",
-                    comp.name()
-                ),
-                Err(GpuError::InvalidInput(_)) => {}
-                Err(e) => panic!("{}: n = {n}: {e}", comp.name()),
-            }
+            let sorted = gpu.sort_variant(SortVariant::Batcher, &mut keys, &comp);
+            assert_permutation_or_invalid(sorted.map(|()| keys), &input, &format!("{what} keys"));
             let mut keys = input.clone();
             let mut values: Vec<u32> = (0..n as u32).collect();
-            match gpu.sort_pairs_variant(SortVariant::Batcher, &mut keys, &mut values, &comp) {
-                Ok(()) => {
-                    let got: Vec<(u32, u32)> = keys.into_iter().zip(values).collect();
-                    let want: Vec<(u32, u32)> = input.iter().copied().zip(0..n as u32).collect();
-                    assert!(
-                        multiset(&got) == multiset(&want),
-                        "{}: n = {n}: Batcher's pairs are not a permutation",
-                        comp.name()
-                    );
-                }
-                Err(GpuError::InvalidInput(_)) => {}
-                Err(e) => panic!("{}: n = {n}: {e}", comp.name()),
-            }
+            let sorted =
+                gpu.sort_pairs_variant(SortVariant::Batcher, &mut keys, &mut values, &comp);
+            let got = sorted.map(|()| keys.into_iter().zip(values).collect());
+            let want: Vec<(u32, u32)> = input.iter().copied().zip(0..n as u32).collect();
+            assert_permutation_or_invalid(got, &want, &format!("{what} pairs"));
             let mut valid = input.clone();
             gpu.sort_variant(SortVariant::Batcher, &mut valid, &Less)
                 .expect("a valid sort after a broken comparator");
