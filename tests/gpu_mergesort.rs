@@ -4,7 +4,8 @@ mod common;
 
 use common::{
     forced_mergesort_tuning, gpu, key_type_tests, rec_key_descending, rng, same_bits, setup,
-    special_f32, splitmix_u32, u32_pattern_keys, KeyCase, Rec, PATTERNS, REC_POISON,
+    special_f32, splitmix_u32, stable_sorted_pairs, u32_pattern_keys, KeyCase, Rec, PATTERNS,
+    REC_POISON,
 };
 use rand::Rng;
 use rayon::prelude::*;
@@ -128,23 +129,18 @@ fn mergesort_pairs_prove_stability() {
                 if key_bytes == 4 {
                     let mut k = keys32.clone();
                     let mut v: Vec<u32> = (0..n as u32).collect();
+                    let expected = stable_sorted_pairs(&keys32, &v);
                     gpu.mergesort_pairs(&mut k, &mut v, &Less)
                         .expect("pairs u32");
-                    let mut expected: Vec<(u32, u32)> =
-                        keys32.iter().copied().zip(0..n as u32).collect();
-                    expected.sort_by_key(|p| p.0);
                     let got: Vec<(u32, u32)> = k.into_iter().zip(v).collect();
                     assert!(got == expected, "u32 pairs differ, n = {n}, {pattern:?}");
                 } else {
                     let keys64: Vec<u64> = keys32.iter().map(|&k| u64::from(k) << 20).collect();
                     let mut k = keys64.clone();
                     let mut v: Vec<u64> = (0..n as u64).map(|i| i ^ 0x5555_0000_0000).collect();
-                    let values = v.clone();
+                    let expected = stable_sorted_pairs(&keys64, &v);
                     gpu.mergesort_pairs(&mut k, &mut v, &Less)
                         .expect("pairs u64");
-                    let mut expected: Vec<(u64, u64)> =
-                        keys64.iter().copied().zip(values).collect();
-                    expected.sort_by_key(|p| p.0);
                     let got: Vec<(u64, u64)> = k.into_iter().zip(v).collect();
                     assert!(got == expected, "u64 pairs differ, n = {n}, {pattern:?}");
                 }
@@ -270,8 +266,7 @@ fn assert_tuned_sorts(
     .expect("tuned pairs sort");
     let got_keys = gpu.stream().clone_dtoh(&d_keys).expect("download");
     let got_values = gpu.stream().clone_dtoh(&d_values).expect("download");
-    let mut expected_pairs: Vec<(u32, u32)> = input.iter().copied().zip(positions).collect();
-    expected_pairs.sort_by_key(|p| p.0);
+    let expected_pairs = stable_sorted_pairs(input, &positions);
     let got_pairs: Vec<(u32, u32)> = got_keys.into_iter().zip(got_values).collect();
     assert!(
         got_pairs == expected_pairs,

@@ -15,9 +15,9 @@ use std::mem::size_of;
 use common::{
     assert_invalid_input, broken_u32_comparators, device_merge, device_merge_pairs, gpu,
     key_type_tests, large_u32_merges, merge_inputs, multiset, rec_key_descending, rng, same_bits,
-    setup, side_tags, special_f32, special_f64, splitmix_u32, tagged_rec_inputs, u32_merge_inputs,
-    u32_pattern_keys, upload, KeyCase, MergeShape, Pattern, Rec, LARGE_MERGE_KEYS, MERGE_SHAPES,
-    PATTERNS, REC_POISON,
+    setup, side_tags, special_f32, special_f64, splitmix_u32, stable_sorted_pairs,
+    tagged_rec_inputs, u32_merge_inputs, u32_pattern_keys, upload, KeyCase, MergeShape, Pattern,
+    Rec, LARGE_MERGE_KEYS, MERGE_SHAPES, PATTERNS, REC_POISON,
 };
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -454,12 +454,7 @@ fn sort_pairs_variants() {
         for pattern in PATTERNS {
             let input: Vec<u32> = u32_pattern_keys(&mut rng, n, pattern, 8);
             let positions: Vec<u32> = (0..n as u32).collect();
-            let mut expected: Vec<(u32, u32)> = input
-                .iter()
-                .copied()
-                .zip(positions.iter().copied())
-                .collect();
-            expected.sort_by_key(|p| p.0);
+            let expected = stable_sorted_pairs(&input, &positions);
             for variant in SortVariant::ALL {
                 // Poison the scratch with a sort of poison pairs, then sort the real ones.
                 let mut pk = upload(&gpu, &vec![u32::MAX - 9; n], 0);
@@ -513,12 +508,7 @@ fn sort_pairs_variants() {
                 gpu.sort_pairs_variant(variant, &mut k, &mut v, &Less)
                     .expect("sort_pairs_variant");
                 let mut got: Vec<(u64, u64)> = k.into_iter().zip(v).collect();
-                let mut want: Vec<(u64, u64)> = wide_keys
-                    .iter()
-                    .copied()
-                    .zip(wide_values.iter().copied())
-                    .collect();
-                want.sort_by_key(|p| p.0);
+                let mut want = stable_sorted_pairs(&wide_keys, &wide_values);
                 if !variant.is_stable() {
                     got.sort_unstable();
                     want.sort_unstable();

@@ -283,6 +283,14 @@ pub fn keys<K: DeviceKey, C: DeviceComparator<K>>(
     v
 }
 
+/// The pairs `(keys[i], values[i])` in std's stable sort by key: what a stable key-value sort
+/// must return.
+pub fn stable_sorted_pairs<K: Ord + Copy, V: Copy>(keys: &[K], values: &[V]) -> Vec<(K, V)> {
+    let mut pairs: Vec<(K, V)> = keys.iter().copied().zip(values.iter().copied()).collect();
+    pairs.sort_by_key(|p| p.0);
+    pairs
+}
+
 /// Whether two key slices are the same bytes (NaN payloads and signed zeros included).
 pub fn same_bits<K: DeviceKey>(x: &[K], y: &[K]) -> bool {
     bytemuck::cast_slice::<K, u8>(x) == bytemuck::cast_slice::<K, u8>(y)
