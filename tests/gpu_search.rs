@@ -190,48 +190,60 @@ fn sizes() -> Vec<usize> {
 
 const POISON32: u32 = 0xDEAD_BEEF;
 
+/// A load-balancing case's segment sizes, their exclusive scan and brute force's (segment,
+/// rank) of every item.
+type LbsCase<'a> = (&'a [usize], &'a [usize], &'a [(usize, usize)]);
+
+/// `check(rng, total, dist, case)` for every size of [`sizes`] and every distribution; returns
+/// the number of cases.
+fn for_each_lbs_case(
+    rng: &mut StdRng,
+    mut check: impl FnMut(&mut StdRng, usize, Dist, LbsCase),
+) -> usize {
+    for total in sizes() {
+        for dist in DISTS {
+            let counts = counts(rng, total, dist);
+            let scan = exclusive_scan(&counts);
+            let pairs = brute_lbs(&counts);
+            check(rng, total, dist, (&counts, &scan, &pairs));
+        }
+    }
+    sizes().len() * DISTS.len()
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn load_balance_search_matches_cpu_and_brute_force() {
     let (gpu, mut rng, mut scratch) = setup(SearchScratch::new);
-    let mut cases = 0;
-    for total in sizes() {
-        for dist in DISTS {
-            let counts = counts(&mut rng, total, dist);
-            let scan = exclusive_scan(&counts);
-            let expected = brute_lbs(&counts);
-            assert_eq!(
-                cpu::load_balance_search_with_ranks(&scan, total),
-                expected,
-                "CPU backend vs brute force, total {total}, {dist:?}"
+    let cases = for_each_lbs_case(&mut rng, |_, total, dist, (_, scan, expected)| {
+        assert_eq!(
+            cpu::load_balance_search_with_ranks(scan, total),
+            expected,
+            "CPU backend vs brute force, total {total}, {dist:?}"
+        );
+        // Host form, usize, with ranks.
+        let (segs, ranks) = gpu
+            .load_balance_search_with_ranks(scan, total)
+            .expect("host lbs");
+        let got: Vec<(usize, usize)> = segs.into_iter().zip(ranks).collect();
+        assert!(got == expected, "host with ranks, total {total}, {dist:?}");
+        // Device form, u32, poisoned output.
+        let what = format!("total {total}, {dist:?}");
+        let (seg32, rank32) = device_lbs(&gpu, &mut scratch, scan, total, POISON32, true, &what);
+        for (i, &(s, r)) in expected.iter().enumerate() {
+            assert!(
+                seg32[i] as usize == s && rank32[i] as usize == r,
+                "device u32, total {total}, {dist:?}: item {i} got ({}, {}), want ({s}, {r})",
+                seg32[i],
+                rank32[i]
             );
-            // Host form, usize, with ranks.
-            let (segs, ranks) = gpu
-                .load_balance_search_with_ranks(&scan, total)
-                .expect("host lbs");
-            let got: Vec<(usize, usize)> = segs.into_iter().zip(ranks).collect();
-            assert!(got == expected, "host with ranks, total {total}, {dist:?}");
-            // Device form, u32, poisoned output.
-            let what = format!("total {total}, {dist:?}");
-            let (seg32, rank32) =
-                device_lbs(&gpu, &mut scratch, &scan, total, POISON32, true, &what);
-            for (i, &(s, r)) in expected.iter().enumerate() {
-                assert!(
-                    seg32[i] as usize == s && rank32[i] as usize == r,
-                    "device u32, total {total}, {dist:?}: item {i} got ({}, {}), want ({s}, {r})",
-                    seg32[i],
-                    rank32[i]
-                );
-            }
-            // Device form, u64 segments only.
-            let (seg64, _) =
-                device_lbs(&gpu, &mut scratch, &scan, total, u64::MAX - 3, false, &what);
-            for (i, &(s, _)) in expected.iter().enumerate() {
-                assert_eq!(seg64[i], s as u64, "device u64, total {total}, {dist:?}");
-            }
-            cases += 1;
         }
-    }
+        // Device form, u64 segments only.
+        let (seg64, _) = device_lbs(&gpu, &mut scratch, scan, total, u64::MAX - 3, false, &what);
+        for (i, &(s, _)) in expected.iter().enumerate() {
+            assert_eq!(seg64[i], s as u64, "device u64, total {total}, {dist:?}");
+        }
+    });
     eprintln!("{cases} load-balancing cases agree with the CPU backend and brute force");
 }
 
@@ -292,102 +304,88 @@ fn interval_expand_move_and_snippet_match_brute_force() {
         "((unsigned int*)args.p[0])[item] = (unsigned int)segment;\n\
          ((unsigned int*)args.p[1])[item] = (unsigned int)rank ^ (unsigned int)args.p[2];",
     );
-    let mut cases = 0;
-    for total in sizes() {
-        for dist in DISTS {
-            let counts = counts(&mut rng, total, dist);
-            let scan = exclusive_scan(&counts);
-            let pairs = brute_lbs(&counts);
-            let nseg = counts.len();
-            // Expand: u64 values per segment.
-            let values: Vec<u64> = (0..nseg).map(|_| rng.gen()).collect();
-            let got = gpu.interval_expand(&scan, &values, total).expect("expand");
-            let want: Vec<u64> = pairs.iter().map(|&(s, _)| values[s]).collect();
-            assert!(got == want, "expand, total {total}, {dist:?}");
-            // Gather: segment s reads from a random place of a larger input.
-            let input: Vec<u32> = (0..total + 4096).map(|_| rng.gen()).collect();
-            let gather: Vec<usize> = counts
-                .iter()
-                .map(|&c| rng.gen_range(0..=input.len() - c))
-                .collect();
-            let mut out = vec![POISON32; total];
-            gpu.interval_move(&scan, total, Some(&gather), None, &input, &mut out)
-                .expect("gather");
-            let want: Vec<u32> = pairs.iter().map(|&(s, r)| input[gather[s] + r]).collect();
-            assert!(out == want, "gather, total {total}, {dist:?}");
-            // Scatter: segments reversed into the output.
-            let sources: Vec<u32> = (0..total).map(|_| rng.gen()).collect();
-            let mut scatter = vec![0usize; nseg];
-            let mut at = 0;
-            for s in (0..nseg).rev() {
-                scatter[s] = at;
-                at += counts[s];
-            }
-            let mut out = vec![POISON32; total];
-            gpu.interval_move(&scan, total, None, Some(&scatter), &sources, &mut out)
-                .expect("scatter");
-            let mut want = vec![POISON32; total];
-            for (i, &(s, r)) in pairs.iter().enumerate() {
-                want[scatter[s] + r] = sources[i];
-            }
-            assert!(out == want, "scatter, total {total}, {dist:?}");
-            // Move: gather and scatter, unwritten outputs keep their poison.
-            let mut out = vec![POISON32; total + 100];
-            gpu.interval_move(
-                &scan,
-                total,
-                Some(&gather),
-                Some(&scatter),
-                &input,
-                &mut out,
-            )
-            .expect("move");
-            let mut want = vec![POISON32; total + 100];
-            for &(s, r) in &pairs {
-                want[scatter[s] + r] = input[gather[s] + r];
-            }
-            assert!(out == want, "move, total {total}, {dist:?}");
-            let mut cpu_out = vec![POISON32; total + 100];
-            twophase::interval_move(
-                &scan,
-                total,
-                Some(&gather),
-                Some(&scatter),
-                &input,
-                &mut cpu_out,
-            )
-            .expect("move any");
-            assert!(cpu_out == want, "move_any, total {total}, {dist:?}");
-            // User snippet: segment and (rank ^ key) per item.
-            let scan32: Vec<u32> = scan.iter().map(|&s| s as u32).collect();
-            let dscan = upload(&gpu, &scan32, 0);
-            let dseg = upload(&gpu, &vec![POISON32; total], POISON32);
-            let drank = upload(&gpu, &vec![POISON32; total], POISON32);
-            let key: u32 = rng.gen();
-            {
-                let stream = gpu.stream();
-                let (seg_ptr, _a) = dseg.device_ptr(stream);
-                let (rank_ptr, _b) = drank.device_ptr(stream);
-                gpu.load_balance_for_each_device(
-                    &dscan.slice(..scan32.len()),
-                    total,
-                    &op,
-                    &[seg_ptr, rank_ptr, u64::from(key)],
-                    &mut scratch,
-                )
-                .expect("for each");
-            }
-            let seg = gpu.stream().clone_dtoh(&dseg).expect("download");
-            let rank = gpu.stream().clone_dtoh(&drank).expect("download");
-            for (i, &(s, r)) in pairs.iter().enumerate() {
-                assert!(
-                    seg[i] as usize == s && (rank[i] ^ key) as usize == r,
-                    "snippet, total {total}, {dist:?}, item {i}"
-                );
-            }
-            cases += 1;
+    let cases = for_each_lbs_case(&mut rng, |rng, total, dist, (counts, scan, pairs)| {
+        let nseg = counts.len();
+        // Expand: u64 values per segment.
+        let values: Vec<u64> = (0..nseg).map(|_| rng.gen()).collect();
+        let got = gpu.interval_expand(scan, &values, total).expect("expand");
+        let want: Vec<u64> = pairs.iter().map(|&(s, _)| values[s]).collect();
+        assert!(got == want, "expand, total {total}, {dist:?}");
+        // Gather: segment s reads from a random place of a larger input.
+        let input: Vec<u32> = (0..total + 4096).map(|_| rng.gen()).collect();
+        let gather: Vec<usize> = counts
+            .iter()
+            .map(|&c| rng.gen_range(0..=input.len() - c))
+            .collect();
+        let mut out = vec![POISON32; total];
+        gpu.interval_move(scan, total, Some(&gather), None, &input, &mut out)
+            .expect("gather");
+        let want: Vec<u32> = pairs.iter().map(|&(s, r)| input[gather[s] + r]).collect();
+        assert!(out == want, "gather, total {total}, {dist:?}");
+        // Scatter: segments reversed into the output.
+        let sources: Vec<u32> = (0..total).map(|_| rng.gen()).collect();
+        let mut scatter = vec![0usize; nseg];
+        let mut at = 0;
+        for s in (0..nseg).rev() {
+            scatter[s] = at;
+            at += counts[s];
         }
-    }
+        let mut out = vec![POISON32; total];
+        gpu.interval_move(scan, total, None, Some(&scatter), &sources, &mut out)
+            .expect("scatter");
+        let mut want = vec![POISON32; total];
+        for (i, &(s, r)) in pairs.iter().enumerate() {
+            want[scatter[s] + r] = sources[i];
+        }
+        assert!(out == want, "scatter, total {total}, {dist:?}");
+        // Move: gather and scatter, unwritten outputs keep their poison.
+        let mut out = vec![POISON32; total + 100];
+        gpu.interval_move(scan, total, Some(&gather), Some(&scatter), &input, &mut out)
+            .expect("move");
+        let mut want = vec![POISON32; total + 100];
+        for &(s, r) in pairs {
+            want[scatter[s] + r] = input[gather[s] + r];
+        }
+        assert!(out == want, "move, total {total}, {dist:?}");
+        let mut cpu_out = vec![POISON32; total + 100];
+        twophase::interval_move(
+            scan,
+            total,
+            Some(&gather),
+            Some(&scatter),
+            &input,
+            &mut cpu_out,
+        )
+        .expect("move any");
+        assert!(cpu_out == want, "move_any, total {total}, {dist:?}");
+        // User snippet: segment and (rank ^ key) per item.
+        let scan32: Vec<u32> = scan.iter().map(|&s| s as u32).collect();
+        let dscan = upload(&gpu, &scan32, 0);
+        let dseg = upload(&gpu, &vec![POISON32; total], POISON32);
+        let drank = upload(&gpu, &vec![POISON32; total], POISON32);
+        let key: u32 = rng.gen();
+        {
+            let stream = gpu.stream();
+            let (seg_ptr, _a) = dseg.device_ptr(stream);
+            let (rank_ptr, _b) = drank.device_ptr(stream);
+            gpu.load_balance_for_each_device(
+                &dscan.slice(..scan32.len()),
+                total,
+                &op,
+                &[seg_ptr, rank_ptr, u64::from(key)],
+                &mut scratch,
+            )
+            .expect("for each");
+        }
+        let seg = gpu.stream().clone_dtoh(&dseg).expect("download");
+        let rank = gpu.stream().clone_dtoh(&drank).expect("download");
+        for (i, &(s, r)) in pairs.iter().enumerate() {
+            assert!(
+                seg[i] as usize == s && (rank[i] ^ key) as usize == r,
+                "snippet, total {total}, {dist:?}, item {i}"
+            );
+        }
+    });
     eprintln!("{cases} interval/snippet cases agree with brute force");
 }
 
