@@ -80,9 +80,12 @@ fn few_special<F: From<f32>>(r: &mut StdRng) -> F {
 
 key_type_tests!(differential {
     merge_u32_less: u32, "u32 less", Less, 0xDEAD_BEEF, |r| r.gen(), |r| r.gen_range(0..16);
-    merge_u64_less: u64, "u64 less", Less, 0xDEAD_BEEF_DEAD_BEEF, |r| r.gen(), |r| r.gen_range(0..16);
-    merge_i32_greater: i32, "i32 greater", Greater, 0x7EAD_BEEF, |r| r.gen(), |r| r.gen_range(-8..8);
-    merge_f32_total_order: f32, "f32 total order", TotalOrder, f32::from_bits(0x7fc0_dead), special_f32, few_special;
+    merge_u64_less: u64, "u64 less", Less, 0xDEAD_BEEF_DEAD_BEEF,
+        |r| r.gen(), |r| r.gen_range(0..16);
+    merge_i32_greater: i32, "i32 greater", Greater, 0x7EAD_BEEF,
+        |r| r.gen(), |r| r.gen_range(-8..8);
+    merge_f32_total_order: f32, "f32 total order", TotalOrder, f32::from_bits(0x7fc0_dead),
+        special_f32, few_special;
     merge_f32_total_order_no_nan: f32, "f32 total order", TotalOrder, f32::from_bits(0x7fc0_dead),
         |r| r.gen_range(-1e9..1e9), |r| r.gen_range(0..8) as f32;
     merge_f64_total_order_desc: f64, "f64 total order desc", TotalOrderDesc,

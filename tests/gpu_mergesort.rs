@@ -73,12 +73,14 @@ fn differential<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(case: &KeyCas
 
 key_type_tests!(differential {
     mergesort_u32: u32, "u32", Less, 0xDEAD_BEEF, |r| r.gen(), |r| r.gen_range(0..4);
-    mergesort_u32_descending: u32, "u32 desc", Greater, 0xDEAD_BEEF, |r| r.gen(), |r| r.gen_range(0..4);
+    mergesort_u32_descending: u32, "u32 desc", Greater, 0xDEAD_BEEF,
+        |r| r.gen(), |r| r.gen_range(0..4);
     mergesort_u64: u64, "u64", Less, u64::MAX - 3, |r| r.gen(), |r| r.gen_range(0..4);
     mergesort_i32: i32, "i32", Less, i32::MIN + 5, |r| r.gen(), |r| r.gen_range(-2..2);
-    mergesort_f32_total_order_with_nan_and_signed_zero: f32, "f32", TotalOrder, 1.2345e-7, special_f32,
-        |r| [f32::NAN, -0.0, 0.0, 1.0][r.gen_range(0..4)];
-    mergesort_f64: f64, "f64", TotalOrder, -7.5e300, |r| if r.gen_range(0..20) == 0 { f64::NAN } else { r.gen() },
+    mergesort_f32_total_order_with_nan_and_signed_zero: f32, "f32", TotalOrder, 1.2345e-7,
+        special_f32, |r| [f32::NAN, -0.0, 0.0, 1.0][r.gen_range(0..4)];
+    mergesort_f64: f64, "f64", TotalOrder, -7.5e300,
+        |r| if r.gen_range(0..20) == 0 { f64::NAN } else { r.gen() },
         |r| [-0.0, 0.0, 2.5][r.gen_range(0..3)];
 });
 

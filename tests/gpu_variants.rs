@@ -124,11 +124,13 @@ fn merge_differential<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(case: &
 key_type_tests!(merge_differential {
     merge_variants_u32: u32, "u32", Less, 0xDEAD_BEEF, |r| r.gen(), |r| r.gen_range(0..4);
     merge_variants_u64: u64, "u64", Less, u64::MAX - 3, |r| r.gen(), |r| r.gen_range(0..4) << 40;
-    merge_variants_i32_descending: i32, "i32 greater", Greater, i32::MIN + 5, |r| r.gen(), |r| r.gen_range(-2..2);
-    merge_variants_f32_total_order: f32, "f32 total order", TotalOrder, f32::from_bits(0x7fc0_dead), special_f32,
-        |r| [f32::NAN, -0.0, 0.0, 1.0][r.gen_range(0..4)];
+    merge_variants_i32_descending: i32, "i32 greater", Greater, i32::MIN + 5,
+        |r| r.gen(), |r| r.gen_range(-2..2);
+    merge_variants_f32_total_order: f32, "f32 total order", TotalOrder,
+        f32::from_bits(0x7fc0_dead), special_f32, |r| [f32::NAN, -0.0, 0.0, 1.0][r.gen_range(0..4)];
     merge_variants_f64_total_order_descending: f64, "f64 total order desc", TotalOrderDesc,
-        f64::from_bits(0x7ff8_dead_dead_dead), special_f64, |r| [f64::NAN, -0.0, 0.0, 2.5][r.gen_range(0..4)];
+        f64::from_bits(0x7ff8_dead_dead_dead),
+        special_f64, |r| [f64::NAN, -0.0, 0.0, 2.5][r.gen_range(0..4)];
 });
 
 /// A user struct under a custom CUDA comparator (descending by `key`); `tag` numbers each input
@@ -409,11 +411,12 @@ where
 key_type_tests!(device_sort_differential {
     sort_variants_u32: u32, "u32", Less, 0xDEAD_BEEF, |r| r.gen(), |r| r.gen_range(0..4);
     sort_variants_u64: u64, "u64", Less, u64::MAX - 3, |r| r.gen(), |r| r.gen_range(0..4);
-    sort_variants_i32: i32, "i32 greater", Greater, i32::MIN + 5, |r| r.gen(), |r| r.gen_range(-2..2);
+    sort_variants_i32: i32, "i32 greater", Greater, i32::MIN + 5,
+        |r| r.gen(), |r| r.gen_range(-2..2);
     sort_variants_f32_total_order: f32, "f32 total order", TotalOrder, 1.2345e-7, special_f32,
         |r| [f32::NAN, -0.0, 0.0, 1.0][r.gen_range(0..4)];
-    sort_variants_f64_total_order_descending: f64, "f64 total order desc", TotalOrderDesc, -7.5e300, special_f64,
-        |r| [f64::NAN, -0.0, 0.0, 2.5][r.gen_range(0..4)];
+    sort_variants_f64_total_order_descending: f64, "f64 total order desc", TotalOrderDesc,
+        -7.5e300, special_f64, |r| [f64::NAN, -0.0, 0.0, 2.5][r.gen_range(0..4)];
 });
 
 /// The user struct under its custom comparator (by key only), through the host-slice calls:

@@ -138,7 +138,9 @@ fn for_each_input<S: Copy, I>(
 /// the test file.
 #[allow(unused_macros)] // Each test file uses the part it needs.
 macro_rules! key_type_tests {
-    ($check:ident { $($name:ident: $key:ty, $label:literal, $comp:expr, $poison:expr, $draw:expr, $few:expr;)* }) => {$(
+    ($check:ident {
+        $($name:ident: $key:ty, $label:literal, $comp:expr, $poison:expr, $draw:expr, $few:expr;)*
+    }) => {$(
         #[test]
         #[ignore = "needs a CUDA GPU"]
         fn $name() {
