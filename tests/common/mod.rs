@@ -1,8 +1,7 @@
-//! Shared support of the GPU integration tests: the GPU under test, a seeded RNG, input patterns.
+//! Shared support of the GPU integration tests: the GPU under test, a seeded RNG, inputs, drivers.
 #![allow(dead_code)] // Each test file uses the part it needs.
 
 use std::cmp::Ordering;
-
 use std::fmt::Debug;
 
 use rand::rngs::StdRng;
@@ -44,7 +43,7 @@ pub struct Rec {
     pub tag: u32,
 }
 
-/// A [`Rec`] no test draws: what an output holds where a run forgot to write.
+/// A [`Rec`] with a tag no test input carries: what an output holds where a run forgot to write.
 pub const REC_POISON: Rec = Rec {
     key: 0xDEAD_BEEF,
     tag: 0xDEAD_BEEF,
