@@ -2,9 +2,10 @@
 
 mod common;
 
-use std::fmt::Debug;
-
-use common::{gpu, rec_key_descending, rng, same_bits, upload, Rec};
+use common::{
+    device_merge_pairs, gpu, key_type_tests, large_u32_merges, rec_key_descending, rng, same_bits,
+    setup, side_tags, special_f32, special_f64, tagged_rec_inputs, KeyCase, Rec, REC_POISON,
+};
 use rand::rngs::StdRng;
 use rand::Rng;
 use twophase::cpu;
@@ -14,28 +15,6 @@ use twophase::gpu::{
 };
 use twophase_gpu::cudarc::driver::DeviceRepr;
 use twophase_gpu::ProgramTuning;
-
-/// Input shapes of the differential tests.
-#[derive(Clone, Copy, Debug)]
-enum Shape {
-    Random,
-    DuplicateHeavy,
-    AllEqual,
-    DisjointALow,
-    DisjointAHigh,
-    AEmpty,
-    BEmpty,
-}
-
-const SHAPES: [Shape; 7] = [
-    Shape::Random,
-    Shape::DuplicateHeavy,
-    Shape::AllEqual,
-    Shape::DisjointALow,
-    Shape::DisjointAHigh,
-    Shape::AEmpty,
-    Shape::BEmpty,
-];
 
 /// Sizes around the tile of `tuning`: 0, 1, tile - 1, tile, tile + 1, many tiles.
 fn sizes(tuning: MergeTuning) -> Vec<usize> {
@@ -53,51 +32,6 @@ fn sizes(tuning: MergeTuning) -> Vec<usize> {
     ]
 }
 
-/// Two sorted inputs of `n` keys in total drawn by `draw(rng, class)` (class 0 = low, 1 = high, 2 = any).
-fn inputs<K, C: DeviceComparator<K>>(
-    rng: &mut StdRng,
-    n: usize,
-    shape: Shape,
-    comp: &C,
-    draw: &dyn Fn(&mut StdRng, u32) -> K,
-    equal: K,
-    dup: &dyn Fn(&mut StdRng) -> K,
-) -> (Vec<K>, Vec<K>)
-where
-    K: DeviceKey + Copy,
-{
-    let split = match shape {
-        Shape::AEmpty => 0,
-        Shape::BEmpty => n,
-        _ => rng.gen_range(0..=n),
-    };
-    let gen = |rng: &mut StdRng, count: usize, side: u32| -> Vec<K> {
-        (0..count)
-            .map(|_| match shape {
-                Shape::Random | Shape::AEmpty | Shape::BEmpty => draw(rng, 2),
-                Shape::DuplicateHeavy => dup(rng),
-                Shape::AllEqual => equal,
-                Shape::DisjointALow => draw(rng, side),
-                Shape::DisjointAHigh => draw(rng, 1 - side),
-            })
-            .collect()
-    };
-    let mut a = gen(rng, split, 0);
-    let mut b = gen(rng, n - split, 1);
-    let order = |x: &K, y: &K| {
-        if comp.is_less(x, y) {
-            std::cmp::Ordering::Less
-        } else if comp.is_less(y, x) {
-            std::cmp::Ordering::Greater
-        } else {
-            std::cmp::Ordering::Equal
-        }
-    };
-    a.sort_by(order);
-    b.sort_by(order);
-    (a, b)
-}
-
 /// Merge on the device through the cudarc-buffer API, output poisoned first.
 fn device_merge<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
     gpu: &Gpu,
@@ -113,215 +47,64 @@ fn device_merge<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
     })
 }
 
-#[allow(clippy::too_many_arguments)] // A test driver: each argument is one knob of the case.
-fn differential<K, C>(
-    label: &str,
-    comp: &C,
-    poison: K,
-    draw: &dyn Fn(&mut StdRng, u32) -> K,
-    equal: K,
-    dup: &dyn Fn(&mut StdRng) -> K,
-) where
-    K: DeviceKey + DeviceRepr + Debug,
-    C: DeviceComparator<K>,
-{
-    let gpu = gpu();
-    let mut scratch = MergeScratch::new();
-    let mut rng = rng();
-    let tuning = MergeTuning::for_types(std::mem::size_of::<K>(), 0);
-    let mut cases = 0;
-    for n in sizes(tuning) {
-        for shape in SHAPES {
-            let (a, b) = inputs(&mut rng, n, shape, comp, draw, equal, dup);
-            let expected = cpu::merge_by(&a, &b, |x: &K, y: &K| comp.is_less(x, y));
-            let got = device_merge(&gpu, &mut scratch, &a, &b, comp, poison);
-            assert!(
-                same_bits(&got, &expected),
-                "{label}: device merge differs, n = {n}, {shape:?}, |a| = {}",
-                a.len()
-            );
-            let host = gpu.merge(&a, &b, comp).expect("merge");
-            assert!(
-                same_bits(&host, &expected),
-                "{label}: host merge differs, n = {n}, {shape:?}"
-            );
-            cases += 1;
-        }
-    }
-    eprintln!("{label}: {cases} cases agree with the CPU backend");
+/// The device merge (output poisoned) and the host-slice merge against the CPU backend, for
+/// every size and shape of `case`'s keys.
+fn differential<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(case: &KeyCase<K, C>) {
+    let (gpu, mut scratch) = (gpu(), MergeScratch::new());
+    let sizes = sizes(MergeTuning::for_types(std::mem::size_of::<K>(), 0));
+    let cases = case.for_each_merge(&sizes, |a, b, expected, _, what| {
+        let got = device_merge(&gpu, &mut scratch, a, b, case.comp, case.poison);
+        assert!(same_bits(&got, expected), "{what}: device merge differs");
+        let host = gpu.merge(a, b, case.comp).expect("merge");
+        assert!(same_bits(&host, expected), "{what}: host merge differs");
+    });
+    eprintln!("{}: {cases} cases agree with the CPU backend", case.label);
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn merge_u32_less() {
-    differential::<u32, _>(
-        "u32 less",
-        &Less,
-        0xDEAD_BEEF,
-        &|r, c| match c {
-            0 => r.gen_range(0..1 << 30),
-            1 => r.gen_range(1 << 30..u32::MAX),
-            _ => r.gen(),
-        },
-        7,
-        &|r| r.gen_range(0..16),
-    );
+/// Special floats: NaNs of both signs, signed zeros, infinities and two ordinary values.
+const F32_SPECIALS: [f32; 8] = [
+    f32::NAN,
+    -f32::NAN,
+    0.0,
+    -0.0,
+    f32::INFINITY,
+    f32::NEG_INFINITY,
+    1.5,
+    -1.5,
+];
+
+/// One of [`F32_SPECIALS`], as `f32` or widened to `f64`.
+fn few_special<F: From<f32>>(r: &mut StdRng) -> F {
+    F::from(F32_SPECIALS[r.gen_range(0..F32_SPECIALS.len())])
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn merge_u64_less() {
-    differential::<u64, _>(
-        "u64 less",
-        &Less,
-        0xDEAD_BEEF_DEAD_BEEF,
-        &|r, c| match c {
-            0 => r.gen_range(0..1 << 62),
-            1 => r.gen_range(1 << 62..u64::MAX),
-            _ => r.gen(),
-        },
-        7,
-        &|r| r.gen_range(0..16),
-    );
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn merge_i32_greater() {
-    differential::<i32, _>(
-        "i32 greater",
-        &Greater,
-        0x7EAD_BEEF,
-        &|r, c| match c {
-            0 => r.gen_range(0..i32::MAX),
-            1 => r.gen_range(i32::MIN..0),
-            _ => r.gen(),
-        },
-        -7,
-        &|r| r.gen_range(-8..8),
-    );
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn merge_f32_total_order() {
-    let specials = [
-        f32::NAN,
-        -f32::NAN,
-        0.0,
-        -0.0,
-        f32::INFINITY,
-        f32::NEG_INFINITY,
-        1.5,
-        -1.5,
-    ];
-    differential::<f32, _>(
-        "f32 total order",
-        &TotalOrder,
-        f32::from_bits(0x7fc0_dead),
-        &|r, c| match c {
-            0 => -r.gen_range(1.0f32..1e30),
-            1 => r.gen_range(1.0f32..1e30),
-            _ => {
-                if r.gen_ratio(1, 8) {
-                    specials[r.gen_range(0..specials.len())]
-                } else {
-                    r.gen_range(-1e6f32..1e6)
-                }
-            }
-        },
-        2.5,
-        &|r| specials[r.gen_range(0..specials.len())],
-    );
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn merge_f32_total_order_no_nan() {
-    differential::<f32, _>(
-        "f32 total order",
-        &TotalOrder,
-        f32::from_bits(0x7fc0_dead),
-        &|r, c| match c {
-            0 => r.gen_range(-1e9f32..0.0),
-            1 => r.gen_range(1.0f32..1e9),
-            _ => r.gen_range(-1e9f32..1e9),
-        },
-        2.5,
-        &|r| r.gen_range(0..8) as f32,
-    );
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn merge_f64_total_order_desc() {
-    let specials = [
-        f64::NAN,
-        -f64::NAN,
-        0.0,
-        -0.0,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        1.5,
-        -1.5,
-    ];
-    differential::<f64, _>(
-        "f64 total order desc",
-        &TotalOrderDesc,
-        f64::from_bits(0x7ff8_dead_dead_dead),
-        &|r, c| match c {
-            0 => r.gen_range(1.0f64..1e300),
-            1 => -r.gen_range(1.0f64..1e300),
-            _ => {
-                if r.gen_ratio(1, 8) {
-                    specials[r.gen_range(0..specials.len())]
-                } else {
-                    r.gen_range(-1e6f64..1e6)
-                }
-            }
-        },
-        2.5,
-        &|r| specials[r.gen_range(0..specials.len())],
-    );
-}
+key_type_tests!(differential {
+    merge_u32_less: u32, "u32 less", Less, 0xDEAD_BEEF, |r| r.gen(), |r| r.gen_range(0..16);
+    merge_u64_less: u64, "u64 less", Less, 0xDEAD_BEEF_DEAD_BEEF,
+        |r| r.gen(), |r| r.gen_range(0..16);
+    merge_i32_greater: i32, "i32 greater", Greater, 0x7EAD_BEEF,
+        |r| r.gen(), |r| r.gen_range(-8..8);
+    merge_f32_total_order: f32, "f32 total order", TotalOrder, f32::from_bits(0x7fc0_dead),
+        special_f32, few_special;
+    merge_f32_total_order_no_nan: f32, "f32 total order", TotalOrder, f32::from_bits(0x7fc0_dead),
+        |r| r.gen_range(-1e9..1e9), |r| r.gen_range(0..8) as f32;
+    merge_f64_total_order_desc: f64, "f64 total order desc", TotalOrderDesc,
+        f64::from_bits(0x7ff8_dead_dead_dead), special_f64, few_special;
+});
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn merge_user_struct_custom_comparator_is_stable() {
-    let gpu = gpu();
+    let (gpu, mut rng) = (gpu(), rng());
     let comp = rec_key_descending();
-    let mut rng = rng();
     let tile = MergeTuning::for_types(std::mem::size_of::<Rec>(), 0).tile();
-    let poison = Rec {
-        key: 0xDEAD_BEEF,
-        tag: 0xDEAD_BEEF,
-    };
+    let poison = REC_POISON;
     for n in [0, 1, tile - 1, tile, tile + 1, 53 * tile + 7, (1 << 20) + 1] {
         for distinct in [1u32, 13, u32::MAX] {
-            let split = rng.gen_range(0..=n);
-            let mut a: Vec<Rec> = (0..split)
-                .map(|_| Rec {
-                    key: rng.gen_range(0..=distinct.saturating_sub(1)),
-                    tag: 0,
-                })
-                .collect();
-            let mut b: Vec<Rec> = (0..n - split)
-                .map(|_| Rec {
-                    key: rng.gen_range(0..=distinct.saturating_sub(1)),
-                    tag: 0,
-                })
-                .collect();
-            a.sort_by_key(|r| std::cmp::Reverse(r.key));
-            b.sort_by_key(|r| std::cmp::Reverse(r.key));
-            for (i, r) in a.iter_mut().enumerate() {
-                r.tag = i as u32;
-            }
-            for (i, r) in b.iter_mut().enumerate() {
-                r.tag = (1 << 31) | i as u32;
-            }
+            let (a, b) = tagged_rec_inputs(&mut rng, n, distinct, &comp);
             // Poison the handle's reused output buffer: merge all-poison inputs of the same size.
             let poisoned = gpu
-                .merge(&vec![poison; split], &vec![poison; n - split], &comp)
+                .merge(&vec![poison; a.len()], &vec![poison; b.len()], &comp)
                 .expect("poison run");
             assert!(poisoned.iter().all(|r| *r == poison));
             let got = gpu.merge(&a, &b, &comp).expect("merge");
@@ -343,9 +126,7 @@ fn merge_user_struct_custom_comparator_is_stable() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn merge_pairs_u32_are_stable() {
-    let gpu = gpu();
-    let mut scratch = MergeScratch::new();
-    let mut rng = rng();
+    let (gpu, mut rng, mut scratch) = setup(MergeScratch::new);
     let tile = MergeTuning::for_types(4, 4).tile();
     for n in [0, 1, tile - 1, tile, tile + 1, 41 * tile + 3, (1 << 22) + 5] {
         for distinct in [1u32, 5, 1000, u32::MAX] {
@@ -359,33 +140,15 @@ fn merge_pairs_u32_are_stable() {
             };
             let a = draw(&mut rng, split);
             let b = draw(&mut rng, n - split);
-            let a_vals: Vec<u32> = (0..a.len() as u32).collect();
-            let b_vals: Vec<u32> = (0..b.len() as u32).map(|i| (1 << 31) | i).collect();
+            let (a_vals, b_vals) = side_tags(a.len(), b.len());
             let (ek, ev) = cpu::merge_pairs_by(&a, &a_vals, &b, &b_vals, |x: &u32, y: &u32| x < y);
             // Device API with poisoned outputs.
-            let s = gpu.stream();
-            let (da, dav) = (upload(&gpu, &a, 1), upload(&gpu, &a_vals, 1));
-            let (db, dbv) = (upload(&gpu, &b, 1), upload(&gpu, &b_vals, 1));
-            let mut ok = upload(&gpu, &vec![0xDEAD_BEEFu32; n], 1);
-            let mut ov = upload(&gpu, &vec![0xDEAD_BEEFu32; n], 1);
-            gpu.merge_device(
-                MergeBuffers::pairs(
-                    &da.slice(..a.len()),
-                    &dav.slice(..a.len()),
-                    &db.slice(..b.len()),
-                    &dbv.slice(..b.len()),
-                    &mut ok.slice_mut(..n),
-                    &mut ov.slice_mut(..n),
-                ),
-                &Less,
-                None,
-                &mut scratch,
-            )
-            .expect("merge_device pairs");
-            let mut gk = s.clone_dtoh(&ok).expect("download");
-            let mut gv = s.clone_dtoh(&ov).expect("download");
-            gk.truncate(n);
-            gv.truncate(n);
+            let poison = (0xDEAD_BEEF, 0xDEAD_BEEF);
+            let (gk, gv) =
+                device_merge_pairs(&gpu, (&a, &a_vals), (&b, &b_vals), poison, |buffers| {
+                    gpu.merge_device(buffers, &Less, None, &mut scratch)
+                        .expect("merge_device pairs")
+                });
             assert_eq!(gk, ek, "pair keys differ, n = {n}, distinct = {distinct}");
             assert_eq!(
                 gv, ev,
@@ -407,8 +170,7 @@ fn merge_pairs_u32_are_stable() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn merge_pairs_u64_keys_f64_values() {
-    let gpu = gpu();
-    let mut rng = rng();
+    let (gpu, mut rng) = (gpu(), rng());
     for n in [1usize, 1409, 100_003, 1 << 21] {
         let split = rng.gen_range(0..=n);
         let mut a: Vec<u64> = (0..split).map(|_| rng.gen_range(0..64)).collect();
@@ -428,21 +190,8 @@ fn merge_pairs_u64_keys_f64_values() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn merge_u32_2_pow_27() {
-    let gpu = gpu();
-    let mut scratch = MergeScratch::new();
-    let mut rng = rng();
-    let n = 1usize << 27;
-    for shape in [Shape::Random, Shape::DuplicateHeavy] {
-        let (a, b) = inputs(
-            &mut rng,
-            n,
-            shape,
-            &Less,
-            &|r, _| r.gen::<u32>(),
-            7u32,
-            &|r| r.gen_range(0..16),
-        );
-        let expected = cpu::merge(&a, &b);
+    let (gpu, mut rng, mut scratch) = setup(MergeScratch::new);
+    for (shape, a, b, expected) in large_u32_merges(&mut rng) {
         let got = device_merge(&gpu, &mut scratch, &a, &b, &Less, 0xDEAD_BEEF);
         assert!(got == expected, "2^27 merge differs ({shape:?})");
     }

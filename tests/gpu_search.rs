@@ -4,17 +4,20 @@ mod common;
 
 use std::fmt::Debug;
 
-use common::{gpu, rng};
+use common::{
+    assert_invalid_input, broken_u32_comparators, gpu, invalid_input, rng, setup, upload,
+    U32Comparator,
+};
 use rand::rngs::StdRng;
 use rand::Rng;
 use rayon::prelude::*;
 use twophase::cpu;
 use twophase::gpu::Interval;
 use twophase::gpu::{
-    CudaComparator, DeviceComparator, Gpu, GpuError, Greater, Less, LoadBalanceOp,
-    LoadBalanceTuning, SearchScratch,
+    CudaComparator, DeviceComparator, DeviceIndex, DeviceValue, Gpu, GpuError, Greater, Less,
+    LoadBalanceOp, LoadBalanceTuning, SearchScratch,
 };
-use twophase_gpu::cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr};
+use twophase_gpu::cudarc::driver::{CudaSlice, CudaView, DevicePtr, DeviceRepr};
 use twophase_gpu::runtime::status::messages;
 use twophase_gpu::SearchBound;
 
@@ -113,13 +116,61 @@ fn brute_lbs(counts: &[usize]) -> Vec<(usize, usize)> {
     out
 }
 
-fn upload<T: DeviceRepr + Copy>(gpu: &Gpu, host: &[T], filler: T) -> CudaSlice<T> {
-    let data: Vec<T> = if host.is_empty() {
-        vec![filler]
-    } else {
-        host.to_vec()
-    };
-    gpu.stream().clone_htod(&data).expect("upload")
+/// `scan` with each entry as a device index `T`.
+fn scan_as<T: TryFrom<usize>>(scan: &[usize]) -> Vec<T>
+where
+    T::Error: Debug,
+{
+    scan.iter()
+        .map(|&s| T::try_from(s).expect("a scan entry of the index type"))
+        .collect()
+}
+
+/// Load-balancing search of `scan` (as `T`) through the device API, into guarded outputs of
+/// segments and, `with_ranks`, ranks, filled with `filler` first. Asserts that nothing is
+/// written past them (`what` names the case) and returns the `total` segments and the ranks
+/// (empty without them).
+#[allow(clippy::too_many_arguments)] // A test driver: each argument is one knob of the case.
+fn device_lbs<T>(
+    gpu: &Gpu,
+    scratch: &mut SearchScratch,
+    scan: &[usize],
+    total: usize,
+    filler: T,
+    with_ranks: bool,
+    what: &str,
+) -> (Vec<T>, Vec<T>)
+where
+    T: DeviceIndex + DeviceRepr + Copy + PartialEq + TryFrom<usize>,
+    T::Error: Debug,
+{
+    let dscan = upload(gpu, &scan_as::<T>(scan), filler);
+    let rank_len = if with_ranks { total } else { 0 };
+    let mut dseg = upload_guarded(gpu, &vec![filler; total], filler);
+    let mut dranks = upload_guarded(gpu, &vec![filler; rank_len], filler);
+    let mut rank_view = dranks.slice_mut(..rank_len);
+    gpu.load_balance_search_device(
+        &dscan.slice(..scan.len()),
+        total,
+        &mut dseg.slice_mut(..total),
+        with_ranks.then_some(&mut rank_view),
+        None,
+        scratch,
+    )
+    .unwrap_or_else(|e| panic!("{what}: device search: {e:?}"));
+    let outputs = [
+        (download(gpu, &dseg), total),
+        (download(gpu, &dranks), rank_len),
+    ];
+    let [segments, ranks] = outputs.map(|(mut out, len)| {
+        assert!(
+            out[len..].iter().all(|&g| g == filler),
+            "{what}: wrote past the output"
+        );
+        out.truncate(len);
+        out
+    });
+    (segments, ranks)
 }
 
 fn sizes() -> Vec<usize> {
@@ -139,73 +190,60 @@ fn sizes() -> Vec<usize> {
 
 const POISON32: u32 = 0xDEAD_BEEF;
 
+/// A load-balancing case's segment sizes, their exclusive scan and brute force's (segment,
+/// rank) of every item.
+type LbsCase<'a> = (&'a [usize], &'a [usize], &'a [(usize, usize)]);
+
+/// `check(rng, total, dist, case)` for every size of [`sizes`] and every distribution; returns
+/// the number of cases.
+fn for_each_lbs_case(
+    rng: &mut StdRng,
+    mut check: impl FnMut(&mut StdRng, usize, Dist, LbsCase),
+) -> usize {
+    for total in sizes() {
+        for dist in DISTS {
+            let counts = counts(rng, total, dist);
+            let scan = exclusive_scan(&counts);
+            let pairs = brute_lbs(&counts);
+            check(rng, total, dist, (&counts, &scan, &pairs));
+        }
+    }
+    sizes().len() * DISTS.len()
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn load_balance_search_matches_cpu_and_brute_force() {
-    let gpu = gpu();
-    let mut scratch = SearchScratch::new();
-    let mut rng = rng();
-    let mut cases = 0;
-    for total in sizes() {
-        for dist in DISTS {
-            let counts = counts(&mut rng, total, dist);
-            let scan = exclusive_scan(&counts);
-            let expected = brute_lbs(&counts);
-            assert_eq!(
-                cpu::load_balance_search_with_ranks(&scan, total),
-                expected,
-                "CPU backend vs brute force, total {total}, {dist:?}"
+    let (gpu, mut rng, mut scratch) = setup(SearchScratch::new);
+    let cases = for_each_lbs_case(&mut rng, |_, total, dist, (_, scan, expected)| {
+        assert_eq!(
+            cpu::load_balance_search_with_ranks(scan, total),
+            expected,
+            "CPU backend vs brute force, total {total}, {dist:?}"
+        );
+        // Host form, usize, with ranks.
+        let (segs, ranks) = gpu
+            .load_balance_search_with_ranks(scan, total)
+            .expect("host lbs");
+        let got: Vec<(usize, usize)> = segs.into_iter().zip(ranks).collect();
+        assert!(got == expected, "host with ranks, total {total}, {dist:?}");
+        // Device form, u32, poisoned output.
+        let what = format!("total {total}, {dist:?}");
+        let (seg32, rank32) = device_lbs(&gpu, &mut scratch, scan, total, POISON32, true, &what);
+        for (i, &(s, r)) in expected.iter().enumerate() {
+            assert!(
+                seg32[i] as usize == s && rank32[i] as usize == r,
+                "device u32, total {total}, {dist:?}: item {i} got ({}, {}), want ({s}, {r})",
+                seg32[i],
+                rank32[i]
             );
-            // Host form, usize, with ranks.
-            let (segs, ranks) = gpu
-                .load_balance_search_with_ranks(&scan, total)
-                .expect("host lbs");
-            let got: Vec<(usize, usize)> = segs.into_iter().zip(ranks).collect();
-            assert!(got == expected, "host with ranks, total {total}, {dist:?}");
-            // Device form, u32, poisoned output.
-            let scan32: Vec<u32> = scan.iter().map(|&s| s as u32).collect();
-            let dscan = upload(&gpu, &scan32, 0);
-            let mut dseg = upload(&gpu, &vec![POISON32; total], POISON32);
-            let mut drank = upload(&gpu, &vec![POISON32; total], POISON32);
-            gpu.load_balance_search_device(
-                &dscan.slice(..scan32.len()),
-                total,
-                &mut dseg.slice_mut(..total),
-                Some(&mut drank.slice_mut(..total)),
-                None,
-                &mut scratch,
-            )
-            .expect("device lbs");
-            let seg32 = gpu.stream().clone_dtoh(&dseg).expect("download");
-            let rank32 = gpu.stream().clone_dtoh(&drank).expect("download");
-            for (i, &(s, r)) in expected.iter().enumerate() {
-                assert!(
-                    seg32[i] as usize == s && rank32[i] as usize == r,
-                    "device u32, total {total}, {dist:?}: item {i} got ({}, {}), want ({s}, {r})",
-                    seg32[i],
-                    rank32[i]
-                );
-            }
-            // Device form, u64 segments only.
-            let scan64: Vec<u64> = scan.iter().map(|&s| s as u64).collect();
-            let dscan = upload(&gpu, &scan64, 0);
-            let mut dseg = upload(&gpu, &vec![u64::MAX - 3; total], 0);
-            gpu.load_balance_search_device(
-                &dscan.slice(..scan64.len()),
-                total,
-                &mut dseg.slice_mut(..total),
-                None,
-                None,
-                &mut scratch,
-            )
-            .expect("device lbs u64");
-            let seg64 = gpu.stream().clone_dtoh(&dseg).expect("download");
-            for (i, &(s, _)) in expected.iter().enumerate() {
-                assert_eq!(seg64[i], s as u64, "device u64, total {total}, {dist:?}");
-            }
-            cases += 1;
         }
-    }
+        // Device form, u64 segments only.
+        let (seg64, _) = device_lbs(&gpu, &mut scratch, scan, total, u64::MAX - 3, false, &what);
+        for (i, &(s, _)) in expected.iter().enumerate() {
+            assert_eq!(seg64[i], s as u64, "device u64, total {total}, {dist:?}");
+        }
+    });
     eprintln!("{cases} load-balancing cases agree with the CPU backend and brute force");
 }
 
@@ -222,23 +260,14 @@ fn check_runs(segments: &[u32], scan: &[usize], total: usize, label: &str) {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn load_balance_search_2_pow_27_items() {
-    let gpu = gpu();
-    let mut scratch = SearchScratch::new();
-    let mut rng = rng();
+    let (gpu, mut rng, mut scratch) = setup(SearchScratch::new);
     let total = 1usize << 27;
     for dist in [Dist::Random, Dist::PowerLawGiant, Dist::ManyEmpty] {
         let counts = counts(&mut rng, total, dist);
         let scan = exclusive_scan(&counts);
-        let scan32: Vec<u32> = scan.iter().map(|&s| s as u32).collect();
-        let dscan = gpu.stream().clone_htod(&scan32).expect("upload");
-        let mut dseg = gpu
-            .stream()
-            .clone_htod(&vec![POISON32; total])
-            .expect("alloc");
-        gpu.load_balance_search_device(&dscan, total, &mut dseg, None, None, &mut scratch)
-            .expect("lbs");
-        let got = gpu.stream().clone_dtoh(&dseg).expect("download");
-        check_runs(&got, &scan, total, &format!("2^27 {dist:?}"));
+        let what = format!("2^27 {dist:?}");
+        let (got, _) = device_lbs(&gpu, &mut scratch, &scan, total, POISON32, false, &what);
+        check_runs(&got, &scan, total, &what);
         let cpu_segments = cpu::load_balance_search(&scan, total);
         assert!(
             got.par_iter()
@@ -254,135 +283,109 @@ fn load_balance_search_2_pow_27_items() {
 #[ignore = "needs a CUDA GPU"]
 fn load_balance_search_past_2_pow_31_items() {
     // 64-bit global offsets: 2^31 + 1000 items (u32 segment ids still fit).
-    let gpu = gpu();
-    let mut scratch = SearchScratch::new();
-    let mut rng = rng();
+    let (gpu, mut rng, mut scratch) = setup(SearchScratch::new);
     let total = (1usize << 31) + 1000;
     let mut counts: Vec<usize> = (0..1000).map(|_| rng.gen_range(0..1 << 20)).collect();
     let used: usize = counts.iter().sum();
     counts.insert(500, total - used);
     let scan = exclusive_scan(&counts);
-    let scan32: Vec<u32> = scan.iter().map(|&s| s as u32).collect();
-    let dscan = gpu.stream().clone_htod(&scan32).expect("upload");
-    // SAFETY-free poison: fill on the device with a memset-like copy of a poison vector.
-    let mut dseg = gpu
-        .stream()
-        .clone_htod(&vec![POISON32; total])
-        .expect("alloc");
-    gpu.load_balance_search_device(&dscan, total, &mut dseg, None, None, &mut scratch)
-        .expect("lbs");
-    let got = gpu.stream().clone_dtoh(&dseg).expect("download");
-    check_runs(&got, &scan, total, "2^31 + 1000");
+    let what = "2^31 + 1000";
+    let (got, _) = device_lbs(&gpu, &mut scratch, &scan, total, POISON32, false, what);
+    check_runs(&got, &scan, total, what);
     eprintln!("2^31 + 1000 items over {} segments: ok", scan.len());
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn interval_expand_move_and_snippet_match_brute_force() {
-    let gpu = gpu();
-    let mut scratch = SearchScratch::new();
-    let mut rng = rng();
+    let (gpu, mut rng, mut scratch) = setup(SearchScratch::new);
     let op = LoadBalanceOp::new(
         "segment_rank_item",
         "((unsigned int*)args.p[0])[item] = (unsigned int)segment;\n\
          ((unsigned int*)args.p[1])[item] = (unsigned int)rank ^ (unsigned int)args.p[2];",
     );
-    let mut cases = 0;
-    for total in sizes() {
-        for dist in DISTS {
-            let counts = counts(&mut rng, total, dist);
-            let scan = exclusive_scan(&counts);
-            let pairs = brute_lbs(&counts);
-            let nseg = counts.len();
-            // Expand: u64 values per segment.
-            let values: Vec<u64> = (0..nseg).map(|_| rng.gen()).collect();
-            let got = gpu.interval_expand(&scan, &values, total).expect("expand");
-            let want: Vec<u64> = pairs.iter().map(|&(s, _)| values[s]).collect();
-            assert!(got == want, "expand, total {total}, {dist:?}");
-            // Gather: segment s reads from a random place of a larger input.
-            let input: Vec<u32> = (0..total + 4096).map(|_| rng.gen()).collect();
-            let gather: Vec<usize> = counts
-                .iter()
-                .map(|&c| rng.gen_range(0..=input.len() - c))
-                .collect();
-            let mut out = vec![POISON32; total];
-            gpu.interval_move(&scan, total, Some(&gather), None, &input, &mut out)
-                .expect("gather");
-            let want: Vec<u32> = pairs.iter().map(|&(s, r)| input[gather[s] + r]).collect();
-            assert!(out == want, "gather, total {total}, {dist:?}");
-            // Scatter: segments reversed into the output.
-            let sources: Vec<u32> = (0..total).map(|_| rng.gen()).collect();
-            let mut scatter = vec![0usize; nseg];
-            let mut at = 0;
-            for s in (0..nseg).rev() {
-                scatter[s] = at;
-                at += counts[s];
-            }
-            let mut out = vec![POISON32; total];
-            gpu.interval_move(&scan, total, None, Some(&scatter), &sources, &mut out)
-                .expect("scatter");
-            let mut want = vec![POISON32; total];
-            for (i, &(s, r)) in pairs.iter().enumerate() {
-                want[scatter[s] + r] = sources[i];
-            }
-            assert!(out == want, "scatter, total {total}, {dist:?}");
-            // Move: gather and scatter, unwritten outputs keep their poison.
-            let mut out = vec![POISON32; total + 100];
-            gpu.interval_move(
-                &scan,
-                total,
-                Some(&gather),
-                Some(&scatter),
-                &input,
-                &mut out,
-            )
-            .expect("move");
-            let mut want = vec![POISON32; total + 100];
-            for &(s, r) in &pairs {
-                want[scatter[s] + r] = input[gather[s] + r];
-            }
-            assert!(out == want, "move, total {total}, {dist:?}");
-            let mut cpu_out = vec![POISON32; total + 100];
-            twophase::interval_move(
-                &scan,
-                total,
-                Some(&gather),
-                Some(&scatter),
-                &input,
-                &mut cpu_out,
-            )
-            .expect("move any");
-            assert!(cpu_out == want, "move_any, total {total}, {dist:?}");
-            // User snippet: segment and (rank ^ key) per item.
-            let scan32: Vec<u32> = scan.iter().map(|&s| s as u32).collect();
-            let dscan = upload(&gpu, &scan32, 0);
-            let dseg = upload(&gpu, &vec![POISON32; total], POISON32);
-            let drank = upload(&gpu, &vec![POISON32; total], POISON32);
-            let key: u32 = rng.gen();
-            {
-                let stream = gpu.stream();
-                let (seg_ptr, _a) = dseg.device_ptr(stream);
-                let (rank_ptr, _b) = drank.device_ptr(stream);
-                gpu.load_balance_for_each_device(
-                    &dscan.slice(..scan32.len()),
-                    total,
-                    &op,
-                    &[seg_ptr, rank_ptr, u64::from(key)],
-                    &mut scratch,
-                )
-                .expect("for each");
-            }
-            let seg = gpu.stream().clone_dtoh(&dseg).expect("download");
-            let rank = gpu.stream().clone_dtoh(&drank).expect("download");
-            for (i, &(s, r)) in pairs.iter().enumerate() {
-                assert!(
-                    seg[i] as usize == s && (rank[i] ^ key) as usize == r,
-                    "snippet, total {total}, {dist:?}, item {i}"
-                );
-            }
-            cases += 1;
+    let cases = for_each_lbs_case(&mut rng, |rng, total, dist, (counts, scan, pairs)| {
+        let nseg = counts.len();
+        // Expand: u64 values per segment.
+        let values: Vec<u64> = (0..nseg).map(|_| rng.gen()).collect();
+        let got = gpu.interval_expand(scan, &values, total).expect("expand");
+        let want: Vec<u64> = pairs.iter().map(|&(s, _)| values[s]).collect();
+        assert!(got == want, "expand, total {total}, {dist:?}");
+        // Gather: segment s reads from a random place of a larger input.
+        let input: Vec<u32> = (0..total + 4096).map(|_| rng.gen()).collect();
+        let gather: Vec<usize> = counts
+            .iter()
+            .map(|&c| rng.gen_range(0..=input.len() - c))
+            .collect();
+        let mut out = vec![POISON32; total];
+        gpu.interval_move(scan, total, Some(&gather), None, &input, &mut out)
+            .expect("gather");
+        let want: Vec<u32> = pairs.iter().map(|&(s, r)| input[gather[s] + r]).collect();
+        assert!(out == want, "gather, total {total}, {dist:?}");
+        // Scatter: segments reversed into the output.
+        let sources: Vec<u32> = (0..total).map(|_| rng.gen()).collect();
+        let mut scatter = vec![0usize; nseg];
+        let mut at = 0;
+        for s in (0..nseg).rev() {
+            scatter[s] = at;
+            at += counts[s];
         }
-    }
+        let mut out = vec![POISON32; total];
+        gpu.interval_move(scan, total, None, Some(&scatter), &sources, &mut out)
+            .expect("scatter");
+        let mut want = vec![POISON32; total];
+        for (i, &(s, r)) in pairs.iter().enumerate() {
+            want[scatter[s] + r] = sources[i];
+        }
+        assert!(out == want, "scatter, total {total}, {dist:?}");
+        // Move: gather and scatter, unwritten outputs keep their poison.
+        let mut out = vec![POISON32; total + 100];
+        gpu.interval_move(scan, total, Some(&gather), Some(&scatter), &input, &mut out)
+            .expect("move");
+        let mut want = vec![POISON32; total + 100];
+        for &(s, r) in pairs {
+            want[scatter[s] + r] = input[gather[s] + r];
+        }
+        assert!(out == want, "move, total {total}, {dist:?}");
+        let mut cpu_out = vec![POISON32; total + 100];
+        twophase::interval_move(
+            scan,
+            total,
+            Some(&gather),
+            Some(&scatter),
+            &input,
+            &mut cpu_out,
+        )
+        .expect("move any");
+        assert!(cpu_out == want, "move_any, total {total}, {dist:?}");
+        // User snippet: segment and (rank ^ key) per item.
+        let scan32: Vec<u32> = scan.iter().map(|&s| s as u32).collect();
+        let dscan = upload(&gpu, &scan32, 0);
+        let dseg = upload(&gpu, &vec![POISON32; total], POISON32);
+        let drank = upload(&gpu, &vec![POISON32; total], POISON32);
+        let key: u32 = rng.gen();
+        {
+            let stream = gpu.stream();
+            let (seg_ptr, _a) = dseg.device_ptr(stream);
+            let (rank_ptr, _b) = drank.device_ptr(stream);
+            gpu.load_balance_for_each_device(
+                &dscan.slice(..scan32.len()),
+                total,
+                &op,
+                &[seg_ptr, rank_ptr, u64::from(key)],
+                &mut scratch,
+            )
+            .expect("for each");
+        }
+        let seg = gpu.stream().clone_dtoh(&dseg).expect("download");
+        let rank = gpu.stream().clone_dtoh(&drank).expect("download");
+        for (i, &(s, r)) in pairs.iter().enumerate() {
+            assert!(
+                seg[i] as usize == s && (rank[i] ^ key) as usize == r,
+                "snippet, total {total}, {dist:?}, item {i}"
+            );
+        }
+    });
     eprintln!("{cases} interval/snippet cases agree with brute force");
 }
 
@@ -472,9 +475,7 @@ fn cpu_bound(bound: SearchBound) -> cpu::SearchBound {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn sorted_search_matches_cpu_and_brute_force() {
-    let gpu = gpu();
-    let mut scratch = SearchScratch::new();
-    let mut rng = rng();
+    let (gpu, mut rng, mut scratch) = setup(SearchScratch::new);
     let tile = twophase::gpu::SortedSearchTuning::for_key(4).tile();
     let mut cases = 0;
     for n in [
@@ -507,20 +508,10 @@ fn sorted_search_matches_cpu_and_brute_force() {
                         "host usize, n {n}, {shape:?}, {bound:?}, desc {descending}"
                     );
                     if !descending {
-                        let dn = upload(&gpu, &needles, 0);
-                        let dh = upload(&gpu, &haystack, 0);
-                        let mut dout = upload(&gpu, &vec![POISON32; needles.len()], POISON32);
-                        gpu.sorted_search_device(
-                            &dn.slice(..needles.len()),
-                            &dh.slice(..haystack.len()),
-                            &mut dout.slice_mut(..needles.len()),
-                            bound,
-                            &Less,
-                            None,
-                            &mut scratch,
-                        )
-                        .expect("device search");
-                        let out = gpu.stream().clone_dtoh(&dout).expect("download");
+                        let what = format!("n {n}, {shape:?}, {bound:?}");
+                        let inputs = (&needles[..], &haystack[..]);
+                        let out =
+                            guarded_device_search(&gpu, &mut scratch, inputs, bound, &Less, &what);
                         for (i, &w) in want.iter().enumerate() {
                             assert_eq!(
                                 out[i] as usize, w,
@@ -553,9 +544,7 @@ fn sorted_search_matches_cpu_and_brute_force() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn sorted_search_2_pow_26_in_2_pow_26() {
-    let gpu = gpu();
-    let mut scratch = SearchScratch::new();
-    let mut rng = rng();
+    let (gpu, mut rng, mut scratch) = setup(SearchScratch::new);
     let n = 1usize << 26;
     let mut needles: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
     let mut haystack: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
@@ -591,14 +580,6 @@ fn adversarial_sizes() -> Vec<usize> {
     sizes
 }
 
-/// The message of an `InvalidInput` error, or a panic naming `what` for anything else.
-fn invalid_input(result: Result<impl Debug, GpuError>, what: &str) -> String {
-    match result {
-        Err(GpuError::InvalidInput(message)) => message,
-        other => panic!("{what}: expected InvalidInput, got {other:?}"),
-    }
-}
-
 /// Guard elements past every device output: a kernel writing past its output changes them.
 const GUARD: usize = 4096;
 
@@ -610,31 +591,82 @@ fn upload_guarded<T: DeviceRepr + Copy>(gpu: &Gpu, host: &[T], filler: T) -> Cud
     gpu.stream().clone_htod(&data).expect("upload")
 }
 
-fn download<T: DeviceRepr + Copy + Default>(gpu: &Gpu, dev: &CudaSlice<T>) -> Vec<T> {
+fn download<T: DeviceRepr + Copy>(gpu: &Gpu, dev: &CudaSlice<T>) -> Vec<T> {
     gpu.stream().clone_dtoh(dev).expect("download")
 }
 
-/// A comparator on u32 given as a CUDA snippet and the same Rust predicate.
-type U32Comparator = CudaComparator<u32, fn(&u32, &u32) -> bool>;
+/// An interval call of `total` items of a device `scan` whose checks fail on the device: `op`
+/// (named `label`) runs into a guarded output filled with `filler`, the scratch's check then
+/// reports an `InvalidInput` containing `expected`, and nothing is written past the output
+/// (`what` names the case). Returns the `total` outputs.
+fn failing_interval<V: DeviceValue + DeviceRepr + Copy + PartialEq>(
+    gpu: &Gpu,
+    scratch: &mut SearchScratch,
+    (scan, total): (&CudaView<u64>, usize),
+    (label, op): (&str, Interval<'_, u64, V>),
+    filler: V,
+    (what, expected): (&str, &str),
+) -> Vec<V> {
+    let mut dout = upload_guarded(gpu, &vec![filler; total], filler);
+    gpu.interval_device(scan, total, op, &mut dout.slice_mut(..total), None, scratch)
+        .unwrap_or_else(|e| panic!("device {label}: {e:?}"));
+    assert_invalid_input(scratch.check(gpu), what, expected);
+    let mut out = download(gpu, &dout);
+    assert!(
+        out[total..].iter().all(|&g| g == filler),
+        "{what}: wrote past {label}"
+    );
+    out.truncate(total);
+    out
+}
 
-/// Comparators that are not strict weak orders: `<=` (not irreflexive), a hash of both keys
-/// (not transitive), and an answer that changes from call to call.
+/// Comparators that are not strict weak orders: the shared deterministic ones (`<=`, a hash of
+/// both keys) and an answer that changes from call to call.
 fn broken_comparators() -> Vec<U32Comparator> {
-    vec![
-        CudaComparator::new("le", "return a <= b;", |a: &u32, b: &u32| a <= b),
-        CudaComparator::new(
-            "pair_hash",
-            "return (((a * 2654435761u) ^ (b * 40503u)) >> 13) & 1;",
-            |a: &u32, b: &u32| {
-                ((a.wrapping_mul(2_654_435_761) ^ b.wrapping_mul(40503)) >> 13) & 1 == 1
-            },
-        ),
-        CudaComparator::new(
-            "clock_coin",
-            "return (clock64() >> 3) & 1;",
-            |_: &u32, _: &u32| false,
-        ),
-    ]
+    let mut comparators = broken_u32_comparators();
+    comparators.push(CudaComparator::new(
+        "clock_coin",
+        "return (clock64() >> 3) & 1;",
+        |_: &u32, _: &u32| false,
+    ));
+    comparators
+}
+
+/// Sorted search of `needles` in `haystack` through the device API, into a guarded output:
+/// asserts that nothing is written past it and that every result is at most the haystack's
+/// length (so that every needle was written; `what` names the case), and returns the results.
+fn guarded_device_search<C: DeviceComparator<u32>>(
+    gpu: &Gpu,
+    scratch: &mut SearchScratch,
+    (needles, haystack): (&[u32], &[u32]),
+    bound: SearchBound,
+    comp: &C,
+    what: &str,
+) -> Vec<u32> {
+    let dn = upload(gpu, needles, 0);
+    let dh = upload(gpu, haystack, 0);
+    let mut out = upload_guarded(gpu, &vec![u32::MAX; needles.len()], u32::MAX);
+    gpu.sorted_search_device(
+        &dn.slice(..needles.len()),
+        &dh.slice(..haystack.len()),
+        &mut out.slice_mut(..needles.len()),
+        bound,
+        comp,
+        None,
+        scratch,
+    )
+    .unwrap_or_else(|e| panic!("{what}: device search (checked later, by the scratch): {e:?}"));
+    let mut results = download(gpu, &out);
+    let guard = results.split_off(needles.len());
+    assert!(
+        guard.iter().all(|&g| g == u32::MAX),
+        "{what}: wrote past the output"
+    );
+    assert!(
+        results.iter().all(|&r| r as usize <= haystack.len()),
+        "{what}: a result past the haystack (or a needle never written)"
+    );
+    results
 }
 
 /// A valid sorted search on `gpu` after a failure: it must succeed and agree with brute force.
@@ -653,9 +685,7 @@ fn valid_search_after_failure(gpu: &Gpu, rng: &mut StdRng, what: &str) {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn sorted_search_unsorted_inputs_are_named_errors() {
-    let gpu = gpu();
-    let mut rng = rng();
-    let mut scratch = SearchScratch::new();
+    let (gpu, mut rng, mut scratch) = setup(SearchScratch::new);
     for n in adversarial_sizes() {
         for bound in [SearchBound::Lower, SearchBound::Upper] {
             let (mut needles, mut haystack) =
@@ -688,30 +718,9 @@ fn sorted_search_unsorted_inputs_are_named_errors() {
             }
             // Both unsorted through the device API: every result written and in range, the
             // scratch's check names both, and a second check is clean.
-            let (needles, haystack) = (needles.clone(), haystack.clone());
-            let dn = upload(&gpu, &needles, 0);
-            let dh = upload(&gpu, &haystack, 0);
-            let mut out = upload_guarded(&gpu, &vec![u32::MAX; needles.len()], u32::MAX);
-            gpu.sorted_search_device(
-                &dn.slice(..needles.len()),
-                &dh.slice(..haystack.len()),
-                &mut out.slice_mut(..needles.len()),
-                bound,
-                &Less,
-                None,
-                &mut scratch,
-            )
-            .expect("device search of unsorted inputs is not an error until the check");
-            let results = download(&gpu, &out);
-            let (results, guard) = results.split_at(needles.len());
-            assert!(
-                guard.iter().all(|&g| g == u32::MAX),
-                "n = {n}: wrote past the output"
-            );
-            assert!(
-                results.iter().all(|&r| r as usize <= haystack.len()),
-                "n = {n}: a result past the haystack (or a needle never written)"
-            );
+            let inputs = (&needles[..], &haystack[..]);
+            let what = format!("n = {n}");
+            guarded_device_search(&gpu, &mut scratch, inputs, bound, &Less, &what);
             let sorted = |v: &[u32]| v.windows(2).all(|w| w[0] <= w[1]);
             let checked = scratch.check(&gpu);
             if !sorted(&needles) || !sorted(&haystack) {
@@ -735,9 +744,7 @@ fn sorted_search_unsorted_inputs_are_named_errors() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn sorted_search_broken_comparators_stay_in_range() {
-    let gpu = gpu();
-    let mut rng = rng();
-    let mut scratch = SearchScratch::new();
+    let (gpu, mut rng, mut scratch) = setup(SearchScratch::new);
     for comp in broken_comparators() {
         for n in adversarial_sizes() {
             for shape in [Shape::Random, Shape::DuplicateHeavy, Shape::AllEqual] {
@@ -757,30 +764,10 @@ fn sorted_search_broken_comparators_stay_in_range() {
                     Err(e) => panic!("{}: {e}", comp.name()),
                 }
                 valid_search_after_failure(&gpu, &mut rng, "a broken comparator");
-                let dn = upload(&gpu, &needles, 0);
-                let dh = upload(&gpu, &haystack, 0);
-                let mut out = upload_guarded(&gpu, &vec![u32::MAX; needles.len()], u32::MAX);
-                gpu.sorted_search_device(
-                    &dn.slice(..needles.len()),
-                    &dh.slice(..haystack.len()),
-                    &mut out.slice_mut(..needles.len()),
-                    SearchBound::Upper,
-                    &comp,
-                    None,
-                    &mut scratch,
-                )
-                .expect("device search");
-                let results = download(&gpu, &out);
-                let (results, guard) = results.split_at(needles.len());
-                assert!(
-                    guard.iter().all(|&g| g == u32::MAX),
-                    "wrote past the output"
-                );
-                assert!(
-                    results.iter().all(|&r| r as usize <= haystack.len()),
-                    "{}: n = {n}, {shape:?}: a result past the haystack or never written",
-                    comp.name()
-                );
+                let inputs = (&needles[..], &haystack[..]);
+                let what = format!("{}: n = {n}, {shape:?}", comp.name());
+                let upper = SearchBound::Upper;
+                guarded_device_search(&gpu, &mut scratch, inputs, upper, &comp, &what);
                 match scratch.check(&gpu) {
                     Ok(()) | Err(GpuError::InvalidInput(_)) => {}
                     Err(e) => panic!("{}: {e}", comp.name()),
@@ -861,34 +848,20 @@ fn valid_lbs_after_failure(gpu: &Gpu, rng: &mut StdRng, what: &str) {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn bad_scans_are_named_errors_on_host_and_device() {
-    let gpu = gpu();
-    let mut rng = rng();
-    let mut scratch = SearchScratch::new();
+    let (gpu, mut rng, mut scratch) = setup(SearchScratch::new);
     for total in adversarial_sizes().into_iter().filter(|&t| t > 0) {
         for (scan, label) in bad_scans(&mut rng, total) {
             let what = format!("{label} scan, total {total}");
             // Host-slice calls: checked before any launch.
-            let message = invalid_input(gpu.load_balance_search(&scan, total), &what);
-            assert!(
-                message.contains(messages::SCAN_INVALID),
-                "{what}: {message}"
-            );
+            let invalid = messages::SCAN_INVALID;
+            assert_invalid_input(gpu.load_balance_search(&scan, total), &what, invalid);
             let values: Vec<u64> = (0..scan.len() as u64).collect();
-            let message = invalid_input(gpu.interval_expand(&scan, &values, total), &what);
-            assert!(
-                message.contains(messages::SCAN_INVALID),
-                "{what}: {message}"
-            );
+            let expand = gpu.interval_expand(&scan, &values, total);
+            assert_invalid_input(expand, &what, invalid);
             let input = vec![7u32; total];
             let mut output = vec![POISON32; total];
-            let message = invalid_input(
-                gpu.interval_move(&scan, total, None, None, &input, &mut output),
-                &what,
-            );
-            assert!(
-                message.contains(messages::SCAN_INVALID),
-                "{what}: {message}"
-            );
+            let moved = gpu.interval_move(&scan, total, None, None, &input, &mut output);
+            assert_invalid_input(moved, &what, invalid);
             assert!(
                 output.iter().all(|&x| x == POISON32),
                 "{what}: output written"
@@ -898,34 +871,8 @@ fn bad_scans_are_named_errors_on_host_and_device() {
             // Device-buffer calls: checked on the device, reported by the scratch's check;
             // nothing written out of range, every id written below the segment count.
             let nseg = scan.len();
-            let scan64: Vec<u64> = scan.iter().map(|&s| s as u64).collect();
-            let dscan = upload(&gpu, &scan64, 0);
-            let mut dseg = upload_guarded(&gpu, &vec![u64::MAX; total], u64::MAX);
-            let mut dranks = upload_guarded(&gpu, &vec![u64::MAX; total], u64::MAX);
-            gpu.load_balance_search_device(
-                &dscan.slice(..nseg),
-                total,
-                &mut dseg.slice_mut(..total),
-                Some(&mut dranks.slice_mut(..total)),
-                None,
-                &mut scratch,
-            )
-            .expect("device search is not an error until the check");
-            let message = invalid_input(scratch.check(&gpu), &what);
-            assert!(
-                message.contains(messages::SCAN_INVALID),
-                "{what}: {message}"
-            );
-            let segs = download(&gpu, &dseg);
-            let ranks = download(&gpu, &dranks);
-            assert!(
-                segs[total..].iter().all(|&g| g == u64::MAX),
-                "{what}: wrote past ids"
-            );
-            assert!(
-                ranks[total..].iter().all(|&g| g == u64::MAX),
-                "{what}: wrote past ranks"
-            );
+            let (segs, ranks) = device_lbs(&gpu, &mut scratch, &scan, total, u64::MAX, true, &what);
+            assert_invalid_input(scratch.check(&gpu), &what, invalid);
             for item in 0..total {
                 let (s, r) = (segs[item], ranks[item]);
                 assert!(
@@ -934,62 +881,38 @@ fn bad_scans_are_named_errors_on_host_and_device() {
                 );
             }
             // Expand and move through the device: outputs untouched or in range.
-            let dvalues = upload(&gpu, &values, 0);
-            let mut dout = upload_guarded(&gpu, &vec![u64::MAX; total], u64::MAX);
-            gpu.interval_device(
-                &dscan.slice(..nseg),
-                total,
-                Interval::Expand {
-                    values: &dvalues.slice(..nseg),
-                },
-                &mut dout.slice_mut(..total),
-                None,
-                &mut scratch,
-            )
-            .expect("device expand");
-            let message = invalid_input(scratch.check(&gpu), &what);
-            assert!(
-                message.contains(messages::SCAN_INVALID),
-                "{what}: {message}"
+            let dscan = upload(&gpu, &scan_as::<u64>(&scan), 0);
+            let dscan = (&dscan.slice(..nseg), total);
+            let (dvalues, dinput) = (
+                upload(&gpu, &values, 0),
+                upload(&gpu, &vec![5u64; total], 0),
             );
-            let out = download(&gpu, &dout);
-            assert!(
-                out[total..].iter().all(|&g| g == u64::MAX),
-                "{what}: wrote past expand"
-            );
-            assert!(
-                out[..total]
-                    .iter()
-                    .all(|&v| v == u64::MAX || v < nseg as u64),
-                "{what}: expand wrote a value of no segment"
-            );
-            let positions: Vec<u64> = (0..nseg as u64).collect();
-            let dpos = upload(&gpu, &positions, 0);
-            let dinput = upload(&gpu, &vec![5u64; total], 0);
-            let mut dmoved = upload_guarded(&gpu, &vec![u64::MAX; total], u64::MAX);
-            gpu.interval_device(
-                &dscan.slice(..nseg),
-                total,
-                Interval::Move {
-                    gather: &dpos.slice(..nseg),
-                    scatter: &dpos.slice(..nseg),
-                    input: &dinput.slice(..total),
-                },
-                &mut dmoved.slice_mut(..total),
-                None,
-                &mut scratch,
-            )
-            .expect("device move");
-            let message = invalid_input(scratch.check(&gpu), &what);
-            assert!(
-                message.contains(messages::SCAN_INVALID),
-                "{what}: {message}"
-            );
-            let moved = download(&gpu, &dmoved);
-            assert!(
-                moved[total..].iter().all(|&g| g == u64::MAX),
-                "{what}: wrote past move"
-            );
+            // The values 0..nseg are the move's gather and scatter positions too.
+            let positions = upload(&gpu, &values, 0);
+            let dpos = positions.slice(..nseg);
+            for (label, op) in [
+                (
+                    "expand",
+                    Interval::Expand {
+                        values: &dvalues.slice(..nseg),
+                    },
+                ),
+                (
+                    "move",
+                    Interval::Move {
+                        gather: &dpos,
+                        scatter: &dpos,
+                        input: &dinput.slice(..total),
+                    },
+                ),
+            ] {
+                let case = (what.as_str(), invalid);
+                let out = failing_interval(&gpu, &mut scratch, dscan, (label, op), u64::MAX, case);
+                assert!(
+                    label != "expand" || out.iter().all(|&v| v == u64::MAX || v < nseg as u64),
+                    "{what}: expand wrote a value of no segment"
+                );
+            }
             scratch
                 .check(&gpu)
                 .expect("the check clears what it reported");
@@ -1001,9 +924,7 @@ fn bad_scans_are_named_errors_on_host_and_device() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn bad_positions_are_named_errors_on_host_and_device() {
-    let gpu = gpu();
-    let mut rng = rng();
-    let mut scratch = SearchScratch::new();
+    let (gpu, mut rng, mut scratch) = setup(SearchScratch::new);
     for total in adversarial_sizes().into_iter().filter(|&t| t > 0) {
         let counts = counts(&mut rng, total, Dist::Random);
         let scan = exclusive_scan(&counts);
@@ -1032,13 +953,12 @@ fn bad_positions_are_named_errors_on_host_and_device() {
                 } else {
                     gpu.interval_move(&scan, total, None, Some(&positions), &input, &mut output)
                 };
-                let message = invalid_input(result, &what);
                 let name = if gather {
                     messages::GATHER_INVALID
                 } else {
                     messages::SCATTER_INVALID
                 };
-                assert!(message.contains(name), "{what}: {message}");
+                assert_invalid_input(result, &what, name);
                 assert!(
                     output.iter().all(|&x| x == POISON32),
                     "{what}: output written"
@@ -1047,58 +967,39 @@ fn bad_positions_are_named_errors_on_host_and_device() {
             valid_lbs_after_failure(&gpu, &mut rng, &what);
             // Device: the bad segment's items whose own position passes the input are not moved;
             // every other item is; reported.
-            let scan64: Vec<u64> = scan.iter().map(|&s| s as u64).collect();
-            let pos64: Vec<u64> = positions.iter().map(|&p| p as u64).collect();
-            let dscan = upload(&gpu, &scan64, 0);
-            let dpos = upload(&gpu, &pos64, 0);
-            let dinput = upload(&gpu, &input, 0);
-            let mut dout = upload_guarded(&gpu, &vec![POISON32; total], POISON32);
-            gpu.interval_device(
-                &dscan.slice(..nseg),
-                total,
-                Interval::Gather {
-                    gather: &dpos.slice(..nseg),
-                    input: &dinput.slice(..total),
-                },
-                &mut dout.slice_mut(..total),
-                None,
-                &mut scratch,
-            )
-            .expect("device gather");
-            let message = invalid_input(scratch.check(&gpu), &what);
-            assert!(message.contains("`gather`"), "{what}: {message}");
-            let out = download(&gpu, &dout);
-            assert!(
-                out[total..].iter().all(|&g| g == POISON32),
-                "{what}: wrote past gather"
-            );
-            for (item, &(s, r)) in pairs.iter().enumerate() {
-                let want = match positions[s].checked_add(r) {
-                    Some(from) if from < total => input[from],
-                    _ => POISON32,
-                };
-                assert_eq!(out[item], want, "{what}: gather item {item}");
+            let dscan = upload(&gpu, &scan_as::<u64>(&scan), 0);
+            let dpos = upload(&gpu, &scan_as::<u64>(&positions), 0);
+            let (dpos, dinput) = (dpos.slice(..nseg), upload(&gpu, &input, 0));
+            let input_view = dinput.slice(..total);
+            for (label, op, named) in [
+                (
+                    "gather",
+                    Interval::Gather {
+                        gather: &dpos,
+                        input: &input_view,
+                    },
+                    "`gather`",
+                ),
+                (
+                    "scatter",
+                    Interval::Scatter {
+                        scatter: &dpos,
+                        input: &input_view,
+                    },
+                    "`scatter`",
+                ),
+            ] {
+                let dscan = (&dscan.slice(..nseg), total);
+                let case = (what.as_str(), named);
+                let out = failing_interval(&gpu, &mut scratch, dscan, (label, op), POISON32, case);
+                for (item, &(s, r)) in pairs.iter().enumerate().filter(|_| label == "gather") {
+                    let want = match positions[s].checked_add(r) {
+                        Some(from) if from < total => input[from],
+                        _ => POISON32,
+                    };
+                    assert_eq!(out[item], want, "{what}: gather item {item}");
+                }
             }
-            let mut dout = upload_guarded(&gpu, &vec![POISON32; total], POISON32);
-            gpu.interval_device(
-                &dscan.slice(..nseg),
-                total,
-                Interval::Scatter {
-                    scatter: &dpos.slice(..nseg),
-                    input: &dinput.slice(..total),
-                },
-                &mut dout.slice_mut(..total),
-                None,
-                &mut scratch,
-            )
-            .expect("device scatter");
-            let message = invalid_input(scratch.check(&gpu), &what);
-            assert!(message.contains("`scatter`"), "{what}: {message}");
-            let out = download(&gpu, &dout);
-            assert!(
-                out[total..].iter().all(|&g| g == POISON32),
-                "{what}: wrote past scatter"
-            );
             scratch
                 .check(&gpu)
                 .expect("the check clears what it reported");

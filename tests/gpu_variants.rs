@@ -13,84 +13,24 @@ use std::fmt::Debug;
 use std::mem::size_of;
 
 use common::{
-    device_merge, gpu, keys, order, rec_key_descending, rng, same_bits, splitmix_u32, upload,
-    Pattern, Rec, PATTERNS,
+    assert_invalid_input, broken_u32_comparators, device_merge, device_merge_pairs, gpu,
+    key_type_tests, large_u32_merges, merge_inputs, multiset, rec_key_descending, rng, same_bits,
+    setup, side_tags, special_f32, special_f64, splitmix_u32, stable_sorted_pairs,
+    tagged_rec_inputs, u32_merge_inputs, u32_pattern_keys, upload, KeyCase, MergeShape, Pattern,
+    Rec, LARGE_MERGE_KEYS, MERGE_SHAPES, PATTERNS, REC_POISON,
 };
 use rand::rngs::StdRng;
 use rand::Rng;
 use rayon::prelude::*;
 use twophase::cpu;
 use twophase::gpu::{
-    CudaComparator, DeviceComparator, DeviceKey, Gpu, GpuError, Greater, Less, MergeBuffers,
-    MergeScratch, MergeSlices, MergeTuning, MergesortTuning, SortBuffers, TotalOrder,
-    TotalOrderDesc,
+    DeviceComparator, DeviceKey, Gpu, GpuError, Greater, Less, MergeBuffers, MergeScratch,
+    MergeSlices, MergeTuning, MergesortTuning, SortBuffers, TotalOrder, TotalOrderDesc,
 };
 use twophase::variants::{
     BatcherScratch, BatcherTuning, MergeVariant, SortScratch, SortVariant, TextbookMergeTuning,
 };
 use twophase_gpu::cudarc::driver::DeviceRepr;
-
-/// Shapes of the two sorted inputs of the merge tests.
-#[derive(Clone, Copy, Debug)]
-enum MergeShape {
-    /// Random keys, split at a random point.
-    Random,
-    /// A few distinct keys: long runs of ties between A and B.
-    FewDistinct,
-    /// One key everywhere: every output is a tie.
-    AllEqual,
-    /// Every key of A at or below every key of B, and the other way round.
-    ALow,
-    AHigh,
-    /// One side empty.
-    AEmpty,
-    BEmpty,
-}
-
-const MERGE_SHAPES: [MergeShape; 7] = [
-    MergeShape::Random,
-    MergeShape::FewDistinct,
-    MergeShape::AllEqual,
-    MergeShape::ALow,
-    MergeShape::AHigh,
-    MergeShape::AEmpty,
-    MergeShape::BEmpty,
-];
-
-/// Two sorted inputs of `n` keys in all, of `shape`, from `draw` (random keys) and `few` (one
-/// of a few distinct keys).
-fn merge_inputs<K: DeviceKey, C: DeviceComparator<K>>(
-    rng: &mut StdRng,
-    n: usize,
-    shape: MergeShape,
-    comp: &C,
-    draw: &dyn Fn(&mut StdRng) -> K,
-    few: &dyn Fn(&mut StdRng) -> K,
-) -> (Vec<K>, Vec<K>) {
-    let pattern = match shape {
-        MergeShape::FewDistinct => Pattern::FewDistinct,
-        MergeShape::AllEqual => Pattern::AllEqual,
-        _ => Pattern::Random,
-    };
-    let mut all = keys(rng, n, pattern, comp, draw, few);
-    let split = match shape {
-        MergeShape::AEmpty => 0,
-        MergeShape::BEmpty => n,
-        _ => rng.gen_range(0..=n),
-    };
-    match shape {
-        MergeShape::ALow => all.sort_by(order(comp)),
-        MergeShape::AHigh => {
-            all.sort_by(order(comp));
-            all.rotate_left(n - split);
-        }
-        _ => {}
-    }
-    let mut b = all.split_off(split);
-    all.sort_by(order(comp));
-    b.sort_by(order(comp));
-    (all, b)
-}
 
 /// Sizes 0, 1, 2, around the textbook tile, the textbook block and the two-phase tile, and
 /// powers of two +- 1.
@@ -107,131 +47,91 @@ fn merge_sizes(key_bytes: usize) -> Vec<usize> {
     sizes
 }
 
-/// Every merge variant through the device API (output poisoned) against the CPU backend, for
-/// every size and shape; the host-slice API for the random shape.
-fn merge_differential<K, C>(
-    label: &str,
+/// Merge `a` and `b` on the device with `variant` (and `tuning`, or the shipped one) into a
+/// poisoned output, and return the output.
+#[allow(clippy::too_many_arguments)] // A test driver: each argument is one knob of the case.
+fn device_merge_variant<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
+    gpu: &Gpu,
+    scratch: &mut MergeScratch,
+    variant: MergeVariant,
+    tuning: Option<TextbookMergeTuning>,
+    (a, b): (&[K], &[K]),
     comp: &C,
     poison: K,
-    draw: &dyn Fn(&mut StdRng) -> K,
-    few: &dyn Fn(&mut StdRng) -> K,
-) where
-    K: DeviceKey + DeviceRepr + Debug,
-    C: DeviceComparator<K>,
-{
-    let gpu = gpu();
-    let mut scratch = MergeScratch::new();
-    let mut rng = rng();
-    let mut cases = 0;
-    for n in merge_sizes(size_of::<K>()) {
-        for shape in MERGE_SHAPES {
-            let (a, b) = merge_inputs(&mut rng, n, shape, comp, draw, few);
-            let expected = cpu::merge_by(&a, &b, |x: &K, y: &K| comp.is_less(x, y));
-            for variant in MergeVariant::ALL {
-                let got = device_merge(&gpu, &a, &b, poison, |da, db, out| {
-                    gpu.merge_variant_device(
-                        variant,
-                        MergeBuffers::keys(da, db, out),
-                        comp,
-                        None,
-                        &mut scratch,
-                    )
-                    .expect("merge_variant_device")
-                });
+) -> Vec<K> {
+    device_merge(gpu, a, b, poison, |da, db, out| {
+        gpu.merge_variant_device(
+            variant,
+            MergeBuffers::keys(da, db, out),
+            comp,
+            tuning,
+            scratch,
+        )
+        .expect("merge_variant_device")
+    })
+}
+
+/// Merge `a` and `b` with `variant` through the host-slice call, after a merge of poison of the
+/// same sizes through the same handle (which fills its reused output buffer with poison).
+fn host_merge_variant<K: DeviceKey, C: DeviceComparator<K>>(
+    gpu: &Gpu,
+    variant: MergeVariant,
+    (a, b): (&[K], &[K]),
+    comp: &C,
+    poison: K,
+) -> Vec<K> {
+    let poisoned = gpu
+        .merge_variant(
+            variant,
+            MergeSlices::keys(&vec![poison; a.len()], &vec![poison; b.len()]),
+            comp,
+        )
+        .expect("poison merge");
+    assert!(same_bits(&poisoned, &vec![poison; a.len() + b.len()]));
+    gpu.merge_variant(variant, MergeSlices::keys(a, b), comp)
+        .expect("merge")
+}
+
+/// Every merge variant through the device API (output poisoned) against the CPU backend, for
+/// every size and shape of `case`'s keys; the host-slice API for the random shape.
+fn merge_differential<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(case: &KeyCase<K, C>) {
+    let (gpu, mut scratch) = (gpu(), MergeScratch::new());
+    let (comp, poison) = (case.comp, case.poison);
+    let sizes = merge_sizes(size_of::<K>());
+    let cases = case.for_each_merge(&sizes, |a, b, expected, shape, what| {
+        for variant in MergeVariant::ALL {
+            let got = device_merge_variant(&gpu, &mut scratch, variant, None, (a, b), comp, poison);
+            assert!(
+                same_bits(&got, expected),
+                "{what}, {variant:?}: device merge differs"
+            );
+            if matches!(shape, MergeShape::Random) {
+                let host = host_merge_variant(&gpu, variant, (a, b), comp, poison);
                 assert!(
-                    same_bits(&got, &expected),
-                    "{label} {variant:?}: device merge differs, n = {n}, {shape:?}, |a| = {}",
-                    a.len()
+                    same_bits(&host, expected),
+                    "{what}, {variant:?}: host merge differs"
                 );
-                if matches!(shape, MergeShape::Random) {
-                    // Poison the handle's reused output buffer: merge all-poison inputs first.
-                    let poisoned = gpu
-                        .merge_variant(
-                            variant,
-                            MergeSlices::keys(&vec![poison; a.len()], &vec![poison; b.len()]),
-                            comp,
-                        )
-                        .expect("poison merge");
-                    assert!(same_bits(&poisoned, &vec![poison; n]));
-                    let host = gpu
-                        .merge_variant(variant, MergeSlices::keys(&a, &b), comp)
-                        .expect("merge");
-                    assert!(
-                        same_bits(&host, &expected),
-                        "{label} {variant:?}: host merge differs, n = {n}"
-                    );
-                }
-                cases += 1;
             }
         }
-    }
-    eprintln!("{label}: {cases} variant merges agree with the CPU backend");
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn merge_variants_u32() {
-    merge_differential::<u32, _>("u32", &Less, 0xDEAD_BEEF, &|r| r.gen(), &|r| {
-        r.gen_range(0..4)
     });
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn merge_variants_u64() {
-    merge_differential::<u64, _>("u64", &Less, u64::MAX - 3, &|r| r.gen(), &|r| {
-        r.gen_range(0..4) << 40
-    });
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn merge_variants_i32_descending() {
-    merge_differential::<i32, _>("i32 greater", &Greater, i32::MIN + 5, &|r| r.gen(), &|r| {
-        r.gen_range(-2..2)
-    });
-}
-
-/// Floats in the total order, with NaN, -NaN, -0.0, +0.0 and infinities among the keys.
-fn special_f32(r: &mut StdRng) -> f32 {
-    match r.gen_range(0..10) {
-        0 => f32::NAN,
-        1 => -f32::NAN,
-        2 => -0.0,
-        3 => 0.0,
-        4 => f32::INFINITY,
-        5 => f32::NEG_INFINITY,
-        _ => r.gen_range(-1e6..1e6),
-    }
-}
-
-fn special_f64(r: &mut StdRng) -> f64 {
-    f64::from(special_f32(r)) * if r.gen() { 1.0 } else { 1e200 }
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn merge_variants_f32_total_order() {
-    merge_differential::<f32, _>(
-        "f32 total order",
-        &TotalOrder,
-        f32::from_bits(0x7fc0_dead),
-        &special_f32,
-        &|r| [f32::NAN, -0.0, 0.0, 1.0][r.gen_range(0..4)],
+    eprintln!(
+        "{}: {} variant merges agree with the CPU backend",
+        case.label,
+        cases * MergeVariant::ALL.len()
     );
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn merge_variants_f64_total_order_descending() {
-    merge_differential::<f64, _>(
-        "f64 total order desc",
-        &TotalOrderDesc,
+key_type_tests!(merge_differential {
+    merge_variants_u32: u32, "u32", Less, 0xDEAD_BEEF, |r| r.gen(), |r| r.gen_range(0..4);
+    merge_variants_u64: u64, "u64", Less, u64::MAX - 3, |r| r.gen(), |r| r.gen_range(0..4) << 40;
+    merge_variants_i32_descending: i32, "i32 greater", Greater, i32::MIN + 5,
+        |r| r.gen(), |r| r.gen_range(-2..2);
+    merge_variants_f32_total_order: f32, "f32 total order", TotalOrder,
+        f32::from_bits(0x7fc0_dead), special_f32, |r| [f32::NAN, -0.0, 0.0, 1.0][r.gen_range(0..4)];
+    merge_variants_f64_total_order_descending: f64, "f64 total order desc", TotalOrderDesc,
         f64::from_bits(0x7ff8_dead_dead_dead),
-        &special_f64,
-        &|r| [f64::NAN, -0.0, 0.0, 2.5][r.gen_range(0..4)],
-    );
-}
+        special_f64, |r| [f64::NAN, -0.0, 0.0, 2.5][r.gen_range(0..4)];
+});
 
 /// A user struct under a custom CUDA comparator (descending by `key`); `tag` numbers each input
 /// in order (B's with the top bit set), so the exact comparison with the CPU merge also proves
@@ -239,45 +139,38 @@ fn merge_variants_f64_total_order_descending() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn merge_variants_user_struct_are_stable() {
-    let gpu = gpu();
+    let (gpu, mut rng) = (gpu(), rng());
     let comp = rec_key_descending();
-    let mut rng = rng();
-    let poison = Rec {
-        key: 0xDEAD_BEEF,
-        tag: 0xDEAD_BEEF,
-    };
+    let poison = REC_POISON;
     for n in merge_sizes(size_of::<Rec>()) {
         for distinct in [1u32, 13, u32::MAX] {
-            let draw = |r: &mut StdRng| Rec {
-                key: r.gen_range(0..=distinct - 1),
-                tag: 0,
-            };
-            let (mut a, mut b) = merge_inputs(&mut rng, n, MergeShape::Random, &comp, &draw, &draw);
-            for (i, r) in a.iter_mut().enumerate() {
-                r.tag = i as u32;
-            }
-            for (i, r) in b.iter_mut().enumerate() {
-                r.tag = (1 << 31) | i as u32;
-            }
+            let (a, b) = tagged_rec_inputs(&mut rng, n, distinct, &comp);
             let expected = cpu::merge_by(&a, &b, |x: &Rec, y: &Rec| comp.is_less(x, y));
             for variant in MergeVariant::ALL {
                 // Through the host-slice call (a user struct is not a cudarc DeviceRepr without
-                // unsafe): poison the handle's reused output buffer with a merge of poison first.
-                let poisoned = gpu
-                    .merge_variant(
-                        variant,
-                        MergeSlices::keys(&vec![poison; a.len()], &vec![poison; b.len()]),
-                        &comp,
-                    )
-                    .expect("poison merge");
-                assert!(poisoned.iter().all(|r| *r == poison));
-                let got = gpu
-                    .merge_variant(variant, MergeSlices::keys(&a, &b), &comp)
-                    .expect("merge");
+                // unsafe), after a merge of poison.
+                let got = host_merge_variant(&gpu, variant, (&a, &b), &comp, poison);
                 assert_eq!(got, expected, "{variant:?}: n = {n}, distinct = {distinct}");
             }
         }
     }
+}
+
+/// Merge `a` and `b` on the device with `variant`, as pairs whose values are the keys'
+/// [`side_tags`], into poisoned outputs; returns the output keys and values.
+fn device_merge_pairs_variant<C: DeviceComparator<u32>>(
+    gpu: &Gpu,
+    scratch: &mut MergeScratch,
+    variant: MergeVariant,
+    (a, b): (&[u32], &[u32]),
+    comp: &C,
+) -> (Vec<u32>, Vec<u32>) {
+    let (a_vals, b_vals) = side_tags(a.len(), b.len());
+    let poison = (0xDEAD_BEEF, 0xDEAD_BEEF);
+    device_merge_pairs(gpu, (a, &a_vals), (b, &b_vals), poison, |buffers| {
+        gpu.merge_variant_device(variant, buffers, comp, None, scratch)
+            .expect("merge_variant_device pairs")
+    })
 }
 
 /// Key-value merges of every variant: values number each input in order (B's with the top bit
@@ -285,16 +178,13 @@ fn merge_variants_user_struct_are_stable() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn merge_pairs_variants_are_stable() {
-    let gpu = gpu();
-    let mut scratch = MergeScratch::new();
-    let mut rng = rng();
+    let (gpu, mut rng, mut scratch) = setup(MergeScratch::new);
     let tile = TextbookMergeTuning::for_types(4, 4).block_outputs();
     for n in [0, 1, tile - 1, tile + 1, 41 * tile + 3, (1 << 20) + 5] {
         for distinct in [1u32, 5, 1000, u32::MAX] {
             let draw = |r: &mut StdRng| r.gen_range(0..=distinct - 1);
-            let (a, b) = merge_inputs(&mut rng, n, MergeShape::Random, &Less, &draw, &draw);
-            let a_vals: Vec<u32> = (0..a.len() as u32).collect();
-            let b_vals: Vec<u32> = (0..b.len() as u32).map(|i| (1 << 31) | i).collect();
+            let (a, b) = merge_inputs(&mut rng, (n, MergeShape::Random), &Less, (&draw, &draw));
+            let (a_vals, b_vals) = side_tags(a.len(), b.len());
             let expected = cpu::merge_pairs_by(&a, &a_vals, &b, &b_vals, |x: &u32, y: &u32| x < y);
             let wide = |v: &[u32], shift: u32| -> Vec<u64> {
                 v.iter().map(|&x| (u64::from(x) << shift) | 7).collect()
@@ -304,32 +194,7 @@ fn merge_pairs_variants_are_stable() {
             let expected64 =
                 cpu::merge_pairs_by(&a64, &av64, &b64, &bv64, |x: &u64, y: &u64| x < y);
             for variant in MergeVariant::ALL {
-                let s = gpu.stream();
-                let (da, dav) = (upload(&gpu, &a, 1), upload(&gpu, &a_vals, 1));
-                let (db, dbv) = (upload(&gpu, &b, 1), upload(&gpu, &b_vals, 1));
-                let mut ok = upload(&gpu, &vec![0xDEAD_BEEFu32; n], 1);
-                let mut ov = upload(&gpu, &vec![0xDEAD_BEEFu32; n], 1);
-                gpu.merge_variant_device(
-                    variant,
-                    MergeBuffers::pairs(
-                        &da.slice(..a.len()),
-                        &dav.slice(..a.len()),
-                        &db.slice(..b.len()),
-                        &dbv.slice(..b.len()),
-                        &mut ok.slice_mut(..n),
-                        &mut ov.slice_mut(..n),
-                    ),
-                    &Less,
-                    None,
-                    &mut scratch,
-                )
-                .expect("merge_variant_device pairs");
-                let mut got = (
-                    s.clone_dtoh(&ok).expect("download"),
-                    s.clone_dtoh(&ov).expect("download"),
-                );
-                got.0.truncate(n);
-                got.1.truncate(n);
+                let got = device_merge_pairs_variant(&gpu, &mut scratch, variant, (&a, &b), &Less);
                 assert!(
                     got == expected,
                     "{variant:?}: u32 pairs differ (stability), n = {n}, distinct = {distinct}"
@@ -352,9 +217,7 @@ fn merge_pairs_variants_are_stable() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn textbook_merges_loop_over_many_tiles() {
-    let gpu = gpu();
-    let mut scratch = MergeScratch::new();
-    let mut rng = rng();
+    let (gpu, mut rng, mut scratch) = setup(MergeScratch::new);
     let tunings = [(32, 3, 5), (64, 1, 3), (32, 8, 1), (96, 5, 11)];
     for (threads, vt, tiles_per_block) in tunings {
         let tuning = TextbookMergeTuning {
@@ -373,25 +236,29 @@ fn textbook_merges_loop_over_many_tiles() {
             50_003,
         ] {
             for shape in MERGE_SHAPES {
-                let (a, b) = merge_inputs(&mut rng, n, shape, &Less, &|r| r.gen::<u32>(), &|r| {
-                    r.gen_range(0..3)
-                });
+                let (a, b) = merge_inputs(
+                    &mut rng,
+                    (n, shape),
+                    &Less,
+                    (&|r| r.gen::<u32>(), &|r| r.gen_range(0..3)),
+                );
                 let expected = cpu::merge(&a, &b);
                 for variant in [
                     MergeVariant::Basic,
                     MergeVariant::Tiled,
                     MergeVariant::Circular,
                 ] {
-                    let got = device_merge(&gpu, &a, &b, u32::MAX - 1, |da, db, out| {
-                        gpu.merge_variant_device(
-                            variant,
-                            MergeBuffers::keys(da, db, out),
-                            &Less,
-                            Some(tuning),
-                            &mut scratch,
-                        )
-                        .expect("merge_variant_device tuned")
-                    });
+                    let (inputs, poison) = ((&a[..], &b[..]), u32::MAX - 1);
+                    let tuned = Some(tuning);
+                    let got = device_merge_variant(
+                        &gpu,
+                        &mut scratch,
+                        variant,
+                        tuned,
+                        inputs,
+                        &Less,
+                        poison,
+                    );
                     assert!(
                         got == expected,
                         "{variant:?} {tuning:?}: n = {n}, {shape:?}, |a| = {}",
@@ -479,49 +346,36 @@ type SortRun<'a, K> = dyn FnMut(&Gpu, SortVariant, &[K]) -> Vec<K> + 'a;
 /// Batcher must match std exactly too. Then the host-slice call, after a sort of poison keys
 /// through the same handle.
 #[allow(clippy::too_many_arguments)] // A test driver: each argument is one knob of the case.
-fn sort_differential<K, C>(
-    label: &str,
-    comp: &C,
-    poison: K,
-    draw: &dyn Fn(&mut StdRng) -> K,
-    few: &dyn Fn(&mut StdRng) -> K,
-    identical_ties: bool,
-    run: &mut SortRun<K>,
-) where
+fn sort_differential<K, C>(case: &KeyCase<K, C>, identical_ties: bool, run: &mut SortRun<K>)
+where
     K: DeviceKey + Debug,
     C: DeviceComparator<K>,
 {
     let gpu = gpu();
-    let mut rng = rng();
-    let mut cases = 0;
-    for n in sort_sizes(size_of::<K>()) {
-        for pattern in PATTERNS {
-            let input = keys(&mut rng, n, pattern, comp, draw, few);
-            let mut expected = input.clone();
-            expected.sort_by(order(comp));
-            for variant in SortVariant::ALL {
-                let got = run(&gpu, variant, &input);
-                let exact = (variant.is_stable() || identical_ties).then_some(&expected[..]);
+    let (comp, poison) = (case.comp, case.poison);
+    let sizes = sort_sizes(size_of::<K>());
+    let cases = case.for_each_sort(&sizes, |input, expected, pattern, what| {
+        for variant in SortVariant::ALL {
+            let exact = (variant.is_stable() || identical_ties).then_some(expected);
+            let got = run(&gpu, variant, input);
+            assert!(
+                check_sorted(input, &got, comp, exact),
+                "{what}, {variant:?}: sort differs"
+            );
+            if matches!(pattern, Pattern::Random) {
+                let got = host_sort(&gpu, variant, input, comp, poison);
                 assert!(
-                    check_sorted(&input, &got, comp, exact),
-                    "{label} {variant:?}: sort differs, n = {n}, {pattern:?}"
+                    check_sorted(input, &got, comp, exact),
+                    "{what}, {variant:?}: host sort differs"
                 );
-                cases += 1;
             }
         }
-        let input = keys(&mut rng, n, Pattern::Random, comp, draw, few);
-        let mut expected = input.clone();
-        expected.sort_by(order(comp));
-        for variant in SortVariant::ALL {
-            let got = host_sort(&gpu, variant, &input, comp, poison);
-            let exact = (variant.is_stable() || identical_ties).then_some(&expected[..]);
-            assert!(
-                check_sorted(&input, &got, comp, exact),
-                "{label} {variant:?}: host sort differs, n = {n}"
-            );
-        }
-    }
-    eprintln!("{label}: {cases} variant sorts agree with std");
+    });
+    eprintln!(
+        "{}: {} variant sorts agree with std",
+        case.label,
+        cases * SortVariant::ALL.len()
+    );
 }
 
 /// Sort through the host-slice call, after a sort of `n` poison keys through the same handle
@@ -542,65 +396,28 @@ fn host_sort<K: DeviceKey, C: DeviceComparator<K>>(
 }
 
 /// [`sort_differential`] through the device API, with one scratch for every run.
-fn device_sort_differential<K, C>(
-    label: &str,
-    comp: &C,
-    poison: K,
-    draw: &dyn Fn(&mut StdRng) -> K,
-    few: &dyn Fn(&mut StdRng) -> K,
-) where
+fn device_sort_differential<K, C>(case: &KeyCase<K, C>)
+where
     K: DeviceKey + DeviceRepr + Debug,
     C: DeviceComparator<K>,
 {
+    let (comp, poison) = (case.comp, case.poison);
     let mut scratch = SortScratch::new();
-    sort_differential(
-        label,
-        comp,
-        poison,
-        draw,
-        few,
-        true,
-        &mut |gpu, variant, input| device_sort(gpu, &mut scratch, variant, input, comp, poison),
-    );
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn sort_variants_u32() {
-    device_sort_differential::<u32, _>("u32", &Less, 0xDEAD_BEEF, &|r| r.gen(), &|r| {
-        r.gen_range(0..4)
+    sort_differential(case, true, &mut |gpu, variant, input| {
+        device_sort(gpu, &mut scratch, variant, input, comp, poison)
     });
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn sort_variants_u64_and_i32() {
-    device_sort_differential::<u64, _>("u64", &Less, u64::MAX - 3, &|r| r.gen(), &|r| {
-        r.gen_range(0..4)
-    });
-    device_sort_differential::<i32, _>("i32 greater", &Greater, i32::MIN + 5, &|r| r.gen(), &|r| {
-        r.gen_range(-2..2)
-    });
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn sort_variants_floats_total_order() {
-    device_sort_differential::<f32, _>(
-        "f32 total order",
-        &TotalOrder,
-        1.2345e-7,
-        &special_f32,
-        &|r| [f32::NAN, -0.0, 0.0, 1.0][r.gen_range(0..4)],
-    );
-    device_sort_differential::<f64, _>(
-        "f64 total order desc",
-        &TotalOrderDesc,
-        -7.5e300,
-        &special_f64,
-        &|r| [f64::NAN, -0.0, 0.0, 2.5][r.gen_range(0..4)],
-    );
-}
+key_type_tests!(device_sort_differential {
+    sort_variants_u32: u32, "u32", Less, 0xDEAD_BEEF, |r| r.gen(), |r| r.gen_range(0..4);
+    sort_variants_u64: u64, "u64", Less, u64::MAX - 3, |r| r.gen(), |r| r.gen_range(0..4);
+    sort_variants_i32: i32, "i32 greater", Greater, i32::MIN + 5,
+        |r| r.gen(), |r| r.gen_range(-2..2);
+    sort_variants_f32_total_order: f32, "f32 total order", TotalOrder, 1.2345e-7, special_f32,
+        |r| [f32::NAN, -0.0, 0.0, 1.0][r.gen_range(0..4)];
+    sort_variants_f64_total_order_descending: f64, "f64 total order desc", TotalOrderDesc,
+        -7.5e300, special_f64, |r| [f64::NAN, -0.0, 0.0, 2.5][r.gen_range(0..4)];
+});
 
 /// The user struct under its custom comparator (by key only), through the host-slice calls:
 /// tags differ among equal keys, so Batcher is checked for order and multiset, the two-phase
@@ -609,25 +426,23 @@ fn sort_variants_floats_total_order() {
 #[ignore = "needs a CUDA GPU"]
 fn sort_variants_user_struct() {
     let comp = rec_key_descending();
-    let poison = Rec {
-        key: 0xABCD,
-        tag: u32::MAX,
-    };
+    let poison = REC_POISON;
     for distinct in [5u32, u32::MAX] {
         let counter = std::sync::atomic::AtomicU32::new(0);
         let draw = |r: &mut StdRng| Rec {
             key: r.gen_range(0..=distinct - 1),
             tag: counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         };
-        sort_differential::<Rec, _>(
-            "rec",
-            &comp,
+        let case = KeyCase {
+            label: "rec",
+            comp: &comp,
             poison,
-            &draw,
-            &draw,
-            false,
-            &mut |gpu, variant, input| host_sort(gpu, variant, input, &comp, poison),
-        );
+            draw: &draw,
+            few: &draw,
+        };
+        sort_differential(&case, false, &mut |gpu, variant, input| {
+            host_sort(gpu, variant, input, &comp, poison)
+        });
     }
 }
 
@@ -636,22 +451,13 @@ fn sort_variants_user_struct() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn sort_pairs_variants() {
-    let gpu = gpu();
-    let mut scratch = SortScratch::new();
-    let mut rng = rng();
+    let (gpu, mut rng, mut scratch) = setup(SortScratch::new);
     let tile = BatcherTuning::for_types(4, 4).tile as usize;
     for n in [0, 1, tile - 1, tile + 1, 37 * tile + 3, (1 << 20) + 5] {
         for pattern in PATTERNS {
-            let input: Vec<u32> = keys(&mut rng, n, pattern, &Less, &|r| r.gen(), &|r| {
-                r.gen_range(0..8)
-            });
+            let input: Vec<u32> = u32_pattern_keys(&mut rng, n, pattern, 8);
             let positions: Vec<u32> = (0..n as u32).collect();
-            let mut expected: Vec<(u32, u32)> = input
-                .iter()
-                .copied()
-                .zip(positions.iter().copied())
-                .collect();
-            expected.sort_by_key(|p| p.0);
+            let expected = stable_sorted_pairs(&input, &positions);
             for variant in SortVariant::ALL {
                 // Poison the scratch with a sort of poison pairs, then sort the real ones.
                 let mut pk = upload(&gpu, &vec![u32::MAX - 9; n], 0);
@@ -705,12 +511,7 @@ fn sort_pairs_variants() {
                 gpu.sort_pairs_variant(variant, &mut k, &mut v, &Less)
                     .expect("sort_pairs_variant");
                 let mut got: Vec<(u64, u64)> = k.into_iter().zip(v).collect();
-                let mut want: Vec<(u64, u64)> = wide_keys
-                    .iter()
-                    .copied()
-                    .zip(wide_values.iter().copied())
-                    .collect();
-                want.sort_by_key(|p| p.0);
+                let mut want = stable_sorted_pairs(&wide_keys, &wide_values);
                 if !variant.is_stable() {
                     got.sort_unstable();
                     want.sort_unstable();
@@ -729,9 +530,7 @@ fn sort_pairs_variants() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn batcher_small_tiles_run_every_launch_kind() {
-    let gpu = gpu();
-    let mut rng = rng();
-    let mut scratch = BatcherScratch::new();
+    let (gpu, mut rng, mut scratch) = setup(BatcherScratch::new);
     let tunings = [(32, 64), (32, 128), (64, 1024), (32, 32)];
     for (threads, tile) in tunings {
         let tuning = BatcherTuning { threads, tile };
@@ -740,9 +539,7 @@ fn batcher_small_tiles_run_every_launch_kind() {
         sizes.extend((1..=8).flat_map(|p| [(tile << p) - 1, (tile << p) + 1]));
         for n in sizes {
             for pattern in PATTERNS {
-                let input: Vec<u32> = keys(&mut rng, n, pattern, &Less, &|r| r.gen(), &|r| {
-                    r.gen_range(0..5)
-                });
+                let input: Vec<u32> = u32_pattern_keys(&mut rng, n, pattern, 5);
                 let mut expected = input.clone();
                 expected.sort_unstable();
                 let mut poisoned = upload(&gpu, &vec![u32::MAX - 7; n], 0);
@@ -799,33 +596,26 @@ fn batcher_small_tiles_run_every_launch_kind() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn variants_u32_2_pow_27_and_root_api() {
-    let gpu = gpu();
-    let mut rng = rng();
-    let mut scratch = MergeScratch::new();
-    let n = 1usize << 27;
-    for shape in [MergeShape::Random, MergeShape::FewDistinct] {
-        let (a, b) = merge_inputs(&mut rng, n, shape, &Less, &|r| r.gen::<u32>(), &|r| {
-            r.gen_range(0..16)
-        });
-        let expected = cpu::merge(&a, &b);
+    let (gpu, mut rng, mut scratch) = setup(MergeScratch::new);
+    for (shape, a, b, expected) in large_u32_merges(&mut rng) {
         for variant in MergeVariant::ALL {
-            let got = device_merge(&gpu, &a, &b, 0xDEAD_BEEF, |da, db, out| {
-                gpu.merge_variant_device(
-                    variant,
-                    MergeBuffers::keys(da, db, out),
-                    &Less,
-                    None,
-                    &mut scratch,
-                )
-                .expect("merge")
-            });
+            let inputs = (&a[..], &b[..]);
+            let got = device_merge_variant(
+                &gpu,
+                &mut scratch,
+                variant,
+                None,
+                inputs,
+                &Less,
+                0xDEAD_BEEF,
+            );
             assert!(
                 got == expected,
                 "{variant:?}: 2^27 merge differs ({shape:?})"
             );
         }
     }
-    let input: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
+    let input: Vec<u32> = (0..LARGE_MERGE_KEYS).map(|_| rng.gen()).collect();
     let mut expected = input.clone();
     expected.par_sort_unstable();
     let mut sort_scratch = SortScratch::new();
@@ -932,44 +722,9 @@ fn variants_past_i32_max() {
 
 // ---- Adversarial inputs: unsorted merge inputs and comparators that are not strict weak orders.
 
-/// A comparator on u32 given as a CUDA snippet and the same Rust predicate.
-type U32Comparator = CudaComparator<u32, fn(&u32, &u32) -> bool>;
-
-/// Comparators on u32 that are not strict weak orders: `<=` (not irreflexive) and a hash of both
-/// keys (not transitive, not asymmetric). Deterministic: the textbook kernels and Batcher's fused
-/// windows evaluate some comparisons more than once and rely on the same answer.
-fn broken_u32_comparators() -> Vec<U32Comparator> {
-    vec![
-        CudaComparator::new("le", "return a <= b;", |a: &u32, b: &u32| a <= b),
-        CudaComparator::new(
-            "pair_hash",
-            "return (((a * 2654435761u) ^ (b * 40503u)) >> 13) & 1;",
-            |a: &u32, b: &u32| {
-                ((a.wrapping_mul(2_654_435_761) ^ b.wrapping_mul(40503)) >> 13) & 1 == 1
-            },
-        ),
-    ]
-}
-
-/// `v` sorted by value: the multiset to compare outputs with.
-fn multiset<T: Ord + Clone>(v: &[T]) -> Vec<T> {
-    let mut v = v.to_vec();
-    v.sort_unstable();
-    v
-}
-
-/// The message of an `InvalidInput` error, or a panic naming `what` for anything else.
-fn invalid_input<T: Debug>(result: Result<T, GpuError>, what: &str) -> String {
-    match result {
-        Err(GpuError::InvalidInput(message)) => message,
-        other => panic!("{what}: expected InvalidInput, got {other:?}"),
-    }
-}
-
 /// A valid merge with `variant` on `gpu` after a failure: it must succeed and be right.
 fn valid_merge_after_failure(gpu: &Gpu, rng: &mut StdRng, variant: MergeVariant, what: &str) {
-    let draw = |r: &mut StdRng| r.gen::<u32>();
-    let (a, b) = merge_inputs(rng, 5000, MergeShape::Random, &Less, &draw, &draw);
+    let (a, b) = u32_merge_inputs(rng, 5000, MergeShape::Random);
     let got = gpu
         .merge_variant(variant, MergeSlices::keys(&a, &b), &Less)
         .unwrap_or_else(|e| panic!("{variant:?}: valid merge after {what}: {e}"));
@@ -990,50 +745,14 @@ fn assert_device_merges_permute<C: DeviceComparator<u32>>(
     comp: &C,
     what: &str,
 ) {
-    let got = device_merge(gpu, a, b, 0xDEAD_BEEF, |da, db, out| {
-        gpu.merge_variant_device(
-            variant,
-            MergeBuffers::keys(da, db, out),
-            comp,
-            None,
-            scratch,
-        )
-        .expect("merge_variant_device");
-    });
+    let got = device_merge_variant(gpu, scratch, variant, None, (a, b), comp, 0xDEAD_BEEF);
     let all: Vec<u32> = a.iter().chain(b).copied().collect();
     assert!(
         multiset(&got) == multiset(&all),
         "{variant:?}: {what}: keys are not a permutation of the input"
     );
-    let n = a.len() + b.len();
-    let a_vals: Vec<u32> = (0..a.len() as u32).collect();
-    let b_vals: Vec<u32> = (0..b.len() as u32).map(|i| (1 << 31) | i).collect();
-    let (da, dav) = (upload(gpu, a, 1), upload(gpu, &a_vals, 1));
-    let (db, dbv) = (upload(gpu, b, 1), upload(gpu, &b_vals, 1));
-    let mut ok = upload(gpu, &vec![0xDEAD_BEEFu32; n], 1);
-    let mut ov = upload(gpu, &vec![0xDEAD_BEEFu32; n], 1);
-    gpu.merge_variant_device(
-        variant,
-        MergeBuffers::pairs(
-            &da.slice(..a.len()),
-            &dav.slice(..a.len()),
-            &db.slice(..b.len()),
-            &dbv.slice(..b.len()),
-            &mut ok.slice_mut(..n),
-            &mut ov.slice_mut(..n),
-        ),
-        comp,
-        None,
-        scratch,
-    )
-    .expect("merge_variant_device pairs");
-    let s = gpu.stream();
-    let (mut keys, mut vals) = (
-        s.clone_dtoh(&ok).expect("download"),
-        s.clone_dtoh(&ov).expect("download"),
-    );
-    keys.truncate(n);
-    vals.truncate(n);
+    let (a_vals, b_vals) = side_tags(a.len(), b.len());
+    let (keys, vals) = device_merge_pairs_variant(gpu, scratch, variant, (a, b), comp);
     let got: Vec<(u32, u32)> = keys.into_iter().zip(vals).collect();
     let want: Vec<(u32, u32)> = a
         .iter()
@@ -1050,12 +769,9 @@ fn assert_device_merges_permute<C: DeviceComparator<u32>>(
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn unsorted_merge_inputs_are_named_errors_and_permutations() {
-    let gpu = gpu();
-    let mut scratch = MergeScratch::new();
-    let mut rng = rng();
+    let (gpu, mut rng, mut scratch) = setup(MergeScratch::new);
     for n in merge_sizes(4) {
-        let draw = |r: &mut StdRng| r.gen::<u32>();
-        let (a, b) = merge_inputs(&mut rng, n, MergeShape::Random, &Less, &draw, &draw);
+        let (a, b) = u32_merge_inputs(&mut rng, n, MergeShape::Random);
         let mut shuffled_a = a.clone();
         shuffled_a.reverse();
         let mut shuffled_b = b.clone();
@@ -1064,35 +780,19 @@ fn unsorted_merge_inputs_are_named_errors_and_permutations() {
         for variant in MergeVariant::ALL {
             if unsorted(&shuffled_a) {
                 let what = format!("unsorted a, n = {n}");
-                let message = invalid_input(
-                    gpu.merge_variant(variant, MergeSlices::keys(&shuffled_a, &b), &Less),
-                    &format!("{variant:?}: {what}"),
-                );
-                assert!(message.contains("`a`"), "{variant:?}: {what}: {message}");
+                let keys = gpu.merge_variant(variant, MergeSlices::keys(&shuffled_a, &b), &Less);
+                assert_invalid_input(keys, &format!("{variant:?}: {what}"), "`a`");
                 valid_merge_after_failure(&gpu, &mut rng, variant, &what);
-                let vals = vec![0u64; shuffled_a.len()];
-                let b_vals = vec![0u64; b.len()];
-                let message = invalid_input(
-                    gpu.merge_variant(
-                        variant,
-                        MergeSlices::pairs(&shuffled_a, &vals, &b, &b_vals),
-                        &Less,
-                    ),
-                    &format!("{variant:?}: pairs, {what}"),
-                );
-                assert!(
-                    message.contains("`a"),
-                    "{variant:?}: pairs, {what}: {message}"
-                );
+                let (vals, b_vals) = (vec![0u64; shuffled_a.len()], vec![0u64; b.len()]);
+                let pairs = MergeSlices::pairs(&shuffled_a, &vals, &b, &b_vals);
+                let pairs = gpu.merge_variant(variant, pairs, &Less);
+                assert_invalid_input(pairs, &format!("{variant:?}: pairs, {what}"), "`a");
                 valid_merge_after_failure(&gpu, &mut rng, variant, &what);
             }
             if unsorted(&shuffled_b) {
                 let what = format!("unsorted b, n = {n}");
-                let message = invalid_input(
-                    gpu.merge_variant(variant, MergeSlices::keys(&a, &shuffled_b), &Less),
-                    &format!("{variant:?}: {what}"),
-                );
-                assert!(message.contains("`b`"), "{variant:?}: {what}: {message}");
+                let keys = gpu.merge_variant(variant, MergeSlices::keys(&a, &shuffled_b), &Less);
+                assert_invalid_input(keys, &format!("{variant:?}: {what}"), "`b`");
                 valid_merge_after_failure(&gpu, &mut rng, variant, &what);
             }
             // Device-buffer calls: a permutation whatever the order of the inputs.
@@ -1111,31 +811,39 @@ fn unsorted_merge_inputs_are_named_errors_and_permutations() {
     }
 }
 
+/// Under a broken comparator, a host call is `Ok` with output `got` a permutation of `input`, or
+/// an `InvalidInput` error; anything else fails (`what` names the call).
+fn assert_permutation_or_invalid<T: Ord + Clone>(
+    got: Result<Vec<T>, GpuError>,
+    input: &[T],
+    what: &str,
+) {
+    match got {
+        Ok(got) => assert!(
+            multiset(&got) == multiset(input),
+            "{what}: not a permutation"
+        ),
+        Err(GpuError::InvalidInput(_)) => {}
+        Err(e) => panic!("{what}: {e}"),
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn merges_under_broken_comparators_are_permutations() {
-    let gpu = gpu();
-    let mut scratch = MergeScratch::new();
-    let mut rng = rng();
+    let (gpu, mut rng, mut scratch) = setup(MergeScratch::new);
     for comp in broken_u32_comparators() {
         for n in merge_sizes(4) {
             let draw = |r: &mut StdRng| r.gen::<u32>();
             let few = |r: &mut StdRng| r.gen_range(0..4u32);
             for shape in [MergeShape::Random, MergeShape::FewDistinct] {
-                let (a, b) = merge_inputs(&mut rng, n, shape, &Less, &draw, &few);
+                let (a, b) = merge_inputs(&mut rng, (n, shape), &Less, (&draw, &few));
                 let what = format!("{}, n = {n}, {shape:?}", comp.name());
                 for variant in MergeVariant::ALL {
-                    match gpu.merge_variant(variant, MergeSlices::keys(&a, &b), &comp) {
-                        Ok(got) => {
-                            let all: Vec<u32> = a.iter().chain(&b).copied().collect();
-                            assert!(
-                                multiset(&got) == multiset(&all),
-                                "{variant:?}: {what}: host merge is not a permutation"
-                            );
-                        }
-                        Err(GpuError::InvalidInput(_)) => {}
-                        Err(e) => panic!("{variant:?}: {what}: {e}"),
-                    }
+                    let got = gpu.merge_variant(variant, MergeSlices::keys(&a, &b), &comp);
+                    let all: Vec<u32> = a.iter().chain(&b).copied().collect();
+                    let case = format!("{variant:?}: {what}: host merge");
+                    assert_permutation_or_invalid(got, &all, &case);
                     valid_merge_after_failure(&gpu, &mut rng, variant, &what);
                     assert_device_merges_permute(&gpu, &mut scratch, variant, &a, &b, &comp, &what);
                 }
@@ -1147,36 +855,21 @@ fn merges_under_broken_comparators_are_permutations() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn batcher_under_broken_comparators_is_a_permutation() {
-    let gpu = gpu();
-    let mut rng = rng();
+    let (gpu, mut rng) = (gpu(), rng());
     for comp in broken_u32_comparators() {
         for n in sort_sizes(4) {
             let input: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1000)).collect();
+            let what = format!("{}: n = {n}: Batcher's", comp.name());
             let mut keys = input.clone();
-            match gpu.sort_variant(SortVariant::Batcher, &mut keys, &comp) {
-                Ok(()) => assert!(
-                    multiset(&keys) == multiset(&input),
-                    "{}: n = {n}: Batcher's output is not a permutation",
-                    comp.name()
-                ),
-                Err(GpuError::InvalidInput(_)) => {}
-                Err(e) => panic!("{}: n = {n}: {e}", comp.name()),
-            }
+            let sorted = gpu.sort_variant(SortVariant::Batcher, &mut keys, &comp);
+            assert_permutation_or_invalid(sorted.map(|()| keys), &input, &format!("{what} keys"));
             let mut keys = input.clone();
             let mut values: Vec<u32> = (0..n as u32).collect();
-            match gpu.sort_pairs_variant(SortVariant::Batcher, &mut keys, &mut values, &comp) {
-                Ok(()) => {
-                    let got: Vec<(u32, u32)> = keys.into_iter().zip(values).collect();
-                    let want: Vec<(u32, u32)> = input.iter().copied().zip(0..n as u32).collect();
-                    assert!(
-                        multiset(&got) == multiset(&want),
-                        "{}: n = {n}: Batcher's pairs are not a permutation",
-                        comp.name()
-                    );
-                }
-                Err(GpuError::InvalidInput(_)) => {}
-                Err(e) => panic!("{}: n = {n}: {e}", comp.name()),
-            }
+            let sorted =
+                gpu.sort_pairs_variant(SortVariant::Batcher, &mut keys, &mut values, &comp);
+            let got = sorted.map(|()| keys.into_iter().zip(values).collect());
+            let want: Vec<(u32, u32)> = input.iter().copied().zip(0..n as u32).collect();
+            assert_permutation_or_invalid(got, &want, &format!("{what} pairs"));
             let mut valid = input.clone();
             gpu.sort_variant(SortVariant::Batcher, &mut valid, &Less)
                 .expect("a valid sort after a broken comparator");
@@ -1191,8 +884,7 @@ fn batcher_under_broken_comparators_is_a_permutation() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn merge_and_batcher_mismatched_lengths_are_errors() {
-    let gpu = gpu();
-    let mut rng = rng();
+    let (gpu, mut rng) = (gpu(), rng());
     for variant in MergeVariant::ALL {
         let err = gpu
             .merge_variant(
