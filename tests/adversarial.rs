@@ -14,6 +14,7 @@ mod common;
 
 use std::mem::size_of;
 
+use common::bounds::reference_bounds;
 use common::checks::{
     assert_pairs_permutation, assert_permutation, boundary_sizes, test_scale, Guarded,
 };
@@ -570,13 +571,7 @@ fn floats_plain_calls_follow_the_total_order() {
                 (SearchBound::Lower, CpuBound::Lower),
                 (SearchBound::Upper, CpuBound::Upper),
             ] {
-                let want: Vec<usize> = a
-                    .iter()
-                    .map(|x| match bound {
-                        SearchBound::Lower => b.partition_point(|h| h.total_cmp(x).is_lt()),
-                        SearchBound::Upper => b.partition_point(|h| h.total_cmp(x).is_le()),
-                    })
-                    .collect();
+                let want = reference_bounds(&a, &b, bound, |x, y| x.total_cmp(y).is_lt());
                 let got = twophase::sorted_search(&a, &b, cpu_bound).expect("sorted_search");
                 assert!(got == want, "{case}: gpu::sorted_search {bound:?} differs");
                 let got: Vec<u32> = gpu
@@ -1961,6 +1956,9 @@ fn mismatched_lengths_are_errors() {
 }
 
 // ---- User code checked at compile time ----
+//
+// The user keys below give `device_key!` a CUDA definition that does not match their Rust layout
+// on purpose: the generated program's layout check must turn that into a compile error.
 
 /// A 4-byte Rust key whose CUDA definition declares 16 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
@@ -1969,11 +1967,7 @@ struct Narrow {
     key: u32,
 }
 
-impl DeviceKey for Narrow {
-    const CUDA_TYPE: &'static str = "narrow";
-    const CUDA_DEFINITION: &'static str =
-        "struct narrow { unsigned int key; unsigned int pad[3]; };";
-}
+twophase_gpu::device_key!(Narrow => "narrow", "struct narrow { unsigned int key; unsigned int pad[3]; };");
 
 /// A 16-byte Rust key whose CUDA definition declares 4 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
@@ -1983,10 +1977,7 @@ struct Wide {
     rest: [u32; 3],
 }
 
-impl DeviceKey for Wide {
-    const CUDA_TYPE: &'static str = "wide";
-    const CUDA_DEFINITION: &'static str = "struct wide { unsigned int key; };";
-}
+twophase_gpu::device_key!(Wide => "wide", "struct wide { unsigned int key; };");
 
 /// An 8-byte Rust key aligned to 4 whose CUDA definition is aligned to 8 (same size).
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
@@ -1996,11 +1987,10 @@ struct Misaligned {
     tag: u32,
 }
 
-impl DeviceKey for Misaligned {
-    const CUDA_TYPE: &'static str = "misaligned";
-    const CUDA_DEFINITION: &'static str =
-        "struct __align__(8) misaligned { unsigned int key; unsigned int tag; };";
-}
+twophase_gpu::device_key!(
+    Misaligned => "misaligned",
+    "struct __align__(8) misaligned { unsigned int key; unsigned int tag; };"
+);
 
 /// A call that returns nothing of interest here.
 type Call<'a> = Box<dyn FnOnce() -> Result<(), GpuError> + 'a>;
@@ -2283,18 +2273,12 @@ fn tiles_sorted_search() {
         let needles = sorted_u32(&mut rng, needles_len);
         let haystack = sorted_u32(&mut rng, haystack_len);
         for bound in [SearchBound::Lower, SearchBound::Upper] {
-            let want: Vec<u32> = needles
-                .iter()
-                .map(|x| match bound {
-                    SearchBound::Lower => haystack.partition_point(|h| h < x) as u32,
-                    SearchBound::Upper => haystack.partition_point(|h| h <= x) as u32,
-                })
-                .collect();
+            let want = reference_bounds(&needles, &haystack, bound, u32::lt);
             let found: Vec<u32> = gpu
                 .sorted_search(&needles, &haystack, bound, &Less)
                 .expect("sorted_search");
             assert!(
-                found == want,
+                found.iter().map(|&i| i as usize).eq(want),
                 "{needles_len} in {haystack_len}, {bound:?}: differs"
             );
         }

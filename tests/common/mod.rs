@@ -8,6 +8,7 @@ use rand::SeedableRng;
 use twophase::gpu::{CudaComparator, DeviceComparator, DeviceKey, Gpu};
 use twophase_gpu::cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DeviceRepr};
 
+pub mod bounds;
 pub mod checks;
 
 /// The GPU under test. A missing GPU is a failure, never a silent pass.
