@@ -406,6 +406,13 @@ fn assert_indices_within<I: Copy + TryInto<u64>>(indices: &[I], len: usize, case
     }
 }
 
+/// Run `test` on the GPU under test, with the handle of its calls and a seeded generator: what
+/// every GPU test here starts from.
+fn on_gpu(test: impl FnOnce(&Gpu, Handle, &mut StdRng)) {
+    let gpu = gpu();
+    test(&gpu, Handle::Own(&gpu), &mut rng());
+}
+
 // ---- Device-buffer status checks ----
 
 /// The scratches' status check until the runtime's lands: the device-buffer calls leave their
@@ -551,50 +558,50 @@ fn forced_sizes(tuning: MergesortTuning) -> Vec<usize> {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn floats_plain_calls_follow_the_total_order() {
-    let gpu = gpu();
-    let mut rng = rng();
-    for n in boundary_sizes(&sort_tiles_u32(), &LARGE_SIZES) {
-        for nan_percent in NAN_PERCENTS {
-            let case = |call: &str| format!("{call}, f32, n = {n}, {nan_percent}% NaN");
-            let input = f32_keys(&mut rng, n, nan_percent);
-            let expected = total_sorted(&input);
-            assert_sorts_as_std(&input, &expected, &case("gpu::mergesort"), twophase::sort);
-            let sort_by = |k: &mut [f32]| twophase::sort_by(k, &TotalOrder);
-            assert_sorts_as_std(&input, &expected, &case("sort_by"), sort_by);
-            let mergesort = |k: &mut [f32]| gpu.mergesort(k, &TotalOrder);
-            assert_sorts_as_std(&input, &expected, &case("Gpu::mergesort"), mergesort);
+    on_gpu(|gpu, _, rng| {
+        for n in boundary_sizes(&sort_tiles_u32(), &LARGE_SIZES) {
+            for nan_percent in NAN_PERCENTS {
+                let case = |call: &str| format!("{call}, f32, n = {n}, {nan_percent}% NaN");
+                let input = f32_keys(rng, n, nan_percent);
+                let expected = total_sorted(&input);
+                assert_sorts_as_std(&input, &expected, &case("gpu::mergesort"), twophase::sort);
+                let sort_by = |k: &mut [f32]| twophase::sort_by(k, &TotalOrder);
+                assert_sorts_as_std(&input, &expected, &case("sort_by"), sort_by);
+                let mergesort = |k: &mut [f32]| gpu.mergesort(k, &TotalOrder);
+                assert_sorts_as_std(&input, &expected, &case("Gpu::mergesort"), mergesort);
 
-            let (a, b) = sorted_halves(&input, |v| v.sort_by(f32::total_cmp));
-            let merged =
-                twophase::merge(&a, &b).unwrap_or_else(|e| panic!("{}: {e}", case("gpu::merge")));
-            assert!(same_bits(&merged, &expected), "{}", case("gpu::merge"));
-            for bound in [SearchBound::Lower, SearchBound::Upper] {
-                let want = reference_bounds(&a, &b, bound, |x, y| x.total_cmp(y).is_lt());
-                let got = twophase::sorted_search(&a, &b, bound).expect("sorted_search");
-                assert!(
-                    got == want,
-                    "{}",
-                    case(&format!("gpu::sorted_search {bound:?}"))
-                );
-                let got: Vec<u32> = gpu
-                    .sorted_search(&a, &b, bound, &TotalOrder)
-                    .expect("Gpu::sorted_search");
-                assert!(
-                    got.iter().map(|&i| i as usize).eq(want),
-                    "{}",
-                    case(&format!("Gpu::sorted_search {bound:?}"))
-                );
+                let (a, b) = sorted_halves(&input, |v| v.sort_by(f32::total_cmp));
+                let merged = twophase::merge(&a, &b)
+                    .unwrap_or_else(|e| panic!("{}: {e}", case("gpu::merge")));
+                assert!(same_bits(&merged, &expected), "{}", case("gpu::merge"));
+                for bound in [SearchBound::Lower, SearchBound::Upper] {
+                    let want = reference_bounds(&a, &b, bound, |x, y| x.total_cmp(y).is_lt());
+                    let got = twophase::sorted_search(&a, &b, bound).expect("sorted_search");
+                    assert!(
+                        got == want,
+                        "{}",
+                        case(&format!("gpu::sorted_search {bound:?}"))
+                    );
+                    let got: Vec<u32> = gpu
+                        .sorted_search(&a, &b, bound, &TotalOrder)
+                        .expect("Gpu::sorted_search");
+                    assert!(
+                        got.iter().map(|&i| i as usize).eq(want),
+                        "{}",
+                        case(&format!("Gpu::sorted_search {bound:?}"))
+                    );
+                }
             }
         }
-    }
-    let f64_tile = MergesortTuning::for_types(size_of::<f64>(), 0).tile();
-    for n in boundary_sizes(&[f64_tile], &[]) {
-        for nan_percent in NAN_PERCENTS {
-            let input = f64_keys(&mut rng, n, nan_percent);
-            let case = format!("gpu::mergesort, f64, n = {n}, {nan_percent}% NaN");
-            assert_sorts_as_std(&input, &total_sorted(&input), &case, twophase::sort);
+        let f64_tile = MergesortTuning::for_types(size_of::<f64>(), 0).tile();
+        for n in boundary_sizes(&[f64_tile], &[]) {
+            for nan_percent in NAN_PERCENTS {
+                let input = f64_keys(rng, n, nan_percent);
+                let case = format!("gpu::mergesort, f64, n = {n}, {nan_percent}% NaN");
+                assert_sorts_as_std(&input, &total_sorted(&input), &case, twophase::sort);
+            }
         }
-    }
+    });
 }
 
 /// `keys` sorted by std's `sort_by(total_cmp)`.
@@ -651,36 +658,35 @@ fn check_common_sorts<K: DeviceKey + Sync, C: DeviceComparator<K>>(
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn floats_partial_order_sorts_keep_a_permutation() {
-    let gpu = gpu();
-    let own = Handle::Own(&gpu);
-    let mut rng = rng();
-    let less = partial_less::<f32>();
-    for n in boundary_sizes(&sort_tiles_u32(), &LARGE_SIZES) {
-        for nan_percent in NAN_PERCENTS {
-            let input = f32_keys(&mut rng, n, nan_percent);
-            let values = positions(n);
-            let case = |call: &str| format!("{call}, f32 `<`, n = {n}, {nan_percent}% NaN");
-            check_common_sorts(&gpu, (&input, &values), &less, &case);
-            for variant in SortVariant::ALL {
-                let sort = |k: &mut [f32]| gpu.sort_variant(variant, k, &less);
-                check_sort(own, &input, &case(variant.name()), sort);
+    on_gpu(|gpu, own, rng| {
+        let less = partial_less::<f32>();
+        for n in boundary_sizes(&sort_tiles_u32(), &LARGE_SIZES) {
+            for nan_percent in NAN_PERCENTS {
+                let input = f32_keys(rng, n, nan_percent);
+                let values = positions(n);
+                let case = |call: &str| format!("{call}, f32 `<`, n = {n}, {nan_percent}% NaN");
+                check_common_sorts(gpu, (&input, &values), &less, &case);
+                for variant in SortVariant::ALL {
+                    let sort = |k: &mut [f32]| gpu.sort_variant(variant, k, &less);
+                    check_sort(own, &input, &case(variant.name()), sort);
+                }
+                let batcher = |k: &mut [f32], v: &mut [u32]| {
+                    gpu.sort_pairs_variant(SortVariant::Batcher, k, v, &less)
+                };
+                let c = case("sort_pairs_variant batcher");
+                check_pairs_sort(own, (&input, &values), &c, batcher);
             }
-            let batcher = |k: &mut [f32], v: &mut [u32]| {
-                gpu.sort_pairs_variant(SortVariant::Batcher, k, v, &less)
-            };
-            let c = case("sort_pairs_variant batcher");
-            check_pairs_sort(own, (&input, &values), &c, batcher);
         }
-    }
-    let less = partial_less::<f64>();
-    let f64_tile = MergesortTuning::for_types(size_of::<f64>(), 0).tile();
-    for n in boundary_sizes(&[f64_tile], &[LARGE_SIZES[0]]) {
-        for nan_percent in NAN_PERCENTS {
-            let input = f64_keys(&mut rng, n, nan_percent);
-            let case = format!("Gpu::mergesort, f64 `<`, n = {n}, {nan_percent}% NaN");
-            check_sort(own, &input, &case, |k| gpu.mergesort(k, &less));
+        let less = partial_less::<f64>();
+        let f64_tile = MergesortTuning::for_types(size_of::<f64>(), 0).tile();
+        for n in boundary_sizes(&[f64_tile], &[LARGE_SIZES[0]]) {
+            for nan_percent in NAN_PERCENTS {
+                let input = f64_keys(rng, n, nan_percent);
+                let case = format!("Gpu::mergesort, f64 `<`, n = {n}, {nan_percent}% NaN");
+                check_sort(own, &input, &case, |k| gpu.mergesort(k, &less));
+            }
         }
-    }
+    });
 }
 
 /// Merges and searches of floats with NaN under `<`: a permutation of the inputs, indices within
@@ -688,59 +694,59 @@ fn floats_partial_order_sorts_keep_a_permutation() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn floats_partial_order_merges_and_searches_stay_in_bounds() {
-    let gpu = gpu();
-    let own = Handle::Own(&gpu);
-    let mut rng = rng();
-    let less = partial_less::<f32>();
-    let search_tile = SortedSearchTuning::for_key(size_of::<f32>()).tile();
-    let mut tiles = merge_tiles_u32();
-    tiles.push(search_tile);
-    for n in boundary_sizes(&tiles, &LARGE_SIZES) {
-        for nan_percent in NAN_PERCENTS {
-            let input = f32_keys(&mut rng, n, nan_percent);
-            // Halves sorted by the total order (NaN at both ends), and halves whose NaNs sit
-            // anywhere among ascending numbers: neither is sorted under `<` in a useful sense.
-            let total = sorted_halves(&input, |v| v.sort_by(f32::total_cmp));
-            let scattered = sorted_halves(&input, |v| {
-                v.sort_by(f32::total_cmp);
-                let nans = v.iter().filter(|x| x.is_nan()).count();
-                v.rotate_right(nans / 2);
-            });
-            for (layout, (a, b)) in [
-                ("total-order halves", total),
-                ("NaN-rotated halves", scattered),
-            ] {
-                let case =
-                    |call: &str| format!("{call}, f32 `<`, {layout}, n = {n}, {nan_percent}% NaN");
-                let (av, bv) = (positions(a.len()), positions(b.len()));
-                check_common_merges(&gpu, (&a, &b), &less, &case);
-                let merged = twophase::merge_by(&a, &b, &less);
-                check_merge(
-                    Handle::Default,
-                    merged,
-                    (&a, &b),
-                    NAMES_MERGE_ANY,
-                    &case("merge_by"),
-                );
-                for variant in MergeVariant::ALL {
-                    let merged = gpu.merge_variant(variant, MergeSlices::keys(&a, &b), &less);
-                    let c = case(variant.name());
-                    check_merge(own, merged, (&a, &b), NAMES_MERGE_ANY, &c);
-                }
-                let merged = gpu.merge_pairs(&a, &av, &b, &bv, &less);
-                let c = case("Gpu::merge_pairs");
-                check_merge_pairs(own, merged, (&a, &av, &b, &bv), NAMES_MERGE_ANY, &c);
-                for bound in [SearchBound::Lower, SearchBound::Upper] {
-                    let found: Result<Vec<u32>, _> = gpu.sorted_search(&a, &b, bound, &less);
-                    let c = case(&format!("Gpu::sorted_search {bound:?}"));
-                    check_indices(own, found, b.len(), NAMES_SEARCH_ANY, &c);
-                    let found = twophase::sorted_search_by(&a, &b, bound, &less);
-                    let c = case("sorted_search_by");
-                    check_indices(Handle::Default, found, b.len(), NAMES_SEARCH_ANY, &c);
+    on_gpu(|gpu, own, rng| {
+        let less = partial_less::<f32>();
+        let search_tile = SortedSearchTuning::for_key(size_of::<f32>()).tile();
+        let mut tiles = merge_tiles_u32();
+        tiles.push(search_tile);
+        for n in boundary_sizes(&tiles, &LARGE_SIZES) {
+            for nan_percent in NAN_PERCENTS {
+                let input = f32_keys(rng, n, nan_percent);
+                // Halves sorted by the total order (NaN at both ends), and halves whose NaNs sit
+                // anywhere among ascending numbers: neither is sorted under `<` in a useful sense.
+                let total = sorted_halves(&input, |v| v.sort_by(f32::total_cmp));
+                let scattered = sorted_halves(&input, |v| {
+                    v.sort_by(f32::total_cmp);
+                    let nans = v.iter().filter(|x| x.is_nan()).count();
+                    v.rotate_right(nans / 2);
+                });
+                for (layout, (a, b)) in [
+                    ("total-order halves", total),
+                    ("NaN-rotated halves", scattered),
+                ] {
+                    let case = |call: &str| {
+                        format!("{call}, f32 `<`, {layout}, n = {n}, {nan_percent}% NaN")
+                    };
+                    let (av, bv) = (positions(a.len()), positions(b.len()));
+                    check_common_merges(gpu, (&a, &b), &less, &case);
+                    let merged = twophase::merge_by(&a, &b, &less);
+                    check_merge(
+                        Handle::Default,
+                        merged,
+                        (&a, &b),
+                        NAMES_MERGE_ANY,
+                        &case("merge_by"),
+                    );
+                    for variant in MergeVariant::ALL {
+                        let merged = gpu.merge_variant(variant, MergeSlices::keys(&a, &b), &less);
+                        let c = case(variant.name());
+                        check_merge(own, merged, (&a, &b), NAMES_MERGE_ANY, &c);
+                    }
+                    let merged = gpu.merge_pairs(&a, &av, &b, &bv, &less);
+                    let c = case("Gpu::merge_pairs");
+                    check_merge_pairs(own, merged, (&a, &av, &b, &bv), NAMES_MERGE_ANY, &c);
+                    for bound in [SearchBound::Lower, SearchBound::Upper] {
+                        let found: Result<Vec<u32>, _> = gpu.sorted_search(&a, &b, bound, &less);
+                        let c = case(&format!("Gpu::sorted_search {bound:?}"));
+                        check_indices(own, found, b.len(), NAMES_SEARCH_ANY, &c);
+                        let found = twophase::sorted_search_by(&a, &b, bound, &less);
+                        let c = case("sorted_search_by");
+                        check_indices(Handle::Default, found, b.len(), NAMES_SEARCH_ANY, &c);
+                    }
                 }
             }
         }
-    }
+    });
 }
 
 /// The merges every comparator test runs on `(a, b)` under `comp`: `Gpu::merge` on `gpu` and
@@ -777,34 +783,36 @@ fn check_common_merges<K: DeviceKey, C: DeviceComparator<K>>(
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn inconsistent_comparators_sorts_keep_a_permutation() {
-    let gpu = gpu();
-    let mut rng = rng();
-    for comp in inconsistent_comparators() {
-        let name = comp.name().into_owned();
-        for n in boundary_sizes(&sort_tiles_u32(), &LARGE_SIZES) {
-            let input = u32_keys(&mut rng, n);
-            let values = positions(n);
-            let case = |call: &str| format!("{call}, {name}, n = {n}");
-            check_common_sorts(&gpu, (&input, &values), &comp, &case);
-            let batcher =
-                |k: &mut [u32]| twophase::variants::sort_variant(SortVariant::Batcher, k, &comp);
-            let c = case("twophase::variants::sort_variant batcher");
-            check_sort(Handle::Default, &input, &c, batcher);
-            let sort_pairs_by = |k: &mut [u32], v: &mut [u32]| twophase::sort_pairs_by(k, v, &comp);
-            let c = case("gpu::mergesort_pairs");
-            check_pairs_sort(Handle::Default, (&input, &values), &c, sort_pairs_by);
-            for variant in SortVariant::ALL {
-                let sort = |k: &mut [u32], v: &mut [u32]| {
-                    twophase::variants::sort_pairs_variant(variant, k, v, &comp)
+    on_gpu(|gpu, _, rng| {
+        for comp in inconsistent_comparators() {
+            let name = comp.name().into_owned();
+            for n in boundary_sizes(&sort_tiles_u32(), &LARGE_SIZES) {
+                let input = u32_keys(rng, n);
+                let values = positions(n);
+                let case = |call: &str| format!("{call}, {name}, n = {n}");
+                check_common_sorts(gpu, (&input, &values), &comp, &case);
+                let batcher = |k: &mut [u32]| {
+                    twophase::variants::sort_variant(SortVariant::Batcher, k, &comp)
                 };
-                let c = case(&format!(
-                    "twophase::variants::sort_pairs_variant {}",
-                    variant.name()
-                ));
-                check_pairs_sort(Handle::Default, (&input, &values), &c, sort);
+                let c = case("twophase::variants::sort_variant batcher");
+                check_sort(Handle::Default, &input, &c, batcher);
+                let sort_pairs_by =
+                    |k: &mut [u32], v: &mut [u32]| twophase::sort_pairs_by(k, v, &comp);
+                let c = case("gpu::mergesort_pairs");
+                check_pairs_sort(Handle::Default, (&input, &values), &c, sort_pairs_by);
+                for variant in SortVariant::ALL {
+                    let sort = |k: &mut [u32], v: &mut [u32]| {
+                        twophase::variants::sort_pairs_variant(variant, k, v, &comp)
+                    };
+                    let c = case(&format!(
+                        "twophase::variants::sort_pairs_variant {}",
+                        variant.name()
+                    ));
+                    check_pairs_sort(Handle::Default, (&input, &values), &c, sort);
+                }
             }
         }
-    }
+    });
 }
 
 /// Device-buffer sorts under comparators that are not strict weak orders, and under `Less` as a
@@ -813,28 +821,28 @@ fn inconsistent_comparators_sorts_keep_a_permutation() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn inconsistent_comparators_device_sorts_keep_a_permutation() {
-    let gpu = gpu();
-    let mut rng = rng();
-    let mut scratch = MergesortScratch::new();
-    let mut sort_scratch = SortScratch::new();
-    for tuning in forced_sort_tunings() {
-        for n in forced_sizes(tuning) {
-            let input = u32_keys(&mut rng, n);
-            let mut expected = input.clone();
-            expected.sort_unstable();
-            let case = format!("Less, n = {n}, {tuning:?}");
-            assert!(
-                device_sort(&gpu, &mut scratch, tuning, &input, &Less, &case) == expected,
-                "{case}: differs from std"
-            );
-            for comp in inconsistent_comparators() {
-                let case = format!("{}, n = {n}, {tuning:?}", comp.name());
-                let got = device_sort(&gpu, &mut scratch, tuning, &input, &comp, &case);
-                assert_permutation(&got, &input, &case);
-                device_batcher_sort(&gpu, &mut sort_scratch, &input, &comp, &case);
+    on_gpu(|gpu, _, rng| {
+        let mut scratch = MergesortScratch::new();
+        let mut sort_scratch = SortScratch::new();
+        for tuning in forced_sort_tunings() {
+            for n in forced_sizes(tuning) {
+                let input = u32_keys(rng, n);
+                let mut expected = input.clone();
+                expected.sort_unstable();
+                let case = format!("Less, n = {n}, {tuning:?}");
+                assert!(
+                    device_sort(gpu, &mut scratch, tuning, &input, &Less, &case) == expected,
+                    "{case}: differs from std"
+                );
+                for comp in inconsistent_comparators() {
+                    let case = format!("{}, n = {n}, {tuning:?}", comp.name());
+                    let got = device_sort(gpu, &mut scratch, tuning, &input, &comp, &case);
+                    assert_permutation(&got, &input, &case);
+                    device_batcher_sort(gpu, &mut sort_scratch, &input, &comp, &case);
+                }
             }
         }
-    }
+    });
 }
 
 /// Batcher's sort of `input` (keys, then pairs) in guarded device buffers: `Ok` or a refusal
@@ -928,75 +936,78 @@ fn device_sort<C: DeviceComparator<u32>>(
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn inconsistent_comparators_merges_and_searches_stay_in_bounds() {
-    let gpu = gpu();
-    let own = Handle::Own(&gpu);
-    let mut rng = rng();
-    let mut merge_scratch = MergeScratch::new();
-    let mut search_scratch = SearchScratch::new();
-    let mut tiles = merge_tiles_u32();
-    tiles.push(SortedSearchTuning::for_key(size_of::<u32>()).tile());
-    for comp in inconsistent_comparators() {
-        let name = comp.name().into_owned();
-        for n in boundary_sizes(&tiles, &LARGE_SIZES) {
-            let (a, b) = sorted_halves(&u32_keys(&mut rng, n), |v| v.sort_unstable());
-            let (av, bv) = (positions(a.len()), positions(b.len()));
-            let pairs = (a.as_slice(), av.as_slice(), b.as_slice(), bv.as_slice());
-            let case = |call: &str| format!("{call}, {name}, n = {n}");
+    on_gpu(|gpu, own, rng| {
+        let mut merge_scratch = MergeScratch::new();
+        let mut search_scratch = SearchScratch::new();
+        let mut tiles = merge_tiles_u32();
+        tiles.push(SortedSearchTuning::for_key(size_of::<u32>()).tile());
+        for comp in inconsistent_comparators() {
+            let name = comp.name().into_owned();
+            for n in boundary_sizes(&tiles, &LARGE_SIZES) {
+                let (a, b) = sorted_halves(&u32_keys(rng, n), |v| v.sort_unstable());
+                let (av, bv) = (positions(a.len()), positions(b.len()));
+                let pairs = (a.as_slice(), av.as_slice(), b.as_slice(), bv.as_slice());
+                let case = |call: &str| format!("{call}, {name}, n = {n}");
 
-            check_common_merges(&gpu, (&a, &b), &comp, &case);
-            for variant in MergeVariant::ALL {
-                let merged =
-                    twophase::variants::merge_variant(variant, MergeSlices::keys(&a, &b), &comp);
-                let c = case(&format!(
-                    "twophase::variants::merge_variant {}",
-                    variant.name()
-                ));
-                check_merge(Handle::Default, merged, (&a, &b), NAMES_MERGE_ANY, &c);
-                let merged =
-                    gpu.merge_variant(variant, MergeSlices::pairs(&a, &av, &b, &bv), &comp);
-                let c = case(&format!("Gpu::merge_variant pairs {}", variant.name()));
-                check_merge_pairs(own, merged, pairs, NAMES_MERGE_ANY, &c);
-            }
-            for call in ["gpu::merge_pairs", "merge_pairs_by"] {
-                let merged = twophase::merge_pairs_by(&a, &av, &b, &bv, &comp);
-                check_merge_pairs(Handle::Default, merged, pairs, NAMES_MERGE_ANY, &case(call));
-            }
-
-            let found: Result<Vec<u64>, _> = gpu.sorted_search(&a, &b, SearchBound::Lower, &comp);
-            let c = case("Gpu::sorted_search");
-            check_indices(own, found, b.len(), NAMES_SEARCH_ANY, &c);
-            let found = twophase::sorted_search_by(&a, &b, SearchBound::Upper, &comp);
-            let c = case("sorted_search_by");
-            check_indices(Handle::Default, found, b.len(), NAMES_SEARCH_ANY, &c);
-
-            // The two-phase device merge, then the textbook ones.
-            for variant in [
-                None,
-                Some(MergeVariant::Basic),
-                Some(MergeVariant::Tiled),
-                Some(MergeVariant::Circular),
-            ] {
-                let c = match variant {
-                    None => case("Gpu::merge_device"),
-                    Some(variant) => format!(
-                        "{}, Gpu::merge_variant_device {}",
-                        case("device merges"),
+                check_common_merges(gpu, (&a, &b), &comp, &case);
+                for variant in MergeVariant::ALL {
+                    let merged = twophase::variants::merge_variant(
+                        variant,
+                        MergeSlices::keys(&a, &b),
+                        &comp,
+                    );
+                    let c = case(&format!(
+                        "twophase::variants::merge_variant {}",
                         variant.name()
-                    ),
-                };
-                let s = &mut merge_scratch;
-                let out = device_merge(&gpu, s, variant, (&a, &b), &comp, NAMES_MERGE_ANY, &c);
-                if let Some(out) = out {
-                    assert_permutation(&out, &concat(&a, &b), &c);
+                    ));
+                    check_merge(Handle::Default, merged, (&a, &b), NAMES_MERGE_ANY, &c);
+                    let merged =
+                        gpu.merge_variant(variant, MergeSlices::pairs(&a, &av, &b, &bv), &comp);
+                    let c = case(&format!("Gpu::merge_variant pairs {}", variant.name()));
+                    check_merge_pairs(own, merged, pairs, NAMES_MERGE_ANY, &c);
                 }
+                for call in ["gpu::merge_pairs", "merge_pairs_by"] {
+                    let merged = twophase::merge_pairs_by(&a, &av, &b, &bv, &comp);
+                    check_merge_pairs(Handle::Default, merged, pairs, NAMES_MERGE_ANY, &case(call));
+                }
+
+                let found: Result<Vec<u64>, _> =
+                    gpu.sorted_search(&a, &b, SearchBound::Lower, &comp);
+                let c = case("Gpu::sorted_search");
+                check_indices(own, found, b.len(), NAMES_SEARCH_ANY, &c);
+                let found = twophase::sorted_search_by(&a, &b, SearchBound::Upper, &comp);
+                let c = case("sorted_search_by");
+                check_indices(Handle::Default, found, b.len(), NAMES_SEARCH_ANY, &c);
+
+                // The two-phase device merge, then the textbook ones.
+                for variant in [
+                    None,
+                    Some(MergeVariant::Basic),
+                    Some(MergeVariant::Tiled),
+                    Some(MergeVariant::Circular),
+                ] {
+                    let c = match variant {
+                        None => case("Gpu::merge_device"),
+                        Some(variant) => format!(
+                            "{}, Gpu::merge_variant_device {}",
+                            case("device merges"),
+                            variant.name()
+                        ),
+                    };
+                    let s = &mut merge_scratch;
+                    let out = device_merge(gpu, s, variant, (&a, &b), &comp, NAMES_MERGE_ANY, &c);
+                    if let Some(out) = out {
+                        assert_permutation(&out, &concat(&a, &b), &c);
+                    }
+                }
+                let c = format!("{}, Gpu::merge_device pairs", case("device merges"));
+                device_merge_pairs(gpu, &mut merge_scratch, pairs, &comp, &c);
+                let c = case("Gpu::sorted_search_device");
+                let s = &mut search_scratch;
+                device_search(gpu, s, (&a, &b), &comp, NAMES_SEARCH_ANY, &c);
             }
-            let c = format!("{}, Gpu::merge_device pairs", case("device merges"));
-            device_merge_pairs(&gpu, &mut merge_scratch, pairs, &comp, &c);
-            let c = case("Gpu::sorted_search_device");
-            let s = &mut search_scratch;
-            device_search(&gpu, s, (&a, &b), &comp, NAMES_SEARCH_ANY, &c);
         }
-    }
+    });
 }
 
 /// Guarded device copies of `a` and `b`, and a guarded output of `a.len() + b.len()` poisoned
@@ -1182,43 +1193,43 @@ fn for_each_unsorted(
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn unsorted_merge_inputs_are_named() {
-    let gpu = gpu();
-    let own = Handle::Own(&gpu);
-    let mut scratch = MergeScratch::new();
-    let tiles = (
-        &merge_tiles_u32()[..],
-        MergeTuning::for_types(size_of::<u32>(), 0).tile(),
-    );
-    let sides = [("a", NAMES_A), ("b", NAMES_B)];
-    for_each_unsorted(&mut rng(), tiles, sides, |case, names, a, b| {
-        let (av, bv) = (positions(a.len()), positions(b.len()));
-        expect_named(own, gpu.merge(a, b, &Less), names, &case("Gpu::merge"));
-        expect_named(
-            Handle::Default,
-            twophase::merge(a, b),
-            names,
-            &case("gpu::merge"),
+    on_gpu(|gpu, own, _| {
+        let mut scratch = MergeScratch::new();
+        let tiles = (
+            &merge_tiles_u32()[..],
+            MergeTuning::for_types(size_of::<u32>(), 0).tile(),
         );
-        for call in ["gpu::merge_by", "merge_by"] {
-            let merged = twophase::merge_by(a, b, &Less);
-            expect_named(Handle::Default, merged, names, &case(call));
-        }
-        let merged = gpu.merge_pairs(a, &av, b, &bv, &Less);
-        expect_named(own, merged, names, &case("Gpu::merge_pairs"));
-        let merged = twophase::merge_pairs_by(a, &av, b, &bv, &Less);
-        expect_named(Handle::Default, merged, names, &case("merge_pairs_by"));
-        for variant in MergeVariant::ALL {
-            let c = case(&format!("Gpu::merge_variant {}", variant.name()));
-            let merged = gpu.merge_variant(variant, MergeSlices::keys(a, b), &Less);
-            if variant == MergeVariant::TwoPhase {
-                expect_named(own, merged, names, &c);
-            } else {
-                check_merge(own, merged, (a, b), names, &c);
+        let sides = [("a", NAMES_A), ("b", NAMES_B)];
+        for_each_unsorted(&mut rng(), tiles, sides, |case, names, a, b| {
+            let (av, bv) = (positions(a.len()), positions(b.len()));
+            expect_named(own, gpu.merge(a, b, &Less), names, &case("Gpu::merge"));
+            expect_named(
+                Handle::Default,
+                twophase::merge(a, b),
+                names,
+                &case("gpu::merge"),
+            );
+            for call in ["gpu::merge_by", "merge_by"] {
+                let merged = twophase::merge_by(a, b, &Less);
+                expect_named(Handle::Default, merged, names, &case(call));
             }
-        }
-        let c = case("Gpu::merge_device");
-        let merged = device_merge(&gpu, &mut scratch, None, (a, b), &Less, names, &c);
-        assert!(merged.is_none(), "{c}: accepted");
+            let merged = gpu.merge_pairs(a, &av, b, &bv, &Less);
+            expect_named(own, merged, names, &case("Gpu::merge_pairs"));
+            let merged = twophase::merge_pairs_by(a, &av, b, &bv, &Less);
+            expect_named(Handle::Default, merged, names, &case("merge_pairs_by"));
+            for variant in MergeVariant::ALL {
+                let c = case(&format!("Gpu::merge_variant {}", variant.name()));
+                let merged = gpu.merge_variant(variant, MergeSlices::keys(a, b), &Less);
+                if variant == MergeVariant::TwoPhase {
+                    expect_named(own, merged, names, &c);
+                } else {
+                    check_merge(own, merged, (a, b), names, &c);
+                }
+            }
+            let c = case("Gpu::merge_device");
+            let merged = device_merge(gpu, &mut scratch, None, (a, b), &Less, names, &c);
+            assert!(merged.is_none(), "{c}: accepted");
+        });
     });
 }
 
@@ -1228,35 +1239,36 @@ fn unsorted_merge_inputs_are_named() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn unsorted_search_inputs_are_named() {
-    let gpu = gpu();
-    let own = Handle::Own(&gpu);
-    let mut scratch = SearchScratch::new();
-    let tile = SortedSearchTuning::for_key(size_of::<u32>()).tile();
-    let sides = [("needles", NAMES_NEEDLES), ("haystack", NAMES_HAYSTACK)];
-    for_each_unsorted(
-        &mut rng(),
-        (&[tile], tile),
-        sides,
-        |case, names, needles, haystack| {
-            for bound in [SearchBound::Lower, SearchBound::Upper] {
-                let found: Result<Vec<u32>, _> = gpu.sorted_search(needles, haystack, bound, &Less);
-                let c = case(&format!("Gpu::sorted_search {bound:?}"));
-                expect_named(own, found, names, &c);
-            }
-            let found = twophase::sorted_search(needles, haystack, SearchBound::Lower);
-            expect_named(Handle::Default, found, names, &case("gpu::sorted_search"));
-            for (call, bound) in [
-                ("gpu::sorted_search_by", SearchBound::Upper),
-                ("sorted_search_by", SearchBound::Lower),
-            ] {
-                let found = twophase::sorted_search_by(needles, haystack, bound, &Less);
-                expect_named(Handle::Default, found, names, &case(call));
-            }
-            let c = case("Gpu::sorted_search_device");
-            let found = device_search(&gpu, &mut scratch, (needles, haystack), &Less, names, &c);
-            assert!(found.is_none(), "{c}: accepted");
-        },
-    );
+    on_gpu(|gpu, own, _| {
+        let mut scratch = SearchScratch::new();
+        let tile = SortedSearchTuning::for_key(size_of::<u32>()).tile();
+        let sides = [("needles", NAMES_NEEDLES), ("haystack", NAMES_HAYSTACK)];
+        for_each_unsorted(
+            &mut rng(),
+            (&[tile], tile),
+            sides,
+            |case, names, needles, haystack| {
+                for bound in [SearchBound::Lower, SearchBound::Upper] {
+                    let found: Result<Vec<u32>, _> =
+                        gpu.sorted_search(needles, haystack, bound, &Less);
+                    let c = case(&format!("Gpu::sorted_search {bound:?}"));
+                    expect_named(own, found, names, &c);
+                }
+                let found = twophase::sorted_search(needles, haystack, SearchBound::Lower);
+                expect_named(Handle::Default, found, names, &case("gpu::sorted_search"));
+                for (call, bound) in [
+                    ("gpu::sorted_search_by", SearchBound::Upper),
+                    ("sorted_search_by", SearchBound::Lower),
+                ] {
+                    let found = twophase::sorted_search_by(needles, haystack, bound, &Less);
+                    expect_named(Handle::Default, found, names, &case(call));
+                }
+                let c = case("Gpu::sorted_search_device");
+                let found = device_search(gpu, &mut scratch, (needles, haystack), &Less, names, &c);
+                assert!(found.is_none(), "{c}: accepted");
+            },
+        );
+    });
 }
 
 // ---- Scans and positions ----
@@ -1385,105 +1397,107 @@ fn interval_move_device<I: DeviceIndex + DeviceRepr>(
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn bad_scans_are_named() {
-    let gpu = gpu();
-    let mut scratch = SearchScratch::new();
-    for (what, scan, total) in bad_scans() {
-        let case = |call: &str| {
-            format!(
-                "{call}, scan {what}, {} segments, total {total}",
-                scan.len()
-            )
-        };
-        let values: Vec<u32> = (0..scan.len() as u32).map(|v| v ^ POISON_U32).collect();
-        let input = positions(total);
+    on_gpu(|gpu, _, _| {
+        let mut scratch = SearchScratch::new();
+        for (what, scan, total) in bad_scans() {
+            let case = |call: &str| {
+                format!(
+                    "{call}, scan {what}, {} segments, total {total}",
+                    scan.len()
+                )
+            };
+            let values: Vec<u32> = (0..scan.len() as u32).map(|v| v ^ POISON_U32).collect();
+            let input = positions(total);
 
-        for (on, prefix) in [
-            (Handle::Own(&gpu), "Gpu::"),
-            (Handle::Default, "gpu::"),
-            (Handle::Default, ""),
-        ] {
-            let call = |name: &str| case(&format!("{prefix}{name}"));
-            for (name, ranks) in [
-                ("load_balance_search", false),
-                ("load_balance_search_with_ranks", true),
+            for (on, prefix) in [
+                (Handle::Own(gpu), "Gpu::"),
+                (Handle::Default, "gpu::"),
+                (Handle::Default, ""),
             ] {
-                let found = on.load_balance_search(&scan, total, ranks);
-                expect_named(on, found, NAMES_SCAN, &call(name));
+                let call = |name: &str| case(&format!("{prefix}{name}"));
+                for (name, ranks) in [
+                    ("load_balance_search", false),
+                    ("load_balance_search_with_ranks", true),
+                ] {
+                    let found = on.load_balance_search(&scan, total, ranks);
+                    expect_named(on, found, NAMES_SCAN, &call(name));
+                }
+                let expanded = on.interval_expand(&scan, &values, total);
+                expect_named(on, expanded, NAMES_SCAN, &call("interval_expand"));
+                let mut out = vec![POISON_U32; total];
+                let moved = on.interval_move((&scan, total), (None, None), &input, &mut out);
+                expect_named(on, moved, NAMES_SCAN, &call("interval_move"));
+                assert!(
+                    out.iter().all(|&x| x == POISON_U32),
+                    "{}: output written",
+                    call("interval_move")
+                );
             }
-            let expanded = on.interval_expand(&scan, &values, total);
-            expect_named(on, expanded, NAMES_SCAN, &call("interval_expand"));
-            let mut out = vec![POISON_U32; total];
-            let moved = on.interval_move((&scan, total), (None, None), &input, &mut out);
-            expect_named(on, moved, NAMES_SCAN, &call("interval_move"));
-            assert!(
-                out.iter().all(|&x| x == POISON_U32),
-                "{}: output written",
-                call("interval_move")
-            );
-        }
 
-        // The device calls take u32 scans here: usize::MAX becomes u32::MAX.
-        let scan32: Vec<u32> = scan
-            .iter()
-            .map(|&s| u32::try_from(s).unwrap_or(u32::MAX))
-            .collect();
-        let d_scan = Guarded::new(&gpu, &scan32, POISON_U32);
-        for with_ranks in [false, true] {
-            let mut segments = Guarded::new(&gpu, &vec![0u32; total], POISON_U32);
-            let mut ranks = Guarded::new(&gpu, &vec![0u32; total], POISON_U32);
-            let c = case(if with_ranks {
-                "Gpu::load_balance_search_device with ranks"
-            } else {
-                "Gpu::load_balance_search_device"
-            });
-            let s = &mut scratch;
-            let ranks_out = with_ranks.then_some(&mut ranks);
-            let call = load_balance_device(&gpu, s, (&d_scan, total), &mut segments, ranks_out);
-            device_expect_named(&gpu, call, || scratch.check(&gpu), NAMES_SCAN, &c);
-            assert_indices_within(&segments.download(&gpu, &c), scan.len(), &c);
-            if with_ranks {
-                assert_indices_within(&ranks.download(&gpu, &c), total, &c);
-            }
-        }
-
-        let d_values = Guarded::new(&gpu, &values, POISON_U32);
-        let mut out = Guarded::new(&gpu, &vec![POISON_U32; total], POISON_U32);
-        let c = case("Gpu::interval_device, Expand");
-        let op = Interval::Expand {
-            values: &d_values.view(),
-        };
-        let call = interval_device(&gpu, &mut scratch, (&d_scan, total), op, &mut out);
-        device_expect_named(&gpu, call, || scratch.check(&gpu), NAMES_SCAN, &c);
-        let expanded = out.download(&gpu, &c);
-        assert!(
-            expanded
+            // The device calls take u32 scans here: usize::MAX becomes u32::MAX.
+            let scan32: Vec<u32> = scan
                 .iter()
-                .all(|&x| x == POISON_U32 || ((x ^ POISON_U32) as usize) < values.len()),
-            "{c}: a value that is no segment's"
-        );
+                .map(|&s| u32::try_from(s).unwrap_or(u32::MAX))
+                .collect();
+            let d_scan = Guarded::new(gpu, &scan32, POISON_U32);
+            for with_ranks in [false, true] {
+                let mut segments = Guarded::new(gpu, &vec![0u32; total], POISON_U32);
+                let mut ranks = Guarded::new(gpu, &vec![0u32; total], POISON_U32);
+                let c = case(if with_ranks {
+                    "Gpu::load_balance_search_device with ranks"
+                } else {
+                    "Gpu::load_balance_search_device"
+                });
+                let s = &mut scratch;
+                let ranks_out = with_ranks.then_some(&mut ranks);
+                let call = load_balance_device(gpu, s, (&d_scan, total), &mut segments, ranks_out);
+                device_expect_named(gpu, call, || scratch.check(gpu), NAMES_SCAN, &c);
+                assert_indices_within(&segments.download(gpu, &c), scan.len(), &c);
+                if with_ranks {
+                    assert_indices_within(&ranks.download(gpu, &c), total, &c);
+                }
+            }
 
-        let d_input = Guarded::new(&gpu, &input, POISON_U32);
-        let identity: Vec<u32> = scan32.clone();
-        let d_gather = Guarded::new(&gpu, &identity, POISON_U32);
-        let d_scatter = Guarded::new(&gpu, &identity, POISON_U32);
-        let mut out = Guarded::new(&gpu, &vec![POISON_U32; total], POISON_U32);
-        let c = case("Gpu::interval_device, Move");
-        let positions = (&d_gather, &d_scatter, &d_input);
-        let call = interval_move_device(&gpu, &mut scratch, (&d_scan, total), positions, &mut out);
-        device_expect_named(&gpu, call, || scratch.check(&gpu), NAMES_SCAN, &c);
-        out.download(&gpu, &c);
+            let d_values = Guarded::new(gpu, &values, POISON_U32);
+            let mut out = Guarded::new(gpu, &vec![POISON_U32; total], POISON_U32);
+            let c = case("Gpu::interval_device, Expand");
+            let op = Interval::Expand {
+                values: &d_values.view(),
+            };
+            let call = interval_device(gpu, &mut scratch, (&d_scan, total), op, &mut out);
+            device_expect_named(gpu, call, || scratch.check(gpu), NAMES_SCAN, &c);
+            let expanded = out.download(gpu, &c);
+            assert!(
+                expanded
+                    .iter()
+                    .all(|&x| x == POISON_U32 || ((x ^ POISON_U32) as usize) < values.len()),
+                "{c}: a value that is no segment's"
+            );
 
-        // A snippet that does nothing: the launch itself must refuse the scan.
-        let c = case("Gpu::load_balance_for_each_device");
-        let call = gpu.load_balance_for_each_device(
-            &d_scan.view(),
-            total,
-            &LoadBalanceOp::none(),
-            &[],
-            &mut scratch,
-        );
-        device_expect_named(&gpu, call, || scratch.check(&gpu), NAMES_SCAN, &c);
-    }
+            let d_input = Guarded::new(gpu, &input, POISON_U32);
+            let identity: Vec<u32> = scan32.clone();
+            let d_gather = Guarded::new(gpu, &identity, POISON_U32);
+            let d_scatter = Guarded::new(gpu, &identity, POISON_U32);
+            let mut out = Guarded::new(gpu, &vec![POISON_U32; total], POISON_U32);
+            let c = case("Gpu::interval_device, Move");
+            let positions = (&d_gather, &d_scatter, &d_input);
+            let call =
+                interval_move_device(gpu, &mut scratch, (&d_scan, total), positions, &mut out);
+            device_expect_named(gpu, call, || scratch.check(gpu), NAMES_SCAN, &c);
+            out.download(gpu, &c);
+
+            // A snippet that does nothing: the launch itself must refuse the scan.
+            let c = case("Gpu::load_balance_for_each_device");
+            let call = gpu.load_balance_for_each_device(
+                &d_scan.view(),
+                total,
+                &LoadBalanceOp::none(),
+                &[],
+                &mut scratch,
+            );
+            device_expect_named(gpu, call, || scratch.check(gpu), NAMES_SCAN, &c);
+        }
+    });
 }
 
 /// Positions that break an interval move of a segment of `size` items within `len` elements:
@@ -1503,81 +1517,81 @@ fn bad_positions(size: usize, len: usize) -> Vec<(&'static str, usize)> {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn bad_positions_leave_the_output_unchanged() {
-    let gpu = gpu();
-    let mut rng = rng();
-    let mut scratch = SearchScratch::new();
-    let tile = LoadBalanceTuning::shipped().tile();
-    for total in boundary_sizes(&[tile], &LARGE_SIZES) {
-        if total < 2 {
-            continue;
-        }
-        // Segments of one or two items; the bad position goes to a segment of two in the middle.
-        let mut scan = Vec::new();
-        let mut start = 0;
-        while start < total {
-            scan.push(start);
-            start += rng.gen_range(1..=2);
-        }
-        let victim = scan.len() / 2;
-        let size = scan.get(victim + 1).copied().unwrap_or(total) - scan[victim];
-        let input: Vec<u32> = (0..total as u32).map(|x| x ^ 0x5555_5555).collect();
-        let before: Vec<u32> = (0..total as u32).map(|x| x.wrapping_mul(HASH_A)).collect();
-        for (side, names) in [("gather", NAMES_GATHER), ("scatter", NAMES_SCATTER)] {
-            for (what, bad) in bad_positions(size, total) {
-                let case = |call: &str| format!("{call}, {side} {what}, total {total}");
-                let mut positions = scan.clone();
-                positions[victim] = bad;
-                let moves = if side == "gather" {
-                    (Some(positions.as_slice()), None)
-                } else {
-                    (None, Some(positions.as_slice()))
-                };
-                for (on, call) in [
-                    (Handle::Own(&gpu), "Gpu::interval_move"),
-                    (Handle::Default, "gpu::interval_move"),
-                    (Handle::Default, "interval_move"),
-                ] {
-                    let mut out = before.clone();
-                    let moved = on.interval_move((&scan, total), moves, &input, &mut out);
-                    expect_named(on, moved, names, &case(call));
-                    assert!(out == before, "{}: output changed", case(call));
-                }
-
-                // Device calls with u64 positions, so that usize::MAX reaches the kernel as is.
-                let scan64: Vec<u64> = scan.iter().map(|&s| s as u64).collect();
-                let pos64: Vec<u64> = positions.iter().map(|&p| p as u64).collect();
-                let d_scan = Guarded::new(&gpu, &scan64, u64::MAX);
-                let d_pos = Guarded::new(&gpu, &pos64, u64::MAX);
-                let d_own = Guarded::new(&gpu, &scan64, u64::MAX);
-                let d_input = Guarded::new(&gpu, &input, POISON_U32);
-                let mut out = Guarded::new(&gpu, &before, POISON_U32);
-                let c = case("Gpu::interval_device, Move");
-                let positions = if side == "gather" {
-                    (&d_pos, &d_own, &d_input)
-                } else {
-                    (&d_own, &d_pos, &d_input)
-                };
-                let d_scan = (&d_scan, total);
-                let call = interval_move_device(&gpu, &mut scratch, d_scan, positions, &mut out);
-                device_expect_named(&gpu, call, || scratch.check(&gpu), names, &c);
-                out.download(&gpu, &c);
-                let mut out = Guarded::new(&gpu, &before, POISON_U32);
-                let c = case("Gpu::interval_device, Gather / Scatter");
-                let (pos, input) = (&d_pos.view(), &d_input.view());
-                let op = if side == "gather" {
-                    Interval::Gather { gather: pos, input }
-                } else {
-                    Interval::Scatter {
-                        scatter: pos,
-                        input,
+    on_gpu(|gpu, _, rng| {
+        let mut scratch = SearchScratch::new();
+        let tile = LoadBalanceTuning::shipped().tile();
+        for total in boundary_sizes(&[tile], &LARGE_SIZES) {
+            if total < 2 {
+                continue;
+            }
+            // Segments of one or two items; the bad position goes to a segment of two in the middle.
+            let mut scan = Vec::new();
+            let mut start = 0;
+            while start < total {
+                scan.push(start);
+                start += rng.gen_range(1..=2);
+            }
+            let victim = scan.len() / 2;
+            let size = scan.get(victim + 1).copied().unwrap_or(total) - scan[victim];
+            let input: Vec<u32> = (0..total as u32).map(|x| x ^ 0x5555_5555).collect();
+            let before: Vec<u32> = (0..total as u32).map(|x| x.wrapping_mul(HASH_A)).collect();
+            for (side, names) in [("gather", NAMES_GATHER), ("scatter", NAMES_SCATTER)] {
+                for (what, bad) in bad_positions(size, total) {
+                    let case = |call: &str| format!("{call}, {side} {what}, total {total}");
+                    let mut positions = scan.clone();
+                    positions[victim] = bad;
+                    let moves = if side == "gather" {
+                        (Some(positions.as_slice()), None)
+                    } else {
+                        (None, Some(positions.as_slice()))
+                    };
+                    for (on, call) in [
+                        (Handle::Own(gpu), "Gpu::interval_move"),
+                        (Handle::Default, "gpu::interval_move"),
+                        (Handle::Default, "interval_move"),
+                    ] {
+                        let mut out = before.clone();
+                        let moved = on.interval_move((&scan, total), moves, &input, &mut out);
+                        expect_named(on, moved, names, &case(call));
+                        assert!(out == before, "{}: output changed", case(call));
                     }
-                };
-                let call = interval_device(&gpu, &mut scratch, d_scan, op, &mut out);
-                device_expect_named(&gpu, call, || scratch.check(&gpu), names, &c);
-                out.download(&gpu, &c);
+
+                    // Device calls with u64 positions, so that usize::MAX reaches the kernel as is.
+                    let scan64: Vec<u64> = scan.iter().map(|&s| s as u64).collect();
+                    let pos64: Vec<u64> = positions.iter().map(|&p| p as u64).collect();
+                    let d_scan = Guarded::new(gpu, &scan64, u64::MAX);
+                    let d_pos = Guarded::new(gpu, &pos64, u64::MAX);
+                    let d_own = Guarded::new(gpu, &scan64, u64::MAX);
+                    let d_input = Guarded::new(gpu, &input, POISON_U32);
+                    let mut out = Guarded::new(gpu, &before, POISON_U32);
+                    let c = case("Gpu::interval_device, Move");
+                    let positions = if side == "gather" {
+                        (&d_pos, &d_own, &d_input)
+                    } else {
+                        (&d_own, &d_pos, &d_input)
+                    };
+                    let d_scan = (&d_scan, total);
+                    let call = interval_move_device(gpu, &mut scratch, d_scan, positions, &mut out);
+                    device_expect_named(gpu, call, || scratch.check(gpu), names, &c);
+                    out.download(gpu, &c);
+                    let mut out = Guarded::new(gpu, &before, POISON_U32);
+                    let c = case("Gpu::interval_device, Gather / Scatter");
+                    let (pos, input) = (&d_pos.view(), &d_input.view());
+                    let op = if side == "gather" {
+                        Interval::Gather { gather: pos, input }
+                    } else {
+                        Interval::Scatter {
+                            scatter: pos,
+                            input,
+                        }
+                    };
+                    let call = interval_device(gpu, &mut scratch, d_scan, op, &mut out);
+                    device_expect_named(gpu, call, || scratch.check(gpu), names, &c);
+                    out.download(gpu, &c);
+                }
             }
         }
-    }
+    });
 }
 
 // ---- Mismatched lengths ----
@@ -1587,205 +1601,204 @@ fn bad_positions_leave_the_output_unchanged() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn mismatched_lengths_are_errors() {
-    let gpu = gpu();
-    let own = Handle::Own(&gpu);
-    let mut rng = rng();
-    let n = 1000;
-    let (a, b) = (sorted_u32(&mut rng, n), sorted_u32(&mut rng, n + 1));
-    let (av, bv) = (positions(n), positions(n + 1));
-    for (what, short) in [("one short", n - 1), ("one long", n + 1), ("empty", 0)] {
-        let a_vals = positions(short);
-        // As far from `b`'s n + 1 keys as `a_vals` is from `a`'s n.
-        let b_vals = positions(if short == 0 { 0 } else { short + 1 });
-        let case = |call: &str| format!("{call}, values {what}");
-        let merged = gpu.merge_pairs(&a, &a_vals, &b, &bv, &Less);
-        expect_mismatch(own, merged, &case("Gpu::merge_pairs"));
-        let merged = gpu.merge_pairs(&a, &av, &b, &b_vals, &Less);
-        expect_mismatch(own, merged, &case("Gpu::merge_pairs (b)"));
-        for variant in MergeVariant::ALL {
-            let merged =
-                gpu.merge_variant(variant, MergeSlices::pairs(&a, &a_vals, &b, &bv), &Less);
-            let c = case(&format!("Gpu::merge_variant pairs {}", variant.name()));
-            expect_mismatch(own, merged, &c);
-        }
-        for call in ["gpu::merge_pairs", "merge_pairs_by"] {
-            let merged = twophase::merge_pairs_by(&a, &a_vals, &b, &bv, &Less);
-            expect_mismatch(Handle::Default, merged, &case(call));
-        }
-        let merged = twophase::variants::merge_variant(
-            MergeVariant::Basic,
-            MergeSlices::pairs(&a, &a_vals, &b, &bv),
-            &Less,
-        );
-        let c = case("twophase::variants::merge_variant pairs");
-        expect_mismatch(Handle::Default, merged, &c);
+    on_gpu(|gpu, own, rng| {
+        let n = 1000;
+        let (a, b) = (sorted_u32(rng, n), sorted_u32(rng, n + 1));
+        let (av, bv) = (positions(n), positions(n + 1));
+        for (what, short) in [("one short", n - 1), ("one long", n + 1), ("empty", 0)] {
+            let a_vals = positions(short);
+            // As far from `b`'s n + 1 keys as `a_vals` is from `a`'s n.
+            let b_vals = positions(if short == 0 { 0 } else { short + 1 });
+            let case = |call: &str| format!("{call}, values {what}");
+            let merged = gpu.merge_pairs(&a, &a_vals, &b, &bv, &Less);
+            expect_mismatch(own, merged, &case("Gpu::merge_pairs"));
+            let merged = gpu.merge_pairs(&a, &av, &b, &b_vals, &Less);
+            expect_mismatch(own, merged, &case("Gpu::merge_pairs (b)"));
+            for variant in MergeVariant::ALL {
+                let merged =
+                    gpu.merge_variant(variant, MergeSlices::pairs(&a, &a_vals, &b, &bv), &Less);
+                let c = case(&format!("Gpu::merge_variant pairs {}", variant.name()));
+                expect_mismatch(own, merged, &c);
+            }
+            for call in ["gpu::merge_pairs", "merge_pairs_by"] {
+                let merged = twophase::merge_pairs_by(&a, &a_vals, &b, &bv, &Less);
+                expect_mismatch(Handle::Default, merged, &case(call));
+            }
+            let merged = twophase::variants::merge_variant(
+                MergeVariant::Basic,
+                MergeSlices::pairs(&a, &a_vals, &b, &bv),
+                &Less,
+            );
+            let c = case("twophase::variants::merge_variant pairs");
+            expect_mismatch(Handle::Default, merged, &c);
 
-        let (mut keys, mut vals) = (a.clone(), a_vals.clone());
-        let sorted = gpu.mergesort_pairs(&mut keys, &mut vals, &Less);
-        expect_mismatch(own, sorted, &case("Gpu::mergesort_pairs"));
-        assert!(keys == a, "{}: keys changed", case("Gpu::mergesort_pairs"));
-        for variant in SortVariant::ALL {
-            let sorted = gpu.sort_pairs_variant(variant, &mut keys, &mut vals, &Less);
-            let c = case(&format!("Gpu::sort_pairs_variant {}", variant.name()));
-            expect_mismatch(own, sorted, &c);
-            let sorted =
-                twophase::variants::sort_pairs_variant(variant, &mut keys, &mut vals, &Less);
-            let c = case("twophase::variants::sort_pairs_variant");
-            expect_mismatch(Handle::Default, sorted, &c);
+            let (mut keys, mut vals) = (a.clone(), a_vals.clone());
+            let sorted = gpu.mergesort_pairs(&mut keys, &mut vals, &Less);
+            expect_mismatch(own, sorted, &case("Gpu::mergesort_pairs"));
+            assert!(keys == a, "{}: keys changed", case("Gpu::mergesort_pairs"));
+            for variant in SortVariant::ALL {
+                let sorted = gpu.sort_pairs_variant(variant, &mut keys, &mut vals, &Less);
+                let c = case(&format!("Gpu::sort_pairs_variant {}", variant.name()));
+                expect_mismatch(own, sorted, &c);
+                let sorted =
+                    twophase::variants::sort_pairs_variant(variant, &mut keys, &mut vals, &Less);
+                let c = case("twophase::variants::sort_pairs_variant");
+                expect_mismatch(Handle::Default, sorted, &c);
+            }
+            for call in ["gpu::mergesort_pairs", "sort_pairs_by"] {
+                let sorted = twophase::sort_pairs_by(&mut keys, &mut vals, &Less);
+                expect_mismatch(Handle::Default, sorted, &case(call));
+            }
+            assert!(keys == a, "{}: keys changed", case("free sorts"));
         }
-        for call in ["gpu::mergesort_pairs", "sort_pairs_by"] {
-            let sorted = twophase::sort_pairs_by(&mut keys, &mut vals, &Less);
-            expect_mismatch(Handle::Default, sorted, &case(call));
-        }
-        assert!(keys == a, "{}: keys changed", case("free sorts"));
-    }
 
-    // Interval calls: values fewer than segments, positions not one per segment, an output
-    // shorter than the items.
-    let scan: Vec<usize> = (0..n).map(|i| 2 * i).collect();
-    let total = 2 * n;
-    let input = positions(total);
-    let few_values = positions(n - 1);
-    for (on, call) in [
-        (own, "Gpu::interval_expand, values one short"),
-        (Handle::Default, "gpu::interval_expand"),
-        (Handle::Default, "interval_expand"),
-    ] {
-        expect_mismatch(on, on.interval_expand(&scan, &few_values, total), call);
-    }
-    let short_positions = &scan[..n - 1];
-    for (what, moves) in [
-        ("gather positions one short", (Some(short_positions), None)),
-        ("scatter positions one short", (None, Some(short_positions))),
-    ] {
+        // Interval calls: values fewer than segments, positions not one per segment, an output
+        // shorter than the items.
+        let scan: Vec<usize> = (0..n).map(|i| 2 * i).collect();
+        let total = 2 * n;
+        let input = positions(total);
+        let few_values = positions(n - 1);
+        for (on, call) in [
+            (own, "Gpu::interval_expand, values one short"),
+            (Handle::Default, "gpu::interval_expand"),
+            (Handle::Default, "interval_expand"),
+        ] {
+            expect_mismatch(on, on.interval_expand(&scan, &few_values, total), call);
+        }
+        let short_positions = &scan[..n - 1];
+        for (what, moves) in [
+            ("gather positions one short", (Some(short_positions), None)),
+            ("scatter positions one short", (None, Some(short_positions))),
+        ] {
+            for (on, call) in [
+                (own, "Gpu::interval_move"),
+                (Handle::Default, "interval_move"),
+            ] {
+                let mut out = vec![POISON_U32; total];
+                let moved = on.interval_move((&scan, total), moves, &input, &mut out);
+                expect_mismatch(on, moved, &format!("{call}, {what}"));
+                assert!(
+                    out.iter().all(|&x| x == POISON_U32),
+                    "{call}, {what}: output written"
+                );
+            }
+        }
         for (on, call) in [
             (own, "Gpu::interval_move"),
             (Handle::Default, "interval_move"),
         ] {
-            let mut out = vec![POISON_U32; total];
-            let moved = on.interval_move((&scan, total), moves, &input, &mut out);
-            expect_mismatch(on, moved, &format!("{call}, {what}"));
-            assert!(
-                out.iter().all(|&x| x == POISON_U32),
-                "{call}, {what}: output written"
-            );
+            let mut short_out = vec![POISON_U32; total - 1];
+            let moved = on.interval_move((&scan, total), (None, None), &input, &mut short_out);
+            expect_mismatch(on, moved, &format!("{call}, output one short"));
         }
-    }
-    for (on, call) in [
-        (own, "Gpu::interval_move"),
-        (Handle::Default, "interval_move"),
-    ] {
-        let mut short_out = vec![POISON_U32; total - 1];
-        let moved = on.interval_move((&scan, total), (None, None), &input, &mut short_out);
-        expect_mismatch(on, moved, &format!("{call}, output one short"));
-    }
 
-    // Device calls.
-    let mut merge_scratch = MergeScratch::new();
-    let mut sort_scratch = MergesortScratch::new();
-    let mut search_scratch = SearchScratch::new();
-    let [da, db, dav, dbv] = [&a, &b, &av, &bv].map(|host| Guarded::new(&gpu, host, POISON_U32));
-    let short_vals = Guarded::new(&gpu, &positions(n - 1), POISON_U32);
-    let mut out = Guarded::new(&gpu, &vec![0u32; 2 * n], POISON_U32);
-    let mut out_vals = Guarded::new(&gpu, &vec![0u32; 2 * n + 1], POISON_U32);
-    let device_merges = std::iter::once(None).chain(MergeVariant::ALL.map(Some));
-    for variant in device_merges {
+        // Device calls.
+        let mut merge_scratch = MergeScratch::new();
+        let mut sort_scratch = MergesortScratch::new();
+        let mut search_scratch = SearchScratch::new();
+        let [da, db, dav, dbv] = [&a, &b, &av, &bv].map(|host| Guarded::new(gpu, host, POISON_U32));
+        let short_vals = Guarded::new(gpu, &positions(n - 1), POISON_U32);
+        let mut out = Guarded::new(gpu, &vec![0u32; 2 * n], POISON_U32);
+        let mut out_vals = Guarded::new(gpu, &vec![0u32; 2 * n + 1], POISON_U32);
+        let device_merges = std::iter::once(None).chain(MergeVariant::ALL.map(Some));
+        for variant in device_merges {
+            let s = &mut merge_scratch;
+            let call = merge_keys_device(gpu, s, variant, (&da, &db), &mut out, &Less);
+            let c = match variant {
+                None => "Gpu::merge_device, output one short".to_owned(),
+                Some(variant) => format!(
+                    "Gpu::merge_variant_device {}, output one short",
+                    variant.name()
+                ),
+            };
+            expect_mismatch(own, call, &c);
+        }
+        let mut out_keys = Guarded::new(gpu, &vec![0u32; 2 * n + 1], POISON_U32);
+        let outs = [&mut out_keys, &mut out_vals];
         let s = &mut merge_scratch;
-        let call = merge_keys_device(&gpu, s, variant, (&da, &db), &mut out, &Less);
-        let c = match variant {
-            None => "Gpu::merge_device, output one short".to_owned(),
-            Some(variant) => format!(
-                "Gpu::merge_variant_device {}, output one short",
-                variant.name()
-            ),
+        let call = merge_pairs_device(gpu, s, [&da, &short_vals, &db, &dbv], outs, &Less);
+        expect_mismatch(own, call, "Gpu::merge_device pairs, A values one short");
+        let mut short_out_vals = Guarded::new(gpu, &vec![0u32; 2 * n], POISON_U32);
+        let outs = [&mut out_keys, &mut short_out_vals];
+        let s = &mut merge_scratch;
+        let call = merge_pairs_device(gpu, s, [&da, &dav, &db, &dbv], outs, &Less);
+        expect_mismatch(
+            own,
+            call,
+            "Gpu::merge_device pairs, output values one short",
+        );
+        let mut keys = Guarded::new(gpu, &a, POISON_U32);
+        let mut vals = Guarded::new(gpu, &positions(n - 1), POISON_U32);
+        let call = gpu.mergesort_device(
+            SortBuffers::pairs(&mut keys.view_mut(), &mut vals.view_mut()),
+            &Less,
+            None,
+            &mut sort_scratch,
+        );
+        expect_mismatch(own, call, "Gpu::mergesort_device pairs, values one short");
+        assert!(
+            keys.download(gpu, "mergesort_device pairs") == a,
+            "mergesort_device pairs: keys changed"
+        );
+        let mut found = Guarded::new(gpu, &vec![0u32; n - 1], POISON_U32);
+        let call = gpu.sorted_search_device(
+            &da.view(),
+            &db.view(),
+            &mut found.view_mut(),
+            SearchBound::Lower,
+            &Less,
+            None,
+            &mut search_scratch,
+        );
+        expect_mismatch(own, call, "Gpu::sorted_search_device, output one short");
+        let scan32: Vec<u32> = scan.iter().map(|&s| s as u32).collect();
+        let d_scan = Guarded::new(gpu, &scan32, POISON_U32);
+        let d_scan = (&d_scan, total);
+        let mut segments = Guarded::new(gpu, &vec![0u32; total - 1], POISON_U32);
+        let s = &mut search_scratch;
+        let call = load_balance_device(gpu, s, d_scan, &mut segments, None);
+        expect_mismatch(
+            own,
+            call,
+            "Gpu::load_balance_search_device, segments one short",
+        );
+        let mut segments = Guarded::new(gpu, &vec![0u32; total], POISON_U32);
+        let mut ranks = Guarded::new(gpu, &vec![0u32; total + 1], POISON_U32);
+        let s = &mut search_scratch;
+        let call = load_balance_device(gpu, s, d_scan, &mut segments, Some(&mut ranks));
+        expect_mismatch(
+            own,
+            call,
+            "Gpu::load_balance_search_device with ranks, ranks one long",
+        );
+        let few = Guarded::new(gpu, &few_values, POISON_U32);
+        let mut expanded = Guarded::new(gpu, &vec![0u32; total], POISON_U32);
+        let op = Interval::Expand {
+            values: &few.view(),
         };
-        expect_mismatch(own, call, &c);
-    }
-    let mut out_keys = Guarded::new(&gpu, &vec![0u32; 2 * n + 1], POISON_U32);
-    let outs = [&mut out_keys, &mut out_vals];
-    let s = &mut merge_scratch;
-    let call = merge_pairs_device(&gpu, s, [&da, &short_vals, &db, &dbv], outs, &Less);
-    expect_mismatch(own, call, "Gpu::merge_device pairs, A values one short");
-    let mut short_out_vals = Guarded::new(&gpu, &vec![0u32; 2 * n], POISON_U32);
-    let outs = [&mut out_keys, &mut short_out_vals];
-    let s = &mut merge_scratch;
-    let call = merge_pairs_device(&gpu, s, [&da, &dav, &db, &dbv], outs, &Less);
-    expect_mismatch(
-        own,
-        call,
-        "Gpu::merge_device pairs, output values one short",
-    );
-    let mut keys = Guarded::new(&gpu, &a, POISON_U32);
-    let mut vals = Guarded::new(&gpu, &positions(n - 1), POISON_U32);
-    let call = gpu.mergesort_device(
-        SortBuffers::pairs(&mut keys.view_mut(), &mut vals.view_mut()),
-        &Less,
-        None,
-        &mut sort_scratch,
-    );
-    expect_mismatch(own, call, "Gpu::mergesort_device pairs, values one short");
-    assert!(
-        keys.download(&gpu, "mergesort_device pairs") == a,
-        "mergesort_device pairs: keys changed"
-    );
-    let mut found = Guarded::new(&gpu, &vec![0u32; n - 1], POISON_U32);
-    let call = gpu.sorted_search_device(
-        &da.view(),
-        &db.view(),
-        &mut found.view_mut(),
-        SearchBound::Lower,
-        &Less,
-        None,
-        &mut search_scratch,
-    );
-    expect_mismatch(own, call, "Gpu::sorted_search_device, output one short");
-    let scan32: Vec<u32> = scan.iter().map(|&s| s as u32).collect();
-    let d_scan = Guarded::new(&gpu, &scan32, POISON_U32);
-    let d_scan = (&d_scan, total);
-    let mut segments = Guarded::new(&gpu, &vec![0u32; total - 1], POISON_U32);
-    let s = &mut search_scratch;
-    let call = load_balance_device(&gpu, s, d_scan, &mut segments, None);
-    expect_mismatch(
-        own,
-        call,
-        "Gpu::load_balance_search_device, segments one short",
-    );
-    let mut segments = Guarded::new(&gpu, &vec![0u32; total], POISON_U32);
-    let mut ranks = Guarded::new(&gpu, &vec![0u32; total + 1], POISON_U32);
-    let s = &mut search_scratch;
-    let call = load_balance_device(&gpu, s, d_scan, &mut segments, Some(&mut ranks));
-    expect_mismatch(
-        own,
-        call,
-        "Gpu::load_balance_search_device with ranks, ranks one long",
-    );
-    let few = Guarded::new(&gpu, &few_values, POISON_U32);
-    let mut expanded = Guarded::new(&gpu, &vec![0u32; total], POISON_U32);
-    let op = Interval::Expand {
-        values: &few.view(),
-    };
-    let call = interval_device(&gpu, &mut search_scratch, d_scan, op, &mut expanded);
-    expect_mismatch(own, call, "Gpu::interval_device, Expand, values one short");
-    let d_input = Guarded::new(&gpu, &input, POISON_U32);
-    let short_gather = Guarded::new(&gpu, &scan32[..n - 1], POISON_U32);
-    let mut moved = Guarded::new(&gpu, &vec![0u32; total], POISON_U32);
-    let op = Interval::Gather {
-        gather: &short_gather.view(),
-        input: &d_input.view(),
-    };
-    let call = interval_device(&gpu, &mut search_scratch, d_scan, op, &mut moved);
-    expect_mismatch(
-        own,
-        call,
-        "Gpu::interval_device, Gather, positions one short",
-    );
-    for (buffer, case) in [
-        (&out, "merge output"),
-        (&expanded, "expand output"),
-        (&moved, "gather output"),
-    ] {
-        buffer.download(&gpu, case);
-    }
+        let call = interval_device(gpu, &mut search_scratch, d_scan, op, &mut expanded);
+        expect_mismatch(own, call, "Gpu::interval_device, Expand, values one short");
+        let d_input = Guarded::new(gpu, &input, POISON_U32);
+        let short_gather = Guarded::new(gpu, &scan32[..n - 1], POISON_U32);
+        let mut moved = Guarded::new(gpu, &vec![0u32; total], POISON_U32);
+        let op = Interval::Gather {
+            gather: &short_gather.view(),
+            input: &d_input.view(),
+        };
+        let call = interval_device(gpu, &mut search_scratch, d_scan, op, &mut moved);
+        expect_mismatch(
+            own,
+            call,
+            "Gpu::interval_device, Gather, positions one short",
+        );
+        for (buffer, case) in [
+            (&out, "merge output"),
+            (&expanded, "expand output"),
+            (&moved, "gather output"),
+        ] {
+            buffer.download(gpu, case);
+        }
+    });
 }
 
 // ---- User code checked at compile time ----
@@ -1922,21 +1935,22 @@ fn expect_compile_errors<K, C>(
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn layout_mismatched_user_key_is_a_compile_error() {
-    let gpu = gpu();
-    let n = MergeTuning::for_types(size_of::<Narrow>(), 0).tile() + 7;
-    let label = "4-byte Rust key, 16-byte CUDA key";
-    let narrow = |key| Narrow { key };
-    expect_layout_errors(&gpu, n, ("narrow", label), narrow, |a, b| a.key < b.key);
-    let label = "16-byte Rust key, 4-byte CUDA key";
-    let wide = |key| Wide {
-        key,
-        rest: [key; 3],
-    };
-    expect_layout_errors(&gpu, n, ("wide", label), wide, |a, b| a.key < b.key);
-    let label = "4-aligned Rust key, 8-aligned CUDA key";
-    let misaligned = |key| Misaligned { key, tag: key };
-    expect_layout_errors(&gpu, n, ("misaligned", label), misaligned, |a, b| {
-        a.key < b.key
+    on_gpu(|gpu, _, _| {
+        let n = MergeTuning::for_types(size_of::<Narrow>(), 0).tile() + 7;
+        let label = "4-byte Rust key, 16-byte CUDA key";
+        let narrow = |key| Narrow { key };
+        expect_layout_errors(gpu, n, ("narrow", label), narrow, |a, b| a.key < b.key);
+        let label = "16-byte Rust key, 4-byte CUDA key";
+        let wide = |key| Wide {
+            key,
+            rest: [key; 3],
+        };
+        expect_layout_errors(gpu, n, ("wide", label), wide, |a, b| a.key < b.key);
+        let label = "4-aligned Rust key, 8-aligned CUDA key";
+        let misaligned = |key| Misaligned { key, tag: key };
+        expect_layout_errors(gpu, n, ("misaligned", label), misaligned, |a, b| {
+            a.key < b.key
+        });
     });
 }
 
@@ -1986,38 +2000,37 @@ fn snippet_that_does_not_compile_carries_the_log() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn zero_sized_values_are_handled_or_refused() {
-    let gpu = gpu();
-    let own = Handle::Own(&gpu);
-    let mut rng = rng();
-    let zero_sized: &[&str] = &["zero-sized", "value"];
-    for n in boundary_sizes(
-        &[MergesortTuning::within_static_shared(size_of::<u32>(), 0).tile()],
-        &[],
-    ) {
-        let input = u32_keys(&mut rng, n);
-        let mut expected = input.clone();
-        expected.sort_unstable();
-        let (mut keys, mut units) = (input.clone(), vec![(); n]);
-        let sorted = gpu.mergesort_pairs(&mut keys, &mut units, &Less);
-        let case = format!("Gpu::mergesort_pairs with () values, n = {n}");
-        if ok_or_named(own, sorted, zero_sized, &case).is_some() {
-            assert!(keys == expected, "{case}: keys not sorted");
-        } else {
-            assert_permutation(&keys, &input, &case);
+    on_gpu(|gpu, own, rng| {
+        let zero_sized: &[&str] = &["zero-sized", "value"];
+        for n in boundary_sizes(
+            &[MergesortTuning::within_static_shared(size_of::<u32>(), 0).tile()],
+            &[],
+        ) {
+            let input = u32_keys(rng, n);
+            let mut expected = input.clone();
+            expected.sort_unstable();
+            let (mut keys, mut units) = (input.clone(), vec![(); n]);
+            let sorted = gpu.mergesort_pairs(&mut keys, &mut units, &Less);
+            let case = format!("Gpu::mergesort_pairs with () values, n = {n}");
+            if ok_or_named(own, sorted, zero_sized, &case).is_some() {
+                assert!(keys == expected, "{case}: keys not sorted");
+            } else {
+                assert_permutation(&keys, &input, &case);
+            }
+            let (a, b) = sorted_halves(&input, |v| v.sort_unstable());
+            let (au, bu) = (vec![(); a.len()], vec![(); b.len()]);
+            let merged = gpu.merge_pairs(&a, &au, &b, &bu, &Less);
+            let case = format!("Gpu::merge_pairs with () values, n = {n}");
+            if let Some((keys, units)) = ok_or_named(own, merged, zero_sized, &case) {
+                assert!(keys == expected && units.len() == n, "{case}: wrong merge");
+            }
+            let expanded = gpu.interval_expand(&[0usize], &[()], n);
+            let case = format!("Gpu::interval_expand of () values, n = {n}");
+            if let Some(units) = ok_or_named(own, expanded, zero_sized, &case) {
+                assert_eq!(units.len(), n, "{case}");
+            }
         }
-        let (a, b) = sorted_halves(&input, |v| v.sort_unstable());
-        let (au, bu) = (vec![(); a.len()], vec![(); b.len()]);
-        let merged = gpu.merge_pairs(&a, &au, &b, &bu, &Less);
-        let case = format!("Gpu::merge_pairs with () values, n = {n}");
-        if let Some((keys, units)) = ok_or_named(own, merged, zero_sized, &case) {
-            assert!(keys == expected && units.len() == n, "{case}: wrong merge");
-        }
-        let expanded = gpu.interval_expand(&[0usize], &[()], n);
-        let case = format!("Gpu::interval_expand of () values, n = {n}");
-        if let Some(units) = ok_or_named(own, expanded, zero_sized, &case) {
-            assert_eq!(units.len(), n, "{case}");
-        }
-    }
+    });
 }
 
 // ---- Small fixed runs for racecheck, synccheck and initcheck ----
@@ -2028,35 +2041,36 @@ fn zero_sized_values_are_handled_or_refused() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn tiles_block_sort_and_both_pass_kinds() {
-    let gpu = gpu();
-    let mut rng = rng();
-    let mut scratch = MergesortScratch::new();
-    let comps = inconsistent_comparators();
-    for tuning in forced_sort_tunings() {
-        // Five tiles: a two-way pass, then a four-way one; two tiles (one four-way pass) where
-        // five would be too many keys for racecheck.
-        let tile = tuning.tile();
-        let n = if 4 * tile + 5 <= TILES_MAX_KEYS {
-            4 * tile + 5
-        } else {
-            2 * tile + 5
-        };
-        let (two_way, four_way) = tuning.pass_plan(n);
-        let input = u32_keys(&mut rng, n);
-        let mut expected = input.clone();
-        expected.sort_unstable();
-        let case =
-            format!("Less, n = {n}, {two_way} two-way and {four_way} four-way passes, {tuning:?}");
-        assert!(
-            device_sort(&gpu, &mut scratch, tuning, &input, &Less, &case) == expected,
-            "{case}: differs from std"
-        );
-        for comp in &comps[..2] {
-            let case = format!("{}, n = {n}, {tuning:?}", comp.name());
-            let got = device_sort(&gpu, &mut scratch, tuning, &input, comp, &case);
-            assert_permutation(&got, &input, &case);
+    on_gpu(|gpu, _, rng| {
+        let mut scratch = MergesortScratch::new();
+        let comps = inconsistent_comparators();
+        for tuning in forced_sort_tunings() {
+            // Five tiles: a two-way pass, then a four-way one; two tiles (one four-way pass) where
+            // five would be too many keys for racecheck.
+            let tile = tuning.tile();
+            let n = if 4 * tile + 5 <= TILES_MAX_KEYS {
+                4 * tile + 5
+            } else {
+                2 * tile + 5
+            };
+            let (two_way, four_way) = tuning.pass_plan(n);
+            let input = u32_keys(rng, n);
+            let mut expected = input.clone();
+            expected.sort_unstable();
+            let case = format!(
+                "Less, n = {n}, {two_way} two-way and {four_way} four-way passes, {tuning:?}"
+            );
+            assert!(
+                device_sort(gpu, &mut scratch, tuning, &input, &Less, &case) == expected,
+                "{case}: differs from std"
+            );
+            for comp in &comps[..2] {
+                let case = format!("{}, n = {n}, {tuning:?}", comp.name());
+                let got = device_sort(gpu, &mut scratch, tuning, &input, comp, &case);
+                assert_permutation(&got, &input, &case);
+            }
         }
-    }
+    });
 }
 
 /// The sorted search's partition and tile kernels at tile boundaries, both bounds, valid and
@@ -2064,42 +2078,42 @@ fn tiles_block_sort_and_both_pass_kinds() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn tiles_sorted_search() {
-    let gpu = gpu();
-    let mut rng = rng();
-    let mut scratch = SearchScratch::new();
-    let tile = SortedSearchTuning::for_key(size_of::<u32>()).tile();
-    for (needles_len, haystack_len) in [
-        (tile - 1, tile + 1),
-        (3 * tile + 7, 2 * tile + 1),
-        (1, 3 * tile),
-    ] {
-        let needles = sorted_u32(&mut rng, needles_len);
-        let haystack = sorted_u32(&mut rng, haystack_len);
-        for bound in [SearchBound::Lower, SearchBound::Upper] {
-            let want = reference_bounds(&needles, &haystack, bound, u32::lt);
-            let found: Vec<u32> = gpu
-                .sorted_search(&needles, &haystack, bound, &Less)
-                .expect("sorted_search");
-            assert!(
-                found.iter().map(|&i| i as usize).eq(want),
-                "{needles_len} in {haystack_len}, {bound:?}: differs"
+    on_gpu(|gpu, _, rng| {
+        let mut scratch = SearchScratch::new();
+        let tile = SortedSearchTuning::for_key(size_of::<u32>()).tile();
+        for (needles_len, haystack_len) in [
+            (tile - 1, tile + 1),
+            (3 * tile + 7, 2 * tile + 1),
+            (1, 3 * tile),
+        ] {
+            let needles = sorted_u32(rng, needles_len);
+            let haystack = sorted_u32(rng, haystack_len);
+            for bound in [SearchBound::Lower, SearchBound::Upper] {
+                let want = reference_bounds(&needles, &haystack, bound, u32::lt);
+                let found: Vec<u32> = gpu
+                    .sorted_search(&needles, &haystack, bound, &Less)
+                    .expect("sorted_search");
+                assert!(
+                    found.iter().map(|&i| i as usize).eq(want),
+                    "{needles_len} in {haystack_len}, {bound:?}: differs"
+                );
+            }
+            let case = format!("device, {needles_len} in {haystack_len}");
+            let found = device_search(gpu, &mut scratch, (&needles, &haystack), &Less, &[], &case);
+            assert!(found.is_some(), "{case}: valid search refused");
+            let bad = unsorted_u32(rng, needles_len.max(2), Unsorted::Reversed, tile);
+            let case = format!("device, reversed needles, {needles_len} in {haystack_len}");
+            let found = device_search(
+                gpu,
+                &mut scratch,
+                (&bad, &haystack),
+                &Less,
+                NAMES_NEEDLES,
+                &case,
             );
+            assert!(found.is_none(), "{case}: accepted");
         }
-        let case = format!("device, {needles_len} in {haystack_len}");
-        let found = device_search(&gpu, &mut scratch, (&needles, &haystack), &Less, &[], &case);
-        assert!(found.is_some(), "{case}: valid search refused");
-        let bad = unsorted_u32(&mut rng, needles_len.max(2), Unsorted::Reversed, tile);
-        let case = format!("device, reversed needles, {needles_len} in {haystack_len}");
-        let found = device_search(
-            &gpu,
-            &mut scratch,
-            (&bad, &haystack),
-            &Less,
-            NAMES_NEEDLES,
-            &case,
-        );
-        assert!(found.is_none(), "{case}: accepted");
-    }
+    });
 }
 
 /// The load-balancing tiles (search, with ranks, expand, move) at tile boundaries with empty
@@ -2107,53 +2121,53 @@ fn tiles_sorted_search() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn tiles_load_balance() {
-    let gpu = gpu();
-    let mut rng = rng();
-    let tile = LoadBalanceTuning::shipped().tile();
-    for total in [tile - 1, tile + 1, 3 * tile + 7] {
-        // Sizes 0 to 3: many empty segments, tiles made mostly of segment starts.
-        let mut scan = Vec::new();
-        let mut start = 0;
-        while start < total {
-            scan.push(start);
-            start += rng.gen_range(0..=3);
+    on_gpu(|gpu, _, rng| {
+        let tile = LoadBalanceTuning::shipped().tile();
+        for total in [tile - 1, tile + 1, 3 * tile + 7] {
+            // Sizes 0 to 3: many empty segments, tiles made mostly of segment starts.
+            let mut scan = Vec::new();
+            let mut start = 0;
+            while start < total {
+                scan.push(start);
+                start += rng.gen_range(0..=3);
+            }
+            let mut want = Vec::with_capacity(total);
+            for (s, &begin) in scan.iter().enumerate() {
+                let end = scan.get(s + 1).copied().unwrap_or(total);
+                want.extend((begin..end).map(|i| (s, i - begin)));
+            }
+            let pairs = twophase::load_balance_search_with_ranks(&scan, total).expect("with ranks");
+            assert!(
+                pairs == want,
+                "total {total}: load-balancing search with ranks differs"
+            );
+            let segments = gpu
+                .load_balance_search(&scan, total)
+                .expect("load_balance_search");
+            assert!(
+                segments.iter().copied().eq(want.iter().map(|p| p.0)),
+                "total {total}: segments differ"
+            );
+            let values: Vec<u32> = (0..scan.len() as u32)
+                .map(|v| v.wrapping_mul(HASH_A))
+                .collect();
+            let expanded = gpu
+                .interval_expand(&scan, &values, total)
+                .expect("interval_expand");
+            assert!(
+                expanded
+                    .iter()
+                    .copied()
+                    .eq(want.iter().map(|p| values[p.0])),
+                "total {total}: expand differs"
+            );
+            let input = positions(total);
+            let mut out = vec![POISON_U32; total];
+            gpu.interval_move(&scan, total, Some(&scan), Some(&scan), &input, &mut out)
+                .expect("interval_move");
+            assert!(out == input, "total {total}: identity move differs");
         }
-        let mut want = Vec::with_capacity(total);
-        for (s, &begin) in scan.iter().enumerate() {
-            let end = scan.get(s + 1).copied().unwrap_or(total);
-            want.extend((begin..end).map(|i| (s, i - begin)));
-        }
-        let pairs = twophase::load_balance_search_with_ranks(&scan, total).expect("with ranks");
-        assert!(
-            pairs == want,
-            "total {total}: load-balancing search with ranks differs"
-        );
-        let segments = gpu
-            .load_balance_search(&scan, total)
-            .expect("load_balance_search");
-        assert!(
-            segments.iter().copied().eq(want.iter().map(|p| p.0)),
-            "total {total}: segments differ"
-        );
-        let values: Vec<u32> = (0..scan.len() as u32)
-            .map(|v| v.wrapping_mul(HASH_A))
-            .collect();
-        let expanded = gpu
-            .interval_expand(&scan, &values, total)
-            .expect("interval_expand");
-        assert!(
-            expanded
-                .iter()
-                .copied()
-                .eq(want.iter().map(|p| values[p.0])),
-            "total {total}: expand differs"
-        );
-        let input = positions(total);
-        let mut out = vec![POISON_U32; total];
-        gpu.interval_move(&scan, total, Some(&scan), Some(&scan), &input, &mut out)
-            .expect("interval_move");
-        assert!(out == input, "total {total}: identity move differs");
-    }
+    });
 }
 
 /// Host-slice calls of every primitive, from large to small and back, so that the staging
@@ -2161,57 +2175,57 @@ fn tiles_load_balance() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn staging_host_slice_calls() {
-    let gpu = gpu();
-    let mut rng = rng();
-    for n in [100_003, 7, 50_001, 1, 12_345] {
-        let n = n.min(test_scale());
-        let input = u32_keys(&mut rng, n);
-        let mut expected = input.clone();
-        expected.sort_unstable();
-        let mut keys = input.clone();
-        gpu.mergesort(&mut keys, &Less).expect("mergesort");
-        assert!(keys == expected, "n = {n}: mergesort");
-        let (mut keys, mut vals) = (input.clone(), positions(n));
-        gpu.mergesort_pairs(&mut keys, &mut vals, &Less)
-            .expect("mergesort_pairs");
-        assert!(keys == expected, "n = {n}: mergesort_pairs");
-        let mut keys = input.clone();
-        gpu.sort_variant(SortVariant::Batcher, &mut keys, &Less)
-            .expect("batcher");
-        assert!(keys == expected, "n = {n}: batcher");
-        let (a, b) = sorted_halves(&input, |v| v.sort_unstable());
-        assert!(
-            gpu.merge(&a, &b, &Less).expect("merge") == expected,
-            "n = {n}: merge"
-        );
-        let (av, bv) = (positions(a.len()), positions(b.len()));
-        let (merged, _) = gpu
-            .merge_pairs(&a, &av, &b, &bv, &Less)
-            .expect("merge_pairs");
-        assert!(merged == expected, "n = {n}: merge_pairs");
-        for variant in MergeVariant::ALL {
-            let merged = gpu
-                .merge_variant(variant, MergeSlices::keys(&a, &b), &Less)
-                .expect("merge_variant");
-            assert!(merged == expected, "n = {n}: {}", variant.name());
+    on_gpu(|gpu, _, rng| {
+        for n in [100_003, 7, 50_001, 1, 12_345] {
+            let n = n.min(test_scale());
+            let input = u32_keys(rng, n);
+            let mut expected = input.clone();
+            expected.sort_unstable();
+            let mut keys = input.clone();
+            gpu.mergesort(&mut keys, &Less).expect("mergesort");
+            assert!(keys == expected, "n = {n}: mergesort");
+            let (mut keys, mut vals) = (input.clone(), positions(n));
+            gpu.mergesort_pairs(&mut keys, &mut vals, &Less)
+                .expect("mergesort_pairs");
+            assert!(keys == expected, "n = {n}: mergesort_pairs");
+            let mut keys = input.clone();
+            gpu.sort_variant(SortVariant::Batcher, &mut keys, &Less)
+                .expect("batcher");
+            assert!(keys == expected, "n = {n}: batcher");
+            let (a, b) = sorted_halves(&input, |v| v.sort_unstable());
+            assert!(
+                gpu.merge(&a, &b, &Less).expect("merge") == expected,
+                "n = {n}: merge"
+            );
+            let (av, bv) = (positions(a.len()), positions(b.len()));
+            let (merged, _) = gpu
+                .merge_pairs(&a, &av, &b, &bv, &Less)
+                .expect("merge_pairs");
+            assert!(merged == expected, "n = {n}: merge_pairs");
+            for variant in MergeVariant::ALL {
+                let merged = gpu
+                    .merge_variant(variant, MergeSlices::keys(&a, &b), &Less)
+                    .expect("merge_variant");
+                assert!(merged == expected, "n = {n}: {}", variant.name());
+            }
+            let found: Vec<u32> = gpu
+                .sorted_search(&a, &b, SearchBound::Upper, &Less)
+                .expect("sorted_search");
+            assert_indices_within(&found, b.len(), "sorted_search");
+            let scan: Vec<usize> = (0..n).step_by(3).collect();
+            let segments = gpu
+                .load_balance_search(&scan, n)
+                .expect("load_balance_search");
+            assert!(
+                segments.iter().enumerate().all(|(i, &s)| s == i / 3),
+                "n = {n}: segments"
+            );
+            let mut out = vec![POISON_U32; n];
+            gpu.interval_move(&scan, n, None, None, &input, &mut out)
+                .expect("interval_move");
+            assert!(out == input, "n = {n}: interval_move");
         }
-        let found: Vec<u32> = gpu
-            .sorted_search(&a, &b, SearchBound::Upper, &Less)
-            .expect("sorted_search");
-        assert_indices_within(&found, b.len(), "sorted_search");
-        let scan: Vec<usize> = (0..n).step_by(3).collect();
-        let segments = gpu
-            .load_balance_search(&scan, n)
-            .expect("load_balance_search");
-        assert!(
-            segments.iter().enumerate().all(|(i, &s)| s == i / 3),
-            "n = {n}: segments"
-        );
-        let mut out = vec![POISON_U32; n];
-        gpu.interval_move(&scan, n, None, None, &input, &mut out)
-            .expect("interval_move");
-        assert!(out == input, "n = {n}: interval_move");
-    }
+    });
 }
 
 // ---- The checks themselves (no GPU needed) ----
