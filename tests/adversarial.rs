@@ -406,11 +406,29 @@ fn assert_indices_within<I: Copy + TryInto<u64>>(indices: &[I], len: usize, case
     }
 }
 
-/// Run `test` on the GPU under test, with the handle of its calls and a seeded generator: what
-/// every GPU test here starts from.
-fn on_gpu(test: impl FnOnce(&Gpu, Handle, &mut StdRng)) {
+/// Run `test` on the GPU under test, with the handle of its calls, a seeded generator and fresh
+/// scratches: what every GPU test here starts from.
+fn on_gpu(test: impl FnOnce(&Gpu, Handle, &mut StdRng, &mut Scratches)) {
     let gpu = gpu();
-    test(&gpu, Handle::Own(&gpu), &mut rng());
+    let mut scratches = Scratches {
+        merge: MergeScratch::new(),
+        sort: MergesortScratch::new(),
+        search: SearchScratch::new(),
+        batcher: SortScratch::new(),
+    };
+    test(&gpu, Handle::Own(&gpu), &mut rng(), &mut scratches);
+}
+
+/// The scratches of the device-buffer calls, fresh for each test.
+struct Scratches {
+    /// Of the merges.
+    merge: MergeScratch,
+    /// Of the mergesorts.
+    sort: MergesortScratch,
+    /// Of the sorted searches and the load-balancing and interval calls.
+    search: SearchScratch,
+    /// Of Batcher's sort.
+    batcher: SortScratch,
 }
 
 // ---- Device-buffer status checks ----
@@ -476,15 +494,15 @@ fn device_ok_or_named(
     }
 }
 
-/// A device-buffer call that must be refused, by the call or by its scratch's check.
+/// A device-buffer call on `scratch` that must be refused, by the call or by the scratch's check.
 fn device_expect_named(
     gpu: &Gpu,
+    scratch: &mut SearchScratch,
     call: Result<(), GpuError>,
-    check: impl FnMut() -> Result<(), GpuError>,
     names: &[&str],
     case: &str,
 ) {
-    let accepted = device_ok_or_named(gpu, call, check, names, case);
+    let accepted = device_ok_or_named(gpu, call, || scratch.check(gpu), names, case);
     assert!(
         !accepted,
         "{case}: accepted; expected InvalidInput naming one of {names:?}"
@@ -558,7 +576,7 @@ fn forced_sizes(tuning: MergesortTuning) -> Vec<usize> {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn floats_plain_calls_follow_the_total_order() {
-    on_gpu(|gpu, _, rng| {
+    on_gpu(|gpu, _, rng, _| {
         for n in boundary_sizes(&sort_tiles_u32(), &LARGE_SIZES) {
             for nan_percent in NAN_PERCENTS {
                 let case = |call: &str| format!("{call}, f32, n = {n}, {nan_percent}% NaN");
@@ -658,7 +676,7 @@ fn check_common_sorts<K: DeviceKey + Sync, C: DeviceComparator<K>>(
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn floats_partial_order_sorts_keep_a_permutation() {
-    on_gpu(|gpu, own, rng| {
+    on_gpu(|gpu, own, rng, _| {
         let less = partial_less::<f32>();
         for n in boundary_sizes(&sort_tiles_u32(), &LARGE_SIZES) {
             for nan_percent in NAN_PERCENTS {
@@ -694,7 +712,7 @@ fn floats_partial_order_sorts_keep_a_permutation() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn floats_partial_order_merges_and_searches_stay_in_bounds() {
-    on_gpu(|gpu, own, rng| {
+    on_gpu(|gpu, own, rng, _| {
         let less = partial_less::<f32>();
         let search_tile = SortedSearchTuning::for_key(size_of::<f32>()).tile();
         let mut tiles = merge_tiles_u32();
@@ -783,7 +801,7 @@ fn check_common_merges<K: DeviceKey, C: DeviceComparator<K>>(
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn inconsistent_comparators_sorts_keep_a_permutation() {
-    on_gpu(|gpu, _, rng| {
+    on_gpu(|gpu, _, rng, _| {
         for comp in inconsistent_comparators() {
             let name = comp.name().into_owned();
             for n in boundary_sizes(&sort_tiles_u32(), &LARGE_SIZES) {
@@ -821,9 +839,7 @@ fn inconsistent_comparators_sorts_keep_a_permutation() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn inconsistent_comparators_device_sorts_keep_a_permutation() {
-    on_gpu(|gpu, _, rng| {
-        let mut scratch = MergesortScratch::new();
-        let mut sort_scratch = SortScratch::new();
+    on_gpu(|gpu, _, rng, scratch| {
         for tuning in forced_sort_tunings() {
             for n in forced_sizes(tuning) {
                 let input = u32_keys(rng, n);
@@ -831,14 +847,14 @@ fn inconsistent_comparators_device_sorts_keep_a_permutation() {
                 expected.sort_unstable();
                 let case = format!("Less, n = {n}, {tuning:?}");
                 assert!(
-                    device_sort(gpu, &mut scratch, tuning, &input, &Less, &case) == expected,
+                    device_sort(gpu, &mut scratch.sort, tuning, &input, &Less, &case) == expected,
                     "{case}: differs from std"
                 );
                 for comp in inconsistent_comparators() {
                     let case = format!("{}, n = {n}, {tuning:?}", comp.name());
-                    let got = device_sort(gpu, &mut scratch, tuning, &input, &comp, &case);
+                    let got = device_sort(gpu, &mut scratch.sort, tuning, &input, &comp, &case);
                     assert_permutation(&got, &input, &case);
-                    device_batcher_sort(gpu, &mut sort_scratch, &input, &comp, &case);
+                    device_batcher_sort(gpu, &mut scratch.batcher, &input, &comp, &case);
                 }
             }
         }
@@ -936,9 +952,7 @@ fn device_sort<C: DeviceComparator<u32>>(
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn inconsistent_comparators_merges_and_searches_stay_in_bounds() {
-    on_gpu(|gpu, own, rng| {
-        let mut merge_scratch = MergeScratch::new();
-        let mut search_scratch = SearchScratch::new();
+    on_gpu(|gpu, own, rng, scratch| {
         let mut tiles = merge_tiles_u32();
         tiles.push(SortedSearchTuning::for_key(size_of::<u32>()).tile());
         for comp in inconsistent_comparators() {
@@ -994,16 +1008,16 @@ fn inconsistent_comparators_merges_and_searches_stay_in_bounds() {
                             variant.name()
                         ),
                     };
-                    let s = &mut merge_scratch;
+                    let s = &mut scratch.merge;
                     let out = device_merge(gpu, s, variant, (&a, &b), &comp, NAMES_MERGE_ANY, &c);
                     if let Some(out) = out {
                         assert_permutation(&out, &concat(&a, &b), &c);
                     }
                 }
                 let c = format!("{}, Gpu::merge_device pairs", case("device merges"));
-                device_merge_pairs(gpu, &mut merge_scratch, pairs, &comp, &c);
+                device_merge_pairs(gpu, &mut scratch.merge, pairs, &comp, &c);
                 let c = case("Gpu::sorted_search_device");
-                let s = &mut search_scratch;
+                let s = &mut scratch.search;
                 device_search(gpu, s, (&a, &b), &comp, NAMES_SEARCH_ANY, &c);
             }
         }
@@ -1193,8 +1207,7 @@ fn for_each_unsorted(
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn unsorted_merge_inputs_are_named() {
-    on_gpu(|gpu, own, _| {
-        let mut scratch = MergeScratch::new();
+    on_gpu(|gpu, own, _, scratch| {
         let tiles = (
             &merge_tiles_u32()[..],
             MergeTuning::for_types(size_of::<u32>(), 0).tile(),
@@ -1227,7 +1240,7 @@ fn unsorted_merge_inputs_are_named() {
                 }
             }
             let c = case("Gpu::merge_device");
-            let merged = device_merge(gpu, &mut scratch, None, (a, b), &Less, names, &c);
+            let merged = device_merge(gpu, &mut scratch.merge, None, (a, b), &Less, names, &c);
             assert!(merged.is_none(), "{c}: accepted");
         });
     });
@@ -1239,8 +1252,7 @@ fn unsorted_merge_inputs_are_named() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn unsorted_search_inputs_are_named() {
-    on_gpu(|gpu, own, _| {
-        let mut scratch = SearchScratch::new();
+    on_gpu(|gpu, own, _, scratch| {
         let tile = SortedSearchTuning::for_key(size_of::<u32>()).tile();
         let sides = [("needles", NAMES_NEEDLES), ("haystack", NAMES_HAYSTACK)];
         for_each_unsorted(
@@ -1264,7 +1276,14 @@ fn unsorted_search_inputs_are_named() {
                     expect_named(Handle::Default, found, names, &case(call));
                 }
                 let c = case("Gpu::sorted_search_device");
-                let found = device_search(gpu, &mut scratch, (needles, haystack), &Less, names, &c);
+                let found = device_search(
+                    gpu,
+                    &mut scratch.search,
+                    (needles, haystack),
+                    &Less,
+                    names,
+                    &c,
+                );
                 assert!(found.is_none(), "{c}: accepted");
             },
         );
@@ -1397,8 +1416,7 @@ fn interval_move_device<I: DeviceIndex + DeviceRepr>(
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn bad_scans_are_named() {
-    on_gpu(|gpu, _, _| {
-        let mut scratch = SearchScratch::new();
+    on_gpu(|gpu, _, _, scratch| {
         for (what, scan, total) in bad_scans() {
             let case = |call: &str| {
                 format!(
@@ -1448,10 +1466,10 @@ fn bad_scans_are_named() {
                 } else {
                     "Gpu::load_balance_search_device"
                 });
-                let s = &mut scratch;
+                let s = &mut scratch.search;
                 let ranks_out = with_ranks.then_some(&mut ranks);
                 let call = load_balance_device(gpu, s, (&d_scan, total), &mut segments, ranks_out);
-                device_expect_named(gpu, call, || scratch.check(gpu), NAMES_SCAN, &c);
+                device_expect_named(gpu, &mut scratch.search, call, NAMES_SCAN, &c);
                 assert_indices_within(&segments.download(gpu, &c), scan.len(), &c);
                 if with_ranks {
                     assert_indices_within(&ranks.download(gpu, &c), total, &c);
@@ -1464,8 +1482,8 @@ fn bad_scans_are_named() {
             let op = Interval::Expand {
                 values: &d_values.view(),
             };
-            let call = interval_device(gpu, &mut scratch, (&d_scan, total), op, &mut out);
-            device_expect_named(gpu, call, || scratch.check(gpu), NAMES_SCAN, &c);
+            let call = interval_device(gpu, &mut scratch.search, (&d_scan, total), op, &mut out);
+            device_expect_named(gpu, &mut scratch.search, call, NAMES_SCAN, &c);
             let expanded = out.download(gpu, &c);
             assert!(
                 expanded
@@ -1481,9 +1499,14 @@ fn bad_scans_are_named() {
             let mut out = Guarded::new(gpu, &vec![POISON_U32; total], POISON_U32);
             let c = case("Gpu::interval_device, Move");
             let positions = (&d_gather, &d_scatter, &d_input);
-            let call =
-                interval_move_device(gpu, &mut scratch, (&d_scan, total), positions, &mut out);
-            device_expect_named(gpu, call, || scratch.check(gpu), NAMES_SCAN, &c);
+            let call = interval_move_device(
+                gpu,
+                &mut scratch.search,
+                (&d_scan, total),
+                positions,
+                &mut out,
+            );
+            device_expect_named(gpu, &mut scratch.search, call, NAMES_SCAN, &c);
             out.download(gpu, &c);
 
             // A snippet that does nothing: the launch itself must refuse the scan.
@@ -1493,9 +1516,9 @@ fn bad_scans_are_named() {
                 total,
                 &LoadBalanceOp::none(),
                 &[],
-                &mut scratch,
+                &mut scratch.search,
             );
-            device_expect_named(gpu, call, || scratch.check(gpu), NAMES_SCAN, &c);
+            device_expect_named(gpu, &mut scratch.search, call, NAMES_SCAN, &c);
         }
     });
 }
@@ -1517,8 +1540,7 @@ fn bad_positions(size: usize, len: usize) -> Vec<(&'static str, usize)> {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn bad_positions_leave_the_output_unchanged() {
-    on_gpu(|gpu, _, rng| {
-        let mut scratch = SearchScratch::new();
+    on_gpu(|gpu, _, rng, scratch| {
         let tile = LoadBalanceTuning::shipped().tile();
         for total in boundary_sizes(&[tile], &LARGE_SIZES) {
             if total < 2 {
@@ -1571,8 +1593,9 @@ fn bad_positions_leave_the_output_unchanged() {
                         (&d_own, &d_pos, &d_input)
                     };
                     let d_scan = (&d_scan, total);
-                    let call = interval_move_device(gpu, &mut scratch, d_scan, positions, &mut out);
-                    device_expect_named(gpu, call, || scratch.check(gpu), names, &c);
+                    let call =
+                        interval_move_device(gpu, &mut scratch.search, d_scan, positions, &mut out);
+                    device_expect_named(gpu, &mut scratch.search, call, names, &c);
                     out.download(gpu, &c);
                     let mut out = Guarded::new(gpu, &before, POISON_U32);
                     let c = case("Gpu::interval_device, Gather / Scatter");
@@ -1585,8 +1608,8 @@ fn bad_positions_leave_the_output_unchanged() {
                             input,
                         }
                     };
-                    let call = interval_device(gpu, &mut scratch, d_scan, op, &mut out);
-                    device_expect_named(gpu, call, || scratch.check(gpu), names, &c);
+                    let call = interval_device(gpu, &mut scratch.search, d_scan, op, &mut out);
+                    device_expect_named(gpu, &mut scratch.search, call, names, &c);
                     out.download(gpu, &c);
                 }
             }
@@ -1601,7 +1624,7 @@ fn bad_positions_leave_the_output_unchanged() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn mismatched_lengths_are_errors() {
-    on_gpu(|gpu, own, rng| {
+    on_gpu(|gpu, own, rng, scratch| {
         let n = 1000;
         let (a, b) = (sorted_u32(rng, n), sorted_u32(rng, n + 1));
         let (av, bv) = (positions(n), positions(n + 1));
@@ -1693,16 +1716,13 @@ fn mismatched_lengths_are_errors() {
         }
 
         // Device calls.
-        let mut merge_scratch = MergeScratch::new();
-        let mut sort_scratch = MergesortScratch::new();
-        let mut search_scratch = SearchScratch::new();
         let [da, db, dav, dbv] = [&a, &b, &av, &bv].map(|host| Guarded::new(gpu, host, POISON_U32));
         let short_vals = Guarded::new(gpu, &positions(n - 1), POISON_U32);
         let mut out = Guarded::new(gpu, &vec![0u32; 2 * n], POISON_U32);
         let mut out_vals = Guarded::new(gpu, &vec![0u32; 2 * n + 1], POISON_U32);
         let device_merges = std::iter::once(None).chain(MergeVariant::ALL.map(Some));
         for variant in device_merges {
-            let s = &mut merge_scratch;
+            let s = &mut scratch.merge;
             let call = merge_keys_device(gpu, s, variant, (&da, &db), &mut out, &Less);
             let c = match variant {
                 None => "Gpu::merge_device, output one short".to_owned(),
@@ -1715,12 +1735,12 @@ fn mismatched_lengths_are_errors() {
         }
         let mut out_keys = Guarded::new(gpu, &vec![0u32; 2 * n + 1], POISON_U32);
         let outs = [&mut out_keys, &mut out_vals];
-        let s = &mut merge_scratch;
+        let s = &mut scratch.merge;
         let call = merge_pairs_device(gpu, s, [&da, &short_vals, &db, &dbv], outs, &Less);
         expect_mismatch(own, call, "Gpu::merge_device pairs, A values one short");
         let mut short_out_vals = Guarded::new(gpu, &vec![0u32; 2 * n], POISON_U32);
         let outs = [&mut out_keys, &mut short_out_vals];
-        let s = &mut merge_scratch;
+        let s = &mut scratch.merge;
         let call = merge_pairs_device(gpu, s, [&da, &dav, &db, &dbv], outs, &Less);
         expect_mismatch(
             own,
@@ -1733,7 +1753,7 @@ fn mismatched_lengths_are_errors() {
             SortBuffers::pairs(&mut keys.view_mut(), &mut vals.view_mut()),
             &Less,
             None,
-            &mut sort_scratch,
+            &mut scratch.sort,
         );
         expect_mismatch(own, call, "Gpu::mergesort_device pairs, values one short");
         assert!(
@@ -1748,14 +1768,14 @@ fn mismatched_lengths_are_errors() {
             SearchBound::Lower,
             &Less,
             None,
-            &mut search_scratch,
+            &mut scratch.search,
         );
         expect_mismatch(own, call, "Gpu::sorted_search_device, output one short");
         let scan32: Vec<u32> = scan.iter().map(|&s| s as u32).collect();
         let d_scan = Guarded::new(gpu, &scan32, POISON_U32);
         let d_scan = (&d_scan, total);
         let mut segments = Guarded::new(gpu, &vec![0u32; total - 1], POISON_U32);
-        let s = &mut search_scratch;
+        let s = &mut scratch.search;
         let call = load_balance_device(gpu, s, d_scan, &mut segments, None);
         expect_mismatch(
             own,
@@ -1764,7 +1784,7 @@ fn mismatched_lengths_are_errors() {
         );
         let mut segments = Guarded::new(gpu, &vec![0u32; total], POISON_U32);
         let mut ranks = Guarded::new(gpu, &vec![0u32; total + 1], POISON_U32);
-        let s = &mut search_scratch;
+        let s = &mut scratch.search;
         let call = load_balance_device(gpu, s, d_scan, &mut segments, Some(&mut ranks));
         expect_mismatch(
             own,
@@ -1776,7 +1796,7 @@ fn mismatched_lengths_are_errors() {
         let op = Interval::Expand {
             values: &few.view(),
         };
-        let call = interval_device(gpu, &mut search_scratch, d_scan, op, &mut expanded);
+        let call = interval_device(gpu, &mut scratch.search, d_scan, op, &mut expanded);
         expect_mismatch(own, call, "Gpu::interval_device, Expand, values one short");
         let d_input = Guarded::new(gpu, &input, POISON_U32);
         let short_gather = Guarded::new(gpu, &scan32[..n - 1], POISON_U32);
@@ -1785,7 +1805,7 @@ fn mismatched_lengths_are_errors() {
             gather: &short_gather.view(),
             input: &d_input.view(),
         };
-        let call = interval_device(gpu, &mut search_scratch, d_scan, op, &mut moved);
+        let call = interval_device(gpu, &mut scratch.search, d_scan, op, &mut moved);
         expect_mismatch(
             own,
             call,
@@ -1935,7 +1955,7 @@ fn expect_compile_errors<K, C>(
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn layout_mismatched_user_key_is_a_compile_error() {
-    on_gpu(|gpu, _, _| {
+    on_gpu(|gpu, _, _, _| {
         let n = MergeTuning::for_types(size_of::<Narrow>(), 0).tile() + 7;
         let label = "4-byte Rust key, 16-byte CUDA key";
         let narrow = |key| Narrow { key };
@@ -2000,7 +2020,7 @@ fn snippet_that_does_not_compile_carries_the_log() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn zero_sized_values_are_handled_or_refused() {
-    on_gpu(|gpu, own, rng| {
+    on_gpu(|gpu, own, rng, _| {
         let zero_sized: &[&str] = &["zero-sized", "value"];
         for n in boundary_sizes(
             &[MergesortTuning::within_static_shared(size_of::<u32>(), 0).tile()],
@@ -2041,8 +2061,7 @@ fn zero_sized_values_are_handled_or_refused() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn tiles_block_sort_and_both_pass_kinds() {
-    on_gpu(|gpu, _, rng| {
-        let mut scratch = MergesortScratch::new();
+    on_gpu(|gpu, _, rng, scratch| {
         let comps = inconsistent_comparators();
         for tuning in forced_sort_tunings() {
             // Five tiles: a two-way pass, then a four-way one; two tiles (one four-way pass) where
@@ -2061,12 +2080,12 @@ fn tiles_block_sort_and_both_pass_kinds() {
                 "Less, n = {n}, {two_way} two-way and {four_way} four-way passes, {tuning:?}"
             );
             assert!(
-                device_sort(gpu, &mut scratch, tuning, &input, &Less, &case) == expected,
+                device_sort(gpu, &mut scratch.sort, tuning, &input, &Less, &case) == expected,
                 "{case}: differs from std"
             );
             for comp in &comps[..2] {
                 let case = format!("{}, n = {n}, {tuning:?}", comp.name());
-                let got = device_sort(gpu, &mut scratch, tuning, &input, comp, &case);
+                let got = device_sort(gpu, &mut scratch.sort, tuning, &input, comp, &case);
                 assert_permutation(&got, &input, &case);
             }
         }
@@ -2078,8 +2097,7 @@ fn tiles_block_sort_and_both_pass_kinds() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn tiles_sorted_search() {
-    on_gpu(|gpu, _, rng| {
-        let mut scratch = SearchScratch::new();
+    on_gpu(|gpu, _, rng, scratch| {
         let tile = SortedSearchTuning::for_key(size_of::<u32>()).tile();
         for (needles_len, haystack_len) in [
             (tile - 1, tile + 1),
@@ -2098,20 +2116,20 @@ fn tiles_sorted_search() {
                     "{needles_len} in {haystack_len}, {bound:?}: differs"
                 );
             }
-            let case = format!("device, {needles_len} in {haystack_len}");
-            let found = device_search(gpu, &mut scratch, (&needles, &haystack), &Less, &[], &case);
-            assert!(found.is_some(), "{case}: valid search refused");
             let bad = unsorted_u32(rng, needles_len.max(2), Unsorted::Reversed, tile);
-            let case = format!("device, reversed needles, {needles_len} in {haystack_len}");
-            let found = device_search(
-                gpu,
-                &mut scratch,
-                (&bad, &haystack),
-                &Less,
-                NAMES_NEEDLES,
-                &case,
-            );
-            assert!(found.is_none(), "{case}: accepted");
+            for (what, needles, names) in [
+                ("", &needles, &[][..]),
+                ("reversed needles, ", &bad, NAMES_NEEDLES),
+            ] {
+                let case = format!("device, {what}{needles_len} in {haystack_len}");
+                let s = &mut scratch.search;
+                let found = device_search(gpu, s, (needles, &haystack), &Less, names, &case);
+                let (valid, wrong) = match names {
+                    [] => (true, "valid search refused"),
+                    _ => (false, "accepted"),
+                };
+                assert!(found.is_some() == valid, "{case}: {wrong}");
+            }
         }
     });
 }
@@ -2121,7 +2139,7 @@ fn tiles_sorted_search() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn tiles_load_balance() {
-    on_gpu(|gpu, _, rng| {
+    on_gpu(|gpu, _, rng, _| {
         let tile = LoadBalanceTuning::shipped().tile();
         for total in [tile - 1, tile + 1, 3 * tile + 7] {
             // Sizes 0 to 3: many empty segments, tiles made mostly of segment starts.
@@ -2175,7 +2193,7 @@ fn tiles_load_balance() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn staging_host_slice_calls() {
-    on_gpu(|gpu, _, rng| {
+    on_gpu(|gpu, _, rng, _| {
         for n in [100_003, 7, 50_001, 1, 12_345] {
             let n = n.min(test_scale());
             let input = u32_keys(rng, n);
