@@ -1207,13 +1207,13 @@ fn for_each_unsorted(
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn unsorted_merge_inputs_are_named() {
-    on_gpu(|gpu, own, _, scratch| {
+    on_gpu(|gpu, own, rng, scratch| {
         let tiles = (
             &merge_tiles_u32()[..],
             MergeTuning::for_types(size_of::<u32>(), 0).tile(),
         );
         let sides = [("a", NAMES_A), ("b", NAMES_B)];
-        for_each_unsorted(&mut rng(), tiles, sides, |case, names, a, b| {
+        for_each_unsorted(rng, tiles, sides, |case, names, a, b| {
             let (av, bv) = (positions(a.len()), positions(b.len()));
             expect_named(own, gpu.merge(a, b, &Less), names, &case("Gpu::merge"));
             expect_named(
@@ -1252,11 +1252,11 @@ fn unsorted_merge_inputs_are_named() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn unsorted_search_inputs_are_named() {
-    on_gpu(|gpu, own, _, scratch| {
+    on_gpu(|gpu, own, rng, scratch| {
         let tile = SortedSearchTuning::for_key(size_of::<u32>()).tile();
         let sides = [("needles", NAMES_NEEDLES), ("haystack", NAMES_HAYSTACK)];
         for_each_unsorted(
-            &mut rng(),
+            rng,
             (&[tile], tile),
             sides,
             |case, names, needles, haystack| {
