@@ -11,7 +11,7 @@ mod common;
 use rand::rngs::StdRng;
 use rand::Rng;
 use twophase::bytemuck;
-use twophase::{CudaComparator, DeviceKey, Error};
+use twophase::{CudaComparator, Error};
 
 /// A particle: its grid cell, its id (its position before the sort) and its energy. `#[repr(C)]`
 /// with no padding, so the same bytes are the CUDA `struct particle` below.
@@ -24,11 +24,10 @@ struct Particle {
     energy: f32,
 }
 
-impl DeviceKey for Particle {
-    const CUDA_TYPE: &'static str = "particle";
-    const CUDA_DEFINITION: &'static str =
-        "struct particle { unsigned int cell; unsigned int id; float energy; };";
-}
+twophase_gpu::device_key!(
+    Particle => "particle",
+    "struct particle { unsigned int cell; unsigned int id; float energy; };"
+);
 
 /// Particles to sort: a few million on a GPU would be the point, this many keeps the CPU run short.
 const PARTICLES: usize = 1 << 18;

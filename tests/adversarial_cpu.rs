@@ -1,8 +1,11 @@
 //! Adversarial inputs for every CPU primitive and `*_any` call: a permutation or the named error.
 
+mod common;
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use common::bounds::reference_bounds;
 use proptest::prelude::*;
 use twophase::cpu::{self, MergeTuning, MergesortTuning, SearchBound, SearchTuning};
 use twophase::{CudaComparator, DeviceComparator, DeviceKey, Error as GpuError, Less, TotalOrder};
@@ -281,13 +284,8 @@ fn floats_with_nan_merge_and_search_in_total_order_without_a_comparator() {
             let needles = total_sorted(rng.floats(n, nan));
             let haystack = total_sorted(rng.floats(n / 3 + 2, nan));
             for bound in [SearchBound::Lower, SearchBound::Upper] {
-                let expected: Vec<usize> = needles
-                    .iter()
-                    .map(|x| match bound {
-                        SearchBound::Lower => haystack.partition_point(|h| h.total_cmp(x).is_lt()),
-                        SearchBound::Upper => haystack.partition_point(|h| h.total_cmp(x).is_le()),
-                    })
-                    .collect();
+                let expected =
+                    reference_bounds(&needles, &haystack, bound, |x, y| x.total_cmp(y).is_lt());
                 assert_eq!(cpu::sorted_search(&needles, &haystack, bound), expected);
                 let any = twophase::sorted_search_by(&needles, &haystack, bound, &TotalOrder);
                 assert_eq!(any.expect("sorted by total order"), expected);

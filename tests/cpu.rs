@@ -1,5 +1,8 @@
 //! Property tests of the CPU backend against std on every input pattern and tile-edge size.
 
+mod common;
+
+use common::bounds::reference_bounds;
 use proptest::prelude::*;
 use twophase::cpu::{self, MergeTuning, MergesortTuning, SearchBound, SearchTuning};
 use twophase::order::total_less_f32;
@@ -122,8 +125,8 @@ proptest! {
         let haystack = sorted(keys(ph, nh, seed ^ 3).into_iter().map(|x| x % 1000).collect());
         let lower = cpu::sorted_search(&needles, &haystack, SearchBound::Lower);
         let upper = cpu::sorted_search(&needles, &haystack, SearchBound::Upper);
-        let expected_lower: Vec<usize> = needles.iter().map(|n| haystack.partition_point(|h| h < n)).collect();
-        let expected_upper: Vec<usize> = needles.iter().map(|n| haystack.partition_point(|h| h <= n)).collect();
+        let expected_lower = reference_bounds(&needles, &haystack, SearchBound::Lower, u32::lt);
+        let expected_upper = reference_bounds(&needles, &haystack, SearchBound::Upper, u32::lt);
         prop_assert_eq!(lower, expected_lower);
         prop_assert_eq!(upper, expected_upper);
     }

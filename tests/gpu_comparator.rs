@@ -1,6 +1,6 @@
 //! `twophase::comparator!`: the CUDA body it writes compiles with NVRTC, and both predicates agree with std.
 
-use twophase::{bytemuck, comparator, DeviceComparator, DeviceKey};
+use twophase::{bytemuck, comparator, DeviceComparator};
 use twophase_gpu::mergesort::MergesortTuning;
 use twophase_gpu::runtime::nvrtc::{compile_cubin, nvrtc_available};
 use twophase_gpu::ProgramTuning;
@@ -16,11 +16,7 @@ struct Item {
     weight: u32,
 }
 
-impl DeviceKey for Item {
-    const CUDA_TYPE: &'static str = "item";
-    const CUDA_DEFINITION: &'static str =
-        "struct item { unsigned int cell; unsigned int weight; };";
-}
+twophase_gpu::device_key!(Item => "item", "struct item { unsigned int cell; unsigned int weight; };");
 
 #[test]
 fn the_rust_predicate_is_the_expression() {

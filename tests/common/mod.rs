@@ -13,6 +13,7 @@ use twophase::gpu::{
 use twophase_gpu::cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DeviceRepr};
 use twophase_gpu::merge::MergeValues;
 
+pub mod bounds;
 pub mod checks;
 
 /// The GPU under test. A missing GPU is a failure, never a silent pass.
