@@ -450,21 +450,6 @@ fn search_inputs(
     (a, b)
 }
 
-fn brute_search(
-    needles: &[u32],
-    haystack: &[u32],
-    bound: SearchBound,
-    less: &dyn Fn(&u32, &u32) -> bool,
-) -> Vec<usize> {
-    needles
-        .iter()
-        .map(|x| match bound {
-            SearchBound::Lower => haystack.partition_point(|h| less(h, x)),
-            SearchBound::Upper => haystack.partition_point(|h| !less(x, h)),
-        })
-        .collect()
-}
-
 fn cpu_bound(bound: SearchBound) -> cpu::SearchBound {
     match bound {
         SearchBound::Lower => cpu::SearchBound::Lower,
@@ -493,7 +478,7 @@ fn sorted_search_matches_cpu_and_brute_force() {
                 for descending in [false, true] {
                     let (needles, haystack) = search_inputs(&mut rng, n, shape, descending);
                     let less = |x: &u32, y: &u32| if descending { y < x } else { x < y };
-                    let want = brute_search(&needles, &haystack, bound, &less);
+                    let want = common::bounds::reference_bounds(&needles, &haystack, bound, less);
                     let cpu_got =
                         cpu::sorted_search_by(&needles, &haystack, cpu_bound(bound), less);
                     assert!(cpu_got == want, "CPU backend vs brute force");
@@ -675,7 +660,8 @@ fn valid_search_after_failure(gpu: &Gpu, rng: &mut StdRng, what: &str) {
     let got: Vec<u32> = gpu
         .sorted_search(&needles, &haystack, SearchBound::Lower, &Less)
         .unwrap_or_else(|e| panic!("valid search after {what}: {e}"));
-    let want = brute_search(&needles, &haystack, SearchBound::Lower, &|a, b| a < b);
+    let want =
+        common::bounds::reference_bounds(&needles, &haystack, SearchBound::Lower, |a, b| a < b);
     assert!(
         got.iter().map(|&x| x as usize).eq(want),
         "valid search after {what} differs"
