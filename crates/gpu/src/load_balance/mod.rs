@@ -5,12 +5,13 @@ use crate::error::GpuError;
 use crate::key::cuda_value_type;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::{param_asserts, param_block, KernelParams};
+use crate::runtime::phases::{partition_params, PartitionArgs};
 use crate::runtime::program::{
     Program, ValueLayout, PARTITION_CUH, SERIAL_CUH, SHIPPED_VALUE_LAYOUTS,
 };
 use crate::runtime::shape::PARTITION_THREADS;
 use crate::runtime::status::messages;
-use crate::search::{partition_params, too_large, DeviceIndex, PartitionArgs, SearchScratch};
+use crate::search::{too_large, DeviceIndex, SearchScratch, SEARCH_OUTPUTS};
 
 pub mod host;
 pub mod interval;
@@ -323,7 +324,7 @@ impl Gpu {
             // SAFETY: the block is twophase_lbs_partition's (kernels/load_balance.cu; the program
             // asserts the layouts equal); the scan holds `num_segments` indices of type I and the
             // partitions buffer `num_partitions` entries, the check's words live in the scratch,
-            // all valid on this stream until the launches are made (launch_search_phases). The
+            // all valid on this stream until the launches are made (launch_phases). The
             // shape's blocks cover every boundary.
             unsafe { self.launch(partition, shape, &params) }
         };
@@ -421,8 +422,8 @@ impl Gpu {
                 unsafe { self.launch(tile_kernel, shape, &params) }
             }
         };
-        self.launch_search_phases(
-            count,
+        self.launch_phases(
+            (count, SEARCH_OUTPUTS),
             (tuning.tile(), tuning.threads),
             scratch,
             partition_launch,

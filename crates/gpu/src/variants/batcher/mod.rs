@@ -160,16 +160,17 @@ impl Gpu {
             layout,
         } = buffers;
         let value_bytes = value_bytes(layout);
-        tuning.validate(size_of::<K>(), value_bytes)?;
-        if count <= 1 {
+        let validated = tuning.validate(size_of::<K>(), value_bytes);
+        let Some(kernels) =
+            self.kernels_for_launch::<K, C, _>(validated, count > 1, comp, layout, tuning)?
+        else {
             return Ok(());
-        }
-        let kernels = self.program_kernels::<K, C, _>(comp, layout, tuning)?;
-        let (block, stage, fused) = (
-            kernels.function(BATCHER_ENTRY_BLOCK)?,
-            kernels.function(BATCHER_ENTRY_STAGE)?,
-            kernels.function(BATCHER_ENTRY_FUSED)?,
-        );
+        };
+        let [block, stage, fused] = kernels.functions([
+            BATCHER_ENTRY_BLOCK,
+            BATCHER_ENTRY_STAGE,
+            BATCHER_ENTRY_FUSED,
+        ])?;
         let tile = tuning.tile as usize;
         let block_grid = grid(count, tile)?;
         let stage_grid = grid(count / 2, BATCHER_STAGE_THREADS as usize)?;
