@@ -211,11 +211,18 @@ impl Gpu {
             vals_out: first.1,
             status: blocksort_check.status,
         };
-        let blocksort_shared = kernels.allow_dynamic_shared(
+        // Past the static limit, a kernel's shared memory opts in up to the device's maximum.
+        let allow_shared = |entry, bytes| {
+            kernels.allow_dynamic_shared(
+                entry,
+                bytes,
+                MAX_STATIC_SHARED_BYTES,
+                self.max_shared_per_block_optin(),
+            )
+        };
+        let blocksort_shared = allow_shared(
             MERGESORT_ENTRY_BLOCKSORT,
             tuning.blocksort_shared_bytes(size_of::<K>(), value_bytes),
-            MAX_STATIC_SHARED_BYTES,
-            self.max_shared_per_block_optin(),
         )?;
         // SAFETY: the block is twophase_blocksort's (kernels/mergesort_blocksort.cu; the program
         // asserts the layouts equal); `keys`/`values` hold `count` elements and the scratch
@@ -348,11 +355,9 @@ impl Gpu {
         }
         let [quad_partition, quad_tile_kernel] =
             kernels.functions([MERGESORT_ENTRY_QUAD_PARTITION, MERGESORT_ENTRY_QUAD_TILE])?;
-        let quad_shared = kernels.allow_dynamic_shared(
+        let quad_shared = allow_shared(
             MERGESORT_ENTRY_QUAD_TILE,
             tuning.quad_shared_bytes(size_of::<K>(), value_bytes),
-            MAX_STATIC_SHARED_BYTES,
-            self.max_shared_per_block_optin(),
         )?;
         let num_cuts = num_quad_tiles + 1;
         let quad_grid = grid(num_quad_tiles)?;
