@@ -7,7 +7,7 @@ use crate::runtime::device::Gpu;
 use crate::runtime::launch::{param_asserts, param_block, KernelParams};
 use crate::runtime::phases::{partition_params, PartitionArgs};
 use crate::runtime::program::{
-    Program, ValueLayout, PARTITION_CUH, SERIAL_CUH, SHIPPED_VALUE_LAYOUTS,
+    program_name, Program, ValueLayout, PARTITION_CUH, SERIAL_CUH, SHIPPED_VALUE_LAYOUTS,
 };
 use crate::runtime::shape::PARTITION_THREADS;
 use crate::runtime::status::messages;
@@ -221,16 +221,14 @@ pub fn load_balance_program_id<I: DeviceIndex>(
     op: &LoadBalanceOp,
     tuning: LoadBalanceTuning,
 ) -> (String, String) {
-    let value_tag = values.map_or("novalues".to_owned(), |(size, align)| {
-        format!("v{size}a{align}")
-    });
-    let name = format!(
-        "twophase_load_balance_{}_{}_{}_nt{}_vt{}.cu",
-        sanitize(I::CUDA_TYPE),
-        value_tag,
-        op.name,
+    let name = program_name(
+        "load_balance",
+        I::CUDA_TYPE,
+        values,
+        "novalues",
+        &op.name,
         tuning.threads,
-        tuning.vt
+        tuning.vt,
     );
     let key = format!("{name}|{}|{}", op.helpers, op.body);
     (key, name)
