@@ -7,15 +7,14 @@
 //! merge path, `serial_load_balance` / `serial_search` of VT steps, strided coalesced output).
 //! They live in [`crate::load_balance`] and [`crate::sorted_search`].
 
-use cudarc::driver::{CudaSlice, DevicePtrMut};
+use cudarc::driver::CudaSlice;
 
 use crate::error::GpuError;
 use crate::runtime::device::Gpu;
-use crate::runtime::launch::LaunchShape;
-use crate::runtime::shape::{overlapped_partition_blocks, MAX_GRID_X, PARTITION_THREADS};
+use crate::runtime::phases::PhaseScratch;
 use crate::runtime::staging::Staged;
 use crate::runtime::status::{
-    messages, status_error, CheckArgs, InputCheck, StatusNames, STATUS_FIRST_UNSORTED,
+    messages, status_error, InputCheck, StatusNames, STATUS_FIRST_UNSORTED,
     STATUS_ORDER_INCONSISTENT, STATUS_POSITION_INVALID, STATUS_SCAN_INVALID,
     STATUS_SECOND_UNSORTED,
 };
@@ -101,12 +100,17 @@ impl SearchScratch {
             None => Ok(()),
         }
     }
+}
 
-    pub(crate) fn partitions(
-        &mut self,
-        gpu: &Gpu,
-        count: usize,
-    ) -> Result<&mut CudaSlice<u64>, GpuError> {
+/// What a search's count of merge outputs counts, in its too-large error.
+pub(crate) const SEARCH_OUTPUTS: &str = "merge outputs";
+
+impl PhaseScratch for SearchScratch {
+    fn input_check(&mut self) -> &mut InputCheck {
+        &mut self.input_check
+    }
+
+    fn partitions(&mut self, gpu: &Gpu, count: usize) -> Result<&mut CudaSlice<u64>, GpuError> {
         let big_enough = self.partitions.as_ref().is_some_and(|p| p.len() >= count);
         if !big_enough {
             self.partitions = None;
@@ -120,102 +124,7 @@ impl SearchScratch {
     }
 }
 
-/// What both kernels of a search's launch get besides their own buffers: the spacing of the tile
-/// boundaries (merge outputs per tile), the partitions buffer and the input check's words.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct PartitionArgs {
-    pub(crate) spacing: u64,
-    pub(crate) num_partitions: u64,
-    pub(crate) partitions: u64,
-    pub(crate) status: u64,
-    pub(crate) repair: u64,
-    pub(crate) generation: u32,
-}
-
-/// A search's partition-kernel parameter block (`param_block!`): the kernel's own inputs, then
-/// the fields that every partition kernel takes ([`PartitionArgs`]), in the order of its CUDA
-/// struct; `new` builds it from the inputs and the launch's [`PartitionArgs`].
-macro_rules! partition_params {
-    ($(#[$meta:meta])* struct $name:ident as $cuda:literal { $($field:ident: $ty:ty),* $(,)? }) => {
-        $crate::runtime::launch::param_block! {
-            $(#[$meta])*
-            struct $name as $cuda {
-                $($field: $ty,)*
-                spacing: u64,
-                num_partitions: u64,
-                partitions: u64,
-                status: u64,
-                repair: u64,
-                generation: u32,
-            }
-        }
-
-        impl $name {
-            /// The block of the kernel's own inputs and the launch's partition arguments.
-            fn new($($field: $ty,)* args: $crate::search::PartitionArgs) -> Self {
-                Self {
-                    $($field,)*
-                    spacing: args.spacing,
-                    num_partitions: args.num_partitions,
-                    partitions: args.partitions,
-                    status: args.status,
-                    repair: args.repair,
-                    generation: args.generation,
-                }
-            }
-        }
-    };
-}
-pub(crate) use partition_params;
-
 impl Gpu {
-    /// The two phases of a search over `count` merge outputs in tiles of `tile` outputs: takes
-    /// the scratch's partitions buffer and check words, then runs `partition` (to launch the
-    /// partition kernel at the shape given: blocks of PARTITION_THREADS that overlap by one
-    /// boundary, covering all `count / tile + 1` of them) and `tiles` (to launch the tile kernel
-    /// at the shape given: one block of `threads` per tile, a programmatic dependent of the
-    /// partition kernel). Both get the same [`PartitionArgs`], whose buffers stay valid on this
-    /// stream until both launches are made.
-    pub(crate) fn launch_search_phases(
-        &self,
-        count: usize,
-        (tile, threads): (usize, u32),
-        scratch: &mut SearchScratch,
-        partition: impl FnOnce(LaunchShape, PartitionArgs) -> Result<(), GpuError>,
-        tiles: impl FnOnce(LaunchShape, PartitionArgs) -> Result<(), GpuError>,
-    ) -> Result<(), GpuError> {
-        let num_tiles = count.div_ceil(tile);
-        let num_partitions = num_tiles + 1;
-        if num_tiles as u64 > MAX_GRID_X {
-            return Err(GpuError::TooLarge(format!(
-                "{count} merge outputs need {num_tiles} tiles"
-            )));
-        }
-        let stream = self.stream().clone();
-        let CheckArgs {
-            status,
-            repair,
-            generation,
-            ..
-        } = scratch.input_check.args(self)?;
-        let buf = scratch.partitions(self, num_partitions)?;
-        let (partitions, _guard) = buf.device_ptr_mut(&stream);
-        let partition_blocks = overlapped_partition_blocks(num_partitions)?;
-        let args = PartitionArgs {
-            spacing: tile as u64,
-            num_partitions: num_partitions as u64,
-            partitions,
-            status,
-            repair,
-            generation,
-        };
-        partition(LaunchShape::new(partition_blocks, PARTITION_THREADS), args)?;
-        tiles(
-            LaunchShape::new(num_tiles as u32, threads).dependent(true),
-            args,
-        )
-    }
-
     /// One host-slice search: `buffers` go through the handle's staging buffers, `launch` runs
     /// with their device addresses and the pooled search scratch, then the scratch is checked
     /// even when the launch failed (so that no finding is left for a later call). The launch's

@@ -5,12 +5,13 @@ use crate::error::GpuError;
 use crate::key::cuda_value_type;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::{param_asserts, param_block, KernelParams};
+use crate::runtime::phases::{partition_params, PartitionArgs};
 use crate::runtime::program::{
-    Program, ValueLayout, PARTITION_CUH, SERIAL_CUH, SHIPPED_VALUE_LAYOUTS,
+    program_name, Program, ValueLayout, PARTITION_CUH, SERIAL_CUH, SHIPPED_VALUE_LAYOUTS,
 };
 use crate::runtime::shape::PARTITION_THREADS;
 use crate::runtime::status::messages;
-use crate::search::{partition_params, too_large, DeviceIndex, PartitionArgs, SearchScratch};
+use crate::search::{too_large, DeviceIndex, SearchScratch, SEARCH_OUTPUTS};
 
 pub mod host;
 pub mod interval;
@@ -220,16 +221,14 @@ pub fn load_balance_program_id<I: DeviceIndex>(
     op: &LoadBalanceOp,
     tuning: LoadBalanceTuning,
 ) -> (String, String) {
-    let value_tag = values.map_or("novalues".to_owned(), |(size, align)| {
-        format!("v{size}a{align}")
-    });
-    let name = format!(
-        "twophase_load_balance_{}_{}_{}_nt{}_vt{}.cu",
-        sanitize(I::CUDA_TYPE),
-        value_tag,
-        op.name,
+    let name = program_name(
+        "load_balance",
+        I::CUDA_TYPE,
+        values,
+        "novalues",
+        &op.name,
         tuning.threads,
-        tuning.vt
+        tuning.vt,
     );
     let key = format!("{name}|{}|{}", op.helpers, op.body);
     (key, name)
@@ -323,7 +322,7 @@ impl Gpu {
             // SAFETY: the block is twophase_lbs_partition's (kernels/load_balance.cu; the program
             // asserts the layouts equal); the scan holds `num_segments` indices of type I and the
             // partitions buffer `num_partitions` entries, the check's words live in the scratch,
-            // all valid on this stream until the launches are made (launch_search_phases). The
+            // all valid on this stream until the launches are made (launch_phases). The
             // shape's blocks cover every boundary.
             unsafe { self.launch(partition, shape, &params) }
         };
@@ -421,8 +420,8 @@ impl Gpu {
                 unsafe { self.launch(tile_kernel, shape, &params) }
             }
         };
-        self.launch_search_phases(
-            count,
+        self.launch_phases(
+            (count, SEARCH_OUTPUTS),
             (tuning.tile(), tuning.threads),
             scratch,
             partition_launch,

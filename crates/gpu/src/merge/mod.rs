@@ -2,18 +2,18 @@
 
 use std::mem::size_of;
 
-use cudarc::driver::{CudaSlice, DevicePtrMut};
+use cudarc::driver::CudaSlice;
 
 use crate::compare::DeviceComparator;
 use crate::error::GpuError;
 use crate::key::DeviceKey;
 use crate::primitive::ProgramTuning;
 use crate::runtime::device::Gpu;
-use crate::runtime::launch::{param_block, KernelParams, LaunchShape, ParamLayout};
+use crate::runtime::launch::{check_words, param_block, param_group, KernelParams, ParamLayout};
+use crate::runtime::phases::{partition_params, PhaseScratch};
 use crate::runtime::program::{ValueLayout, CTA_MERGE_CUH, PARTITION_CUH, SERIAL_CUH};
-use crate::runtime::shape::{overlapped_partition_blocks, MAX_GRID_X, PARTITION_THREADS};
 use crate::runtime::status::{
-    messages, CheckArgs, InputCheck, StatusNames, STATUS_FIRST_UNSORTED, STATUS_ORDER_INCONSISTENT,
+    messages, InputCheck, StatusNames, STATUS_FIRST_UNSORTED, STATUS_ORDER_INCONSISTENT,
     STATUS_SECOND_UNSORTED,
 };
 
@@ -75,10 +75,6 @@ impl MergeScratch {
     pub fn check(&mut self, gpu: &Gpu) -> Result<(), GpuError> {
         self.input_check.check(gpu, MERGE_STATUS)
     }
-
-    fn partitions(&mut self, gpu: &Gpu, count: usize) -> Result<&mut CudaSlice<u64>, GpuError> {
-        gpu.grow_scratch(&mut self.partitions, count)
-    }
 }
 
 /// The merge's kernel sources, in the order they follow the prelude: the shared ones, then
@@ -90,37 +86,76 @@ pub const MERGE_SOURCES: [&str; 4] = [
     include_str!("../../kernels/merge.cu"),
 ];
 
-param_block! {
+partition_params! {
     /// The parameter block of `twophase_merge_partition` (kernels/merge.cu).
     struct MergePartitionParams as "merge_partition_params" {
         a: u64,
         a_count: u64,
         b: u64,
         b_count: u64,
-        spacing: u64,
-        num_partitions: u64,
-        partitions: u64,
-        status: u64,
-        repair: u64,
-        generation: u32,
     }
 }
+
+param_group! {
+    /// A merge's inputs in its kernels' parameter blocks (`..merge_inputs`): `a` and `b` and
+    /// their counts.
+    merge_inputs { a: u64, a_count: u64, b: u64, b_count: u64 }
+}
+pub(crate) use merge_inputs;
+
+param_group! {
+    /// A merge's outputs in its kernels' parameter blocks (`..merge_outputs`): the merged keys,
+    /// then the addresses of A's, B's and the output's values (zeros for keys only).
+    merge_outputs { out: u64, a_vals: u64, b_vals: u64, out_vals: u64 }
+}
+pub(crate) use merge_outputs;
+
+/// The parameter block `$block` of a merge kernel whose body is `..merge_inputs`,
+/// `..merge_outputs` and `..check_words` besides its own `$field`s (`field: value` or `field`): the inputs and outputs from the
+/// [`MergeArgs`] `$args`, the check words from `$check` (a
+/// [`CheckArgs`](crate::runtime::status::CheckArgs) or a
+/// [`PartitionArgs`](crate::runtime::phases::PartitionArgs)).
+macro_rules! merge_block {
+    ($block:ident { $args:expr, $check:expr $(, $field:ident $(: $value:expr)?)* $(,)? }) => {{
+        let (args, check): (&$crate::merge::MergeArgs, _) = (&$args, $check);
+        $block {
+            a: args.a,
+            a_count: args.a_count as u64,
+            b: args.b,
+            b_count: args.b_count as u64,
+            out: args.out,
+            a_vals: args.values.0,
+            b_vals: args.values.1,
+            out_vals: args.values.2,
+            status: check.status,
+            repair: check.repair,
+            generation: check.generation,
+            $($field $(: $value)?,)*
+        }
+    }};
+}
+pub(crate) use merge_block;
 
 param_block! {
     /// The parameter block of `twophase_merge_tile` (kernels/merge.cu).
     struct MergeTileParams as "merge_tile_params" {
-        a: u64,
-        a_count: u64,
-        b: u64,
-        b_count: u64,
+        ..merge_inputs,
         partitions: u64,
-        out: u64,
-        a_vals: u64,
-        b_vals: u64,
-        out_vals: u64,
-        status: u64,
-        repair: u64,
-        generation: u32,
+        ..merge_outputs,
+        ..check_words,
+    }
+}
+
+/// What a merge's count of outputs counts, in its too-large error.
+const MERGE_OUTPUTS: &str = "outputs";
+
+impl PhaseScratch for MergeScratch {
+    fn input_check(&mut self) -> &mut InputCheck {
+        &mut self.input_check
+    }
+
+    fn partitions(&mut self, gpu: &Gpu, count: usize) -> Result<&mut CudaSlice<u64>, GpuError> {
+        gpu.grow_scratch(&mut self.partitions, count)
     }
 }
 
@@ -133,88 +168,45 @@ impl Gpu {
         tuning: MergeTuning,
         scratch: &mut MergeScratch,
     ) -> Result<(), GpuError> {
-        tuning.validate(size_of::<K>())?;
         let total = args.a_count + args.b_count;
-        if total == 0 {
+        let validated = tuning.validate(size_of::<K>());
+        let Some(kernels) =
+            self.kernels_for_launch::<K, C, _>(validated, total > 0, comp, values, tuning)?
+        else {
             return Ok(());
-        }
-        let kernels = self.program_kernels::<K, C, _>(comp, values, tuning)?;
-        let partition = kernels.function(MERGE_ENTRY_PARTITION)?;
-        let tile_kernel = kernels.function(MERGE_ENTRY_TILE)?;
-
-        let tile = tuning.tile();
-        let num_tiles = total.div_ceil(tile);
-        let num_partitions = num_tiles + 1;
-        if num_tiles as u64 > MAX_GRID_X {
-            return Err(GpuError::TooLarge(format!(
-                "{total} outputs need {num_tiles} tiles"
-            )));
-        }
-        let partition_blocks = overlapped_partition_blocks(num_partitions)?;
-        let stream = self.stream().clone();
-        let check = scratch.input_check.args(self)?;
-        let CheckArgs {
-            status,
-            repair,
-            generation,
-            ..
-        } = check;
-        let partitions = scratch.partitions(self, num_partitions)?;
-        let (partitions_ptr, _partitions_guard) = partitions.device_ptr_mut(&stream);
+        };
+        let [partition, tile_kernel] =
+            kernels.functions([MERGE_ENTRY_PARTITION, MERGE_ENTRY_TILE])?;
 
         let (a_count, b_count) = (args.a_count as u64, args.b_count as u64);
-        let partition_params = MergePartitionParams {
-            a: args.a,
-            a_count,
-            b: args.b,
-            b_count,
-            spacing: tile as u64,
-            num_partitions: num_partitions as u64,
-            partitions: partitions_ptr,
-            status,
-            repair,
-            generation,
-        };
-        // SAFETY: the block is twophase_merge_partition's (kernels/merge.cu; the program asserts
-        // the layouts equal); `partitions` holds `num_partitions` entries, the inputs `a_count`
-        // and `b_count` keys, the check's words live in the scratch, all valid on this stream
-        // until the guards drop after the launches. The blocks overlap by one boundary, so
-        // `partition_blocks` of PARTITION_THREADS cover every boundary.
-        unsafe {
-            self.launch(
-                partition,
-                LaunchShape::new(partition_blocks, PARTITION_THREADS),
-                &partition_params,
-            )
-        }?;
-
-        let tile_params = MergeTileParams {
-            a: args.a,
-            a_count,
-            b: args.b,
-            b_count,
-            partitions: partitions_ptr,
-            out: args.out,
-            a_vals: args.values.0,
-            b_vals: args.values.1,
-            out_vals: args.values.2,
-            status,
-            repair,
-            generation,
-        };
-        // SAFETY: the block is twophase_merge_tile's (kernels/merge.cu; the program asserts the
-        // layouts equal); `out` (and `out_vals`) hold a_count + b_count elements (checked by the
-        // callers), the value addresses are read only when the program was instantiated with
-        // values; the grid has one block per tile. As a programmatic dependent, the tile kernel
-        // waits (griddepcontrol.wait) for the partition kernel before reading the partitions.
-        unsafe {
-            self.launch(
-                tile_kernel,
-                LaunchShape::new(num_tiles as u32, tuning.threads).dependent(true),
-                &tile_params,
-            )
-        }?;
-        Ok(())
+        self.launch_phases(
+            (total, MERGE_OUTPUTS),
+            (tuning.tile(), tuning.threads),
+            scratch,
+            |shape, phase| {
+                let params = MergePartitionParams::new(args.a, a_count, args.b, b_count, phase);
+                // SAFETY: the block is twophase_merge_partition's (kernels/merge.cu; the program
+                // asserts the layouts equal); `partitions` holds `num_partitions` entries, the
+                // inputs `a_count` and `b_count` keys, the check's words live in the scratch, all
+                // valid on this stream until the launches are made (launch_phases). The shape's
+                // blocks overlap by one boundary and cover every boundary.
+                unsafe { self.launch(partition, shape, &params) }
+            },
+            |shape, phase| {
+                let params = merge_block!(MergeTileParams {
+                    args,
+                    phase,
+                    partitions: phase.partitions
+                });
+                // SAFETY: the block is twophase_merge_tile's (kernels/merge.cu; the program
+                // asserts the layouts equal); `out` (and `out_vals`) hold a_count + b_count
+                // elements (checked by the callers), the value addresses are read only when the
+                // program was instantiated with values; the grid has one block per tile. As a
+                // programmatic dependent, the tile kernel waits (griddepcontrol.wait) for the
+                // partition kernel before reading the partitions.
+                unsafe { self.launch(tile_kernel, shape, &params) }
+            },
+        )
     }
 
     /// Merge the sorted device sequences of `buffers` ([`MergeBuffers::keys`]: `a` and `b` into

@@ -134,16 +134,17 @@ impl Gpu {
             layout: value_layout,
         } = buffers;
         let value_bytes = value_layout.map_or(0, |(size, _)| size);
-        tuning.validate(size_of::<K>(), value_bytes)?;
-        if count <= 1 {
+        let validated = tuning.validate(size_of::<K>(), value_bytes);
+        let Some(kernels) =
+            self.kernels_for_launch::<K, C, _>(validated, count > 1, comp, value_layout, tuning)?
+        else {
             return Ok(());
-        }
-        let kernels = self.program_kernels::<K, C, _>(comp, value_layout, tuning)?;
-        let (blocksort, partition, tile_kernel) = (
-            kernels.function(MERGESORT_ENTRY_BLOCKSORT)?,
-            kernels.function(MERGESORT_ENTRY_PARTITION)?,
-            kernels.function(MERGESORT_ENTRY_TILE)?,
-        );
+        };
+        let [blocksort, partition, tile_kernel] = kernels.functions([
+            MERGESORT_ENTRY_BLOCKSORT,
+            MERGESORT_ENTRY_PARTITION,
+            MERGESORT_ENTRY_TILE,
+        ])?;
         let tile = tuning.tile();
         let num_tiles = count.div_ceil(tile);
         if num_tiles as u64 > MAX_GRID_X {
@@ -210,11 +211,18 @@ impl Gpu {
             vals_out: first.1,
             status: blocksort_check.status,
         };
-        let blocksort_shared = kernels.allow_dynamic_shared(
+        // Past the static limit, a kernel's shared memory opts in up to the device's maximum.
+        let allow_shared = |entry, bytes| {
+            kernels.allow_dynamic_shared(
+                entry,
+                bytes,
+                MAX_STATIC_SHARED_BYTES,
+                self.max_shared_per_block_optin(),
+            )
+        };
+        let blocksort_shared = allow_shared(
             MERGESORT_ENTRY_BLOCKSORT,
             tuning.blocksort_shared_bytes(size_of::<K>(), value_bytes),
-            MAX_STATIC_SHARED_BYTES,
-            self.max_shared_per_block_optin(),
         )?;
         // SAFETY: the block is twophase_blocksort's (kernels/mergesort_blocksort.cu; the program
         // asserts the layouts equal); `keys`/`values` hold `count` elements and the scratch
@@ -345,15 +353,11 @@ impl Gpu {
         if four_way_passes == 0 {
             return Ok(());
         }
-        let (quad_partition, quad_tile_kernel) = (
-            kernels.function(MERGESORT_ENTRY_QUAD_PARTITION)?,
-            kernels.function(MERGESORT_ENTRY_QUAD_TILE)?,
-        );
-        let quad_shared = kernels.allow_dynamic_shared(
+        let [quad_partition, quad_tile_kernel] =
+            kernels.functions([MERGESORT_ENTRY_QUAD_PARTITION, MERGESORT_ENTRY_QUAD_TILE])?;
+        let quad_shared = allow_shared(
             MERGESORT_ENTRY_QUAD_TILE,
             tuning.quad_shared_bytes(size_of::<K>(), value_bytes),
-            MAX_STATIC_SHARED_BYTES,
-            self.max_shared_per_block_optin(),
         )?;
         let num_cuts = num_quad_tiles + 1;
         let quad_grid = grid(num_quad_tiles)?;

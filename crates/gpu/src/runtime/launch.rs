@@ -53,24 +53,37 @@ pub unsafe trait KernelParams: Copy {
 /// the kernel's parameters the twin's fields.
 macro_rules! param_block {
     // The block of the one kernel `twophase_<name>` for the CUDA twin `<name>_params`.
-    ($(#[$meta:meta])* $vis:vis struct $name:ident as $cuda:literal {
-        $($(#[$field_meta:meta])* $field:ident: $ty:ty),* $(,)?
-    }) => {
-        param_block! {
-            $(#[$meta])* $vis struct $name as $cuda for [] {
-                $($(#[$field_meta])* $field: $ty),*
-            }
+    ($(#[$meta:meta])* $vis:vis struct $name:ident as $cuda:literal { $($body:tt)* }) => {
+        $crate::runtime::launch::param_block! {
+            $(#[$meta])* $vis struct $name as $cuda for [] { $($body)* }
         }
     };
-    // A block several kernels take (named in full).
+    // A block several kernels take (named in full). Its body is a list of fields and of field
+    // groups `..group`: `group!` is a macro (such as [`check_words`]) that adds its fields.
     ($(#[$meta:meta])* $vis:vis struct $name:ident as $cuda:literal for [$($kernel:literal),*] {
-        $($(#[$field_meta:meta])* $field:ident: $ty:ty),* $(,)?
+        $($body:tt)*
     }) => {
+        $crate::runtime::launch::param_block! {
+            @fields [$(#[$meta])* $vis struct $name as $cuda for [$($kernel),*]] [] $($body)* ,
+        }
+    };
+    // Reading the body: a stray comma, a group, a field, or the end.
+    (@fields $head:tt [$($done:tt)*] , $($rest:tt)*) => {
+        $crate::runtime::launch::param_block! { @fields $head [$($done)*] $($rest)* }
+    };
+    (@fields $head:tt [$($done:tt)*] ..$group:ident $($rest:tt)*) => {
+        $group! { @fields $head [$($done)*] $($rest)* }
+    };
+    (@fields $head:tt [$($done:tt)*] $field:ident: $ty:ty, $($rest:tt)*) => {
+        $crate::runtime::launch::param_block! { @fields $head [$($done)* $field: $ty,] $($rest)* }
+    };
+    (@fields [$(#[$meta:meta])* $vis:vis struct $name:ident as $cuda:literal for [$($kernel:literal),*]]
+        [$($field:ident: $ty:ty,)*]) => {
         $(#[$meta])*
         #[repr(C)]
         #[derive(Clone, Copy, Debug)]
         $vis struct $name {
-            $($(#[$field_meta])* pub(crate) $field: $ty),*
+            $(pub(crate) $field: $ty),*
         }
 
         // SAFETY: the struct is #[repr(C)] and the layout is read off it by offset_of/size_of.
@@ -89,6 +102,33 @@ macro_rules! param_block {
     };
 }
 pub(crate) use param_block;
+
+/// Declare a field group of `param_block!` (`..name` in a block's body): the macro `name` adds
+/// `fields` where the group stands.
+macro_rules! param_group {
+    ($(#[$meta:meta])* $name:ident { $($field:ident: $ty:ty),* $(,)? }) => {
+        $crate::runtime::launch::param_group! { @with [$] $(#[$meta])* $name { $($field: $ty),* } }
+    };
+    // `$d` is a `$`, for the group macro's own metavariables.
+    (@with [$d:tt] $(#[$meta:meta])* $name:ident { $($field:ident: $ty:ty),* }) => {
+        $(#[$meta])*
+        macro_rules! $name {
+            (@fields $d head:tt [$d($d done:tt)*] $d($d rest:tt)*) => {
+                $crate::runtime::launch::param_block! {
+                    @fields $d head [$d($d done)* $($field: $ty,)*] $d($d rest)*
+                }
+            };
+        }
+    };
+}
+pub(crate) use param_group;
+
+param_group! {
+    /// The input check's words of a block (`..check_words`): the status word's address, the
+    /// repair slot's address and the launch's generation ([`CheckArgs`](crate::runtime::status::CheckArgs)).
+    check_words { status: u64, repair: u64, generation: u32 }
+}
+pub(crate) use check_words;
 
 /// `static_assert`s, for a program's source, that each CUDA parameter struct has the layout of
 /// its Rust twin (its size, and each field's offset and size) and that its kernel

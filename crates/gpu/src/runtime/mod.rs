@@ -7,6 +7,7 @@ pub mod fault;
 pub mod launch;
 pub mod module_cache;
 pub mod nvrtc;
+pub mod phases;
 pub mod program;
 pub mod scratch;
 pub mod shape;

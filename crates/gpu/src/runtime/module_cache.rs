@@ -32,6 +32,21 @@ impl Kernels {
         })
     }
 
+    /// The functions of `entries`, in order (the error names the first one missing).
+    pub(crate) fn functions<const N: usize>(
+        &self,
+        entries: [&str; N],
+    ) -> Result<[&CudaFunction; N], GpuError> {
+        let mut found = Vec::with_capacity(N);
+        for entry in entries {
+            found.push(self.function(entry)?);
+        }
+        // One function per entry was pushed, so the conversion never fails.
+        found
+            .try_into()
+            .map_err(|_| GpuError::Poisoned("kernel functions"))
+    }
+
     /// Let kernel `entry` launch with `bytes` of dynamic shared memory, and return that size as
     /// the launch takes it: past the default `default_max` bytes it must opt in
     /// (`MAX_DYNAMIC_SHARED_SIZE_BYTES`), up to the device's `device_max`. The attribute is set

@@ -9,6 +9,7 @@ use crate::error::GpuError;
 use crate::key::DeviceKey;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::{param_asserts, param_block, KernelParams};
+use crate::runtime::phases::partition_params;
 use crate::runtime::program::{
     program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout, CTA_MERGE_CUH,
     PARTITION_CUH, SERIAL_CUH,
@@ -16,7 +17,7 @@ use crate::runtime::program::{
 use crate::runtime::staging::Staged;
 use crate::runtime::status::messages;
 use crate::search::{
-    check_len, partition_params, too_large, DeviceIndex, SearchBound, SearchScratch,
+    check_len, too_large, DeviceIndex, SearchBound, SearchScratch, SEARCH_OUTPUTS,
 };
 
 pub mod tuning;
@@ -135,8 +136,8 @@ impl Gpu {
             ))
         })?;
         let (needle_count, haystack_count) = (needle_count as u64, haystack_count as u64);
-        self.launch_search_phases(
-            count,
+        self.launch_phases(
+            (count, SEARCH_OUTPUTS),
             (tuning.tile(), tuning.threads),
             scratch,
             |shape, args| {
@@ -151,7 +152,7 @@ impl Gpu {
                 // the program asserts the layouts equal); the needles and the haystack hold the
                 // given counts of K, the partitions buffer `num_partitions` entries, the check's
                 // words live in the scratch, all valid on this stream until the launches are
-                // made (launch_search_phases). The shape's blocks cover every boundary.
+                // made (launch_phases). The shape's blocks cover every boundary.
                 unsafe { self.launch(partition, shape, &params) }
             },
             |shape, args| {

@@ -160,20 +160,24 @@ impl Gpu {
             layout,
         } = buffers;
         let value_bytes = value_bytes(layout);
-        tuning.validate(size_of::<K>(), value_bytes)?;
-        if count <= 1 {
+        let validated = tuning.validate(size_of::<K>(), value_bytes);
+        let Some(kernels) =
+            self.kernels_for_launch::<K, C, _>(validated, count > 1, comp, layout, tuning)?
+        else {
             return Ok(());
-        }
-        let kernels = self.program_kernels::<K, C, _>(comp, layout, tuning)?;
-        let (block, stage, fused) = (
-            kernels.function(BATCHER_ENTRY_BLOCK)?,
-            kernels.function(BATCHER_ENTRY_STAGE)?,
-            kernels.function(BATCHER_ENTRY_FUSED)?,
-        );
+        };
+        let [block, stage, fused] = kernels.functions([
+            BATCHER_ENTRY_BLOCK,
+            BATCHER_ENTRY_STAGE,
+            BATCHER_ENTRY_FUSED,
+        ])?;
         let tile = tuning.tile as usize;
-        let block_grid = grid(count, tile)?;
-        let stage_grid = grid(count / 2, BATCHER_STAGE_THREADS as usize)?;
-        let fused_grid = grid(count, tuning.fused_outputs())?;
+        let block_shape = LaunchShape::new(grid(count, tile)?, tuning.threads);
+        let stage_shape = LaunchShape::new(
+            grid(count / 2, BATCHER_STAGE_THREADS as usize)?,
+            BATCHER_STAGE_THREADS,
+        );
+        let fused_shape = LaunchShape::new(grid(count, tuning.fused_outputs())?, tuning.threads);
         // The levels p >= tile (p < count), each ending in one fused launch.
         let fused_levels = (0..)
             .map(|level| (tile as u128) << level)
@@ -219,13 +223,7 @@ impl Gpu {
         // call, the scratch is borrowed for it); one block per tile; tiles are disjoint, so
         // reading and writing the same buffer is safe; values are touched only when the program
         // has them.
-        unsafe {
-            self.launch(
-                block,
-                LaunchShape::new(block_grid, tuning.threads),
-                &block_params,
-            )
-        }?;
+        unsafe { self.launch(block, block_shape, &block_params) }?;
         let fused_stride = tuning.fused_stride() as u64;
         let mut p = tile as u64;
         while p < n {
@@ -242,13 +240,7 @@ impl Gpu {
                 // equal); one thread per comparator (n / 2 of them at most), each touching only
                 // its own two positions below n of the current buffers, which hold `count`
                 // elements.
-                unsafe {
-                    self.launch(
-                        stage,
-                        LaunchShape::new(stage_grid, BATCHER_STAGE_THREADS),
-                        &stage_params,
-                    )
-                }?;
+                unsafe { self.launch(stage, stage_shape, &stage_params) }?;
                 k /= 2;
             }
             let fused_params = BatcherFusedParams {
@@ -262,13 +254,7 @@ impl Gpu {
             // SAFETY: the block is twophase_batcher_fused's (the program asserts the layouts
             // equal); reads the current buffers and writes the other ones (distinct allocations
             // of `count` elements), each position below n written by exactly one block.
-            unsafe {
-                self.launch(
-                    fused,
-                    LaunchShape::new(fused_grid, tuning.threads),
-                    &fused_params,
-                )
-            }?;
+            unsafe { self.launch(fused, fused_shape, &fused_params) }?;
             std::mem::swap(&mut current, &mut other);
             p *= 2;
         }

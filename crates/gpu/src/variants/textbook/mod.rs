@@ -10,10 +10,13 @@ use crate::compare::DeviceComparator;
 use crate::error::GpuError;
 use crate::key::DeviceKey;
 use crate::merge::host::HostMergeSlices;
-use crate::merge::{DeviceMergeBuffers, MergeArgs, MergeScratch, MergeTuning};
+use crate::merge::{
+    merge_block, merge_inputs, merge_outputs, DeviceMergeBuffers, MergeArgs, MergeScratch,
+    MergeTuning,
+};
 use crate::primitive::ProgramTuning;
 use crate::runtime::device::Gpu;
-use crate::runtime::launch::{param_block, KernelParams, LaunchShape, ParamLayout};
+use crate::runtime::launch::{check_words, param_block, KernelParams, LaunchShape, ParamLayout};
 use crate::runtime::program::{ValueLayout, PARTITION_CUH, SERIAL_CUH};
 use crate::runtime::shape::MAX_GRID_X;
 use crate::runtime::status::{
@@ -120,35 +123,19 @@ param_block! {
         "twophase_merge_tiled",
         "twophase_merge_circular"
     ] {
-        a: u64,
-        a_count: u64,
-        b: u64,
-        b_count: u64,
-        out: u64,
-        a_vals: u64,
-        b_vals: u64,
-        out_vals: u64,
-        status: u64,
-        repair: u64,
-        generation: u32,
+        ..merge_inputs,
+        ..merge_outputs,
+        ..check_words,
     }
 }
 
 param_block! {
     /// The parameter block of `twophase_merge_repair` (kernels/merge_textbook.cu).
     struct TextbookRepairParams as "merge_repair_params" {
-        a: u64,
-        a_count: u64,
-        b: u64,
-        b_count: u64,
-        out: u64,
-        a_vals: u64,
-        b_vals: u64,
-        out_vals: u64,
+        ..merge_inputs,
+        ..merge_outputs,
         spacing: u64,
-        status: u64,
-        repair: u64,
-        generation: u32,
+        ..check_words,
     }
 }
 
@@ -178,12 +165,13 @@ impl Gpu {
             MergeVariant::Tiled => TEXTBOOK_ENTRY_TILED,
             MergeVariant::Circular => TEXTBOOK_ENTRY_CIRCULAR,
         };
-        tuning.validate(size_of::<K>())?;
         let total = args.a_count + args.b_count;
-        if total == 0 {
+        let validated = tuning.validate(size_of::<K>());
+        let Some(kernels) =
+            self.kernels_for_launch::<K, C, _>(validated, total > 0, comp, values, tuning)?
+        else {
             return Ok(());
-        }
-        let kernels = self.program_kernels::<K, C, _>(comp, values, tuning)?;
+        };
         let function = kernels.function(entry)?;
         let per_block = if variant == MergeVariant::Basic {
             tuning.tile()
@@ -196,21 +184,8 @@ impl Gpu {
                 "{total} outputs need {blocks} blocks"
             )));
         }
-        let (a_count, b_count) = (args.a_count as u64, args.b_count as u64);
         let check = check.args(self)?;
-        let params = TextbookMergeParams {
-            a: args.a,
-            a_count,
-            b: args.b,
-            b_count,
-            out: args.out,
-            a_vals: args.values.0,
-            b_vals: args.values.1,
-            out_vals: args.values.2,
-            status: check.status,
-            repair: check.repair,
-            generation: check.generation,
-        };
+        let params = merge_block!(TextbookMergeParams { args, check });
         // SAFETY: the block is that of the three merge kernels of kernels/merge_textbook.cu (the
         // program asserts the layouts equal); the inputs hold a_count and b_count keys, the
         // output (and output values) a_count + b_count, as checked by the callers; the value
@@ -232,20 +207,11 @@ impl Gpu {
             } else {
                 tuning.block_outputs() as u64
             };
-            let repair_params = TextbookRepairParams {
-                a: args.a,
-                a_count,
-                b: args.b,
-                b_count,
-                out: args.out,
-                a_vals: args.values.0,
-                b_vals: args.values.1,
-                out_vals: args.values.2,
-                spacing,
-                status: check.status,
-                repair: check.repair,
-                generation: check.generation,
-            };
+            let repair_params = merge_block!(TextbookRepairParams {
+                args,
+                check,
+                spacing
+            });
             // SAFETY: the block is twophase_merge_repair's (kernels/merge_textbook.cu; the
             // program asserts the layouts equal): the same buffers and check as the merge launch,
             // plus the piece spacing; it writes only outputs below a_count + b_count from inputs

@@ -1,0 +1,121 @@
+//! The two phases of a merge-path launch: a partition kernel over the tile boundaries, then the tile kernel that depends on it.
+
+use cudarc::driver::{CudaSlice, DevicePtrMut};
+
+use crate::error::GpuError;
+use crate::runtime::device::Gpu;
+use crate::runtime::launch::LaunchShape;
+use crate::runtime::shape::{overlapped_partition_blocks, MAX_GRID_X, PARTITION_THREADS};
+use crate::runtime::status::{CheckArgs, InputCheck};
+
+/// What both kernels of a two-phase launch get besides their own buffers: the spacing of the
+/// tile boundaries (merge outputs per tile), the partitions buffer and the input check's words.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PartitionArgs {
+    pub(crate) spacing: u64,
+    pub(crate) num_partitions: u64,
+    pub(crate) partitions: u64,
+    pub(crate) status: u64,
+    pub(crate) repair: u64,
+    pub(crate) generation: u32,
+}
+
+/// A partition kernel's parameter block (`param_block!`): the kernel's own inputs, then the
+/// fields that every partition kernel takes ([`PartitionArgs`]), in the order of its CUDA
+/// struct; `new` builds it from the inputs and the launch's [`PartitionArgs`].
+macro_rules! partition_params {
+    ($(#[$meta:meta])* struct $name:ident as $cuda:literal { $($field:ident: $ty:ty),* $(,)? }) => {
+        $crate::runtime::launch::param_block! {
+            $(#[$meta])*
+            struct $name as $cuda {
+                $($field: $ty,)*
+                spacing: u64,
+                num_partitions: u64,
+                partitions: u64,
+                status: u64,
+                repair: u64,
+                generation: u32,
+            }
+        }
+
+        impl $name {
+            /// The block of the kernel's own inputs and the launch's partition arguments.
+            fn new($($field: $ty,)* args: $crate::runtime::phases::PartitionArgs) -> Self {
+                Self {
+                    $($field,)*
+                    spacing: args.spacing,
+                    num_partitions: args.num_partitions,
+                    partitions: args.partitions,
+                    status: args.status,
+                    repair: args.repair,
+                    generation: args.generation,
+                }
+            }
+        }
+    };
+}
+pub(crate) use partition_params;
+
+/// The scratch of a two-phase launch: its input check's words and a partitions buffer.
+pub(crate) trait PhaseScratch {
+    /// The input check whose words the launch's kernels get.
+    fn input_check(&mut self) -> &mut InputCheck;
+
+    /// A partitions buffer of at least `count` entries.
+    fn partitions(&mut self, gpu: &Gpu, count: usize) -> Result<&mut CudaSlice<u64>, GpuError>;
+
+    /// This launch's check words, then a partitions buffer of at least `count` entries (in that
+    /// order: the check words are taken first).
+    fn check_and_partitions(
+        &mut self,
+        gpu: &Gpu,
+        count: usize,
+    ) -> Result<(CheckArgs, &mut CudaSlice<u64>), GpuError> {
+        let check = self.input_check().args(gpu)?;
+        Ok((check, self.partitions(gpu, count)?))
+    }
+}
+
+impl Gpu {
+    /// The two phases of a launch over `count` merge outputs in tiles of `tile` outputs (`outputs`
+    /// names what `count` counts, for the too-large error): takes the scratch's check words and
+    /// partitions buffer, then runs `partition` (to launch the partition kernel at the shape
+    /// given: blocks of PARTITION_THREADS that overlap by one boundary, covering all
+    /// `count / tile + 1` of them) and `tiles` (to launch the tile kernel at the shape given: one
+    /// block of `threads` per tile, a programmatic dependent of the partition kernel). Both get
+    /// the same [`PartitionArgs`], whose buffers stay valid on this stream until both launches
+    /// are made.
+    pub(crate) fn launch_phases(
+        &self,
+        (count, outputs): (usize, &str),
+        (tile, threads): (usize, u32),
+        scratch: &mut impl PhaseScratch,
+        partition: impl FnOnce(LaunchShape, PartitionArgs) -> Result<(), GpuError>,
+        tiles: impl FnOnce(LaunchShape, PartitionArgs) -> Result<(), GpuError>,
+    ) -> Result<(), GpuError> {
+        let num_tiles = count.div_ceil(tile);
+        let num_partitions = num_tiles + 1;
+        if num_tiles as u64 > MAX_GRID_X {
+            return Err(GpuError::TooLarge(format!(
+                "{count} {outputs} need {num_tiles} tiles"
+            )));
+        }
+        let stream = self.stream().clone();
+        let (check, buf) = scratch.check_and_partitions(self, num_partitions)?;
+        let (partitions, _guard) = buf.device_ptr_mut(&stream);
+        let partition_blocks = overlapped_partition_blocks(num_partitions)?;
+        let args = PartitionArgs {
+            spacing: tile as u64,
+            num_partitions: num_partitions as u64,
+            partitions,
+            status: check.status,
+            repair: check.repair,
+            generation: check.generation,
+        };
+        partition(LaunchShape::new(partition_blocks, PARTITION_THREADS), args)?;
+        tiles(
+            LaunchShape::new(num_tiles as u32, threads).dependent(true),
+            args,
+        )
+    }
+}
