@@ -5,8 +5,8 @@
 
 mod common;
 use common::{
-    copy_rate_gbs, key_merge_sets, l2_bytes, load_results, median, open_gpu, rotated_sets,
-    sorted_halves, DeviceOutput, Rotated, LARGEST_LOG2N, SIZES,
+    copy_rate_gbs, device_name, key_merge_sets, l2_bytes, load_results, median, open_gpu,
+    rotated_sets, sorted_halves, DeviceOutput, Rotated, LARGEST_LOG2N, POISON_U32, SIZES,
 };
 
 use std::collections::HashMap;
@@ -21,8 +21,6 @@ use twophase_gpu::cudarc::driver::{CudaSlice, DeviceRepr};
 const WARMUP: usize = 10;
 /// Timed runs per measurement; the median is reported.
 const REPS: usize = 100;
-/// Poison of the u32 outputs.
-const POISON_U32: u32 = 0xDEAD_BEEF;
 /// Poison of the u64 outputs.
 const POISON_U64: u64 = 0xDEAD_BEEF_DEAD_BEEF;
 
@@ -255,12 +253,7 @@ fn main() {
     let l2 = l2_bytes(&gpu);
     let cub = load_cub();
     let copy = copy_rate_gbs(&gpu, WARMUP, REPS);
-    println!(
-        "device: {} (sm_{}), L2 {} MB",
-        gpu.name().unwrap_or_default(),
-        gpu.arch(),
-        l2 >> 20
-    );
+    println!("device: {}, L2 {} MB", device_name(&gpu), l2 >> 20);
     println!("device-to-device copy rate: {copy:.0} GB/s (bytes read + written)");
     let mut rows = Vec::new();
     // (threads, vt, blocks_per_sm) beside the shipped tuning: the tuning shipped before, and

@@ -7,7 +7,9 @@
 //! device-to-device copy, and the copy's own median is subtracted (the CUB peer does the same).
 
 mod common;
-use common::{copy_rate_gbs, load_results, median, open_gpu, random_keys, time_events, SIZES};
+use common::{
+    copy_rate_gbs, device_name, load_results, median, open_gpu, random_keys, time_events, SIZES,
+};
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -380,9 +382,8 @@ fn main() {
     let cub = load_cub();
     let copy = copy_rate_gbs(&gpu, WARMUP, REPS);
     println!(
-        "device: {} (sm_{}); device-to-device copy rate: {copy:.0} GB/s (bytes read + written)",
-        gpu.name().unwrap_or_default(),
-        gpu.arch(),
+        "device: {}; device-to-device copy rate: {copy:.0} GB/s (bytes read + written)",
+        device_name(&gpu),
     );
     println!("| impl | kind | n | ms | Gkeys/s | passes (block sort + merge) | time in copies of the data | CUB merge sort = CUB/ours | CUB radix sort = CUB/ours |");
     println!("|---|---|---|---|---|---|---|---|---|");

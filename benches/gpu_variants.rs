@@ -10,8 +10,8 @@
 
 mod common;
 use common::{
-    copy_rate_gbs, key_merge_sets, l2_bytes, load_results, open_gpu, random_keys, rotated_sets,
-    time_events, SIZES,
+    copy_rate_gbs, device_name, key_merge_sets, l2_bytes, load_results, open_gpu, random_keys,
+    rotated_sets, time_events, POISON_U32, SIZES,
 };
 
 use std::collections::HashMap;
@@ -32,8 +32,6 @@ const MERGE_REPS: usize = 100;
 const SORT_REPS: usize = 21;
 /// Timed runs of the 2^30 sorts: Batcher takes most of a second per run there.
 const BIG_SORT_REPS: usize = 5;
-/// Poison of the merge outputs.
-const POISON: u32 = 0xDEAD_BEEF;
 /// Size (log2 of keys) of the sort compared with std on the host.
 const HOST_LOG2N: u32 = 30;
 
@@ -59,7 +57,7 @@ fn bench_merges(gpu: &Gpu, l2: usize, cub: &HashMap<(String, u32), f64>, rows: &
     for log2n in SIZES {
         let n = 1usize << log2n;
         let sets = rotated_sets(l2, 2 * n * 4);
-        let mut sets = key_merge_sets(stream, n, sets, |_| rand::random(), |r| r.gen(), POISON);
+        let mut sets = key_merge_sets(stream, n, sets, |_| rand::random(), |r| r.gen(), POISON_U32);
         for variant in MergeVariant::ALL {
             let mut merge = |(a, b): &(CudaSlice<u32>, CudaSlice<u32>),
                              out: &mut CudaSlice<u32>| {
@@ -151,9 +149,8 @@ fn main() {
     let cub_merge = load_results("TWOPHASE_CUB_RESULTS");
     let cub_sort = load_results("TWOPHASE_CUB_SORT_RESULTS");
     println!(
-        "device: {} (sm_{}), L2 {} MB; host: {} threads",
-        gpu.name().unwrap_or_default(),
-        gpu.arch(),
+        "device: {}, L2 {} MB; host: {} threads",
+        device_name(&gpu),
         l2 >> 20,
         rayon::current_num_threads()
     );

@@ -1,4 +1,4 @@
-//! Shared support of the GPU benchmarks: event timing (warm-up, median), the copy rate, inputs, peer results.
+//! Shared support of the GPU benchmarks: event timing (warm-up, median), the copy rate, inputs, checked runs over rotated input sets, peer results.
 #![allow(dead_code)] // Each benchmark uses the part it needs.
 
 use std::collections::HashMap;
@@ -11,6 +11,8 @@ use twophase_gpu::cudarc::driver::{sys, CudaSlice, CudaStream, DeviceRepr};
 
 /// Bytes of each buffer of the device-to-device copy that measures the copy rate (1 GiB).
 pub const COPY_BYTES: usize = 1 << 30;
+/// The value the u32 outputs start as, so that a run that skips an output is caught.
+pub const POISON_U32: u32 = 0xDEAD_BEEF;
 /// Sizes (log2 of keys or of total outputs) of the comparisons with CUB.
 pub const SIZES: [u32; 3] = [20, 24, 27];
 /// The largest of [`SIZES`], where the tuning sweeps run.
@@ -31,6 +33,11 @@ pub fn open_gpu() -> Option<Gpu> {
         Ok(gpu) => Some(gpu),
         Err(e) => panic!("the GPU benchmark needs a CUDA GPU: {e}"),
     }
+}
+
+/// The device's name and architecture as the benchmarks' first line shows them.
+pub fn device_name(gpu: &Gpu) -> String {
+    format!("{} (sm_{})", gpu.name().unwrap_or_default(), gpu.arch())
 }
 
 /// The device's L2 cache size in bytes.
