@@ -4,7 +4,10 @@
 //! benches/peers/cub_merge.cu to print the ratio to CUB. Prints markdown table rows.
 
 mod common;
-use common::{copy_rate_gbs, load_results, median, sorted_halves, time_events};
+use common::{
+    copy_rate_gbs, device_name, key_merge_sets, l2_bytes, load_results, median, open_gpu,
+    rotated_sets, sorted_halves, DeviceOutput, Rotated, LARGEST_LOG2N, POISON_U32, SIZES,
+};
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -12,19 +15,14 @@ use std::time::Instant;
 use rand::Rng;
 use twophase::cpu;
 use twophase::gpu::{Gpu, Less, MergeBuffers, MergeScratch, MergeTuning, PrimitiveKey};
-use twophase_gpu::cudarc::driver::{sys, CudaSlice, DeviceRepr};
+use twophase_gpu::cudarc::driver::{CudaSlice, DeviceRepr};
 
 /// Untimed runs before timing: module load, first-touch and clock ramp stay out of the numbers.
 const WARMUP: usize = 10;
 /// Timed runs per measurement; the median is reported.
 const REPS: usize = 100;
-/// Inputs are rotated among enough sets to exceed this many times the L2 size, so that repeated
-/// runs do not measure the cache.
-const L2_MULTIPLE: usize = 4;
-/// At most this many rotated input sets.
-const MAX_SETS: usize = 16;
-/// Sizes (log2 of total outputs) measured.
-const SIZES: [u32; 3] = [20, 24, 27];
+/// Poison of the u64 outputs.
+const POISON_U64: u64 = 0xDEAD_BEEF_DEAD_BEEF;
 
 struct Row {
     kind: String,
@@ -56,6 +54,61 @@ fn print_row(row: &Row, copy_gbs: f64, cub: &HashMap<(String, u32), f64>) {
     );
 }
 
+/// One size of one kind: what is merged, and where its results go.
+struct Case<'a> {
+    gpu: &'a Gpu,
+    /// The kind of the table row and of the sweep lines.
+    kind: &'a str,
+    /// What the correctness message calls the kind.
+    checked: &'a str,
+    log2n: u32,
+    /// Bytes read and written by one merge.
+    bytes: f64,
+    /// (threads, vt, blocks_per_sm) timed besides the shipped tuning at the largest size.
+    sweep: &'a [(u32, u32, u32)],
+}
+
+impl Case<'_> {
+    /// Correctness first (fresh random inputs, poisoned output), then time the shipped tuning
+    /// (and, at the largest size, the sweep) with `merge(inputs, output, tuning)`.
+    fn run<I, O: DeviceOutput>(
+        &self,
+        sets: &mut Rotated<I, O>,
+        rows: &mut Vec<Row>,
+        mut merge: impl FnMut(&I, &mut O, Option<MergeTuning>),
+    ) {
+        let (gpu, kind, log2n) = (self.gpu, self.kind, self.log2n);
+        let stream = gpu.stream();
+        let mut shipped = |i: &I, o: &mut O| merge(i, o, None);
+        assert!(
+            sets.check(stream, &mut shipped),
+            "{} 2^{log2n}: GPU merge differs from the CPU merge",
+            self.checked
+        );
+        let ms = sets.time(gpu, WARMUP, REPS, &mut shipped);
+        rows.push(Row {
+            kind: kind.to_owned(),
+            log2n,
+            ms,
+            bytes: self.bytes,
+        });
+        if log2n != LARGEST_LOG2N {
+            return;
+        }
+        for &(threads, vt, blocks_per_sm) in self.sweep {
+            let tuning = MergeTuning {
+                threads,
+                vt,
+                blocks_per_sm,
+            };
+            let mut tuned = |i: &I, o: &mut O| merge(i, o, Some(tuning));
+            let correct = sets.check(stream, &mut tuned);
+            let ms = sets.time(gpu, WARMUP, REPS, &mut tuned);
+            println!("sweep {kind} 2^{log2n} nt={threads} vt={vt} blocks={blocks_per_sm}: {ms:.4} ms (correct: {correct})");
+        }
+    }
+}
+
 /// Correctness first, then time the shipped tuning (and, at the largest size, a tuning sweep).
 #[allow(clippy::too_many_arguments)] // A bench driver: each argument is one knob of the run.
 fn bench_keys<K: PrimitiveKey + DeviceRepr + Ord + Send + std::fmt::Debug>(
@@ -74,87 +127,30 @@ fn bench_keys<K: PrimitiveKey + DeviceRepr + Ord + Send + std::fmt::Debug>(
     for &log2n in sizes {
         let n = 1usize << log2n;
         let set_bytes = 2 * n * key_bytes;
-        let sets = (L2_MULTIPLE * l2).div_ceil(set_bytes).clamp(1, MAX_SETS);
-        let mut inputs = Vec::new();
-        let mut expected = Vec::new();
-        for s in 0..sets {
-            let (a, b) = sorted_halves(
-                n,
-                u64::from(log2n) * 100 + s as u64 + rand::random::<u32>() as u64,
-                draw,
-            );
-            if s == 0 {
-                expected = cpu::merge_by(&a, &b, twophase::order::less);
-            }
-            let da = stream.clone_htod(&a).expect("upload");
-            let db = stream.clone_htod(&b).expect("upload");
-            inputs.push((da, db));
-        }
-        let mut outs: Vec<CudaSlice<K>> = (0..sets)
-            .map(|_| stream.clone_htod(&vec![poison; n]).expect("alloc"))
-            .collect();
-        // Correctness first: fresh random inputs, poisoned output.
-        gpu.merge_device(
-            MergeBuffers::keys(&inputs[0].0, &inputs[0].1, &mut outs[0]),
-            &Less,
-            None,
-            &mut scratch,
-        )
-        .expect("merge");
-        let got = stream.clone_dtoh(&outs[0]).expect("download");
-        assert!(
-            got == expected,
-            "{kind} 2^{log2n}: GPU merge differs from the CPU merge"
-        );
-        let ms = time_events(gpu, WARMUP, REPS, |i| {
-            let (a, b) = &inputs[i % sets];
-            gpu.merge_device(
-                MergeBuffers::keys(a, b, &mut outs[i % sets]),
-                &Less,
-                None,
-                &mut scratch,
-            )
-            .expect("merge");
-        });
-        rows.push(Row {
-            kind: kind.to_owned(),
+        let seed = |s: usize| u64::from(log2n) * 100 + s as u64 + rand::random::<u32>() as u64;
+        let mut sets = key_merge_sets(stream, n, rotated_sets(l2, set_bytes), seed, draw, poison);
+        let case = Case {
+            gpu,
+            kind,
+            checked: kind,
             log2n,
-            ms,
-            bytes: (2 * n * key_bytes) as f64,
-        });
-        if log2n == SIZES[SIZES.len() - 1] {
-            for &(threads, vt, blocks_per_sm) in sweep {
-                let tuning = MergeTuning {
-                    threads,
-                    vt,
-                    blocks_per_sm,
-                };
-                stream
-                    .memcpy_htod(&vec![poison; n], &mut outs[0])
-                    .expect("poison");
-                gpu.merge_device(
-                    MergeBuffers::keys(&inputs[0].0, &inputs[0].1, &mut outs[0]),
-                    &Less,
-                    Some(tuning),
-                    &mut scratch,
-                )
+            bytes: set_bytes as f64,
+            sweep,
+        };
+        case.run(&mut sets, rows, |(a, b), out, tuning| {
+            gpu.merge_device(MergeBuffers::keys(a, b, out), &Less, tuning, &mut scratch)
                 .expect("merge");
-                let ok = stream.clone_dtoh(&outs[0]).expect("download") == expected;
-                let ms = time_events(gpu, WARMUP, REPS, |i| {
-                    let (a, b) = &inputs[i % sets];
-                    gpu.merge_device(
-                        MergeBuffers::keys(a, b, &mut outs[i % sets]),
-                        &Less,
-                        Some(tuning),
-                        &mut scratch,
-                    )
-                    .expect("merge");
-                });
-                println!("sweep {kind} 2^{log2n} nt={threads} vt={vt} blocks={blocks_per_sm}: {ms:.4} ms (correct: {ok})");
-            }
-        }
+        });
     }
 }
+
+/// The device inputs of a pairs merge: A's keys and values, B's keys and values.
+type PairInputs = (
+    CudaSlice<u32>,
+    CudaSlice<u32>,
+    CudaSlice<u32>,
+    CudaSlice<u32>,
+);
 
 fn bench_pairs(gpu: &Gpu, sweep: &[(u32, u32, u32)], rows: &mut Vec<Row>, l2: usize) {
     let stream = gpu.stream();
@@ -162,10 +158,9 @@ fn bench_pairs(gpu: &Gpu, sweep: &[(u32, u32, u32)], rows: &mut Vec<Row>, l2: us
     for log2n in SIZES {
         let n = 1usize << log2n;
         let set_bytes = 4 * n * 4;
-        let sets = (L2_MULTIPLE * l2).div_ceil(set_bytes).clamp(1, MAX_SETS);
-        let mut inputs = Vec::new();
+        let mut inputs: Vec<PairInputs> = Vec::new();
         let mut expected = (Vec::new(), Vec::new());
-        for s in 0..sets {
+        for s in 0..rotated_sets(l2, set_bytes) {
             let (a, b) = sorted_halves(n, 7 + s as u64 + rand::random::<u32>() as u64, |r| {
                 r.gen_range(0u32..1 << 20)
             });
@@ -177,92 +172,26 @@ fn bench_pairs(gpu: &Gpu, sweep: &[(u32, u32, u32)], rows: &mut Vec<Row>, l2: us
             let up = |v: &Vec<u32>| stream.clone_htod(v).expect("upload");
             inputs.push((up(&a), up(&av), up(&b), up(&bv)));
         }
-        let mut outs: Vec<(CudaSlice<u32>, CudaSlice<u32>)> = (0..sets)
-            .map(|_| {
-                let p = vec![0xDEAD_BEEFu32; n];
-                (
-                    stream.clone_htod(&p).expect("alloc"),
-                    stream.clone_htod(&p).expect("alloc"),
-                )
-            })
-            .collect();
-        {
-            let (a, av, b, bv) = &inputs[0];
-            let (ok, ov) = &mut outs[0];
-            gpu.merge_device(
-                MergeBuffers::pairs(a, av, b, bv, ok, ov),
-                &Less,
-                None,
-                &mut scratch,
-            )
-            .expect("merge pairs");
-            let got = (
-                stream.clone_dtoh(ok).expect("dl"),
-                stream.clone_dtoh(ov).expect("dl"),
-            );
-            assert!(
-                got == expected,
-                "u32 pairs 2^{log2n}: GPU merge differs from the CPU merge"
-            );
-        }
-        let ms = time_events(gpu, WARMUP, REPS, |i| {
-            let (a, av, b, bv) = &inputs[i % sets];
-            let (ok, ov) = &mut outs[i % sets];
-            gpu.merge_device(
-                MergeBuffers::pairs(a, av, b, bv, ok, ov),
-                &Less,
-                None,
-                &mut scratch,
-            )
-            .expect("merge pairs");
-        });
-        rows.push(Row {
-            kind: "u32-pairs".into(),
+        let poison = (vec![POISON_U32; n], vec![POISON_U32; n]);
+        let mut sets: Rotated<PairInputs, (CudaSlice<u32>, CudaSlice<u32>)> =
+            Rotated::new(stream, inputs, expected, poison);
+        let case = Case {
+            gpu,
+            kind: "u32-pairs",
+            checked: "u32 pairs",
             log2n,
-            ms,
-            bytes: (4 * n * 4) as f64,
+            bytes: set_bytes as f64,
+            sweep,
+        };
+        case.run(&mut sets, rows, |(a, av, b, bv), (ok, ov), tuning| {
+            gpu.merge_device(
+                MergeBuffers::pairs(a, av, b, bv, ok, ov),
+                &Less,
+                tuning,
+                &mut scratch,
+            )
+            .expect("merge pairs");
         });
-        if log2n == SIZES[SIZES.len() - 1] {
-            for &(threads, vt, blocks_per_sm) in sweep {
-                let tuning = MergeTuning {
-                    threads,
-                    vt,
-                    blocks_per_sm,
-                };
-                let (a, av, b, bv) = &inputs[0];
-                let (ok, ov) = &mut outs[0];
-                stream
-                    .memcpy_htod(&vec![0xDEAD_BEEFu32; n], ok)
-                    .expect("poison");
-                stream
-                    .memcpy_htod(&vec![0xDEAD_BEEFu32; n], ov)
-                    .expect("poison");
-                gpu.merge_device(
-                    MergeBuffers::pairs(a, av, b, bv, ok, ov),
-                    &Less,
-                    Some(tuning),
-                    &mut scratch,
-                )
-                .expect("merge");
-                let got = (
-                    stream.clone_dtoh(ok).expect("dl"),
-                    stream.clone_dtoh(ov).expect("dl"),
-                );
-                let correct = got == expected;
-                let ms = time_events(gpu, WARMUP, REPS, |i| {
-                    let (a, av, b, bv) = &inputs[i % sets];
-                    let (ok, ov) = &mut outs[i % sets];
-                    gpu.merge_device(
-                        MergeBuffers::pairs(a, av, b, bv, ok, ov),
-                        &Less,
-                        Some(tuning),
-                        &mut scratch,
-                    )
-                    .expect("merge");
-                });
-                println!("sweep u32-pairs 2^{log2n} nt={threads} vt={vt} blocks={blocks_per_sm}: {ms:.4} ms (correct: {correct})");
-            }
-        }
     }
 }
 
@@ -275,7 +204,7 @@ fn bench_calls(gpu: &Gpu, cub: &HashMap<(String, u32), f64>) {
     let expected = cpu::merge(&a, &b);
     let da = stream.clone_htod(&a).expect("upload");
     let db = stream.clone_htod(&b).expect("upload");
-    let mut out = stream.clone_htod(&vec![0xDEAD_BEEFu32; n]).expect("alloc");
+    let mut out = stream.clone_htod(&vec![POISON_U32; n]).expect("alloc");
     let mut scratch = MergeScratch::new();
     let mut device_call = || {
         let t = Instant::now();
@@ -318,25 +247,13 @@ fn bench_calls(gpu: &Gpu, cub: &HashMap<(String, u32), f64>) {
 }
 
 fn main() {
-    if std::env::args().any(|a| a == "--list") {
+    let Some(gpu) = open_gpu() else {
         return;
-    }
-    let gpu = match Gpu::new(0) {
-        Ok(gpu) => gpu,
-        Err(e) => panic!("the GPU benchmark needs a CUDA GPU: {e}"),
     };
-    let l2 = gpu
-        .context()
-        .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
-        .expect("L2 size") as usize;
+    let l2 = l2_bytes(&gpu);
     let cub = load_cub();
     let copy = copy_rate_gbs(&gpu, WARMUP, REPS);
-    println!(
-        "device: {} (sm_{}), L2 {} MB",
-        gpu.name().unwrap_or_default(),
-        gpu.arch(),
-        l2 >> 20
-    );
+    println!("device: {}, L2 {} MB", device_name(&gpu), l2 >> 20);
     println!("device-to-device copy rate: {copy:.0} GB/s (bytes read + written)");
     let mut rows = Vec::new();
     // (threads, vt, blocks_per_sm) beside the shipped tuning: the tuning shipped before, and
@@ -348,7 +265,7 @@ fn main() {
         &gpu,
         "u32",
         |r| r.gen(),
-        0xDEAD_BEEF,
+        POISON_U32,
         &u32_sweep,
         &SIZES,
         &mut rows,
@@ -358,7 +275,7 @@ fn main() {
         &gpu,
         "u64",
         |r| r.gen(),
-        0xDEAD_BEEF_DEAD_BEEF,
+        POISON_U64,
         &u64_sweep,
         &SIZES,
         &mut rows,
@@ -367,12 +284,12 @@ fn main() {
     bench_pairs(&gpu, &pairs_sweep, &mut rows, l2);
     // The same shipped tunings without programmatic dependent launch, for comparison.
     gpu.set_programmatic_launch(false);
-    let largest = [SIZES[SIZES.len() - 1]];
+    let largest = [LARGEST_LOG2N];
     bench_keys::<u32>(
         &gpu,
         "u32-no-pdl",
         |r| r.gen(),
-        0xDEAD_BEEF,
+        POISON_U32,
         &[],
         &largest,
         &mut rows,
@@ -382,7 +299,7 @@ fn main() {
         &gpu,
         "u64-no-pdl",
         |r| r.gen(),
-        0xDEAD_BEEF_DEAD_BEEF,
+        POISON_U64,
         &[],
         &largest,
         &mut rows,

@@ -7,7 +7,9 @@
 //! device-to-device copy, and the copy's own median is subtracted (the CUB peer does the same).
 
 mod common;
-use common::{copy_rate_gbs, load_results, median, random_keys, time_events};
+use common::{
+    copy_rate_gbs, device_name, load_results, median, open_gpu, random_keys, time_events, SIZES,
+};
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -25,8 +27,6 @@ const WARMUP: usize = 5;
 const REPS: usize = 41;
 /// Alternations of the shipped sort with and without programmatic dependent launch.
 const PDL_ALTERNATIONS: usize = 3;
-/// Sizes (log2 of keys) measured.
-const SIZES: [u32; 3] = [20, 24, 27];
 /// Size (log2 of keys) of the profile mode (`--profile`): every configuration sorts once after
 /// one untimed sort, so that a kernel profiler (scripts/ncu_mergesort.py) sees each sort's
 /// kernels in a known order.
@@ -49,6 +49,33 @@ fn global_passes(n: usize, tuning: MergesortTuning) -> u32 {
 /// cut, four-way tile registers, VT) as a tuning with four-way passes forced on at every size
 /// when their threads are not 0.
 type Sweep = (u32, u32, u32, u32, u32, u32);
+
+// The sweeps: four-way passes are forced on at every size when their threads are not 0, and
+// lanes per four-way cut 0 is chosen by the number of cuts, as shipped; four-way tile registers
+// 0 are ptxas's choice. The 1024-thread block sorts and the 512-thread four-way tiles of 33 keys
+// or of pairs need more than 48 KiB of (dynamic) shared memory. The last entry of each is the
+// 2^20 sort as shipped (two-way passes only) but with its 32-lane boundary searches in a
+// partition kernel of their own rather than in the tile blocks.
+
+/// The sweep of the u32 keys.
+const U32_SWEEP: [Sweep; 4] = [
+    (1024, 128, 256, 1, 64, 37),
+    (1024, 128, 256, 4, 64, 37),
+    (1024, 128, 256, 0, 64, 39),
+    (512, 128, 0, 32, 0, 23),
+];
+/// The sweep of the u64 keys.
+const U64_SWEEP: [Sweep; 3] = [
+    (256, 256, 128, 1, 96, 23),
+    (256, 256, 128, 4, 96, 23),
+    (256, 256, 0, 32, 0, 23),
+];
+/// The sweep of the u32 pairs.
+const PAIRS_SWEEP: [Sweep; 3] = [
+    (512, 256, 256, 1, 64, 11),
+    (512, 256, 256, 4, 64, 11),
+    (512, 256, 0, 32, 0, 11),
+];
 
 fn swept_tuning(
     &(threads, pass_threads, quad_threads, quad_cut_lanes, quad_registers, vt): &Sweep,
@@ -86,32 +113,6 @@ fn load_cub() -> HashMap<(String, u32), f64> {
 }
 
 /// One result line: ms, Gkeys/s, passes, copy-equivalents, and the ratios to CUB.
-#[allow(clippy::too_many_arguments)] // A table row: each argument is one column.
-fn print_row(
-    kind: &str,
-    log2n: u32,
-    ms: f64,
-    passes: u32,
-    bytes_per_pass: f64,
-    copy_gbs: f64,
-    cub: &HashMap<(String, u32), f64>,
-) {
-    let n = (1u64 << log2n) as f64;
-    let one_pass_ms = bytes_per_pass / (copy_gbs * 1e9) * 1e3;
-    let ratio = |impl_: &str| {
-        cub.get(&(format!("{impl_}-{kind}"), log2n))
-            .map_or("n/a".to_owned(), |c| format!("{c:.4} ms = {:.2}x", c / ms))
-    };
-    println!(
-        "| twophase | {kind} | 2^{log2n} | {ms:.4} | {:.2} | {} | {:.1} | {} | {} |",
-        n / (ms * 1e-3) / 1e9,
-        passes,
-        ms / one_pass_ms,
-        ratio("cub-merge"),
-        ratio("cub-radix"),
-    );
-}
-
 /// Checks a sorted (keys, values = input positions) result in O(n): sorted, each value names its
 /// key's input position exactly once, equal keys in input order.
 fn check_stable<K: Ord + Copy>(input: &[K], keys: &[K], values: &[u32]) -> bool {
@@ -147,74 +148,98 @@ fn kind_selected(kind: &str) -> bool {
     std::env::var(KIND_ENV).map_or(true, |k| k == kind)
 }
 
-#[allow(clippy::too_many_arguments)] // The benchmark's knobs, each used once.
-fn bench<K, C>(
-    gpu: &Gpu,
+/// What every measurement of a run shares: the device, the mode, and what the rows compare with.
+struct Bench<'a> {
+    gpu: &'a Gpu,
     mode: Mode,
-    kind: &str,
-    pairs: bool,
-    sweep: &[Sweep],
     copy_gbs: f64,
-    cub: &HashMap<(String, u32), f64>,
-    comp: &C,
-) where
-    K: PrimitiveKey + DeviceRepr + ValidAsZeroBits + Ord + Send + Sync + std::fmt::Debug,
-    C: DeviceComparator<K>,
-    rand::distributions::Standard: rand::distributions::Distribution<K>,
-{
-    if !kind_selected(kind) {
-        return;
-    }
-    let sweep: &[Sweep] = if shipped_only() { &[] } else { sweep };
-    let alternations = if shipped_only() { 0 } else { PDL_ALTERNATIONS };
-    let stream = gpu.stream();
-    let mut scratch = MergesortScratch::new();
-    let value_bytes = if pairs { 4 } else { 0 };
-    let sizes: &[u32] = match mode {
-        Mode::Time => &SIZES,
-        Mode::Profile => &[PROFILE_LOG2N],
-    };
-    for &log2n in sizes {
-        let n = 1usize << log2n;
-        // What the untuned calls use for this size on this device.
-        let tuning = gpu.shipped_mergesort_tuning(std::mem::size_of::<K>(), value_bytes, n);
-        let seed = rand::random::<u64>();
-        let input: Vec<K> = random_keys(n, seed);
-        let positions: Vec<u32> = (0..n as u32).collect();
-        let mut sorted_input = input.clone();
-        sorted_input.par_sort_unstable();
-        let pristine = stream.clone_htod(&input).expect("upload");
-        let pristine_values = stream.clone_htod(&positions).expect("upload");
-        let mut keys: CudaSlice<K> = stream.alloc_zeros(n).expect("alloc");
-        let mut values: CudaSlice<u32> = stream.alloc_zeros(n).expect("alloc");
-        // Correctness first: scratch poisoned by a sort of all-poison keys, fresh random input.
-        stream.memset_zeros(&mut keys).expect("zero");
-        let poison: Vec<K> = vec![input[n / 3]; n];
-        let mut poisoned = stream.clone_htod(&poison).expect("upload");
-        if pairs {
-            let mut pv = stream.clone_htod(&vec![u32::MAX; n]).expect("upload");
-            gpu.mergesort_device(
-                SortBuffers::pairs(&mut poisoned, &mut pv),
-                comp,
-                None,
-                &mut scratch,
-            )
-            .expect("poison sort");
-        } else {
-            gpu.mergesort_device(SortBuffers::keys(&mut poisoned), comp, None, &mut scratch)
-                .expect("poison sort");
-        }
-        drop(poisoned);
-        let restore = |keys: &mut CudaSlice<K>, values: &mut CudaSlice<u32>| {
-            stream.memcpy_dtod(&pristine, keys).expect("restore");
-            if pairs {
-                stream
-                    .memcpy_dtod(&pristine_values, values)
-                    .expect("restore");
-            }
+    cub: &'a HashMap<(String, u32), f64>,
+}
+
+impl Bench<'_> {
+    /// One result line: ms, Gkeys/s, passes, copy-equivalents, and the ratios to CUB.
+    fn print_row(&self, kind: &str, log2n: u32, ms: f64, passes: u32, bytes_per_pass: f64) {
+        let n = (1u64 << log2n) as f64;
+        let one_pass_ms = bytes_per_pass / (self.copy_gbs * 1e9) * 1e3;
+        let ratio = |impl_: &str| {
+            self.cub
+                .get(&(format!("{impl_}-{kind}"), log2n))
+                .map_or("n/a".to_owned(), |c| format!("{c:.4} ms = {:.2}x", c / ms))
         };
-        let mut sort_tuned =
-            |keys: &mut CudaSlice<K>, values: &mut CudaSlice<u32>, tuning: MergesortTuning| {
+        println!(
+            "| twophase | {kind} | 2^{log2n} | {ms:.4} | {:.2} | {} | {:.1} | {} | {} |",
+            n / (ms * 1e-3) / 1e9,
+            passes,
+            ms / one_pass_ms,
+            ratio("cub-merge"),
+            ratio("cub-radix"),
+        );
+    }
+
+    /// Correctness first, then the shipped sort of each size timed (with and without
+    /// programmatic dependent launch), the sweep, and the host-clocked call at the smallest size;
+    /// or, in the profile mode, each configuration sorted once for the profiler.
+    fn run<K, C>(&self, kind: &str, pairs: bool, sweep: &[Sweep], comp: &C)
+    where
+        K: PrimitiveKey + DeviceRepr + ValidAsZeroBits + Ord + Send + Sync + std::fmt::Debug,
+        C: DeviceComparator<K>,
+        rand::distributions::Standard: rand::distributions::Distribution<K>,
+    {
+        let (gpu, mode) = (self.gpu, self.mode);
+        if !kind_selected(kind) {
+            return;
+        }
+        let sweep: &[Sweep] = if shipped_only() { &[] } else { sweep };
+        let alternations = if shipped_only() { 0 } else { PDL_ALTERNATIONS };
+        let stream = gpu.stream();
+        let mut scratch = MergesortScratch::new();
+        let value_bytes = if pairs { 4 } else { 0 };
+        let sizes: &[u32] = match mode {
+            Mode::Time => &SIZES,
+            Mode::Profile => &[PROFILE_LOG2N],
+        };
+        for &log2n in sizes {
+            let n = 1usize << log2n;
+            // What the untuned calls use for this size on this device.
+            let tuning = gpu.shipped_mergesort_tuning(std::mem::size_of::<K>(), value_bytes, n);
+            let seed = rand::random::<u64>();
+            let input: Vec<K> = random_keys(n, seed);
+            let positions: Vec<u32> = (0..n as u32).collect();
+            let mut sorted_input = input.clone();
+            sorted_input.par_sort_unstable();
+            let pristine = stream.clone_htod(&input).expect("upload");
+            let pristine_values = stream.clone_htod(&positions).expect("upload");
+            let mut keys: CudaSlice<K> = stream.alloc_zeros(n).expect("alloc");
+            let mut values: CudaSlice<u32> = stream.alloc_zeros(n).expect("alloc");
+            // Correctness first: scratch poisoned by a sort of all-poison keys, fresh random input.
+            stream.memset_zeros(&mut keys).expect("zero");
+            let poison: Vec<K> = vec![input[n / 3]; n];
+            let mut poisoned = stream.clone_htod(&poison).expect("upload");
+            if pairs {
+                let mut pv = stream.clone_htod(&vec![u32::MAX; n]).expect("upload");
+                gpu.mergesort_device(
+                    SortBuffers::pairs(&mut poisoned, &mut pv),
+                    comp,
+                    None,
+                    &mut scratch,
+                )
+                .expect("poison sort");
+            } else {
+                gpu.mergesort_device(SortBuffers::keys(&mut poisoned), comp, None, &mut scratch)
+                    .expect("poison sort");
+            }
+            drop(poisoned);
+            let restore = |keys: &mut CudaSlice<K>, values: &mut CudaSlice<u32>| {
+                stream.memcpy_dtod(&pristine, keys).expect("restore");
+                if pairs {
+                    stream
+                        .memcpy_dtod(&pristine_values, values)
+                        .expect("restore");
+                }
+            };
+            let mut sort_tuned = |keys: &mut CudaSlice<K>,
+                                  values: &mut CudaSlice<u32>,
+                                  tuning: MergesortTuning| {
                 if pairs {
                     gpu.mergesort_device(
                         SortBuffers::pairs(keys, values),
@@ -228,206 +253,151 @@ fn bench<K, C>(
                         .expect("mergesort");
                 }
             };
-        restore(&mut keys, &mut values);
-        sort_tuned(&mut keys, &mut values, tuning);
-        let got = stream.clone_dtoh(&keys).expect("download");
-        if pairs {
-            let got_values = stream.clone_dtoh(&values).expect("download");
-            assert!(
-                check_stable(&input, &got, &got_values),
-                "{kind} 2^{log2n}: GPU sort is not a stable sort of the input"
+            restore(&mut keys, &mut values);
+            sort_tuned(&mut keys, &mut values, tuning);
+            let got = stream.clone_dtoh(&keys).expect("download");
+            if pairs {
+                let got_values = stream.clone_dtoh(&values).expect("download");
+                assert!(
+                    check_stable(&input, &got, &got_values),
+                    "{kind} 2^{log2n}: GPU sort is not a stable sort of the input"
+                );
+            } else {
+                let mut expected = input.clone();
+                expected.par_sort_unstable();
+                assert!(
+                    got == expected,
+                    "{kind} 2^{log2n}: GPU sort differs from std"
+                );
+            }
+            if mode == Mode::Profile {
+                // One untimed sort, then the profiled one, for the shipped tuning and each sweep.
+                let shipped = std::iter::once(tuning);
+                let swept = sweep.iter().map(swept_tuning);
+                for tuned in shipped.chain(swept) {
+                    for _ in 0..2 {
+                        restore(&mut keys, &mut values);
+                        sort_tuned(&mut keys, &mut values, tuned);
+                    }
+                    stream.synchronize().expect("sync");
+                    println!(
+                        "profiled {kind} 2^{log2n} {}: {} passes",
+                        shape(tuned),
+                        global_passes(n, tuned)
+                    );
+                }
+                continue;
+            }
+            let copy_ms = time_events(gpu, WARMUP, REPS, |_| restore(&mut keys, &mut values));
+            let ms = time_events(gpu, WARMUP, REPS, |_| {
+                restore(&mut keys, &mut values);
+                sort_tuned(&mut keys, &mut values, tuning);
+            }) - copy_ms;
+            let bytes_per_pass = (2 * n * (std::mem::size_of::<K>() + value_bytes)) as f64;
+            self.print_row(kind, log2n, ms, global_passes(n, tuning), bytes_per_pass);
+            // The same sort with every kernel launched normally (no programmatic dependent launch),
+            // alternating with it, so that a drift of the clocks does not pass for a difference.
+            let mut with_pdl = Vec::new();
+            let mut without_pdl = Vec::new();
+            for _ in 0..alternations {
+                for (on, times) in [(false, &mut without_pdl), (true, &mut with_pdl)] {
+                    gpu.set_programmatic_launch(on);
+                    times.push(
+                        time_events(gpu, WARMUP, REPS, |_| {
+                            restore(&mut keys, &mut values);
+                            sort_tuned(&mut keys, &mut values, tuning);
+                        }) - copy_ms,
+                    );
+                }
+            }
+            let show = |times: &[f64]| {
+                times
+                    .iter()
+                    .map(|t| format!("{t:.4}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            println!(
+                "programmatic dependent launch {kind} 2^{log2n}: on {} ms, off {} ms (alternating)",
+                show(&with_pdl),
+                show(&without_pdl)
             );
-        } else {
-            let mut expected = input.clone();
-            expected.par_sort_unstable();
-            assert!(
-                got == expected,
-                "{kind} 2^{log2n}: GPU sort differs from std"
-            );
-        }
-        if mode == Mode::Profile {
-            // One untimed sort, then the profiled one, for the shipped tuning and each sweep.
-            let shipped = std::iter::once(tuning);
-            let swept = sweep.iter().map(swept_tuning);
-            for tuned in shipped.chain(swept) {
-                for _ in 0..2 {
+            for tuned in sweep.iter().map(swept_tuning) {
+                restore(&mut keys, &mut values);
+                sort_tuned(&mut keys, &mut values, tuned);
+                let correct = stream.clone_dtoh(&keys).expect("download") == sorted_input;
+                let sweep_ms = time_events(gpu, WARMUP, REPS, |_| {
                     restore(&mut keys, &mut values);
                     sort_tuned(&mut keys, &mut values, tuned);
-                }
-                stream.synchronize().expect("sync");
+                }) - copy_ms;
                 println!(
-                    "profiled {kind} 2^{log2n} {}: {} passes",
+                    "sweep {kind} 2^{log2n} {}: {sweep_ms:.4} ms, {} passes (keys correct: {correct})",
                     shape(tuned),
                     global_passes(n, tuned)
                 );
             }
-            continue;
-        }
-        let copy_ms = time_events(gpu, WARMUP, REPS, |_| restore(&mut keys, &mut values));
-        let ms = time_events(gpu, WARMUP, REPS, |_| {
-            restore(&mut keys, &mut values);
-            sort_tuned(&mut keys, &mut values, tuning);
-        }) - copy_ms;
-        let bytes_per_pass = (2 * n * (std::mem::size_of::<K>() + value_bytes)) as f64;
-        print_row(
-            kind,
-            log2n,
-            ms,
-            global_passes(n, tuning),
-            bytes_per_pass,
-            copy_gbs,
-            cub,
-        );
-        // The same sort with every kernel launched normally (no programmatic dependent launch),
-        // alternating with it, so that a drift of the clocks does not pass for a difference.
-        let mut with_pdl = Vec::new();
-        let mut without_pdl = Vec::new();
-        for _ in 0..alternations {
-            for (on, times) in [(false, &mut without_pdl), (true, &mut with_pdl)] {
-                gpu.set_programmatic_launch(on);
-                times.push(
-                    time_events(gpu, WARMUP, REPS, |_| {
-                        restore(&mut keys, &mut values);
-                        sort_tuned(&mut keys, &mut values, tuning);
-                    }) - copy_ms,
+            if log2n == SIZES[0] {
+                // One call, host clock: launches + synchronize (restore untimed), and the host's
+                // share of it, issuing the launches while the GPU is still busy. When that share
+                // comes near the event-timed sort, small sorts are bound by the launches.
+                let mut call = || {
+                    restore(&mut keys, &mut values);
+                    stream.synchronize().expect("sync");
+                    let t = Instant::now();
+                    sort_tuned(&mut keys, &mut values, tuning);
+                    let issued = t.elapsed().as_secs_f64() * 1e3;
+                    stream.synchronize().expect("sync");
+                    (issued, t.elapsed().as_secs_f64() * 1e3)
+                };
+                for _ in 0..WARMUP {
+                    call();
+                }
+                let (issued, called): (Vec<f64>, Vec<f64>) = (0..REPS).map(|_| call()).unzip();
+                let (enqueue_ms, call_ms) = (median(issued), median(called));
+                println!(
+                    "host enqueue {kind} 2^{log2n}: {enqueue_ms:.4} ms to issue one sort's launches"
+                );
+                let call_kind = format!("{kind}-call");
+                self.print_row(
+                    &call_kind,
+                    log2n,
+                    call_ms,
+                    global_passes(n, tuning),
+                    bytes_per_pass,
                 );
             }
-        }
-        let show = |times: &[f64]| {
-            times
-                .iter()
-                .map(|t| format!("{t:.4}"))
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
-        println!(
-            "programmatic dependent launch {kind} 2^{log2n}: on {} ms, off {} ms (alternating)",
-            show(&with_pdl),
-            show(&without_pdl)
-        );
-        for tuned in sweep.iter().map(swept_tuning) {
-            restore(&mut keys, &mut values);
-            sort_tuned(&mut keys, &mut values, tuned);
-            let correct = stream.clone_dtoh(&keys).expect("download") == sorted_input;
-            let sweep_ms = time_events(gpu, WARMUP, REPS, |_| {
-                restore(&mut keys, &mut values);
-                sort_tuned(&mut keys, &mut values, tuned);
-            }) - copy_ms;
-            println!(
-                "sweep {kind} 2^{log2n} {}: {sweep_ms:.4} ms, {} passes (keys correct: {correct})",
-                shape(tuned),
-                global_passes(n, tuned)
-            );
-        }
-        if log2n == SIZES[0] {
-            // One call, host clock: launches + synchronize (restore untimed), and the host's
-            // share of it, issuing the launches while the GPU is still busy. When that share
-            // comes near the event-timed sort, small sorts are bound by the launches.
-            let mut call = || {
-                restore(&mut keys, &mut values);
-                stream.synchronize().expect("sync");
-                let t = Instant::now();
-                sort_tuned(&mut keys, &mut values, tuning);
-                let issued = t.elapsed().as_secs_f64() * 1e3;
-                stream.synchronize().expect("sync");
-                (issued, t.elapsed().as_secs_f64() * 1e3)
-            };
-            for _ in 0..WARMUP {
-                call();
-            }
-            let (issued, called): (Vec<f64>, Vec<f64>) = (0..REPS).map(|_| call()).unzip();
-            let (enqueue_ms, call_ms) = (median(issued), median(called));
-            println!(
-                "host enqueue {kind} 2^{log2n}: {enqueue_ms:.4} ms to issue one sort's launches"
-            );
-            let call_kind = format!("{kind}-call");
-            print_row(
-                &call_kind,
-                log2n,
-                call_ms,
-                global_passes(n, tuning),
-                bytes_per_pass,
-                copy_gbs,
-                cub,
-            );
         }
     }
 }
 
 fn main() {
-    if std::env::args().any(|a| a == "--list") {
-        return;
-    }
     let mode = if std::env::args().any(|a| a == "--profile") {
         Mode::Profile
     } else {
         Mode::Time
     };
-    let gpu = match Gpu::new(0) {
-        Ok(gpu) => gpu,
-        Err(e) => panic!("the GPU benchmark needs a CUDA GPU: {e}"),
+    let Some(gpu) = open_gpu() else {
+        return;
     };
     let cub = load_cub();
     let copy = copy_rate_gbs(&gpu, WARMUP, REPS);
     println!(
-        "device: {} (sm_{}); device-to-device copy rate: {copy:.0} GB/s (bytes read + written)",
-        gpu.name().unwrap_or_default(),
-        gpu.arch(),
+        "device: {}; device-to-device copy rate: {copy:.0} GB/s (bytes read + written)",
+        device_name(&gpu),
     );
     println!("| impl | kind | n | ms | Gkeys/s | passes (block sort + merge) | time in copies of the data | CUB merge sort = CUB/ours | CUB radix sort = CUB/ours |");
     println!("|---|---|---|---|---|---|---|---|---|");
-    // Sweeps: (block sort threads, pass threads, four-way pass threads, lanes per four-way cut
-    // (0: chosen by the number of cuts, as shipped), four-way tile registers (0: ptxas's
-    // choice), VT), four-way passes forced on at every size when their threads are not 0. The
-    // 1024-thread block sorts and the 512-thread four-way tiles of 33 keys or of pairs need more
-    // than 48 KiB of (dynamic) shared memory. The last entry of each is the 2^20 sort as shipped
-    // (two-way passes only) but with its 32-lane boundary searches in a partition kernel of
-    // their own rather than in the tile blocks.
-    bench::<u32, _>(
-        &gpu,
+    let bench = Bench {
+        gpu: &gpu,
         mode,
-        "u32",
-        false,
-        &[
-            (1024, 128, 256, 1, 64, 37),
-            (1024, 128, 256, 4, 64, 37),
-            (1024, 128, 256, 0, 64, 39),
-            (512, 128, 0, 32, 0, 23),
-        ],
-        copy,
-        &cub,
-        &Less,
-    );
-    bench::<u64, _>(
-        &gpu,
-        mode,
-        "u64",
-        false,
-        &[
-            (256, 256, 128, 1, 96, 23),
-            (256, 256, 128, 4, 96, 23),
-            (256, 256, 0, 32, 0, 23),
-        ],
-        copy,
-        &cub,
-        &Less,
-    );
-    bench::<u32, _>(
-        &gpu,
-        mode,
-        "u32-pairs",
-        true,
-        &[
-            (512, 256, 256, 1, 64, 11),
-            (512, 256, 256, 4, 64, 11),
-            (512, 256, 0, 32, 0, 11),
-        ],
-        copy,
-        &cub,
-        &Less,
-    );
+        copy_gbs: copy,
+        cub: &cub,
+    };
+    bench.run::<u32, _>("u32", false, &U32_SWEEP, &Less);
+    bench.run::<u64, _>("u64", false, &U64_SWEEP, &Less);
+    bench.run::<u32, _>("u32-pairs", true, &PAIRS_SWEEP, &Less);
     // A user comparator with the same order as `Less`: the sort a user's own comparator gets
     // (never trusted: checked kernels).
     let user_less = CudaComparator::new("user_less", "return a < b;", |a: &u32, b: &u32| a < b);
-    bench::<u32, _>(&gpu, mode, "u32-user", false, &[], copy, &cub, &user_less);
+    bench.run::<u32, _>("u32-user", false, &[], &user_less);
 }

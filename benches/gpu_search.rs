@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{copy_rate_gbs, time_events};
+use common::{copy_rate_gbs, time_events, POISON_U32};
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 use twophase::cpu;
@@ -45,6 +45,133 @@ fn row(what: &str, ms: f64, bytes: f64, copy_gbs: f64) -> f64 {
     ratio
 }
 
+/// Whether the device's u32 results are the CPU backend's indices.
+fn same_indices(got: &[u32], want: &[usize]) -> bool {
+    got.par_iter().zip(want).all(|(&g, &w)| g as usize == w)
+}
+
+/// A primitive's tuning: the shipped one, and one of a launch shape (NT, VT).
+trait Tuned: Copy {
+    fn shipped() -> Self;
+    fn of(shape: (u32, u32)) -> Self;
+    fn shape(self) -> (u32, u32);
+}
+
+/// Implements [`Tuned`] for a tuning of two fields, `threads` and `vt`.
+macro_rules! tuned {
+    ($tuning:ty, $shipped:expr) => {
+        impl Tuned for $tuning {
+            fn shipped() -> Self {
+                $shipped
+            }
+            fn of((threads, vt): (u32, u32)) -> Self {
+                Self { threads, vt }
+            }
+            fn shape(self) -> (u32, u32) {
+                (self.threads, self.vt)
+            }
+        }
+    };
+}
+
+tuned!(LoadBalanceTuning, LoadBalanceTuning::shipped());
+tuned!(SortedSearchTuning, SortedSearchTuning::for_key(4));
+
+/// A swept primitive: its name in the rows, messages and summary, the case measured, the rest
+/// of its wrong-result message, its essential bytes per run, and the launch shapes (NT, VT)
+/// tried besides the shipped one.
+struct Swept {
+    name: &'static str,
+    case: &'static str,
+    differs: &'static str,
+    bytes: f64,
+    sweep: &'static [(u32, u32)],
+}
+
+/// The load-balancing search: 2^25 segments with random boundaries over 2^27 items.
+const LBS: Swept = Swept {
+    name: "load-balancing search",
+    case: "u32, 2^27 items / 2^25 segments",
+    differs: "differs",
+    bytes: (4 * LBS_ITEMS + 4 * LBS_SEGMENTS) as f64,
+    sweep: &LBS_SWEEP,
+};
+
+/// The sorted search: 2^26 needles in 2^26 keys, u32, lower bound.
+const SEARCH: Swept = Swept {
+    name: "sorted search",
+    case: "u32 lower, 2^26 in 2^26",
+    differs: "differs from the CPU backend",
+    bytes: (3 * 4 * SEARCH_N) as f64,
+    sweep: &SEARCH_SWEEP,
+};
+
+/// The fastest run of a sweep: ms and launch shape.
+type Best = (f64, (u32, u32));
+
+/// What the rows are measured on and against: the device and its copy rate.
+struct Meter<'a> {
+    gpu: &'a Gpu,
+    copy_gbs: f64,
+}
+
+impl Meter<'_> {
+    /// The shipped tuning and then each of the primitive's sweep: poison `out`, run
+    /// `run(tuning, out)` once and check it against `want`, then time it, a row each. Returns
+    /// the fastest.
+    fn sweep<T: Tuned>(
+        &self,
+        p: &Swept,
+        want: &[usize],
+        out: &mut CudaSlice<u32>,
+        mut run: impl FnMut(T, &mut CudaSlice<u32>),
+    ) -> Best {
+        let stream = self.gpu.stream();
+        let poison = vec![POISON_U32; want.len()];
+        let shipped = T::shipped().shape();
+        let mut best = (f64::MAX, shipped);
+        for (threads, vt) in std::iter::once(shipped).chain(p.sweep.iter().copied()) {
+            let tuning = T::of((threads, vt));
+            stream.memcpy_htod(&poison, out).expect("poison");
+            run(tuning, out);
+            let got = stream.clone_dtoh(out).expect("download");
+            assert!(
+                same_indices(&got, want),
+                "{} {threads}x{vt} {}",
+                p.name,
+                p.differs
+            );
+            let ms = time_events(self.gpu, WARMUP, REPS, |_| run(tuning, out));
+            let tag = if (threads, vt) == shipped {
+                " (shipped)"
+            } else {
+                ""
+            };
+            row(
+                &format!("{} {}, {threads}x{vt}{tag}", p.name, p.case),
+                ms,
+                p.bytes,
+                self.copy_gbs,
+            );
+            if ms < best.0 {
+                best = (ms, (threads, vt));
+            }
+        }
+        best
+    }
+
+    /// The summary line of a primitive against the target.
+    fn summary(&self, p: &Swept, (ms, (threads, vt)): Best) {
+        let target_ms = p.bytes / (TARGET * self.copy_gbs * 1e9) * 1e3;
+        println!(
+            "summary: {} best {ms:.4} ms at {threads}x{vt} = {:.1}% of copy rate (target {:.0}%: <= {target_ms:.4} ms)",
+            p.name,
+            100.0 * p.bytes / (ms * 1e-3) / 1e9 / self.copy_gbs,
+            100.0 * TARGET
+        );
+    }
+}
+
 fn main() {
     let gpu = match Gpu::new(0) {
         Ok(gpu) => gpu,
@@ -76,63 +203,23 @@ fn main() {
     let expected = cpu::load_balance_search(&scan_host, LBS_ITEMS);
     let scan: CudaSlice<u32> = stream.clone_htod(&cuts).expect("upload");
     let mut segments: CudaSlice<u32> = stream
-        .clone_htod(&vec![0xDEAD_BEEFu32; LBS_ITEMS])
+        .clone_htod(&vec![POISON_U32; LBS_ITEMS])
         .expect("alloc");
     gpu.load_balance_search_device(&scan, LBS_ITEMS, &mut segments, None, None, &mut scratch)
         .expect("lbs");
     let got = stream.clone_dtoh(&segments).expect("download");
     assert!(
-        got.par_iter()
-            .zip(&expected)
-            .all(|(&g, &e)| g as usize == e),
+        same_indices(&got, &expected),
         "load-balancing search differs from the CPU backend"
     );
-    let lbs_bytes = (4 * LBS_ITEMS + 4 * LBS_SEGMENTS) as f64;
-    let mut best_lbs = (f64::MAX, LoadBalanceTuning::shipped());
-    let shipped = LoadBalanceTuning::shipped();
-    for (threads, vt) in std::iter::once((shipped.threads, shipped.vt)).chain(LBS_SWEEP) {
-        let tuning = LoadBalanceTuning { threads, vt };
-        stream
-            .memcpy_htod(&vec![0xDEAD_BEEFu32; LBS_ITEMS], &mut segments)
-            .expect("poison");
-        gpu.load_balance_search_device(
-            &scan,
-            LBS_ITEMS,
-            &mut segments,
-            None,
-            Some(tuning),
-            &mut scratch,
-        )
-        .expect("lbs tuned");
-        let got = stream.clone_dtoh(&segments).expect("download");
-        assert!(
-            got.par_iter()
-                .zip(&expected)
-                .all(|(&g, &e)| g as usize == e),
-            "load-balancing search {threads}x{vt} differs"
-        );
-        let ms = time_events(&gpu, WARMUP, REPS, |_| {
-            gpu.load_balance_search_device(
-                &scan,
-                LBS_ITEMS,
-                &mut segments,
-                None,
-                Some(tuning),
-                &mut scratch,
-            )
+    let meter = Meter {
+        gpu: &gpu,
+        copy_gbs,
+    };
+    let best_lbs = meter.sweep(&LBS, &expected, &mut segments, |tuning, out| {
+        gpu.load_balance_search_device(&scan, LBS_ITEMS, out, None, Some(tuning), &mut scratch)
             .expect("lbs");
-        });
-        let tag = if tuning == shipped { " (shipped)" } else { "" };
-        row(
-            &format!("load-balancing search u32, 2^27 items / 2^25 segments, {threads}x{vt}{tag}"),
-            ms,
-            lbs_bytes,
-            copy_gbs,
-        );
-        if ms < best_lbs.0 {
-            best_lbs = (ms, tuning);
-        }
-    }
+    });
     // Interval expand on the same segments: u32 values, one per segment.
     let values: CudaSlice<u32> = stream
         .clone_htod(
@@ -141,15 +228,18 @@ fn main() {
                 .collect::<Vec<_>>(),
         )
         .expect("upload");
-    gpu.interval_device(
-        &scan,
-        LBS_ITEMS,
-        Interval::Expand { values: &values },
-        &mut segments,
-        None,
-        &mut scratch,
-    )
-    .expect("expand");
+    let mut expand = |segments: &mut CudaSlice<u32>| {
+        gpu.interval_device(
+            &scan,
+            LBS_ITEMS,
+            Interval::Expand { values: &values },
+            segments,
+            None,
+            &mut scratch,
+        )
+        .expect("expand");
+    };
+    expand(&mut segments);
     let got = stream.clone_dtoh(&segments).expect("download");
     assert!(
         got.par_iter()
@@ -157,17 +247,7 @@ fn main() {
             .all(|(&g, &e)| g == (e as u32).wrapping_mul(2_654_435_761)),
         "interval expand differs"
     );
-    let ms = time_events(&gpu, WARMUP, REPS, |_| {
-        gpu.interval_device(
-            &scan,
-            LBS_ITEMS,
-            Interval::Expand { values: &values },
-            &mut segments,
-            None,
-            &mut scratch,
-        )
-        .expect("expand");
-    });
+    let ms = time_events(&gpu, WARMUP, REPS, |_| expand(&mut segments));
     row(
         "interval expand u32, 2^27 items / 2^25 segments (shipped)",
         ms,
@@ -188,70 +268,20 @@ fn main() {
     let dn: CudaSlice<u32> = stream.clone_htod(&needles).expect("upload");
     let dh: CudaSlice<u32> = stream.clone_htod(&haystack).expect("upload");
     let mut out: CudaSlice<u32> = stream
-        .clone_htod(&vec![0xDEAD_BEEFu32; SEARCH_N])
+        .clone_htod(&vec![POISON_U32; SEARCH_N])
         .expect("alloc");
-    let search_bytes = (3 * 4 * SEARCH_N) as f64;
-    let shipped = SortedSearchTuning::for_key(4);
-    let mut best_search = (f64::MAX, shipped);
-    for (threads, vt) in std::iter::once((shipped.threads, shipped.vt)).chain(SEARCH_SWEEP) {
-        let tuning = SortedSearchTuning { threads, vt };
-        stream
-            .memcpy_htod(&vec![0xDEAD_BEEFu32; SEARCH_N], &mut out)
-            .expect("poison");
+    let best_search = meter.sweep(&SEARCH, &want, &mut out, |tuning, out| {
         gpu.sorted_search_device(
             &dn,
             &dh,
-            &mut out,
+            out,
             SearchBound::Lower,
             &Less,
             Some(tuning),
             &mut scratch,
         )
         .expect("search");
-        let got = stream.clone_dtoh(&out).expect("download");
-        assert!(
-            got.par_iter().zip(&want).all(|(&g, &w)| g as usize == w),
-            "sorted search {threads}x{vt} differs from the CPU backend"
-        );
-        let ms = time_events(&gpu, WARMUP, REPS, |_| {
-            gpu.sorted_search_device(
-                &dn,
-                &dh,
-                &mut out,
-                SearchBound::Lower,
-                &Less,
-                Some(tuning),
-                &mut scratch,
-            )
-            .expect("search");
-        });
-        let tag = if tuning == shipped { " (shipped)" } else { "" };
-        row(
-            &format!("sorted search u32 lower, 2^26 in 2^26, {threads}x{vt}{tag}"),
-            ms,
-            search_bytes,
-            copy_gbs,
-        );
-        if ms < best_search.0 {
-            best_search = (ms, tuning);
-        }
-    }
-    let lbs_target_ms = lbs_bytes / (TARGET * copy_gbs * 1e9) * 1e3;
-    let search_target_ms = search_bytes / (TARGET * copy_gbs * 1e9) * 1e3;
-    println!(
-        "summary: load-balancing search best {:.4} ms at {}x{} = {:.1}% of copy rate (target {:.0}%: <= {lbs_target_ms:.4} ms)",
-        best_lbs.0,
-        best_lbs.1.threads,
-        best_lbs.1.vt,
-        100.0 * lbs_bytes / (best_lbs.0 * 1e-3) / 1e9 / copy_gbs,
-        100.0 * TARGET
-    );
-    println!(
-        "summary: sorted search best {:.4} ms at {}x{} = {:.1}% of copy rate (target {:.0}%: <= {search_target_ms:.4} ms)",
-        best_search.0,
-        best_search.1.threads,
-        best_search.1.vt,
-        100.0 * search_bytes / (best_search.0 * 1e-3) / 1e9 / copy_gbs,
-        100.0 * TARGET
-    );
+    });
+    meter.summary(&LBS, best_lbs);
+    meter.summary(&SEARCH, best_search);
 }

@@ -9,7 +9,10 @@
 //! 2^30 sort also times the host's `slice::sort_unstable` on the same keys, once.
 
 mod common;
-use common::{copy_rate_gbs, load_results, random_keys, sorted_halves, time_events};
+use common::{
+    copy_rate_gbs, device_name, key_merge_sets, l2_bytes, load_results, open_gpu, random_keys,
+    rotated_sets, time_events, POISON_U32, SIZES,
+};
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -17,10 +20,9 @@ use std::time::Instant;
 
 use rand::Rng;
 use rayon::prelude::*;
-use twophase::cpu;
 use twophase::gpu::{Gpu, Less, MergeBuffers, MergeScratch, SortBuffers};
 use twophase::variants::{MergeVariant, SortScratch, SortVariant};
-use twophase_gpu::cudarc::driver::{sys, CudaSlice};
+use twophase_gpu::cudarc::driver::CudaSlice;
 
 /// Untimed runs before timing (module load, first touch, clock ramp).
 const WARMUP: usize = 5;
@@ -30,13 +32,6 @@ const MERGE_REPS: usize = 100;
 const SORT_REPS: usize = 21;
 /// Timed runs of the 2^30 sorts: Batcher takes most of a second per run there.
 const BIG_SORT_REPS: usize = 5;
-/// Inputs are rotated among enough sets to exceed this many times the L2 size (as in
-/// benches/gpu_merge.rs and its CUB peer), so that repeated merges do not measure the cache.
-const L2_MULTIPLE: usize = 4;
-/// At most this many rotated input sets.
-const MAX_SETS: usize = 16;
-/// Sizes (log2 of keys) of the merge and sort comparisons with CUB.
-const SIZES: [u32; 3] = [20, 24, 27];
 /// Size (log2 of keys) of the sort compared with std on the host.
 const HOST_LOG2N: u32 = 30;
 
@@ -61,50 +56,25 @@ fn bench_merges(gpu: &Gpu, l2: usize, cub: &HashMap<(String, u32), f64>, rows: &
     let mut scratch = MergeScratch::new();
     for log2n in SIZES {
         let n = 1usize << log2n;
-        let sets = (L2_MULTIPLE * l2).div_ceil(2 * n * 4).clamp(1, MAX_SETS);
-        let mut inputs = Vec::new();
-        let mut expected = Vec::new();
-        for s in 0..sets {
-            let (a, b) = sorted_halves(n, rand::random(), |r| r.gen::<u32>());
-            if s == 0 {
-                expected = cpu::merge(&a, &b);
-            }
-            inputs.push((
-                stream.clone_htod(&a).expect("upload"),
-                stream.clone_htod(&b).expect("upload"),
-            ));
-        }
-        let poison = vec![0xDEAD_BEEFu32; n];
-        let mut outs: Vec<CudaSlice<u32>> = (0..sets)
-            .map(|_| stream.clone_htod(&poison).expect("alloc"))
-            .collect();
+        let sets = rotated_sets(l2, 2 * n * 4);
+        let mut sets = key_merge_sets(stream, n, sets, |_| rand::random(), |r| r.gen(), POISON_U32);
         for variant in MergeVariant::ALL {
-            stream.memcpy_htod(&poison, &mut outs[0]).expect("poison");
-            let (a, b) = &inputs[0];
-            gpu.merge_variant_device(
-                variant,
-                MergeBuffers::keys(a, b, &mut outs[0]),
-                &Less,
-                None,
-                &mut scratch,
-            )
-            .expect("merge");
-            let got = stream.clone_dtoh(&outs[0]).expect("download");
-            assert!(
-                got == expected,
-                "{variant:?} 2^{log2n}: merge differs from the CPU merge"
-            );
-            let ms = time_events(gpu, WARMUP, MERGE_REPS, |i| {
-                let (a, b) = &inputs[i % sets];
+            let mut merge = |(a, b): &(CudaSlice<u32>, CudaSlice<u32>),
+                             out: &mut CudaSlice<u32>| {
                 gpu.merge_variant_device(
                     variant,
-                    MergeBuffers::keys(a, b, &mut outs[i % sets]),
+                    MergeBuffers::keys(a, b, out),
                     &Less,
                     None,
                     &mut scratch,
                 )
                 .expect("merge");
-            });
+            };
+            assert!(
+                sets.check(stream, &mut merge),
+                "{variant:?} 2^{log2n}: merge differs from the CPU merge"
+            );
+            let ms = sets.time(gpu, WARMUP, MERGE_REPS, &mut merge);
             rows.push(Row {
                 group: "merge",
                 variant: variant.name().into(),
@@ -172,23 +142,15 @@ fn bench_sorts(
 }
 
 fn main() {
-    if std::env::args().any(|a| a == "--list") {
+    let Some(gpu) = open_gpu() else {
         return;
-    }
-    let gpu = match Gpu::new(0) {
-        Ok(gpu) => gpu,
-        Err(e) => panic!("the GPU benchmark needs a CUDA GPU: {e}"),
     };
-    let l2 = gpu
-        .context()
-        .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
-        .expect("L2 size") as usize;
+    let l2 = l2_bytes(&gpu);
     let cub_merge = load_results("TWOPHASE_CUB_RESULTS");
     let cub_sort = load_results("TWOPHASE_CUB_SORT_RESULTS");
     println!(
-        "device: {} (sm_{}), L2 {} MB; host: {} threads",
-        gpu.name().unwrap_or_default(),
-        gpu.arch(),
+        "device: {}, L2 {} MB; host: {} threads",
+        device_name(&gpu),
         l2 >> 20,
         rayon::current_num_threads()
     );

@@ -1,15 +1,51 @@
-//! Shared support of the GPU benchmarks: event timing (warm-up, median), the copy rate, inputs, peer results.
+//! Shared support of the GPU benchmarks: event timing (warm-up, median), the copy rate, inputs, checked runs over rotated input sets, peer results.
 #![allow(dead_code)] // Each benchmark uses the part it needs.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use rand::SeedableRng;
 use rayon::prelude::*;
 use twophase::gpu::Gpu;
-use twophase_gpu::cudarc::driver::{sys, CudaSlice};
+use twophase_gpu::cudarc::driver::{sys, CudaSlice, CudaStream, DeviceRepr};
 
 /// Bytes of each buffer of the device-to-device copy that measures the copy rate (1 GiB).
 pub const COPY_BYTES: usize = 1 << 30;
+/// The value the u32 outputs start as, so that a run that skips an output is caught.
+pub const POISON_U32: u32 = 0xDEAD_BEEF;
+/// Sizes (log2 of keys or of total outputs) of the comparisons with CUB.
+pub const SIZES: [u32; 3] = [20, 24, 27];
+/// The largest of [`SIZES`], where the tuning sweeps run.
+pub const LARGEST_LOG2N: u32 = SIZES[SIZES.len() - 1];
+/// Merge inputs are rotated among enough sets to exceed this many times the L2 size (as in the
+/// CUB merge peer), so that repeated runs do not measure the cache.
+pub const L2_MULTIPLE: usize = 4;
+/// At most this many rotated input sets.
+pub const MAX_SETS: usize = 16;
+
+/// The device of a benchmark, or `None` when the harness only lists the benchmarks (`--list`).
+/// Panics without a CUDA GPU.
+pub fn open_gpu() -> Option<Gpu> {
+    if std::env::args().any(|a| a == "--list") {
+        return None;
+    }
+    match Gpu::new(0) {
+        Ok(gpu) => Some(gpu),
+        Err(e) => panic!("the GPU benchmark needs a CUDA GPU: {e}"),
+    }
+}
+
+/// The device's name and architecture as the benchmarks' first line shows them.
+pub fn device_name(gpu: &Gpu) -> String {
+    format!("{} (sm_{})", gpu.name().unwrap_or_default(), gpu.arch())
+}
+
+/// The device's L2 cache size in bytes.
+pub fn l2_bytes(gpu: &Gpu) -> usize {
+    gpu.context()
+        .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
+        .expect("L2 size") as usize
+}
 
 /// The median of `v` (the upper one for an even count).
 pub fn median(mut v: Vec<f64>) -> f64 {
@@ -107,4 +143,127 @@ where
             chunk.iter_mut().for_each(|k| *k = rand::Rng::gen(&mut rng));
         });
     keys
+}
+
+/// Device output buffers of a checked run: uploaded from, overwritten with and compared to a
+/// host value (a buffer of keys, or keys and values).
+pub trait DeviceOutput: Sized {
+    /// The host copy of the buffers.
+    type Host: PartialEq;
+    /// New buffers holding `host`.
+    fn upload(stream: &Arc<CudaStream>, host: &Self::Host) -> Self;
+    /// Overwrites the buffers with `host`.
+    fn overwrite(&mut self, stream: &Arc<CudaStream>, host: &Self::Host);
+    /// The buffers' contents.
+    fn download(&self, stream: &Arc<CudaStream>) -> Self::Host;
+}
+
+impl<K: DeviceRepr + PartialEq> DeviceOutput for CudaSlice<K> {
+    type Host = Vec<K>;
+    fn upload(stream: &Arc<CudaStream>, host: &Vec<K>) -> Self {
+        stream.clone_htod(host).expect("alloc")
+    }
+    fn overwrite(&mut self, stream: &Arc<CudaStream>, host: &Vec<K>) {
+        stream.memcpy_htod(host, self).expect("poison");
+    }
+    fn download(&self, stream: &Arc<CudaStream>) -> Vec<K> {
+        stream.clone_dtoh(self).expect("download")
+    }
+}
+
+impl<A: DeviceOutput, B: DeviceOutput> DeviceOutput for (A, B) {
+    type Host = (A::Host, B::Host);
+    fn upload(stream: &Arc<CudaStream>, host: &Self::Host) -> Self {
+        (A::upload(stream, &host.0), B::upload(stream, &host.1))
+    }
+    fn overwrite(&mut self, stream: &Arc<CudaStream>, host: &Self::Host) {
+        self.0.overwrite(stream, &host.0);
+        self.1.overwrite(stream, &host.1);
+    }
+    fn download(&self, stream: &Arc<CudaStream>) -> Self::Host {
+        (self.0.download(stream), self.1.download(stream))
+    }
+}
+
+/// How many rotated input sets of `set_bytes` each exceed [`L2_MULTIPLE`] times the L2 size of
+/// `l2` bytes (1 to [`MAX_SETS`]).
+pub fn rotated_sets(l2: usize, set_bytes: usize) -> usize {
+    (L2_MULTIPLE * l2).div_ceil(set_bytes).clamp(1, MAX_SETS)
+}
+
+/// Rotated sets of device inputs, each with its own output (poisoned), and the expected output
+/// of the first set: a run is checked on the first set, and timed over all of them.
+pub struct Rotated<I, O: DeviceOutput> {
+    pub inputs: Vec<I>,
+    pub outs: Vec<O>,
+    pub expected: O::Host,
+    pub poison: O::Host,
+}
+
+impl<I, O: DeviceOutput> Rotated<I, O> {
+    /// The sets `inputs`, each with an output holding `poison`.
+    pub fn new(
+        stream: &Arc<CudaStream>,
+        inputs: Vec<I>,
+        expected: O::Host,
+        poison: O::Host,
+    ) -> Self {
+        let outs = inputs.iter().map(|_| O::upload(stream, &poison)).collect();
+        Self {
+            inputs,
+            outs,
+            expected,
+            poison,
+        }
+    }
+
+    /// Poisons the first set's output, runs `run` on the first set, and says whether its output
+    /// is the expected one.
+    pub fn check(&mut self, stream: &Arc<CudaStream>, run: &mut impl FnMut(&I, &mut O)) -> bool {
+        self.outs[0].overwrite(stream, &self.poison);
+        run(&self.inputs[0], &mut self.outs[0]);
+        self.outs[0].download(stream) == self.expected
+    }
+
+    /// Median ms of `reps` event-timed runs of `run` after `warmup`, rotating over the sets.
+    pub fn time(
+        &mut self,
+        gpu: &Gpu,
+        warmup: usize,
+        reps: usize,
+        run: &mut impl FnMut(&I, &mut O),
+    ) -> f64 {
+        let sets = self.inputs.len();
+        time_events(gpu, warmup, reps, |i| {
+            run(&self.inputs[i % sets], &mut self.outs[i % sets])
+        })
+    }
+}
+
+/// Rotated sets of two sorted halves of `n` keys each on the device (set `s` drawn by `draw`
+/// from `seed(s)`), their outputs poisoned with `poison`, and the CPU merge of the first set.
+pub fn key_merge_sets<K>(
+    stream: &Arc<CudaStream>,
+    n: usize,
+    sets: usize,
+    seed: impl Fn(usize) -> u64,
+    draw: fn(&mut rand::rngs::StdRng) -> K,
+    poison: K,
+) -> Rotated<(CudaSlice<K>, CudaSlice<K>), CudaSlice<K>>
+where
+    K: DeviceRepr + Ord + Copy + Send + Sync,
+{
+    let mut inputs = Vec::new();
+    let mut expected = Vec::new();
+    for s in 0..sets {
+        let (a, b) = sorted_halves(n, seed(s), draw);
+        if s == 0 {
+            expected = twophase::cpu::merge_by(&a, &b, twophase::order::less);
+        }
+        inputs.push((
+            stream.clone_htod(&a).expect("upload"),
+            stream.clone_htod(&b).expect("upload"),
+        ));
+    }
+    Rotated::new(stream, inputs, expected, vec![poison; n])
 }
