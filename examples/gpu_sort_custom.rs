@@ -24,7 +24,7 @@ struct Particle {
     energy: f32,
 }
 
-twophase_gpu::device_key!(
+twophase::device_key!(
     Particle => "particle",
     "struct particle { unsigned int cell; unsigned int id; float energy; };"
 );

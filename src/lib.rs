@@ -17,6 +17,8 @@ pub use front::{
     merge, merge_by, merge_pairs_by, sort, sort_by, sort_pairs, sort_pairs_by, sorted_search,
     sorted_search_by, Backend,
 };
+/// `device_key!(Type => "cuda_type", "CUDA definition")`: a user key's [`DeviceKey`] impl.
+pub use twophase_gpu::device_key;
 /// The one error type of every call, on both backends.
 pub use twophase_gpu::GpuError as Error;
 /// Which bound of each needle a sorted search returns (both backends).

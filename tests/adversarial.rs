@@ -1833,7 +1833,7 @@ struct Narrow {
     key: u32,
 }
 
-twophase_gpu::device_key!(Narrow => "narrow", "struct narrow { unsigned int key; unsigned int pad[3]; };");
+twophase::device_key!(Narrow => "narrow", "struct narrow { unsigned int key; unsigned int pad[3]; };");
 
 /// A 16-byte Rust key whose CUDA definition declares 4 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
@@ -1843,7 +1843,7 @@ struct Wide {
     rest: [u32; 3],
 }
 
-twophase_gpu::device_key!(Wide => "wide", "struct wide { unsigned int key; };");
+twophase::device_key!(Wide => "wide", "struct wide { unsigned int key; };");
 
 /// An 8-byte Rust key aligned to 4 whose CUDA definition is aligned to 8 (same size).
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
@@ -1853,7 +1853,7 @@ struct Misaligned {
     tag: u32,
 }
 
-twophase_gpu::device_key!(
+twophase::device_key!(
     Misaligned => "misaligned",
     "struct __align__(8) misaligned { unsigned int key; unsigned int tag; };"
 );

@@ -16,7 +16,7 @@ struct Item {
     weight: u32,
 }
 
-twophase_gpu::device_key!(Item => "item", "struct item { unsigned int cell; unsigned int weight; };");
+twophase::device_key!(Item => "item", "struct item { unsigned int cell; unsigned int weight; };");
 
 #[test]
 fn the_rust_predicate_is_the_expression() {
