@@ -317,11 +317,13 @@ impl Bench<'_> {
                     .collect::<Vec<_>>()
                     .join(" ")
             };
-            println!(
-                "programmatic dependent launch {kind} 2^{log2n}: on {} ms, off {} ms (alternating)",
-                show(&with_pdl),
-                show(&without_pdl)
-            );
+            if alternations > 0 {
+                println!(
+                    "programmatic dependent launch {kind} 2^{log2n}: on {} ms, off {} ms (alternating)",
+                    show(&with_pdl),
+                    show(&without_pdl)
+                );
+            }
             for tuned in sweep.iter().map(swept_tuning) {
                 restore(&mut keys, &mut values);
                 sort_tuned(&mut keys, &mut values, tuned);
