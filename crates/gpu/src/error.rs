@@ -103,3 +103,16 @@ impl GpuError {
         }
     }
 }
+
+/// [`GpuError::SizeMismatch`] naming `what` unless `got == expected`: the length check of every
+/// call's buffers, on both backends.
+pub fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), GpuError> {
+    if expected != got {
+        return Err(GpuError::SizeMismatch {
+            what,
+            expected,
+            got,
+        });
+    }
+    Ok(())
+}

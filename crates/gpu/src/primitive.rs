@@ -90,30 +90,6 @@ impl Gpu {
             .map(|_| ())
     }
 
-    /// The kernels of the program at `tuning` for one launch: `validated` (the tuning's check of
-    /// itself, whose error comes first), then `None` when the launch has no work (`has_work` is
-    /// false: nothing is compiled), else the kernels ([`program_kernels`](Self::program_kernels)).
-    pub(crate) fn kernels_for_launch<K, C, T>(
-        &self,
-        validated: Result<(), GpuError>,
-        has_work: bool,
-        comp: &C,
-        values: ValueLayout,
-        tuning: T,
-    ) -> Result<Option<Arc<Kernels>>, GpuError>
-    where
-        K: DeviceKey,
-        C: DeviceComparator<K> + ?Sized,
-        T: ProgramTuning,
-    {
-        validated?;
-        if !has_work {
-            return Ok(None);
-        }
-        self.program_kernels::<K, C, T>(comp, values, tuning)
-            .map(Some)
-    }
-
     /// The kernels of the program at `tuning`: from the caches, or compiled (the source is only
     /// assembled on a cache miss).
     pub(crate) fn program_kernels<K, C, T>(

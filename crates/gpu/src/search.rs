@@ -7,16 +7,13 @@
 //! merge path, `serial_load_balance` / `serial_search` of VT steps, strided coalesced output).
 //! They live in [`crate::load_balance`] and [`crate::sorted_search`].
 
-use cudarc::driver::CudaSlice;
-
 use crate::error::GpuError;
 use crate::runtime::device::Gpu;
 use crate::runtime::phases::PhaseScratch;
 use crate::runtime::staging::Staged;
 use crate::runtime::status::{
-    messages, status_error, InputCheck, StatusNames, STATUS_FIRST_UNSORTED,
-    STATUS_ORDER_INCONSISTENT, STATUS_POSITION_INVALID, STATUS_SCAN_INVALID,
-    STATUS_SECOND_UNSORTED,
+    messages, status_error, StatusNames, STATUS_FIRST_UNSORTED, STATUS_ORDER_INCONSISTENT,
+    STATUS_POSITION_INVALID, STATUS_SCAN_INVALID, STATUS_SECOND_UNSORTED,
 };
 
 /// An index type of the load-balancing search and sorted search: segment starts, segment ids,
@@ -47,8 +44,7 @@ pub enum SearchBound {
 /// every call since the last check.
 #[derive(Debug, Default)]
 pub struct SearchScratch {
-    partitions: Option<CudaSlice<u64>>,
-    pub(crate) input_check: InputCheck,
+    pub(crate) phases: PhaseScratch,
 }
 
 /// What the status bits of a search scratch mean, by argument.
@@ -94,7 +90,7 @@ impl SearchScratch {
     /// within `[0, haystack.len()]`, and items of an invalid scan's tiles or at invalid positions
     /// were not written.
     pub fn check(&mut self, gpu: &Gpu) -> Result<(), GpuError> {
-        let bits = self.input_check.take_status(gpu)?;
+        let bits = self.phases.input_check.take_status(gpu)?;
         match search_status_error(bits) {
             Some(error) => Err(error),
             None => Ok(()),
@@ -104,25 +100,6 @@ impl SearchScratch {
 
 /// What a search's count of merge outputs counts, in its too-large error.
 pub(crate) const SEARCH_OUTPUTS: &str = "merge outputs";
-
-impl PhaseScratch for SearchScratch {
-    fn input_check(&mut self) -> &mut InputCheck {
-        &mut self.input_check
-    }
-
-    fn partitions(&mut self, gpu: &Gpu, count: usize) -> Result<&mut CudaSlice<u64>, GpuError> {
-        let big_enough = self.partitions.as_ref().is_some_and(|p| p.len() >= count);
-        if !big_enough {
-            self.partitions = None;
-            // SAFETY: the partition kernel writes every entry the tile kernel reads before it
-            // reads it (same stream, launched first).
-            self.partitions = Some(unsafe { gpu.stream().alloc::<u64>(count.max(1)) }?);
-        }
-        self.partitions
-            .as_mut()
-            .ok_or(GpuError::Poisoned("search scratch"))
-    }
-}
 
 impl Gpu {
     /// One host-slice search: `buffers` go through the handle's staging buffers, `launch` runs
@@ -196,17 +173,6 @@ index_types! {
     u64 => "unsigned long long",
     #[cfg(target_pointer_width = "64")]
     usize => "unsigned long long",
-}
-
-pub(crate) fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), GpuError> {
-    if expected != got {
-        return Err(GpuError::SizeMismatch {
-            what,
-            expected,
-            got,
-        });
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -1,14 +1,14 @@
 //! The load-balancing search on host slices: the scan and positions checked, then staged through the device.
 
-use std::mem::{align_of, size_of};
-
 use super::TileCall;
+use crate::error::check_len;
 use crate::error::GpuError;
 use crate::key::DeviceValue;
+use crate::primitive::value_layout;
 use crate::runtime::device::Gpu;
 use crate::runtime::staging::Staged;
 use crate::runtime::status::messages;
-use crate::search::{check_len, check_values_per_segment, HostIndex};
+use crate::search::{check_values_per_segment, HostIndex};
 
 /// Check a host segment scan: starts at 0, non-decreasing, at most `total`, at least one segment
 /// when there are items. The error names `scan` and the first entry that breaks the rule.
@@ -234,7 +234,7 @@ impl Gpu {
                         output: (out_ptr, out_count),
                     },
                 };
-                let layout = Some((size_of::<V>(), align_of::<V>()));
+                let layout = value_layout::<V>();
                 self.launch_load_balance::<I>(
                     (scan_ptr, scan.len()),
                     total,

@@ -1,14 +1,14 @@
 //! The load-balancing search on device buffers: segment ids (and ranks), the interval operations (expand, gather, scatter, move), a user snippet.
 
-use std::mem::{align_of, size_of};
-
 use cudarc::driver::{DevicePtr, DevicePtrMut};
 
 use super::{LoadBalanceOp, LoadBalanceTuning, OpArgs, TileCall, OP_ARGS};
+use crate::error::check_len;
 use crate::error::GpuError;
 use crate::key::DeviceValue;
+use crate::primitive::value_layout;
 use crate::runtime::device::Gpu;
-use crate::search::{check_len, check_values_per_segment, DeviceIndex, SearchScratch};
+use crate::search::{check_values_per_segment, DeviceIndex, SearchScratch};
 
 /// An interval operation on device buffers, with its inputs: what
 /// [`Gpu::interval_device`] writes to its output `out`, segment by segment (segment `s` holds
@@ -163,7 +163,7 @@ impl Gpu {
                 output: (out_ptr, out_count),
             },
         };
-        let layout = Some((size_of::<V>(), align_of::<V>()));
+        let layout = value_layout::<V>();
         self.launch_load_balance::<I>((scan_ptr, scan.len()), total, call, layout, tuning, scratch)
     }
 

@@ -4,7 +4,7 @@ use crate::compare::sanitize;
 use crate::error::GpuError;
 use crate::key::cuda_value_type;
 use crate::runtime::device::Gpu;
-use crate::runtime::launch::{param_asserts, param_block, KernelParams};
+use crate::runtime::launch::{check_words, param_asserts, param_block, KernelParams};
 use crate::runtime::phases::{partition_params, PartitionArgs};
 use crate::runtime::program::{
     program_name, Program, ValueLayout, PARTITION_CUH, SERIAL_CUH, SHIPPED_VALUE_LAYOUTS,
@@ -160,9 +160,7 @@ param_block! {
         partitions: u64,
         segments: u64,
         ranks: u64,
-        status: u64,
-        repair: u64,
-        generation: u32,
+        ..check_words,
     }
 }
 
@@ -175,9 +173,7 @@ param_block! {
         partitions: u64,
         values: u64,
         out: u64,
-        status: u64,
-        repair: u64,
-        generation: u32,
+        ..check_words,
     }
 }
 
@@ -194,9 +190,7 @@ param_block! {
         input_count: u64,
         output: u64,
         output_count: u64,
-        status: u64,
-        repair: u64,
-        generation: u32,
+        ..check_words,
     }
 }
 
@@ -209,9 +203,7 @@ param_block! {
         total: u64,
         partitions: u64,
         args: OpArgs,
-        status: u64,
-        repair: u64,
-        generation: u32,
+        ..check_words,
     }
 }
 
@@ -423,7 +415,7 @@ impl Gpu {
         self.launch_phases(
             (count, SEARCH_OUTPUTS),
             (tuning.tile(), tuning.threads),
-            scratch,
+            &mut scratch.phases,
             partition_launch,
             tile_launch,
         )

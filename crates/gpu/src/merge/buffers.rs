@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
 
-use crate::error::GpuError;
+use crate::error::{check_len, GpuError};
 use crate::key::{DeviceKey, DeviceValue};
 use crate::primitive::value_layout;
 use crate::runtime::device::Gpu;
@@ -147,18 +147,6 @@ pub trait MergeValueBuffers: Sealed {
     ) -> Result<(), GpuError>;
 }
 
-/// `Err(SizeMismatch)` for the first of `checks` (what, expected, got) that is off.
-pub(crate) fn check_lengths(checks: &[(&'static str, usize, usize)]) -> Result<(), GpuError> {
-    match checks.iter().find(|(_, expected, got)| expected != got) {
-        Some(&(what, expected, got)) => Err(GpuError::SizeMismatch {
-            what,
-            expected,
-            got,
-        }),
-        None => Ok(()),
-    }
-}
-
 impl<K, A, B, O, V> DeviceMergeBuffers<K> for MergeBuffers<'_, A, B, O, V>
 where
     K: DeviceKey,
@@ -190,7 +178,7 @@ impl MergeValueBuffers for KeysOnly {
     const VALUES: ValueLayout = None;
 
     fn check(&self, a_count: usize, b_count: usize, out_keys: usize) -> Result<(), GpuError> {
-        check_lengths(&[("merge output", a_count + b_count, out_keys)])
+        check_len("merge output", a_count + b_count, out_keys)
     }
 
     fn with_addresses(
@@ -213,12 +201,10 @@ where
 
     fn check(&self, a_count: usize, b_count: usize, out_keys: usize) -> Result<(), GpuError> {
         let total = a_count + b_count;
-        check_lengths(&[
-            ("A values", a_count, self.a.len()),
-            ("B values", b_count, self.b.len()),
-            ("merge output keys", total, out_keys),
-            ("merge output values", total, self.out.len()),
-        ])
+        check_len("A values", a_count, self.a.len())?;
+        check_len("B values", b_count, self.b.len())?;
+        check_len("merge output keys", total, out_keys)?;
+        check_len("merge output values", total, self.out.len())
     }
 
     fn with_addresses(

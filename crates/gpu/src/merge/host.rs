@@ -1,9 +1,10 @@
 //! The merge on host slices: staged through the device with the handle's pooled scratch, checked before the result is returned.
 
-use super::buffers::{check_lengths, KeysOnly, MergeArgs, Sealed};
+use super::buffers::{KeysOnly, MergeArgs, Sealed};
 use super::tuning::MergeTuning;
 use super::{MergeScratch, MERGE_PAIRS_STATUS, MERGE_STATUS};
 use crate::compare::DeviceComparator;
+use crate::error::check_len;
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
 use crate::primitive::{value_layout, ProgramTuning};
@@ -115,10 +116,8 @@ impl<K: DeviceKey, V: DeviceValue> HostMergeSlices<K> for MergeSlices<'_, K, Sli
         launch: impl FnOnce(MergeArgs, &mut MergeScratch) -> Result<(), GpuError>,
     ) -> Result<(Vec<K>, Vec<V>), GpuError> {
         let (a_keys, b_keys, values) = (self.a, self.b, self.values);
-        check_lengths(&[
-            ("A values", a_keys.len(), values.a.len()),
-            ("B values", b_keys.len(), values.b.len()),
-        ])?;
+        check_len("A values", a_keys.len(), values.a.len())?;
+        check_len("B values", b_keys.len(), values.b.len())?;
         let total = a_keys.len() + b_keys.len();
         let mut out_keys = bytemuck::zeroed_vec::<K>(total);
         let mut out_vals = bytemuck::zeroed_vec::<V>(total);
@@ -192,6 +191,6 @@ impl Gpu {
         let launched = self.through_staging(&mut buffers, |addresses| {
             launch(args(addresses), &mut scratch)
         });
-        launched.and_then(|()| scratch.input_check.check(self, status))
+        launched.and_then(|()| scratch.phases.input_check.check(self, status))
     }
 }

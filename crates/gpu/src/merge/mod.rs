@@ -2,8 +2,6 @@
 
 use std::mem::size_of;
 
-use cudarc::driver::CudaSlice;
-
 use crate::compare::DeviceComparator;
 use crate::error::GpuError;
 use crate::key::DeviceKey;
@@ -13,8 +11,7 @@ use crate::runtime::launch::{check_words, param_block, param_group, KernelParams
 use crate::runtime::phases::{partition_params, PhaseScratch};
 use crate::runtime::program::{ValueLayout, CTA_MERGE_CUH, PARTITION_CUH, SERIAL_CUH};
 use crate::runtime::status::{
-    messages, InputCheck, StatusNames, STATUS_FIRST_UNSORTED, STATUS_ORDER_INCONSISTENT,
-    STATUS_SECOND_UNSORTED,
+    messages, StatusNames, STATUS_FIRST_UNSORTED, STATUS_ORDER_INCONSISTENT, STATUS_SECOND_UNSORTED,
 };
 
 pub mod buffers;
@@ -44,8 +41,7 @@ pub const MERGE_ENTRY_TILE: &str = "twophase_merge_tile";
 /// [`check`](Self::check) reports.
 #[derive(Debug, Default)]
 pub struct MergeScratch {
-    partitions: Option<CudaSlice<u64>>,
-    input_check: InputCheck,
+    pub(crate) phases: PhaseScratch,
 }
 
 /// What the merge's status bits say, for a keys merge.
@@ -73,7 +69,7 @@ impl MergeScratch {
     /// `a` or `b` (or the comparator, when it answered inconsistently). The status is cleared.
     /// Such a merge's output is a permutation of its inputs in unspecified order.
     pub fn check(&mut self, gpu: &Gpu) -> Result<(), GpuError> {
-        self.input_check.check(gpu, MERGE_STATUS)
+        self.phases.input_check.check(gpu, MERGE_STATUS)
     }
 }
 
@@ -149,16 +145,6 @@ param_block! {
 /// What a merge's count of outputs counts, in its too-large error.
 const MERGE_OUTPUTS: &str = "outputs";
 
-impl PhaseScratch for MergeScratch {
-    fn input_check(&mut self) -> &mut InputCheck {
-        &mut self.input_check
-    }
-
-    fn partitions(&mut self, gpu: &Gpu, count: usize) -> Result<&mut CudaSlice<u64>, GpuError> {
-        gpu.grow_scratch(&mut self.partitions, count)
-    }
-}
-
 impl Gpu {
     pub(crate) fn launch_merge<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
         &self,
@@ -169,12 +155,11 @@ impl Gpu {
         scratch: &mut MergeScratch,
     ) -> Result<(), GpuError> {
         let total = args.a_count + args.b_count;
-        let validated = tuning.validate(size_of::<K>());
-        let Some(kernels) =
-            self.kernels_for_launch::<K, C, _>(validated, total > 0, comp, values, tuning)?
-        else {
+        tuning.validate(size_of::<K>())?;
+        if total == 0 {
             return Ok(());
-        };
+        }
+        let kernels = self.program_kernels::<K, C, _>(comp, values, tuning)?;
         let [partition, tile_kernel] =
             kernels.functions([MERGE_ENTRY_PARTITION, MERGE_ENTRY_TILE])?;
 
@@ -182,7 +167,7 @@ impl Gpu {
         self.launch_phases(
             (total, MERGE_OUTPUTS),
             (tuning.tile(), tuning.threads),
-            scratch,
+            &mut scratch.phases,
             |shape, phase| {
                 let params = MergePartitionParams::new(args.a, a_count, args.b, b_count, phase);
                 // SAFETY: the block is twophase_merge_partition's (kernels/merge.cu; the program

@@ -5,13 +5,14 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaStream, DevicePtrMut};
 
+use crate::error::check_len;
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
-use crate::merge::buffers::{check_lengths, KeysOnly, Sealed};
+use crate::merge::buffers::{KeysOnly, Sealed};
 use crate::primitive::value_layout;
 use crate::runtime::device::Gpu;
 use crate::runtime::program::ValueLayout;
-use crate::runtime::staging::SortBuffers as SortAddresses;
+use crate::runtime::staging::SortAddresses;
 
 /// The value buffer of a key-value sort of values `V`.
 #[derive(Debug)]
@@ -149,7 +150,7 @@ impl<V: DeviceValue, SV: DevicePtrMut<V>> SortValueBuffers for SortValues<'_, V,
     const VALUES: ValueLayout = value_layout::<V>();
 
     fn check(&self, what: &'static str, count: usize) -> Result<(), GpuError> {
-        check_lengths(&[(what, count, self.values.len())])
+        check_len(what, count, self.values.len())
     }
 
     fn with_address(

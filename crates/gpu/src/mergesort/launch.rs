@@ -13,12 +13,13 @@ use super::{
 use crate::compare::DeviceComparator;
 use crate::error::GpuError;
 use crate::key::DeviceKey;
+use crate::primitive::value_bytes;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::{param_block, KernelParams, LaunchShape, ParamLayout};
 use crate::runtime::shape::{
     overlapped_blocks, MAX_GRID_X, MAX_STATIC_SHARED_BYTES, PARTITION_THREADS,
 };
-use crate::runtime::staging::SortBuffers;
+use crate::runtime::staging::SortAddresses;
 use crate::runtime::status::CheckArgs;
 
 param_block! {
@@ -122,24 +123,23 @@ impl Gpu {
     /// stably, in place from the caller's view.
     pub(super) fn launch_mergesort<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
         &self,
-        buffers: SortBuffers,
+        buffers: SortAddresses,
         comp: &C,
         tuning: MergesortTuning,
         scratch: &mut MergesortScratch,
     ) -> Result<(), GpuError> {
-        let SortBuffers {
+        let SortAddresses {
             keys,
             values,
             count,
             layout: value_layout,
         } = buffers;
-        let value_bytes = value_layout.map_or(0, |(size, _)| size);
-        let validated = tuning.validate(size_of::<K>(), value_bytes);
-        let Some(kernels) =
-            self.kernels_for_launch::<K, C, _>(validated, count > 1, comp, value_layout, tuning)?
-        else {
+        let value_bytes = value_bytes(value_layout);
+        tuning.validate(size_of::<K>(), value_bytes)?;
+        if count < 2 {
             return Ok(());
-        };
+        }
+        let kernels = self.program_kernels::<K, C, _>(comp, value_layout, tuning)?;
         let [blocksort, partition, tile_kernel] = kernels.functions([
             MERGESORT_ENTRY_BLOCKSORT,
             MERGESORT_ENTRY_PARTITION,

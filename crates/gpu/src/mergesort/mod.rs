@@ -5,15 +5,15 @@ use std::mem::size_of;
 use cudarc::driver::CudaSlice;
 
 use crate::compare::DeviceComparator;
+use crate::error::check_len;
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
-use crate::merge::buffers::check_lengths;
 use crate::primitive::value_bytes;
 use crate::primitive::ProgramTuning;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::ParamLayout;
 use crate::runtime::program::{ValueLayout, CTA_MERGE_CUH, PARTITION_CUH, SERIAL_CUH};
-use crate::runtime::staging::SortBuffers as SortAddresses;
+use crate::runtime::staging::SortAddresses;
 use crate::runtime::status::{messages, InputCheck, StatusNames, STATUS_ORDER_INCONSISTENT};
 
 pub mod buffers;
@@ -135,7 +135,7 @@ impl Gpu {
         X: InPlaceSort,
     {
         if let Some(values) = &values {
-            check_lengths(&[(X::VALUES_NAME, keys.len(), values.len())])?;
+            check_len(X::VALUES_NAME, keys.len(), values.len())?;
         }
         let mut scratch = self.pooled_scratch::<X>();
         self.sort_host(keys, values, &mut scratch, |buffers, scratch| {

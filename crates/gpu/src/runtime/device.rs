@@ -46,26 +46,11 @@ pub struct Gpu {
 
 impl std::fmt::Debug for Gpu {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        debug_summary(
-            f,
-            "Gpu",
-            &[("ordinal", &self.ctx.ordinal()), ("arch", &self.arch)],
-        )
+        f.debug_struct("Gpu")
+            .field("ordinal", &self.ctx.ordinal())
+            .field("arch", &self.arch)
+            .finish()
     }
-}
-
-/// The `Debug` form of a runtime value that holds device state (contexts, buffers, caches) it
-/// cannot print: its `name` and the summary `fields` that tell one value from another.
-pub(crate) fn debug_summary(
-    f: &mut std::fmt::Formatter<'_>,
-    name: &str,
-    fields: &[(&str, &dyn std::fmt::Debug)],
-) -> std::fmt::Result {
-    let mut out = f.debug_struct(name);
-    for (field, value) in fields {
-        out.field(field, value);
-    }
-    out.finish()
 }
 
 /// Whether `cudarc`'s driver symbol table is usable (kept for diagnostics).

@@ -37,14 +37,11 @@ impl Kernels {
         &self,
         entries: [&str; N],
     ) -> Result<[&CudaFunction; N], GpuError> {
-        let mut found = Vec::with_capacity(N);
         for entry in entries {
-            found.push(self.function(entry)?);
+            self.function(entry)?;
         }
-        // One function per entry was pushed, so the conversion never fails.
-        found
-            .try_into()
-            .map_err(|_| GpuError::Poisoned("kernel functions"))
+        // Every entry was just found, so indexing cannot fail.
+        Ok(entries.map(|entry| &self.functions[entry]))
     }
 
     /// Let kernel `entry` launch with `bytes` of dynamic shared memory, and return that size as

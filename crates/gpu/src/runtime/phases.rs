@@ -6,7 +6,7 @@ use crate::error::GpuError;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::LaunchShape;
 use crate::runtime::shape::{overlapped_partition_blocks, MAX_GRID_X, PARTITION_THREADS};
-use crate::runtime::status::{CheckArgs, InputCheck};
+use crate::runtime::status::InputCheck;
 
 /// What both kernels of a two-phase launch get besides their own buffers: the spacing of the
 /// tile boundaries (merge outputs per tile), the partitions buffer and the input check's words.
@@ -32,9 +32,7 @@ macro_rules! partition_params {
                 spacing: u64,
                 num_partitions: u64,
                 partitions: u64,
-                status: u64,
-                repair: u64,
-                generation: u32,
+                ..check_words,
             }
         }
 
@@ -56,24 +54,12 @@ macro_rules! partition_params {
 }
 pub(crate) use partition_params;
 
-/// The scratch of a two-phase launch: its input check's words and a partitions buffer.
-pub(crate) trait PhaseScratch {
-    /// The input check whose words the launch's kernels get.
-    fn input_check(&mut self) -> &mut InputCheck;
-
-    /// A partitions buffer of at least `count` entries.
-    fn partitions(&mut self, gpu: &Gpu, count: usize) -> Result<&mut CudaSlice<u64>, GpuError>;
-
-    /// This launch's check words, then a partitions buffer of at least `count` entries (in that
-    /// order: the check words are taken first).
-    fn check_and_partitions(
-        &mut self,
-        gpu: &Gpu,
-        count: usize,
-    ) -> Result<(CheckArgs, &mut CudaSlice<u64>), GpuError> {
-        let check = self.input_check().args(gpu)?;
-        Ok((check, self.partitions(gpu, count)?))
-    }
+/// The scratch of two-phase launches, reusable across calls: the input check whose words the
+/// kernels get, and the partitions buffer, which only grows.
+#[derive(Debug, Default)]
+pub(crate) struct PhaseScratch {
+    pub(crate) input_check: InputCheck,
+    partitions: Option<CudaSlice<u64>>,
 }
 
 impl Gpu {
@@ -89,7 +75,7 @@ impl Gpu {
         &self,
         (count, outputs): (usize, &str),
         (tile, threads): (usize, u32),
-        scratch: &mut impl PhaseScratch,
+        scratch: &mut PhaseScratch,
         partition: impl FnOnce(LaunchShape, PartitionArgs) -> Result<(), GpuError>,
         tiles: impl FnOnce(LaunchShape, PartitionArgs) -> Result<(), GpuError>,
     ) -> Result<(), GpuError> {
@@ -101,7 +87,9 @@ impl Gpu {
             )));
         }
         let stream = self.stream().clone();
-        let (check, buf) = scratch.check_and_partitions(self, num_partitions)?;
+        // The check words are taken first, then the partitions buffer.
+        let check = scratch.input_check.args(self)?;
+        let buf = self.grow_scratch(&mut scratch.partitions, num_partitions)?;
         let (partitions, _guard) = buf.device_ptr_mut(&stream);
         let partition_blocks = overlapped_partition_blocks(num_partitions)?;
         let args = PartitionArgs {

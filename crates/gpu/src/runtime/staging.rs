@@ -84,7 +84,7 @@ impl Gpu {
 
 /// Raw device addresses of one in-place sort: `count` keys at `keys`, and values at `values`
 /// when `layout` is `Some` (0 otherwise).
-pub(crate) struct SortBuffers {
+pub(crate) struct SortAddresses {
     pub(crate) keys: u64,
     pub(crate) values: u64,
     pub(crate) count: usize,
@@ -100,7 +100,7 @@ impl Gpu {
         keys: &mut [K],
         values: Option<&mut [V]>,
         scratch: &mut S,
-        launch: impl FnOnce(SortBuffers, &mut S) -> Result<(), GpuError>,
+        launch: impl FnOnce(SortAddresses, &mut S) -> Result<(), GpuError>,
     ) -> Result<(), GpuError> {
         let count = keys.len();
         if count <= 1 {
@@ -118,7 +118,7 @@ impl Gpu {
         ];
         self.through_staging(&mut staged, |[keys, values]| {
             let values = if layout.is_some() { values } else { 0 };
-            let buffers = SortBuffers {
+            let buffers = SortAddresses {
                 keys,
                 values,
                 count,

@@ -16,7 +16,7 @@
 use cudarc::driver::{CudaSlice, DevicePtrMut};
 
 use crate::error::GpuError;
-use crate::runtime::device::{debug_summary, Gpu};
+use crate::runtime::device::Gpu;
 
 /// Status bit: the first input is not sorted under the comparator (a merge's `a`, a sorted
 /// search's needles).
@@ -70,12 +70,10 @@ pub struct InputCheck {
 
 impl std::fmt::Debug for InputCheck {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let allocated = self.words.is_some();
-        debug_summary(
-            f,
-            "InputCheck",
-            &[("allocated", &allocated), ("generation", &self.generation)],
-        )
+        f.debug_struct("InputCheck")
+            .field("allocated", &self.words.is_some())
+            .field("generation", &self.generation)
+            .finish()
     }
 }
 

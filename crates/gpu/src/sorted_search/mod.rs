@@ -5,10 +5,11 @@ use std::mem::size_of;
 use cudarc::driver::{DevicePtr, DevicePtrMut};
 
 use crate::compare::{sanitize, DeviceComparator};
+use crate::error::check_len;
 use crate::error::GpuError;
 use crate::key::DeviceKey;
 use crate::runtime::device::Gpu;
-use crate::runtime::launch::{param_asserts, param_block, KernelParams};
+use crate::runtime::launch::{check_words, param_asserts, param_block, KernelParams};
 use crate::runtime::phases::partition_params;
 use crate::runtime::program::{
     program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout, CTA_MERGE_CUH,
@@ -16,9 +17,7 @@ use crate::runtime::program::{
 };
 use crate::runtime::staging::Staged;
 use crate::runtime::status::messages;
-use crate::search::{
-    check_len, too_large, DeviceIndex, SearchBound, SearchScratch, SEARCH_OUTPUTS,
-};
+use crate::search::{too_large, DeviceIndex, SearchBound, SearchScratch, SEARCH_OUTPUTS};
 
 pub mod tuning;
 
@@ -94,9 +93,7 @@ param_block! {
         haystack_count: u64,
         partitions: u64,
         out: u64,
-        status: u64,
-        repair: u64,
-        generation: u32,
+        ..check_words,
     }
 }
 
@@ -139,7 +136,7 @@ impl Gpu {
         self.launch_phases(
             (count, SEARCH_OUTPUTS),
             (tuning.tile(), tuning.threads),
-            scratch,
+            &mut scratch.phases,
             |shape, args| {
                 let params = SearchPartitionParams::new(
                     needles,

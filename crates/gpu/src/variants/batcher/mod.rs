@@ -21,7 +21,7 @@ use crate::runtime::device::Gpu;
 use crate::runtime::launch::{param_block, KernelParams, LaunchShape, ParamLayout};
 use crate::runtime::program::{ValueLayout, PARTITION_CUH};
 use crate::runtime::shape::MAX_GRID_X;
-use crate::runtime::staging::SortBuffers;
+use crate::runtime::staging::SortAddresses;
 
 pub mod tuning;
 
@@ -148,24 +148,23 @@ impl Gpu {
     /// so that the last fused launch writes into the caller's buffers.
     fn launch_batcher<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
         &self,
-        buffers: SortBuffers,
+        buffers: SortAddresses,
         comp: &C,
         tuning: BatcherTuning,
         scratch: &mut BatcherScratch,
     ) -> Result<(), GpuError> {
-        let SortBuffers {
+        let SortAddresses {
             keys,
             values,
             count,
             layout,
         } = buffers;
         let value_bytes = value_bytes(layout);
-        let validated = tuning.validate(size_of::<K>(), value_bytes);
-        let Some(kernels) =
-            self.kernels_for_launch::<K, C, _>(validated, count > 1, comp, layout, tuning)?
-        else {
+        tuning.validate(size_of::<K>(), value_bytes)?;
+        if count < 2 {
             return Ok(());
-        };
+        }
+        let kernels = self.program_kernels::<K, C, _>(comp, layout, tuning)?;
         let [block, stage, fused] = kernels.functions([
             BATCHER_ENTRY_BLOCK,
             BATCHER_ENTRY_STAGE,
@@ -350,7 +349,7 @@ impl InPlaceSort for BatcherScratch {
     fn launch<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
         &mut self,
         gpu: &Gpu,
-        buffers: SortBuffers,
+        buffers: SortAddresses,
         comp: &C,
         tuning: BatcherTuning,
     ) -> Result<(), GpuError> {

@@ -166,12 +166,11 @@ impl Gpu {
             MergeVariant::Circular => TEXTBOOK_ENTRY_CIRCULAR,
         };
         let total = args.a_count + args.b_count;
-        let validated = tuning.validate(size_of::<K>());
-        let Some(kernels) =
-            self.kernels_for_launch::<K, C, _>(validated, total > 0, comp, values, tuning)?
-        else {
+        tuning.validate(size_of::<K>())?;
+        if total == 0 {
             return Ok(());
-        };
+        }
+        let kernels = self.program_kernels::<K, C, _>(comp, values, tuning)?;
         let function = kernels.function(entry)?;
         let per_block = if variant == MergeVariant::Basic {
             tuning.tile()
@@ -268,15 +267,6 @@ impl Gpu {
         })
     }
 
-    /// The error of what a host-slice textbook merge found in its input, or `Ok` (also when the
-    /// variant was the two-phase merge, which reports through its own scratch).
-    fn textbook_check(&self, check: &mut InputCheck, names: StatusNames) -> Result<(), GpuError> {
-        match textbook_status_error(check.take_status(self)?, names) {
-            Some(error) => Err(error),
-            None => Ok(()),
-        }
-    }
-
     /// Host convenience: merge sorted host slices on the GPU with `variant`:
     /// [`MergeSlices::keys`](crate::merge::MergeSlices::keys) returns the merged keys,
     /// [`MergeSlices::pairs`](crate::merge::MergeSlices::pairs) the merged keys and values (each
@@ -312,8 +302,12 @@ impl Gpu {
         } else {
             TEXTBOOK_STATUS_NAMES
         };
-        self.textbook_check(&mut check, names)?;
-        Ok(merged)
+        // What the textbook kernels found in the input (nothing for the two-phase merge, which
+        // reports through its own scratch).
+        match textbook_status_error(check.take_status(self)?, names) {
+            Some(error) => Err(error),
+            None => Ok(merged),
+        }
     }
 }
 
