@@ -1,10 +1,7 @@
 //! CPU merge of two sorted slices, keys or key-value pairs, stable (A's equal keys first).
 
 use rayon::prelude::*;
-use twophase_partition::{
-    merge_path, merge_path_tile, partition_count, partition_diag, repair_partitions, Lower,
-    MergeRange,
-};
+use twophase_partition::{merge_path, merge_path_tile, Lower, MergeRange};
 
 use super::{assert_paired, merge_range, MergeTuning};
 use crate::order::NaturalOrder;
@@ -19,21 +16,16 @@ pub(crate) fn merge_count(a_len: usize, b_len: usize) -> usize {
         .expect("a merge's output length overflows usize")
 }
 
-/// Phase 1: the merge path at every tile boundary, computed in parallel, then repaired into a
-/// valid staircase (a no-op on sorted inputs under a strict weak order).
+/// Phase 1 of a merge of `a` and `b` ([`super::tile_partitions`]) by the merge path.
 fn tile_partitions<T: Sync, F: Fn(&T, &T) -> bool + Sync>(
     a: &[T],
     b: &[T],
     is_less: &F,
 ) -> Vec<usize> {
     let count = merge_count(a.len(), b.len());
-    let mut partitions = vec![0; partition_count(count, MergeTuning::TILE)];
-    partitions.par_iter_mut().enumerate().for_each(|(p, mp)| {
-        *mp =
-            merge_path::<Lower, T, &F>(a, b, partition_diag(p, MergeTuning::TILE, count), is_less);
-    });
-    repair_partitions(&mut partitions, MergeTuning::TILE, a.len(), b.len());
-    partitions
+    super::tile_partitions(count, MergeTuning::TILE, (a.len(), b.len()), |diag| {
+        merge_path::<Lower, T, &F>(a, b, diag, is_less)
+    })
 }
 
 /// Load one tile's pieces of A and B into `tile` (A then B, as into shared memory on the GPU) and

@@ -30,7 +30,11 @@ pub use sort::{
     mergesort, mergesort_by, mergesort_pairs, mergesort_pairs_by, sort_by, sort_pairs_by,
 };
 
-use twophase_partition::{clamp_boundary, merge_path, Lower, MergeRange};
+use rayon::prelude::*;
+use twophase_partition::{
+    clamp_boundary, merge_path, partition_count, partition_diag, repair_partitions, Lower,
+    MergeRange,
+};
 use twophase_serial::{serial_merge, serial_merge_checked};
 
 /// Tuning of the CPU merge.
@@ -208,6 +212,23 @@ pub(crate) fn assert_paired<K, V>(keys: &[K], values: &[V], keys_name: &str, val
         values.len(),
         "`{keys_name}` and `{values_name}` must have the same length"
     );
+}
+
+/// Phase 1 of a merge-path split of `count` = `a_len + b_len` outputs in tiles of `tile`: `path`
+/// gives the split at each tile boundary's diagonal, computed in parallel, then the partitions are
+/// repaired into a valid staircase (a no-op on sorted inputs under a strict weak order).
+pub(crate) fn tile_partitions(
+    count: usize,
+    tile: usize,
+    (a_len, b_len): (usize, usize),
+    path: impl Fn(usize) -> usize + Sync,
+) -> Vec<usize> {
+    let mut partitions = vec![0; partition_count(count, tile)];
+    partitions.par_iter_mut().enumerate().for_each(|(p, mp)| {
+        *mp = path(partition_diag(p, tile, count));
+    });
+    repair_partitions(&mut partitions, tile, a_len, b_len);
+    partitions
 }
 
 /// Split `out` into the consecutive pieces whose ends are given by `bounds` (non-decreasing, last

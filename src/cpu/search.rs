@@ -1,13 +1,10 @@
 //! CPU sorted search and load-balancing search (with interval expand), partitioned by merge path.
 
 use rayon::prelude::*;
-use twophase_partition::{
-    load_balance_path, merge_path, partition_count, partition_diag, repair_partitions, Lower,
-    MergeRange, Upper,
-};
+use twophase_partition::{load_balance_path, merge_path, partition_diag, Lower, MergeRange, Upper};
 use twophase_serial::{serial_load_balance, serial_search};
 
-use super::{split_by_bounds, SearchTuning};
+use super::{split_by_bounds, tile_partitions, SearchTuning};
 use crate::order::NaturalOrder;
 
 const VT: usize = SearchTuning::VT;
@@ -43,11 +40,7 @@ where
     S: Fn(&mut MergeRange, &mut [U], usize) + Sync,
 {
     let count = a_len + b_len;
-    let mut partitions = vec![0; partition_count(count, TILE)];
-    partitions.par_iter_mut().enumerate().for_each(|(p, mp)| {
-        *mp = path(partition_diag(p, TILE, count));
-    });
-    repair_partitions(&mut partitions, TILE, a_len, b_len);
+    let partitions = tile_partitions(count, TILE, (a_len, b_len), path);
     let mut out = vec![U::default(); a_len];
     let pieces = split_by_bounds(&mut out, &partitions[1..]);
     tile_ranges(&partitions, count)
