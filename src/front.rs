@@ -6,6 +6,7 @@
 //! Both backends give the same results (bit-identical to std's stable sort on valid input) and
 //! the same errors, naming the argument.
 
+use twophase_gpu::error::check_len;
 use twophase_gpu::runtime::status::messages;
 use twophase_gpu::search::check_values_per_segment;
 use twophase_gpu::{DeviceComparator, DeviceKey, DeviceValue, PrimitiveKey};
@@ -109,8 +110,8 @@ pub fn merge_pairs_by<K: DeviceKey, V: DeviceValue, C: DeviceComparator<K>>(
     match present_gpu()? {
         Some(gpu) => gpu.merge_pairs(a_keys, a_vals, b_keys, b_vals, comp),
         None => {
-            check_cpu_len("A values", a_keys.len(), a_vals.len())?;
-            check_cpu_len("B values", b_keys.len(), b_vals.len())?;
+            check_len("A values", a_keys.len(), a_vals.len())?;
+            check_len("B values", b_keys.len(), b_vals.len())?;
             let inputs = [
                 (a_keys, messages::A_KEYS_UNSORTED),
                 (b_keys, messages::B_KEYS_UNSORTED),
@@ -155,7 +156,7 @@ pub fn sort_pairs_by<K: DeviceKey, V: DeviceValue, C: DeviceComparator<K>>(
     match present_gpu()? {
         Some(gpu) => gpu.mergesort_pairs(keys, values, comp),
         None => {
-            check_cpu_len("mergesort values", keys.len(), values.len())?;
+            check_len("mergesort values", keys.len(), values.len())?;
             let consistent =
                 crate::cpu::sort::mergesort_pairs_checked(keys, values, &|x: &K, y: &K| {
                     comp.is_less(x, y)
@@ -267,9 +268,9 @@ fn check_cpu_positions(
     len: usize,
 ) -> Result<(), Option<Error>> {
     let Some(positions) = positions else {
-        return check_cpu_len(what, total, len).map_err(Some);
+        return check_len(what, total, len).map_err(Some);
     };
-    check_cpu_len(what, scan.len(), positions.len()).map_err(Some)?;
+    check_len(what, scan.len(), positions.len()).map_err(Some)?;
     let in_bounds = scan
         .iter()
         .zip(positions)
@@ -319,18 +320,6 @@ fn check_cpu_scan(scan: &[usize], total: usize) -> Result<(), Error> {
         Some(_) => Err(invalid(messages::SCAN_INVALID)),
         None => Ok(()),
     }
-}
-
-/// [`Error::SizeMismatch`] naming `what` unless `got == expected`.
-fn check_cpu_len(what: &'static str, expected: usize, got: usize) -> Result<(), Error> {
-    if expected == got {
-        return Ok(());
-    }
-    Err(Error::SizeMismatch {
-        what,
-        expected,
-        got,
-    })
 }
 
 /// The CPU twin of the GPU's unsorted-input status bits: every input whose adjacent pairs are
