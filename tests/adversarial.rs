@@ -18,7 +18,7 @@ use common::bounds::reference_bounds;
 use common::checks::{
     assert_pairs_permutation, assert_permutation, boundary_sizes, test_scale, Guarded,
 };
-use common::{gpu, rng, same_bits, splitmix_u32};
+use common::{forced_mergesort_tuning, gpu, rng, same_bits, splitmix_u32, U32Comparator};
 use rand::rngs::StdRng;
 use rand::Rng;
 use twophase::gpu::Interval;
@@ -89,9 +89,6 @@ const HASH_A: u32 = 2_654_435_761;
 const HASH_B: u32 = 40_503;
 /// The bit the xor comparator answers with.
 const XOR_BIT: u32 = 4;
-
-/// A u32 comparator given as a CUDA snippet and the same Rust predicate.
-type U32Comparator = CudaComparator<u32, fn(&u32, &u32) -> bool>;
 
 /// Comparators on u32 that are not strict weak orders: not irreflexive (`<=`, always true), and
 /// answers that are a hash of both keys (inconsistent between `(a, b)` and `(b, a)`, and not
@@ -539,16 +536,8 @@ fn merge_tiles_u32() -> Vec<usize> {
 /// keys run the block sort, two-way and four-way passes: small tiles (many passes), the tuning
 /// within static shared memory and the shipped one (its 1024-thread block sort past 48 KiB).
 fn forced_sort_tunings() -> Vec<MergesortTuning> {
-    let small = MergesortTuning {
-        threads: 64,
-        pass_threads: 32,
-        quad_threads: 32,
-        four_way_min_keys: 0,
-        quad_cut_lanes: 1,
-        quad_registers: 0,
-        vt: 3,
-        ..MergesortTuning::for_types(size_of::<u32>(), 0)
-    };
+    // Block sort, pass and four-way threads, lanes per cut, registers (the compiler's), VT.
+    let small = forced_mergesort_tuning(&(64, 32, 32, 1, 0, 3));
     let four_way_now = |t: MergesortTuning| MergesortTuning {
         four_way_min_keys: 0,
         ..t
@@ -582,24 +571,20 @@ fn floats_plain_calls_follow_the_total_order() {
                 let case = |call: &str| format!("{call}, f32, n = {n}, {nan_percent}% NaN");
                 let input = f32_keys(rng, n, nan_percent);
                 let expected = total_sorted(&input);
-                assert_sorts_as_std(&input, &expected, &case("gpu::mergesort"), twophase::sort);
+                assert_sorts_as_std(&input, &expected, &case("sort"), twophase::sort);
                 let sort_by = |k: &mut [f32]| twophase::sort_by(k, &TotalOrder);
                 assert_sorts_as_std(&input, &expected, &case("sort_by"), sort_by);
                 let mergesort = |k: &mut [f32]| gpu.mergesort(k, &TotalOrder);
                 assert_sorts_as_std(&input, &expected, &case("Gpu::mergesort"), mergesort);
 
                 let (a, b) = sorted_halves(&input, |v| v.sort_by(f32::total_cmp));
-                let merged = twophase::merge(&a, &b)
-                    .unwrap_or_else(|e| panic!("{}: {e}", case("gpu::merge")));
-                assert!(same_bits(&merged, &expected), "{}", case("gpu::merge"));
+                let merged =
+                    twophase::merge(&a, &b).unwrap_or_else(|e| panic!("{}: {e}", case("merge")));
+                assert!(same_bits(&merged, &expected), "{}", case("merge"));
                 for bound in [SearchBound::Lower, SearchBound::Upper] {
                     let want = reference_bounds(&a, &b, bound, |x, y| x.total_cmp(y).is_lt());
                     let got = twophase::sorted_search(&a, &b, bound).expect("sorted_search");
-                    assert!(
-                        got == want,
-                        "{}",
-                        case(&format!("gpu::sorted_search {bound:?}"))
-                    );
+                    assert!(got == want, "{}", case(&format!("sorted_search {bound:?}")));
                     let got: Vec<u32> = gpu
                         .sorted_search(&a, &b, bound, &TotalOrder)
                         .expect("Gpu::sorted_search");
@@ -615,7 +600,7 @@ fn floats_plain_calls_follow_the_total_order() {
         for n in boundary_sizes(&[f64_tile], &[]) {
             for nan_percent in NAN_PERCENTS {
                 let input = f64_keys(rng, n, nan_percent);
-                let case = format!("gpu::mergesort, f64, n = {n}, {nan_percent}% NaN");
+                let case = format!("sort, f64, n = {n}, {nan_percent}% NaN");
                 assert_sorts_as_std(&input, &total_sorted(&input), &case, twophase::sort);
             }
         }
@@ -654,11 +639,9 @@ fn check_common_sorts<K: DeviceKey + Sync, C: DeviceComparator<K>>(
     check_sort(own, keys, &case("Gpu::mergesort"), |k| {
         gpu.mergesort(k, comp)
     });
-    for call in ["gpu::mergesort_by", "sort_by"] {
-        check_sort(Handle::Default, keys, &case(call), |k| {
-            twophase::sort_by(k, comp)
-        });
-    }
+    check_sort(Handle::Default, keys, &case("sort_by"), |k| {
+        twophase::sort_by(k, comp)
+    });
     let pairs = (keys, values);
     let mergesort_pairs = |k: &mut [K], v: &mut [u32]| gpu.mergesort_pairs(k, v, comp);
     check_pairs_sort(own, pairs, &case("Gpu::mergesort_pairs"), mergesort_pairs);
@@ -737,14 +720,6 @@ fn floats_partial_order_merges_and_searches_stay_in_bounds() {
                     };
                     let (av, bv) = (positions(a.len()), positions(b.len()));
                     check_common_merges(gpu, (&a, &b), &less, &case);
-                    let merged = twophase::merge_by(&a, &b, &less);
-                    check_merge(
-                        Handle::Default,
-                        merged,
-                        (&a, &b),
-                        NAMES_MERGE_ANY,
-                        &case("merge_by"),
-                    );
                     for variant in MergeVariant::ALL {
                         let merged = gpu.merge_variant(variant, MergeSlices::keys(&a, &b), &less);
                         let c = case(variant.name());
@@ -814,10 +789,6 @@ fn inconsistent_comparators_sorts_keep_a_permutation() {
                 };
                 let c = case("twophase::variants::sort_variant batcher");
                 check_sort(Handle::Default, &input, &c, batcher);
-                let sort_pairs_by =
-                    |k: &mut [u32], v: &mut [u32]| twophase::sort_pairs_by(k, v, &comp);
-                let c = case("gpu::mergesort_pairs");
-                check_pairs_sort(Handle::Default, (&input, &values), &c, sort_pairs_by);
                 for variant in SortVariant::ALL {
                     let sort = |k: &mut [u32], v: &mut [u32]| {
                         twophase::variants::sort_pairs_variant(variant, k, v, &comp)
@@ -980,10 +951,9 @@ fn inconsistent_comparators_merges_and_searches_stay_in_bounds() {
                     let c = case(&format!("Gpu::merge_variant pairs {}", variant.name()));
                     check_merge_pairs(own, merged, pairs, NAMES_MERGE_ANY, &c);
                 }
-                for call in ["gpu::merge_pairs", "merge_pairs_by"] {
-                    let merged = twophase::merge_pairs_by(&a, &av, &b, &bv, &comp);
-                    check_merge_pairs(Handle::Default, merged, pairs, NAMES_MERGE_ANY, &case(call));
-                }
+                let merged = twophase::merge_pairs_by(&a, &av, &b, &bv, &comp);
+                let c = case("merge_pairs_by");
+                check_merge_pairs(Handle::Default, merged, pairs, NAMES_MERGE_ANY, &c);
 
                 let found: Result<Vec<u64>, _> =
                     gpu.sorted_search(&a, &b, SearchBound::Lower, &comp);
@@ -1220,12 +1190,10 @@ fn unsorted_merge_inputs_are_named() {
                 Handle::Default,
                 twophase::merge(a, b),
                 names,
-                &case("gpu::merge"),
+                &case("merge"),
             );
-            for call in ["gpu::merge_by", "merge_by"] {
-                let merged = twophase::merge_by(a, b, &Less);
-                expect_named(Handle::Default, merged, names, &case(call));
-            }
+            let merged = twophase::merge_by(a, b, &Less);
+            expect_named(Handle::Default, merged, names, &case("merge_by"));
             let merged = gpu.merge_pairs(a, &av, b, &bv, &Less);
             expect_named(own, merged, names, &case("Gpu::merge_pairs"));
             let merged = twophase::merge_pairs_by(a, &av, b, &bv, &Less);
@@ -1267,10 +1235,10 @@ fn unsorted_search_inputs_are_named() {
                     expect_named(own, found, names, &c);
                 }
                 let found = twophase::sorted_search(needles, haystack, SearchBound::Lower);
-                expect_named(Handle::Default, found, names, &case("gpu::sorted_search"));
+                expect_named(Handle::Default, found, names, &case("sorted_search"));
                 for (call, bound) in [
-                    ("gpu::sorted_search_by", SearchBound::Upper),
-                    ("sorted_search_by", SearchBound::Lower),
+                    ("sorted_search_by Upper", SearchBound::Upper),
+                    ("sorted_search_by Lower", SearchBound::Lower),
                 ] {
                     let found = twophase::sorted_search_by(needles, haystack, bound, &Less);
                     expect_named(Handle::Default, found, names, &case(call));
@@ -1427,11 +1395,7 @@ fn bad_scans_are_named() {
             let values: Vec<u32> = (0..scan.len() as u32).map(|v| v ^ POISON_U32).collect();
             let input = positions(total);
 
-            for (on, prefix) in [
-                (Handle::Own(gpu), "Gpu::"),
-                (Handle::Default, "gpu::"),
-                (Handle::Default, ""),
-            ] {
+            for (on, prefix) in [(Handle::Own(gpu), "Gpu::"), (Handle::Default, "")] {
                 let call = |name: &str| case(&format!("{prefix}{name}"));
                 for (name, ranks) in [
                     ("load_balance_search", false),
@@ -1569,7 +1533,6 @@ fn bad_positions_leave_the_output_unchanged() {
                     };
                     for (on, call) in [
                         (Handle::Own(gpu), "Gpu::interval_move"),
-                        (Handle::Default, "gpu::interval_move"),
                         (Handle::Default, "interval_move"),
                     ] {
                         let mut out = before.clone();
@@ -1643,10 +1606,8 @@ fn mismatched_lengths_are_errors() {
                 let c = case(&format!("Gpu::merge_variant pairs {}", variant.name()));
                 expect_mismatch(own, merged, &c);
             }
-            for call in ["gpu::merge_pairs", "merge_pairs_by"] {
-                let merged = twophase::merge_pairs_by(&a, &a_vals, &b, &bv, &Less);
-                expect_mismatch(Handle::Default, merged, &case(call));
-            }
+            let merged = twophase::merge_pairs_by(&a, &a_vals, &b, &bv, &Less);
+            expect_mismatch(Handle::Default, merged, &case("merge_pairs_by"));
             let merged = twophase::variants::merge_variant(
                 MergeVariant::Basic,
                 MergeSlices::pairs(&a, &a_vals, &b, &bv),
@@ -1668,10 +1629,8 @@ fn mismatched_lengths_are_errors() {
                 let c = case("twophase::variants::sort_pairs_variant");
                 expect_mismatch(Handle::Default, sorted, &c);
             }
-            for call in ["gpu::mergesort_pairs", "sort_pairs_by"] {
-                let sorted = twophase::sort_pairs_by(&mut keys, &mut vals, &Less);
-                expect_mismatch(Handle::Default, sorted, &case(call));
-            }
+            let sorted = twophase::sort_pairs_by(&mut keys, &mut vals, &Less);
+            expect_mismatch(Handle::Default, sorted, &case("sort_pairs_by"));
             assert!(keys == a, "{}: keys changed", case("free sorts"));
         }
 
@@ -1683,7 +1642,6 @@ fn mismatched_lengths_are_errors() {
         let few_values = positions(n - 1);
         for (on, call) in [
             (own, "Gpu::interval_expand, values one short"),
-            (Handle::Default, "gpu::interval_expand"),
             (Handle::Default, "interval_expand"),
         ] {
             expect_mismatch(on, on.interval_expand(&scan, &few_values, total), call);

@@ -130,7 +130,6 @@ where
 /// segments and, `with_ranks`, ranks, filled with `filler` first. Asserts that nothing is
 /// written past them (`what` names the case) and returns the `total` segments and the ranks
 /// (empty without them).
-#[allow(clippy::too_many_arguments)] // A test driver: each argument is one knob of the case.
 fn device_lbs<T>(
     gpu: &Gpu,
     scratch: &mut SearchScratch,

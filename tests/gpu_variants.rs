@@ -49,7 +49,6 @@ fn merge_sizes(key_bytes: usize) -> Vec<usize> {
 
 /// Merge `a` and `b` on the device with `variant` (and `tuning`, or the shipped one) into a
 /// poisoned output, and return the output.
-#[allow(clippy::too_many_arguments)] // A test driver: each argument is one knob of the case.
 fn device_merge_variant<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
     gpu: &Gpu,
     scratch: &mut MergeScratch,
@@ -345,7 +344,6 @@ type SortRun<'a, K> = dyn FnMut(&Gpu, SortVariant, &[K]) -> Vec<K> + 'a;
 /// `run(gpu, variant, input)`; `identical_ties`: keys that compare equal are identical, so
 /// Batcher must match std exactly too. Then the host-slice call, after a sort of poison keys
 /// through the same handle.
-#[allow(clippy::too_many_arguments)] // A test driver: each argument is one knob of the case.
 fn sort_differential<K, C>(case: &KeyCase<K, C>, identical_ties: bool, run: &mut SortRun<K>)
 where
     K: DeviceKey + Debug,
