@@ -14,20 +14,23 @@ pub(crate) fn lock_recover<T: ?Sized>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// The driver errors after which a context can run nothing more ("sticky" errors: the CUDA
 /// documentation says the process must terminate, or the primary context be reset).
-const STICKY_ERRORS: [driver_sys::CUresult; 12] = [
-    driver_sys::CUresult::CUDA_ERROR_ECC_UNCORRECTABLE,
-    driver_sys::CUresult::CUDA_ERROR_ILLEGAL_ADDRESS,
-    driver_sys::CUresult::CUDA_ERROR_LAUNCH_TIMEOUT,
-    driver_sys::CUresult::CUDA_ERROR_CONTEXT_IS_DESTROYED,
-    driver_sys::CUresult::CUDA_ERROR_ASSERT,
-    driver_sys::CUresult::CUDA_ERROR_HARDWARE_STACK_ERROR,
-    driver_sys::CUresult::CUDA_ERROR_ILLEGAL_INSTRUCTION,
-    driver_sys::CUresult::CUDA_ERROR_MISALIGNED_ADDRESS,
-    driver_sys::CUresult::CUDA_ERROR_INVALID_ADDRESS_SPACE,
-    driver_sys::CUresult::CUDA_ERROR_INVALID_PC,
-    driver_sys::CUresult::CUDA_ERROR_LAUNCH_FAILED,
-    driver_sys::CUresult::CUDA_ERROR_EXTERNAL_DEVICE,
-];
+const STICKY_ERRORS: [driver_sys::CUresult; 12] = {
+    use driver_sys::CUresult::*;
+    [
+        CUDA_ERROR_ECC_UNCORRECTABLE,
+        CUDA_ERROR_ILLEGAL_ADDRESS,
+        CUDA_ERROR_LAUNCH_TIMEOUT,
+        CUDA_ERROR_CONTEXT_IS_DESTROYED,
+        CUDA_ERROR_ASSERT,
+        CUDA_ERROR_HARDWARE_STACK_ERROR,
+        CUDA_ERROR_ILLEGAL_INSTRUCTION,
+        CUDA_ERROR_MISALIGNED_ADDRESS,
+        CUDA_ERROR_INVALID_ADDRESS_SPACE,
+        CUDA_ERROR_INVALID_PC,
+        CUDA_ERROR_LAUNCH_FAILED,
+        CUDA_ERROR_EXTERNAL_DEVICE,
+    ]
+};
 
 /// Whether `error` leaves its context unusable.
 pub fn is_sticky(error: DriverError) -> bool {
