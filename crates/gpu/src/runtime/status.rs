@@ -62,19 +62,10 @@ pub struct CheckArgs {
 
 /// The status word and repair slot of one scratch (allocated zeroed on first use) and the
 /// generation counter of the launches that use them.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct InputCheck {
     words: Option<CudaSlice<u64>>,
     generation: u32,
-}
-
-impl std::fmt::Debug for InputCheck {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("InputCheck")
-            .field("allocated", &self.words.is_some())
-            .field("generation", &self.generation)
-            .finish()
-    }
 }
 
 impl InputCheck {
