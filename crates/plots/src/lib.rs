@@ -41,9 +41,9 @@ const MARGIN: u32 = 16;
 /// Room for the tick labels and axis names, in pixels.
 const X_LABEL_AREA: u32 = 48;
 const Y_LABEL_AREA: u32 = 72;
-/// Font sizes (pixels) of the title and of the axis names, tick labels and legend.
-const TITLE_FONT: u32 = 24;
-const LABEL_FONT: u32 = 16;
+/// Fonts (family, size in pixels) of the title and of the axis names, tick labels and legend.
+const TITLE_FONT: (&str, u32) = ("sans-serif", 24);
+const LABEL_FONT: (&str, u32) = ("sans-serif", 16);
 /// Line width and marker radius of a series, in pixels: markers show where the measurements
 /// are, since a line between 2^20 and 2^24 says nothing about the sizes in between.
 const LINE_WIDTH: u32 = 2;
@@ -362,10 +362,7 @@ pub fn render_svg(plot: &Plot) -> Result<String, PlotError> {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(|e| fail(&e))?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(
-                format!("{}: throughput by variant", plot.group),
-                ("sans-serif", TITLE_FONT),
-            )
+            .caption(format!("{}: throughput by variant", plot.group), TITLE_FONT)
             .margin(MARGIN)
             .x_label_area_size(X_LABEL_AREA)
             .y_label_area_size(Y_LABEL_AREA)
@@ -383,7 +380,7 @@ pub fn render_svg(plot: &Plot) -> Result<String, PlotError> {
             .y_label_formatter(&throughput_label)
             .x_desc("n (keys)")
             .y_desc("Gkeys/s")
-            .label_style(("sans-serif", LABEL_FONT))
+            .label_style(LABEL_FONT)
             .draw()
             .map_err(|e| fail(&e))?;
         for (index, series) in plot.series.iter().enumerate() {
@@ -410,7 +407,7 @@ pub fn render_svg(plot: &Plot) -> Result<String, PlotError> {
         chart
             .configure_series_labels()
             .position(SeriesLabelPosition::UpperLeft)
-            .label_font(("sans-serif", LABEL_FONT))
+            .label_font(LABEL_FONT)
             .background_style(WHITE.mix(LEGEND_BACKGROUND_ALPHA))
             .border_style(BLACK)
             .draw()
