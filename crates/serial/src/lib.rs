@@ -29,9 +29,9 @@ pub fn merge_predicate<B: Bounds, T, F: Fn(&T, &T) -> bool>(
 }
 
 /// The one serial merge loop behind [`serial_merge`] and [`serial_merge_checked`]: up to VT
-/// merge steps of `range` into `keys_out` / `indices_out`, advancing `range`. With `CHECKED` it
-/// stops after `min(VT, range.total())` outputs; without, the caller guarantees VT outputs and the
-/// loop has no output check at all.
+/// merge steps of `range` into the output registers (the keys, and the position in `keys` each
+/// came from), advancing `range`. With `CHECKED` it stops after `min(VT, range.total())`
+/// outputs; without, the caller guarantees VT outputs and the loop has no output check at all.
 ///
 /// Each step is branch-free: both candidate keys are read (an exhausted side's index is clamped
 /// to a valid position and its key ignored), compared once, and the winner selected with
@@ -42,8 +42,7 @@ fn merge_steps<B: Bounds, const VT: usize, const CHECKED: bool, T: Copy, F: Fn(&
     keys: &[T],
     range: &mut MergeRange,
     is_less: &F,
-    keys_out: &mut [T; VT],
-    indices_out: &mut [usize; VT],
+    (keys_out, indices_out): (&mut [T; VT], &mut [usize; VT]),
 ) -> usize {
     let count = if CHECKED { VT.min(range.total()) } else { VT };
     let Some(last) = keys.len().checked_sub(1) else {
@@ -79,7 +78,7 @@ pub fn serial_merge_checked<B: Bounds, const VT: usize, T: Copy, F: Fn(&T, &T) -
     keys_out: &mut [T; VT],
     indices_out: &mut [usize; VT],
 ) -> usize {
-    merge_steps::<B, VT, true, T, F>(keys, range, is_less, keys_out, indices_out)
+    merge_steps::<B, VT, true, T, F>(keys, range, is_less, (keys_out, indices_out))
 }
 
 /// Merge exactly VT outputs of `range`, which must hold at least VT, into registers: the keys and
@@ -102,10 +101,9 @@ pub fn serial_merge<B: Bounds, const VT: usize, T: Copy, F: Fn(&T, &T) -> bool>(
     } else {
         range.b_begin
     };
-    let mut keys_out = [keys[first]; VT];
-    let mut indices_out = [0; VT];
-    merge_steps::<B, VT, false, T, F>(keys, range, is_less, &mut keys_out, &mut indices_out);
-    (keys_out, indices_out)
+    let mut out = ([keys[first]; VT], [0; VT]);
+    merge_steps::<B, VT, false, T, F>(keys, range, is_less, (&mut out.0, &mut out.1));
+    out
 }
 
 /// The walk behind [`serial_search`] and [`serial_load_balance`]: `min(VT, range.total())` steps
