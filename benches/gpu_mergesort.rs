@@ -80,16 +80,14 @@ const PAIRS_SWEEP: [Sweep; 3] = [
 fn swept_tuning(
     &(threads, pass_threads, quad_threads, quad_cut_lanes, quad_registers, vt): &Sweep,
 ) -> MergesortTuning {
-    MergesortTuning {
+    MergesortTuning::forced_u32(
         threads,
         pass_threads,
         quad_threads,
-        four_way_min_keys: 0,
         quad_cut_lanes,
         quad_registers,
         vt,
-        ..MergesortTuning::for_types(4, 0)
-    }
+    )
 }
 
 /// A tuning's launch shapes as the sweep lines print them.

@@ -18,7 +18,7 @@ use common::bounds::reference_bounds;
 use common::checks::{
     assert_pairs_permutation, assert_permutation, boundary_sizes, test_scale, Guarded,
 };
-use common::{forced_mergesort_tuning, gpu, rng, same_bits, splitmix_u32, U32Comparator};
+use common::{gpu, rng, same_bits, splitmix_u32, U32Comparator};
 use rand::rngs::StdRng;
 use rand::Rng;
 use twophase::gpu::Interval;
@@ -537,7 +537,7 @@ fn merge_tiles_u32() -> Vec<usize> {
 /// within static shared memory and the shipped one (its 1024-thread block sort past 48 KiB).
 fn forced_sort_tunings() -> Vec<MergesortTuning> {
     // Block sort, pass and four-way threads, lanes per cut, registers (the compiler's), VT.
-    let small = forced_mergesort_tuning(&(64, 32, 32, 1, 0, 3));
+    let small = MergesortTuning::forced_u32(64, 32, 32, 1, 0, 3);
     let four_way_now = |t: MergesortTuning| MergesortTuning {
         four_way_min_keys: 0,
         ..t

@@ -3,9 +3,8 @@
 mod common;
 
 use common::{
-    forced_mergesort_tuning, gpu, key_type_tests, rec_key_descending, rng, same_bits, setup,
-    special_f32, splitmix_u32, stable_sorted_pairs, u32_pattern_keys, KeyCase, Rec, PATTERNS,
-    REC_POISON,
+    gpu, key_type_tests, rec_key_descending, rng, same_bits, setup, special_f32, splitmix_u32,
+    stable_sorted_pairs, u32_pattern_keys, KeyCase, Rec, PATTERNS, REC_POISON,
 };
 use rand::Rng;
 use rayon::prelude::*;
@@ -208,8 +207,8 @@ fn mergesort_two_way_and_four_way_pass_plans() {
     ];
     for (threads, pass_threads, quad_threads, quad_cut_lanes, vt) in tunings {
         // Four-way passes at every size, with the compiler's register choice for their tile.
-        let shape = (threads, pass_threads, quad_threads, quad_cut_lanes, 0, vt);
-        let tuning = forced_mergesort_tuning(&shape);
+        let tuning =
+            MergesortTuning::forced_u32(threads, pass_threads, quad_threads, quad_cut_lanes, 0, vt);
         let tile = tuning.tile();
         let mut sizes = vec![tile + 1, 2 * tile, 3 * tile - 1, 5 * tile + 3];
         sizes.extend((2..=9).map(|p| (tile << p) - 1));
@@ -289,7 +288,7 @@ fn mergesort_block_sort_past_48_kib_of_shared_memory() {
     // needs 138 KiB, past the 48 KiB this test was written within).
     let tunings = [(1024, 128, 512, 23, false), (1024, 256, 256, 11, true)];
     for (threads, pass_threads, quad_threads, vt, with_pairs) in tunings {
-        let tuning = forced_mergesort_tuning(&(threads, pass_threads, quad_threads, 0, 0, vt));
+        let tuning = MergesortTuning::forced_u32(threads, pass_threads, quad_threads, 0, 0, vt);
         let value_bytes = if with_pairs { 4 } else { 0 };
         assert!(tuning.blocksort_shared_bytes(4, value_bytes) > 48 * 1024);
         let tile = tuning.tile();

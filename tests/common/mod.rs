@@ -7,9 +7,7 @@ use std::fmt::Debug;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use twophase::cpu;
-use twophase::gpu::{
-    CudaComparator, DeviceComparator, DeviceKey, Gpu, GpuError, MergeBuffers, MergesortTuning,
-};
+use twophase::gpu::{CudaComparator, DeviceComparator, DeviceKey, Gpu, GpuError, MergeBuffers};
 use twophase_gpu::cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DeviceRepr};
 use twophase_gpu::merge::MergeValues;
 
@@ -507,30 +505,4 @@ pub fn broken_u32_comparators() -> Vec<U32Comparator> {
             },
         ),
     ]
-}
-
-/// A mergesort tuning of the launch shapes (block sort threads, pass threads, four-way pass
-/// threads, lanes per four-way cut, four-way tile registers, VT) for u32 keys, with four-way
-/// passes forced on at every size when their threads are not 0 (lanes 0: chosen by the number
-/// of cuts; registers 0: the compiler's choice).
-pub fn forced_mergesort_tuning(
-    &(threads, pass_threads, quad_threads, quad_cut_lanes, quad_registers, vt): &(
-        u32,
-        u32,
-        u32,
-        u32,
-        u32,
-        u32,
-    ),
-) -> MergesortTuning {
-    MergesortTuning {
-        threads,
-        pass_threads,
-        quad_threads,
-        four_way_min_keys: 0,
-        quad_cut_lanes,
-        quad_registers,
-        vt,
-        ..MergesortTuning::for_types(4, 0)
-    }
 }

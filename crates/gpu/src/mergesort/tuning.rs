@@ -167,6 +167,30 @@ impl MergesortTuning {
         Self::shipped(key_bytes, value_bytes, true)
     }
 
+    /// A tuning of these launch shapes for u32 keys (the rest as [`for_types`](Self::for_types)
+    /// `(4, 0)`) with four-way passes at every size when `quad_threads` is not 0, for tests and
+    /// sweeps of the shapes on small sorts: `quad_cut_lanes` 0 chooses the lanes by the number of
+    /// cuts, `quad_registers` 0 leaves the registers to the compiler.
+    pub const fn forced_u32(
+        threads: u32,
+        pass_threads: u32,
+        quad_threads: u32,
+        quad_cut_lanes: u32,
+        quad_registers: u32,
+        vt: u32,
+    ) -> Self {
+        Self {
+            threads,
+            pass_threads,
+            quad_threads,
+            four_way_min_keys: 0,
+            quad_cut_lanes,
+            quad_registers,
+            vt,
+            ..Self::for_types(4, 0)
+        }
+    }
+
     /// The tuning the launches use for `count` keys: [`for_device`](Self::for_device), unless
     /// its block sort has fewer tiles than the device has SMs (`multiprocessors`), where
     /// [`within_static_shared`](Self::within_static_shared)'s smaller tiles keep more SMs busy
