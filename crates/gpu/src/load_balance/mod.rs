@@ -7,7 +7,8 @@ use crate::runtime::device::Gpu;
 use crate::runtime::launch::{check_words, param_asserts, param_block, KernelParams};
 use crate::runtime::phases::{partition_params, PartitionArgs};
 use crate::runtime::program::{
-    program_name, Program, ValueLayout, PARTITION_CUH, SERIAL_CUH, SHIPPED_VALUE_LAYOUTS,
+    entry_points, program_name, Program, ValueLayout, PARTITION_CUH, SERIAL_CUH,
+    SHIPPED_VALUE_LAYOUTS,
 };
 use crate::runtime::shape::PARTITION_THREADS;
 use crate::runtime::status::messages;
@@ -27,24 +28,21 @@ pub const OP_ARGS: usize = 8;
 pub const CTA_LOAD_BALANCE_CUH: &str = include_str!("../../kernels/cta_load_balance.cuh");
 /// `kernels/load_balance.cu`: the load-balancing partition kernel and its tile kernels.
 pub const LOAD_BALANCE_CU: &str = include_str!("../../kernels/load_balance.cu");
-/// Entry point of the load-balancing partition kernel.
-pub const LOAD_BALANCE_ENTRY_PARTITION: &str = "twophase_lbs_partition";
-/// Entry point of the load-balancing tile kernel writing segment ids (and ranks).
-pub const LOAD_BALANCE_ENTRY_TILE: &str = "twophase_lbs_tile";
-/// Entry point of the interval expand tile kernel.
-pub const LOAD_BALANCE_ENTRY_EXPAND: &str = "twophase_interval_expand";
-/// Entry point of the interval move (gather/scatter) tile kernel.
-pub const LOAD_BALANCE_ENTRY_MOVE: &str = "twophase_interval_move";
-/// Entry point of the tile kernel running a user snippet per (item, segment, rank).
-pub const LOAD_BALANCE_ENTRY_FOR_EACH: &str = "twophase_lbs_for_each";
-/// Every entry point of a load-balancing program.
-pub const LOAD_BALANCE_ENTRIES: [&str; 5] = [
-    LOAD_BALANCE_ENTRY_PARTITION,
-    LOAD_BALANCE_ENTRY_TILE,
-    LOAD_BALANCE_ENTRY_EXPAND,
-    LOAD_BALANCE_ENTRY_MOVE,
-    LOAD_BALANCE_ENTRY_FOR_EACH,
-];
+entry_points! {
+    /// Every entry point of a load-balancing program.
+    LOAD_BALANCE_ENTRIES = [
+        /// Entry point of the load-balancing partition kernel.
+        LOAD_BALANCE_ENTRY_PARTITION = "twophase_lbs_partition",
+        /// Entry point of the load-balancing tile kernel writing segment ids (and ranks).
+        LOAD_BALANCE_ENTRY_TILE = "twophase_lbs_tile",
+        /// Entry point of the interval expand tile kernel.
+        LOAD_BALANCE_ENTRY_EXPAND = "twophase_interval_expand",
+        /// Entry point of the interval move (gather/scatter) tile kernel.
+        LOAD_BALANCE_ENTRY_MOVE = "twophase_interval_move",
+        /// Entry point of the tile kernel running a user snippet per (item, segment, rank).
+        LOAD_BALANCE_ENTRY_FOR_EACH = "twophase_lbs_for_each",
+    ];
+}
 
 /// The arguments of a user snippet, passed by value to the kernel: device addresses (from
 /// `DevicePtr::device_ptr`) or plain numbers, as the snippet casts them.

@@ -12,7 +12,9 @@ use crate::primitive::value_bytes;
 use crate::primitive::ProgramTuning;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::ParamLayout;
-use crate::runtime::program::{ValueLayout, CTA_MERGE_CUH, PARTITION_CUH, SERIAL_CUH};
+use crate::runtime::program::{
+    entry_points, ValueLayout, CTA_MERGE_CUH, PARTITION_CUH, SERIAL_CUH,
+};
 use crate::runtime::staging::SortAddresses;
 use crate::runtime::status::{messages, InputCheck, StatusNames, STATUS_ORDER_INCONSISTENT};
 
@@ -23,16 +25,22 @@ pub mod tuning;
 pub use buffers::{DeviceSortBuffers, SortArgs, SortBuffers, SortValueBuffers, SortValues};
 pub use tuning::{merge_passes, MergesortTuning};
 
-/// Entry point of the mergesort's block sort.
-pub const MERGESORT_ENTRY_BLOCKSORT: &str = "twophase_blocksort";
-/// Entry point of a mergesort pass's partition kernel.
-pub const MERGESORT_ENTRY_PARTITION: &str = "twophase_mergesort_partition";
-/// Entry point of a mergesort pass's tile kernel.
-pub const MERGESORT_ENTRY_TILE: &str = "twophase_mergesort_tile";
-/// Entry point of the four-way merge pass's partition kernel (one cut per quad tile).
-pub const MERGESORT_ENTRY_QUAD_PARTITION: &str = "twophase_mergesort_quad_partition";
-/// Entry point of the four-way merge pass's tile kernel (two merge levels per tile).
-pub const MERGESORT_ENTRY_QUAD_TILE: &str = "twophase_mergesort_quad_tile";
+entry_points! {
+    /// Every entry point of a mergesort program: the block sort and the two-way pass's kernels,
+    /// then the four-way pass's.
+    MERGESORT_ENTRIES = [
+        /// Entry point of the mergesort's block sort.
+        MERGESORT_ENTRY_BLOCKSORT = "twophase_blocksort",
+        /// Entry point of a mergesort pass's partition kernel.
+        MERGESORT_ENTRY_PARTITION = "twophase_mergesort_partition",
+        /// Entry point of a mergesort pass's tile kernel.
+        MERGESORT_ENTRY_TILE = "twophase_mergesort_tile",
+        /// Entry point of the four-way merge pass's partition kernel (one cut per quad tile).
+        MERGESORT_ENTRY_QUAD_PARTITION = "twophase_mergesort_quad_partition",
+        /// Entry point of the four-way merge pass's tile kernel (two merge levels per tile).
+        MERGESORT_ENTRY_QUAD_TILE = "twophase_mergesort_quad_tile",
+    ];
+}
 
 /// The mergesort's kernel sources, in the order they follow the prelude.
 pub const MERGESORT_SOURCES: [&str; 10] = [
@@ -254,22 +262,12 @@ impl ProgramTuning for MergesortTuning {
 
     /// The four-way pass's kernels only when the tuning has them.
     fn entries(self) -> &'static [&'static str] {
-        const TWO_WAY: [&str; 3] = [
-            MERGESORT_ENTRY_BLOCKSORT,
-            MERGESORT_ENTRY_PARTITION,
-            MERGESORT_ENTRY_TILE,
-        ];
-        const FOUR_WAY: [&str; 5] = [
-            MERGESORT_ENTRY_BLOCKSORT,
-            MERGESORT_ENTRY_PARTITION,
-            MERGESORT_ENTRY_TILE,
-            MERGESORT_ENTRY_QUAD_PARTITION,
-            MERGESORT_ENTRY_QUAD_TILE,
-        ];
+        // The block sort and the two-way pass's kernels.
+        const TWO_WAY: &[&str] = MERGESORT_ENTRIES.split_at(3).0;
         if self.quad_threads > 0 {
-            &FOUR_WAY
+            &MERGESORT_ENTRIES
         } else {
-            &TWO_WAY
+            TWO_WAY
         }
     }
 

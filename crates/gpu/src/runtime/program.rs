@@ -11,6 +11,25 @@ pub const PARTITION_CUH: &str = include_str!("../../kernels/partition.cuh");
 pub const SERIAL_CUH: &str = include_str!("../../kernels/serial.cuh");
 /// `kernels/cta_merge.cuh`: one tile of a merge per CTA.
 pub const CTA_MERGE_CUH: &str = include_str!("../../kernels/cta_merge.cuh");
+
+/// A program's entry points: `entry_points! { ALL = [NAME = "entry", ...]; }` declares a public
+/// `&str` constant per kernel, named and documented as listed, and the public array `ALL` of
+/// them all in that order (what the program loads), so that each name is written once.
+macro_rules! entry_points {
+    (
+        $(#[$all_meta:meta])*
+        $all:ident = [
+            $($(#[$meta:meta])* $name:ident = $entry:literal,)+
+        ];
+    ) => {
+        $($(#[$meta])* pub const $name: &str = $entry;)+
+        $(#[$all_meta])*
+        pub const $all: [&str; [$($entry),+].len()] = [$($name),+];
+    };
+}
+
+pub(crate) use entry_points;
+
 /// Byte layout `(size, align)` of a primitive's values: `None` for keys only.
 pub type ValueLayout = Option<(usize, usize)>;
 

@@ -12,8 +12,8 @@ use crate::runtime::device::Gpu;
 use crate::runtime::launch::{check_words, param_asserts, param_block, KernelParams};
 use crate::runtime::phases::partition_params;
 use crate::runtime::program::{
-    program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout, CTA_MERGE_CUH,
-    PARTITION_CUH, SERIAL_CUH,
+    entry_points, program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout,
+    CTA_MERGE_CUH, PARTITION_CUH, SERIAL_CUH,
 };
 use crate::runtime::staging::Staged;
 use crate::runtime::status::messages;
@@ -25,13 +25,15 @@ pub use tuning::SortedSearchTuning;
 
 /// `kernels/sorted_search.cu`: the sorted search's partition and tile kernels.
 pub const SORTED_SEARCH_CU: &str = include_str!("../../kernels/sorted_search.cu");
-/// Entry point of the sorted search's partition kernel.
-pub const SORTED_SEARCH_ENTRY_PARTITION: &str = "twophase_search_partition";
-/// Entry point of the sorted search's tile kernel.
-pub const SORTED_SEARCH_ENTRY_TILE: &str = "twophase_search_tile";
-/// Every entry point of a sorted-search program.
-pub const SORTED_SEARCH_ENTRIES: [&str; 2] =
-    [SORTED_SEARCH_ENTRY_PARTITION, SORTED_SEARCH_ENTRY_TILE];
+entry_points! {
+    /// Every entry point of a sorted-search program.
+    SORTED_SEARCH_ENTRIES = [
+        /// Entry point of the sorted search's partition kernel.
+        SORTED_SEARCH_ENTRY_PARTITION = "twophase_search_partition",
+        /// Entry point of the sorted search's tile kernel.
+        SORTED_SEARCH_ENTRY_TILE = "twophase_search_tile",
+    ];
+}
 
 fn search_primitive<I: DeviceIndex>(bound: SearchBound) -> String {
     let bound = match bound {
