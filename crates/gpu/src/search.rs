@@ -47,15 +47,6 @@ pub struct SearchScratch {
     pub(crate) phases: PhaseScratch,
 }
 
-/// What the status bits of a search scratch mean, by argument.
-const SEARCH_STATUS_NAMES: StatusNames = &[
-    (STATUS_FIRST_UNSORTED, messages::NEEDLES_UNSORTED),
-    (STATUS_SECOND_UNSORTED, messages::HAYSTACK_UNSORTED),
-    (STATUS_ORDER_INCONSISTENT, SEARCH_ORDER_INCONSISTENT),
-    (STATUS_SCAN_INVALID, messages::SCAN_INVALID),
-    (STATUS_POSITION_INVALID, POSITION_INVALID),
-];
-
 /// A sorted search whose partitions came out of order although every adjacent pair of needles
 /// and of haystack keys was in order.
 pub const SEARCH_ORDER_INCONSISTENT: &str = "the comparator does not implement a strict weak order (it answered inconsistently); the search results are within [0, haystack.len()] but unspecified";
@@ -64,6 +55,15 @@ pub const SEARCH_ORDER_INCONSISTENT: &str = "the comparator does not implement a
 /// gather from scatter positions apart).
 pub const POSITION_INVALID: &str =
     "a `gather` or `scatter` position plus its segment's size passes its buffer; those items were not moved";
+
+/// What the status bits of a search scratch mean, by argument.
+const SEARCH_STATUS_NAMES: StatusNames = &[
+    (STATUS_FIRST_UNSORTED, messages::NEEDLES_UNSORTED),
+    (STATUS_SECOND_UNSORTED, messages::HAYSTACK_UNSORTED),
+    (STATUS_ORDER_INCONSISTENT, SEARCH_ORDER_INCONSISTENT),
+    (STATUS_SCAN_INVALID, messages::SCAN_INVALID),
+    (STATUS_POSITION_INVALID, POSITION_INVALID),
+];
 
 /// The error of the status `bits` of a search scratch, or `None`: an unsorted needle run or
 /// haystack explains partitions out of order, so the comparator is only blamed when neither is.
