@@ -7,6 +7,7 @@
 //! the same errors, naming the argument.
 
 use twophase_gpu::error::check_len;
+use twophase_gpu::load_balance::IntervalMove;
 use twophase_gpu::runtime::status::messages;
 use twophase_gpu::search::check_values_per_segment;
 use twophase_gpu::{DeviceComparator, DeviceKey, DeviceValue, PrimitiveKey};
@@ -213,9 +214,10 @@ pub fn interval_expand<V: DeviceValue>(
     }
 }
 
-/// Backend-neutral interval move, GPU when present, else the CPU backend: for each segment `s` of
-/// size `n`, `output[scatter[s] .. + n] = input[gather[s] .. + n]` (a missing `gather` or `scatter`
-/// means the segment's own position `scan[s]`); entries no segment writes keep their values.
+/// Backend-neutral interval move ([`IntervalMove`]), GPU when present, else the CPU backend: for
+/// each segment `s` of size `n`, `output[scatter[s] .. + n] = input[gather[s] .. + n]` (a missing
+/// `gather` or `scatter` means the segment's own position `scan[s]`); entries no segment writes
+/// keep their values.
 ///
 /// Everything is validated before anything is written, so an error leaves `output` untouched:
 /// the scan ([`messages::SCAN_INVALID`]); the lengths ([`Error::SizeMismatch`]: `gather` and
@@ -224,16 +226,19 @@ pub fn interval_expand<V: DeviceValue>(
 /// in checked arithmetic, so that even a position of `usize::MAX` is refused
 /// ([`messages::GATHER_INVALID`], [`messages::SCATTER_INVALID`]).
 pub fn interval_move<V: DeviceValue>(
-    scan: &[usize],
-    total: usize,
-    gather: Option<&[usize]>,
-    scatter: Option<&[usize]>,
+    moves: IntervalMove<'_, usize>,
     input: &[V],
     output: &mut [V],
 ) -> Result<(), Error> {
     if let Some(gpu) = present_gpu()? {
-        return gpu.interval_move(scan, total, gather, scatter, input, output);
+        return gpu.interval_move(moves, input, output);
     }
+    let IntervalMove {
+        scan,
+        total,
+        gather,
+        scatter,
+    } = moves;
     check_cpu_scan(scan, total)?;
     check_cpu_positions("gather positions", gather, scan, total, input.len())
         .map_err(|e| e.unwrap_or_else(|| invalid(messages::GATHER_INVALID)))?;

@@ -53,6 +53,8 @@ pub(crate) fn gpu() -> Result<&'static Gpu, GpuError> {
 }
 
 // Load-balancing search, interval expand/move and sorted search (docs/search.md).
-pub use twophase_gpu::load_balance::{Interval, LoadBalanceOp, LoadBalanceTuning, OpArgs};
+pub use twophase_gpu::load_balance::{
+    Interval, IntervalMove, LoadBalanceOp, LoadBalanceTuning, OpArgs,
+};
 pub use twophase_gpu::search::{DeviceIndex, HostIndex, SearchBound, SearchScratch};
 pub use twophase_gpu::sorted_search::SortedSearchTuning;

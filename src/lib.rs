@@ -19,6 +19,8 @@ pub use front::{
 };
 /// `device_key!(Type => "cuda_type", "CUDA definition")`: a user key's [`DeviceKey`] impl.
 pub use twophase_gpu::device_key;
+/// The segments and positions of an [`interval_move`] (both backends).
+pub use twophase_gpu::load_balance::IntervalMove;
 /// The one error type of every call, on both backends.
 pub use twophase_gpu::GpuError as Error;
 /// Which bound of each needle a sorted search returns (both backends).

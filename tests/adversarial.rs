@@ -21,12 +21,12 @@ use common::checks::{
 use common::{gpu, rng, same_bits, splitmix_u32, U32Comparator};
 use rand::rngs::StdRng;
 use rand::Rng;
-use twophase::gpu::Interval;
 use twophase::gpu::{
     CudaComparator, DeviceComparator, DeviceIndex, DeviceKey, FloatKey, Gpu, GpuError, Less,
     LoadBalanceOp, LoadBalanceTuning, MergeBuffers, MergeScratch, MergeSlices, MergeTuning,
     MergesortScratch, MergesortTuning, SearchScratch, SortBuffers, SortedSearchTuning, TotalOrder,
 };
+use twophase::gpu::{Interval, IntervalMove};
 use twophase::variants::{
     BatcherTuning, MergeVariant, SortScratch, SortVariant, TextbookMergeTuning,
 };
@@ -1320,17 +1320,16 @@ impl Handle<'_> {
         }
     }
 
-    /// The interval move of `input` into `out` over `scan`.
+    /// The interval move of `input` into `out`.
     fn interval_move(
         self,
-        (scan, total): (&[usize], usize),
-        (gather, scatter): (Option<&[usize]>, Option<&[usize]>),
+        moves: IntervalMove<'_, usize>,
         input: &[u32],
         out: &mut [u32],
     ) -> Result<(), GpuError> {
         match self {
-            Handle::Own(gpu) => gpu.interval_move(scan, total, gather, scatter, input, out),
-            Handle::Default => twophase::interval_move(scan, total, gather, scatter, input, out),
+            Handle::Own(gpu) => gpu.interval_move(moves, input, out),
+            Handle::Default => twophase::interval_move(moves, input, out),
         }
     }
 }
@@ -1407,7 +1406,7 @@ fn bad_scans_are_named() {
                 let expanded = on.interval_expand(&scan, &values, total);
                 expect_named(on, expanded, NAMES_SCAN, &call("interval_expand"));
                 let mut out = vec![POISON_U32; total];
-                let moved = on.interval_move((&scan, total), (None, None), &input, &mut out);
+                let moved = on.interval_move(IntervalMove::new(&scan, total), &input, &mut out);
                 expect_named(on, moved, NAMES_SCAN, &call("interval_move"));
                 assert!(
                     out.iter().all(|&x| x == POISON_U32),
@@ -1526,17 +1525,18 @@ fn bad_positions_leave_the_output_unchanged() {
                     let case = |call: &str| format!("{call}, {side} {what}, total {total}");
                     let mut positions = scan.clone();
                     positions[victim] = bad;
+                    let moves = IntervalMove::new(&scan, total);
                     let moves = if side == "gather" {
-                        (Some(positions.as_slice()), None)
+                        moves.gather(&positions)
                     } else {
-                        (None, Some(positions.as_slice()))
+                        moves.scatter(&positions)
                     };
                     for (on, call) in [
                         (Handle::Own(gpu), "Gpu::interval_move"),
                         (Handle::Default, "interval_move"),
                     ] {
                         let mut out = before.clone();
-                        let moved = on.interval_move((&scan, total), moves, &input, &mut out);
+                        let moved = on.interval_move(moves, &input, &mut out);
                         expect_named(on, moved, names, &case(call));
                         assert!(out == before, "{}: output changed", case(call));
                     }
@@ -1647,16 +1647,23 @@ fn mismatched_lengths_are_errors() {
             expect_mismatch(on, on.interval_expand(&scan, &few_values, total), call);
         }
         let short_positions = &scan[..n - 1];
+        let in_place = IntervalMove::new(&scan, total);
         for (what, moves) in [
-            ("gather positions one short", (Some(short_positions), None)),
-            ("scatter positions one short", (None, Some(short_positions))),
+            (
+                "gather positions one short",
+                in_place.gather(short_positions),
+            ),
+            (
+                "scatter positions one short",
+                in_place.scatter(short_positions),
+            ),
         ] {
             for (on, call) in [
                 (own, "Gpu::interval_move"),
                 (Handle::Default, "interval_move"),
             ] {
                 let mut out = vec![POISON_U32; total];
-                let moved = on.interval_move((&scan, total), moves, &input, &mut out);
+                let moved = on.interval_move(moves, &input, &mut out);
                 expect_mismatch(on, moved, &format!("{call}, {what}"));
                 assert!(
                     out.iter().all(|&x| x == POISON_U32),
@@ -1669,7 +1676,7 @@ fn mismatched_lengths_are_errors() {
             (Handle::Default, "interval_move"),
         ] {
             let mut short_out = vec![POISON_U32; total - 1];
-            let moved = on.interval_move((&scan, total), (None, None), &input, &mut short_out);
+            let moved = on.interval_move(in_place, &input, &mut short_out);
             expect_mismatch(on, moved, &format!("{call}, output one short"));
         }
 
@@ -2139,8 +2146,12 @@ fn tiles_load_balance() {
             );
             let input = positions(total);
             let mut out = vec![POISON_U32; total];
-            gpu.interval_move(&scan, total, Some(&scan), Some(&scan), &input, &mut out)
-                .expect("interval_move");
+            gpu.interval_move(
+                IntervalMove::new(&scan, total).gather(&scan).scatter(&scan),
+                &input,
+                &mut out,
+            )
+            .expect("interval_move");
             assert!(out == input, "total {total}: identity move differs");
         }
     });
@@ -2197,7 +2208,7 @@ fn staging_host_slice_calls() {
                 "n = {n}: segments"
             );
             let mut out = vec![POISON_U32; n];
-            gpu.interval_move(&scan, n, None, None, &input, &mut out)
+            gpu.interval_move(IntervalMove::new(&scan, n), &input, &mut out)
                 .expect("interval_move");
             assert!(out == input, "n = {n}: interval_move");
         }

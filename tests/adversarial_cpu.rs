@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use common::bounds::reference_bounds;
 use proptest::prelude::*;
 use twophase::cpu::{self, MergeTuning, MergesortTuning, SearchBound, SearchTuning};
-use twophase::{CudaComparator, DeviceComparator, DeviceKey, Error as GpuError, Less, TotalOrder};
+use twophase::{
+    CudaComparator, DeviceComparator, DeviceKey, Error as GpuError, IntervalMove, Less, TotalOrder,
+};
 use twophase_gpu::runtime::status::messages;
 
 /// The size of the input that checks a primitive at 2^22 keys (release CI runs debug tests, so
@@ -569,7 +571,7 @@ fn bad_scans_panic_with_a_reason_on_cpu_and_are_named_errors_on_any() {
         let input = vec![1u32; total];
         let mut output = vec![0u32; total];
         assert_invalid(
-            twophase::interval_move(&scan, total, None, None, &input, &mut output),
+            twophase::interval_move(IntervalMove::new(&scan, total), &input, &mut output),
             messages::SCAN_INVALID,
         );
         assert!(output.iter().all(|&x| x == 0), "written before the check");
@@ -653,20 +655,22 @@ fn interval_move_rejects_every_bad_position_before_writing() {
         let mut output = fresh();
         let result = if scatter.is_some() {
             twophase::interval_move(
-                &scan,
-                total,
-                gather.as_deref(),
-                scatter.as_deref(),
+                IntervalMove {
+                    gather: gather.as_deref(),
+                    scatter: scatter.as_deref(),
+                    ..IntervalMove::new(&scan, total)
+                },
                 input_for,
                 &mut output,
             )
         } else {
             let mut exact = vec![0u32; total];
             let result = twophase::interval_move(
-                &scan,
-                total,
-                gather.as_deref(),
-                None,
+                IntervalMove {
+                    gather: gather.as_deref(),
+                    scatter: None,
+                    ..IntervalMove::new(&scan, total)
+                },
                 input_for,
                 &mut exact,
             );
@@ -680,10 +684,9 @@ fn interval_move_rejects_every_bad_position_before_writing() {
     let mut output = fresh();
     assert_size_mismatch(
         twophase::interval_move(
-            &scan,
-            total,
-            Some(&[0, 0]),
-            Some(&scatter_ok),
+            IntervalMove::new(&scan, total)
+                .gather(&[0, 0])
+                .scatter(&scatter_ok),
             &input,
             &mut output,
         ),
@@ -691,10 +694,9 @@ fn interval_move_rejects_every_bad_position_before_writing() {
     );
     assert_size_mismatch(
         twophase::interval_move(
-            &scan,
-            total,
-            Some(&gather_ok),
-            Some(&[0; 5]),
+            IntervalMove::new(&scan, total)
+                .gather(&gather_ok)
+                .scatter(&[0; 5]),
             &input,
             &mut output,
         ),
@@ -702,27 +704,27 @@ fn interval_move_rejects_every_bad_position_before_writing() {
     );
     assert_size_mismatch(
         twophase::interval_move(
-            &scan,
-            total,
-            None,
-            Some(&scatter_ok),
+            IntervalMove::new(&scan, total).scatter(&scatter_ok),
             &input[..9],
             &mut output,
         ),
         "gather positions",
     );
     assert_size_mismatch(
-        twophase::interval_move(&scan, total, Some(&gather_ok), None, &input, &mut output),
+        twophase::interval_move(
+            IntervalMove::new(&scan, total).gather(&gather_ok),
+            &input,
+            &mut output,
+        ),
         "scatter positions",
     );
     assert!(output.iter().all(|&x| x == 0), "written before the check");
     // And a valid move after the failures: segment s of size n moves input[gather[s]..+n] to
     // output[scatter[s]..+n].
     twophase::interval_move(
-        &scan,
-        total,
-        Some(&gather_ok),
-        Some(&scatter_ok),
+        IntervalMove::new(&scan, total)
+            .gather(&gather_ok)
+            .scatter(&scatter_ok),
         &input,
         &mut output,
     )
@@ -743,8 +745,12 @@ fn interval_move_at_tile_sizes_matches_brute_force() {
         let size = |s: usize| scan.get(s + 1).copied().unwrap_or(total) - scan[s];
         let scatter: Vec<usize> = (0..4).map(|s| total - scan[s] - size(s)).collect();
         let mut output = vec![0u32; total];
-        twophase::interval_move(&scan, total, None, Some(&scatter), &input, &mut output)
-            .expect("valid");
+        twophase::interval_move(
+            IntervalMove::new(&scan, total).scatter(&scatter),
+            &input,
+            &mut output,
+        )
+        .expect("valid");
         let mut expected = vec![0u32; total];
         for s in 0..4 {
             expected[scatter[s]..scatter[s] + size(s)]

@@ -12,11 +12,11 @@ use rand::rngs::StdRng;
 use rand::Rng;
 use rayon::prelude::*;
 use twophase::cpu;
-use twophase::gpu::Interval;
 use twophase::gpu::{
     CudaComparator, DeviceComparator, DeviceIndex, DeviceValue, Gpu, GpuError, Greater, Less,
     LoadBalanceOp, LoadBalanceTuning, SearchScratch,
 };
+use twophase::gpu::{Interval, IntervalMove};
 use twophase_gpu::cudarc::driver::{CudaSlice, CudaView, DevicePtr, DeviceRepr};
 use twophase_gpu::runtime::status::messages;
 use twophase_gpu::SearchBound;
@@ -317,7 +317,8 @@ fn interval_expand_move_and_snippet_match_brute_force() {
             .map(|&c| rng.gen_range(0..=input.len() - c))
             .collect();
         let mut out = vec![POISON32; total];
-        gpu.interval_move(scan, total, Some(&gather), None, &input, &mut out)
+        let gathered = IntervalMove::new(scan, total).gather(&gather);
+        gpu.interval_move(gathered, &input, &mut out)
             .expect("gather");
         let want: Vec<u32> = pairs.iter().map(|&(s, r)| input[gather[s] + r]).collect();
         assert!(out == want, "gather, total {total}, {dist:?}");
@@ -330,7 +331,8 @@ fn interval_expand_move_and_snippet_match_brute_force() {
             at += counts[s];
         }
         let mut out = vec![POISON32; total];
-        gpu.interval_move(scan, total, None, Some(&scatter), &sources, &mut out)
+        let scattered = IntervalMove::new(scan, total).scatter(&scatter);
+        gpu.interval_move(scattered, &sources, &mut out)
             .expect("scatter");
         let mut want = vec![POISON32; total];
         for (i, &(s, r)) in pairs.iter().enumerate() {
@@ -339,23 +341,17 @@ fn interval_expand_move_and_snippet_match_brute_force() {
         assert!(out == want, "scatter, total {total}, {dist:?}");
         // Move: gather and scatter, unwritten outputs keep their poison.
         let mut out = vec![POISON32; total + 100];
-        gpu.interval_move(scan, total, Some(&gather), Some(&scatter), &input, &mut out)
-            .expect("move");
+        let moves = IntervalMove::new(scan, total)
+            .gather(&gather)
+            .scatter(&scatter);
+        gpu.interval_move(moves, &input, &mut out).expect("move");
         let mut want = vec![POISON32; total + 100];
         for &(s, r) in pairs {
             want[scatter[s] + r] = input[gather[s] + r];
         }
         assert!(out == want, "move, total {total}, {dist:?}");
         let mut cpu_out = vec![POISON32; total + 100];
-        twophase::interval_move(
-            scan,
-            total,
-            Some(&gather),
-            Some(&scatter),
-            &input,
-            &mut cpu_out,
-        )
-        .expect("move any");
+        twophase::interval_move(moves, &input, &mut cpu_out).expect("move any");
         assert!(cpu_out == want, "move_any, total {total}, {dist:?}");
         // User snippet: segment and (rank ^ key) per item.
         let scan32: Vec<u32> = scan.iter().map(|&s| s as u32).collect();
@@ -845,7 +841,7 @@ fn bad_scans_are_named_errors_on_host_and_device() {
             assert_invalid_input(expand, &what, invalid);
             let input = vec![7u32; total];
             let mut output = vec![POISON32; total];
-            let moved = gpu.interval_move(&scan, total, None, None, &input, &mut output);
+            let moved = gpu.interval_move(IntervalMove::new(&scan, total), &input, &mut output);
             assert_invalid_input(moved, &what, invalid);
             assert!(
                 output.iter().all(|&x| x == POISON32),
@@ -933,11 +929,13 @@ fn bad_positions_are_named_errors_on_host_and_device() {
             // Host: InvalidInput naming the argument, the output untouched.
             for gather in [true, false] {
                 let mut output = vec![POISON32; total];
-                let result = if gather {
-                    gpu.interval_move(&scan, total, Some(&positions), None, &input, &mut output)
+                let moves = IntervalMove::new(&scan, total);
+                let moves = if gather {
+                    moves.gather(&positions)
                 } else {
-                    gpu.interval_move(&scan, total, None, Some(&positions), &input, &mut output)
+                    moves.scatter(&positions)
                 };
+                let result = gpu.interval_move(moves, &input, &mut output);
                 let name = if gather {
                     messages::GATHER_INVALID
                 } else {
@@ -993,12 +991,13 @@ fn bad_positions_are_named_errors_on_host_and_device() {
         // Mismatched lengths: SizeMismatch before any launch.
         let mut output = vec![POISON32; total];
         let short = &scan[..nseg - 1];
+        let in_place = IntervalMove::new(&scan, total);
         let err = gpu
-            .interval_move(&scan, total, Some(short), None, &input, &mut output)
+            .interval_move(in_place.gather(short), &input, &mut output)
             .expect_err("gather positions shorter than the scan");
         assert!(matches!(err, GpuError::SizeMismatch { .. }), "{err}");
         let err = gpu
-            .interval_move(&scan, total, None, None, &input[..total - 1], &mut output)
+            .interval_move(in_place, &input[..total - 1], &mut output)
             .expect_err("input shorter than the total");
         assert!(matches!(err, GpuError::SizeMismatch { .. }), "{err}");
         valid_lbs_after_failure(&gpu, &mut rng, "mismatched lengths");

@@ -82,6 +82,52 @@ fn check_host_positions<I: HostIndex>(
     Ok(())
 }
 
+/// The segments of an interval move on host slices, and where each is read and written: segment
+/// `s` holds the items `scan[s] .. scan[s + 1]` (the last one up to `total`), and moves from
+/// `gather[s]` in the input to `scatter[s]` in the output.
+#[derive(Clone, Copy, Debug)]
+pub struct IntervalMove<'a, I> {
+    /// The exclusive scan of the segment sizes: starts at 0, non-decreasing, at most `total`.
+    pub scan: &'a [I],
+    /// The number of items of all segments.
+    pub total: usize,
+    /// One input position per segment; `None`: each segment's own position `scan[s]` (the input
+    /// then holds exactly `total` elements).
+    pub gather: Option<&'a [I]>,
+    /// One output position per segment; `None`: each segment's own position `scan[s]` (the
+    /// output then holds exactly `total` elements).
+    pub scatter: Option<&'a [I]>,
+}
+
+impl<'a, I> IntervalMove<'a, I> {
+    /// The segments of `scan` and `total`, each read from and written to its own position
+    /// `scan[s]` until [`gather`](Self::gather) or [`scatter`](Self::scatter) says otherwise.
+    pub const fn new(scan: &'a [I], total: usize) -> Self {
+        Self {
+            scan,
+            total,
+            gather: None,
+            scatter: None,
+        }
+    }
+
+    /// Segment `s` read from `gather[s]` in the input (one position per segment).
+    pub const fn gather(self, gather: &'a [I]) -> Self {
+        Self {
+            gather: Some(gather),
+            ..self
+        }
+    }
+
+    /// Segment `s` written to `scatter[s]` in the output (one position per segment).
+    pub const fn scatter(self, scatter: &'a [I]) -> Self {
+        Self {
+            scatter: Some(scatter),
+            ..self
+        }
+    }
+}
+
 impl Gpu {
     /// Host convenience: the segment of each of `total` work items (see
     /// [`load_balance_search_device`](Self::load_balance_search_device)); the scan is checked
@@ -145,28 +191,26 @@ impl Gpu {
         Ok(out)
     }
 
-    /// Host convenience: interval move. For each segment `s` of size `n` (sizes by `scan` and
-    /// `total`), `output[scatter[s] .. + n] = input[gather[s] .. + n]`, where a missing `gather`
+    /// Host convenience: interval move ([`IntervalMove`]). For each segment `s` of size `n`,
+    /// `output[scatter[s] .. + n] = input[gather[s] .. + n]`, where a missing `gather`
     /// (`scatter`) means the segment's own position `scan[s]`. Output entries no segment writes
     /// keep their values. Positions are checked against `input` and `output`.
     pub fn interval_move<I: HostIndex, V: DeviceValue>(
         &self,
-        scan: &[I],
-        total: usize,
-        gather: Option<&[I]>,
-        scatter: Option<&[I]>,
+        moves: IntervalMove<'_, I>,
         input: &[V],
         output: &mut [V],
     ) -> Result<(), GpuError> {
+        let (scan, total) = (moves.scan, moves.total);
         check_host_scan(scan, total)?;
-        match gather {
+        match moves.gather {
             None => check_len("interval move input", total, input.len())?,
             Some(gather) => {
                 check_len("gather positions", scan.len(), gather.len())?;
                 check_host_positions(messages::GATHER_INVALID, scan, total, gather, input.len())?;
             }
         }
-        match scatter {
+        match moves.scatter {
             None => check_len("interval move output", total, output.len())?,
             Some(scatter) => {
                 check_len("scatter positions", scan.len(), scatter.len())?;
@@ -179,16 +223,12 @@ impl Gpu {
                 )?;
             }
         }
-        self.interval_host(
-            scan,
-            total,
-            IntervalHost::Move {
-                gather,
-                scatter,
-                input,
-            },
-            output,
-        )
+        let what = IntervalHost::Move {
+            gather: moves.gather,
+            scatter: moves.scatter,
+            input,
+        };
+        self.interval_host(scan, total, what, output)
     }
 
     fn interval_host<I: HostIndex, V: DeviceValue>(

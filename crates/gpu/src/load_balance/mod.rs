@@ -18,6 +18,7 @@ pub mod host;
 pub mod interval;
 pub mod tuning;
 
+pub use host::IntervalMove;
 pub use interval::Interval;
 pub use tuning::LoadBalanceTuning;
 
