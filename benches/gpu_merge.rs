@@ -14,7 +14,9 @@ use std::time::Instant;
 
 use rand::Rng;
 use twophase::cpu;
-use twophase::gpu::{Gpu, Less, MergeBuffers, MergeScratch, MergeTuning, PrimitiveKey};
+use twophase::gpu::{
+    Gpu, Less, MergeAlgorithm, MergeBuffers, MergeScratch, MergeTuning, PrimitiveKey,
+};
 use twophase_gpu::cudarc::driver::{CudaSlice, DeviceRepr};
 
 /// Untimed runs before timing: module load, first-touch and clock ramp stay out of the numbers.
@@ -138,8 +140,13 @@ fn bench_keys<K: PrimitiveKey + DeviceRepr + Ord + Send + std::fmt::Debug>(
             sweep,
         };
         case.run(&mut sets, rows, |(a, b), out, tuning| {
-            gpu.merge_device(MergeBuffers::keys(a, b, out), &Less, tuning, &mut scratch)
-                .expect("merge");
+            gpu.merge_device(
+                MergeBuffers::keys(a, b, out),
+                &Less,
+                MergeAlgorithm::TwoPhase(tuning),
+                &mut scratch,
+            )
+            .expect("merge");
         });
     }
 }
@@ -187,7 +194,7 @@ fn bench_pairs(gpu: &Gpu, sweep: &[(u32, u32, u32)], rows: &mut Vec<Row>, l2: us
             gpu.merge_device(
                 MergeBuffers::pairs(a, av, b, bv, ok, ov),
                 &Less,
-                tuning,
+                MergeAlgorithm::TwoPhase(tuning),
                 &mut scratch,
             )
             .expect("merge pairs");
@@ -211,7 +218,7 @@ fn bench_calls(gpu: &Gpu, cub: &HashMap<(String, u32), f64>) {
         gpu.merge_device(
             MergeBuffers::keys(&da, &db, &mut out),
             &Less,
-            None,
+            MergeAlgorithm::TwoPhase(None),
             &mut scratch,
         )
         .expect("merge");

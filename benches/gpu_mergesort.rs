@@ -213,7 +213,7 @@ impl Bench<'_> {
             let mut poisoned = stream.clone_htod(&poison).expect("upload");
             if pairs {
                 let mut pv = stream.clone_htod(&vec![u32::MAX; n]).expect("upload");
-                gpu.mergesort_device(
+                gpu.sort_device(
                     SortBuffers::pairs(&mut poisoned, &mut pv),
                     comp,
                     None,
@@ -221,7 +221,7 @@ impl Bench<'_> {
                 )
                 .expect("poison sort");
             } else {
-                gpu.mergesort_device(SortBuffers::keys(&mut poisoned), comp, None, &mut scratch)
+                gpu.sort_device(SortBuffers::keys(&mut poisoned), comp, None, &mut scratch)
                     .expect("poison sort");
             }
             drop(poisoned);
@@ -233,22 +233,21 @@ impl Bench<'_> {
                         .expect("restore");
                 }
             };
-            let mut sort_tuned = |keys: &mut CudaSlice<K>,
-                                  values: &mut CudaSlice<u32>,
-                                  tuning: MergesortTuning| {
-                if pairs {
-                    gpu.mergesort_device(
-                        SortBuffers::pairs(keys, values),
-                        comp,
-                        Some(tuning),
-                        &mut scratch,
-                    )
-                    .expect("mergesort pairs");
-                } else {
-                    gpu.mergesort_device(SortBuffers::keys(keys), comp, Some(tuning), &mut scratch)
-                        .expect("mergesort");
-                }
-            };
+            let mut sort_tuned =
+                |keys: &mut CudaSlice<K>, values: &mut CudaSlice<u32>, tuning: MergesortTuning| {
+                    if pairs {
+                        gpu.sort_device(
+                            SortBuffers::pairs(keys, values),
+                            comp,
+                            Some(tuning),
+                            &mut scratch,
+                        )
+                        .expect("mergesort pairs");
+                    } else {
+                        gpu.sort_device(SortBuffers::keys(keys), comp, Some(tuning), &mut scratch)
+                            .expect("mergesort");
+                    }
+                };
             restore(&mut keys, &mut values);
             sort_tuned(&mut keys, &mut values, tuning);
             let got = stream.clone_dtoh(&keys).expect("download");

@@ -61,11 +61,10 @@ fn bench_merges(gpu: &Gpu, l2: usize, cub: &HashMap<(String, u32), f64>, rows: &
         for variant in MergeVariant::ALL {
             let mut merge = |(a, b): &(CudaSlice<u32>, CudaSlice<u32>),
                              out: &mut CudaSlice<u32>| {
-                gpu.merge_variant_device(
-                    variant,
+                gpu.merge_device(
                     MergeBuffers::keys(a, b, out),
                     &Less,
-                    None,
+                    variant.into(),
                     &mut scratch,
                 )
                 .expect("merge");

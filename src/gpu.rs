@@ -2,8 +2,8 @@
 
 use std::sync::{Mutex, PoisonError};
 
-pub use twophase_gpu::merge::{MergeBuffers, MergeSlices, MergeTuning};
-pub use twophase_gpu::mergesort::{MergesortScratch, MergesortTuning, SortBuffers};
+pub use twophase_gpu::merge::{MergeAlgorithm, MergeBuffers, MergeSlices, MergeTuning};
+pub use twophase_gpu::mergesort::{DeviceSort, MergesortScratch, MergesortTuning, SortBuffers};
 pub use twophase_gpu::{
     CudaComparator, DeviceComparator, DeviceKey, DeviceValue, FloatKey, Gpu, GpuError, Greater,
     Less, MergeScratch, PrimitiveKey, ProgramTuning, TotalOrder, TotalOrderDesc,

@@ -3,7 +3,8 @@
 //! Each call runs on the default GPU ([`crate::gpu::default_gpu`]) with the kernel `variant`
 //! names; `MergeVariant::TwoPhase` and `SortVariant::TwoPhase` are the shipped kernels, for side
 //! by side comparison (docs/guide.md walks through them; `benches/gpu_variants.rs` measures
-//! them). The `Gpu::*_variant*` methods take device buffers.
+//! them). On device buffers: `Gpu::merge_device` with `MergeAlgorithm::Variant`, and
+//! `Gpu::sort_variant_device`.
 
 use twophase_gpu::{DeviceComparator, DeviceKey, DeviceValue};
 

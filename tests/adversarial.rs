@@ -23,8 +23,9 @@ use rand::rngs::StdRng;
 use rand::Rng;
 use twophase::gpu::{
     CudaComparator, DeviceComparator, DeviceIndex, DeviceKey, FloatKey, Gpu, GpuError, Less,
-    LoadBalanceOp, LoadBalanceTuning, MergeBuffers, MergeScratch, MergeSlices, MergeTuning,
-    MergesortScratch, MergesortTuning, SearchScratch, SortBuffers, SortedSearchTuning, TotalOrder,
+    LoadBalanceOp, LoadBalanceTuning, MergeAlgorithm, MergeBuffers, MergeScratch, MergeSlices,
+    MergeTuning, MergesortScratch, MergesortTuning, SearchScratch, SortBuffers, SortedSearchTuning,
+    TotalOrder,
 };
 use twophase::gpu::{Interval, IntervalMove};
 use twophase::variants::{
@@ -456,7 +457,7 @@ fn assert_next_device_call_works(gpu: &Gpu, status: Result<(), GpuError>, case: 
     expected.sort_unstable();
     let mut scratch = MergesortScratch::new();
     let mut keys = Guarded::new(gpu, &input, POISON_U32);
-    gpu.mergesort_device(
+    gpu.sort_device(
         SortBuffers::keys(&mut keys.view_mut()),
         &Less,
         None,
@@ -876,7 +877,7 @@ fn device_sort<C: DeviceComparator<u32>>(
     case: &str,
 ) -> Vec<u32> {
     let mut keys = Guarded::new(gpu, input, POISON_U32);
-    let call = gpu.mergesort_device(
+    let call = gpu.sort_device(
         SortBuffers::keys(&mut keys.view_mut()),
         comp,
         Some(tuning),
@@ -904,7 +905,7 @@ fn device_sort<C: DeviceComparator<u32>>(
             ..MergesortTuning::for_device(key_bytes, value_bytes, optin)
         }
     };
-    let call = gpu.mergesort_device(
+    let call = gpu.sort_device(
         SortBuffers::pairs(&mut keys.view_mut(), &mut vals.view_mut()),
         comp,
         Some(pairs_tuning),
@@ -973,7 +974,7 @@ fn inconsistent_comparators_merges_and_searches_stay_in_bounds() {
                     let c = match variant {
                         None => case("Gpu::merge_device"),
                         Some(variant) => format!(
-                            "{}, Gpu::merge_variant_device {}",
+                            "{}, Gpu::merge_device {}",
                             case("device merges"),
                             variant.name()
                         ),
@@ -1001,8 +1002,8 @@ fn guarded_merge_io(gpu: &Gpu, a: &[u32], b: &[u32]) -> [Guarded<u32>; 3] {
     [a, b, &out].map(|host| Guarded::new(gpu, host, POISON_U32))
 }
 
-/// Merge the guarded `a` and `b` into `out` on the device: `Gpu::merge_device`, or
-/// `Gpu::merge_variant_device` with `variant`.
+/// Merge the guarded `a` and `b` into `out` on the device: `Gpu::merge_device`, with the
+/// two-phase merge or `variant`.
 fn merge_keys_device<C: DeviceComparator<u32>>(
     gpu: &Gpu,
     scratch: &mut MergeScratch,
@@ -1013,10 +1014,8 @@ fn merge_keys_device<C: DeviceComparator<u32>>(
 ) -> Result<(), GpuError> {
     let (a, b, mut out) = (a.view(), b.view(), out.view_mut());
     let buffers = MergeBuffers::keys(&a, &b, &mut out);
-    match variant {
-        None => gpu.merge_device(buffers, comp, None, scratch),
-        Some(variant) => gpu.merge_variant_device(variant, buffers, comp, None, scratch),
-    }
+    let algorithm = variant.map_or(MergeAlgorithm::TwoPhase(None), MergeAlgorithm::from);
+    gpu.merge_device(buffers, comp, algorithm, scratch)
 }
 
 /// Merge the guarded pairs `(a, a_vals)` and `(b, b_vals)` into `(out_keys, out_vals)` with
@@ -1031,7 +1030,7 @@ fn merge_pairs_device<C: DeviceComparator<u32>>(
     let (a, a_vals, b, b_vals) = (a.view(), a_vals.view(), b.view(), b_vals.view());
     let (mut out_keys, mut out_vals) = (out_keys.view_mut(), out_vals.view_mut());
     let buffers = MergeBuffers::pairs(&a, &a_vals, &b, &b_vals, &mut out_keys, &mut out_vals);
-    gpu.merge_device(buffers, comp, None, scratch)
+    gpu.merge_device(buffers, comp, MergeAlgorithm::TwoPhase(None), scratch)
 }
 
 /// The key-value merge of `a` and `b` in guarded device buffers under a comparator that may not
@@ -1691,10 +1690,7 @@ fn mismatched_lengths_are_errors() {
             let call = merge_keys_device(gpu, s, variant, (&da, &db), &mut out, &Less);
             let c = match variant {
                 None => "Gpu::merge_device, output one short".to_owned(),
-                Some(variant) => format!(
-                    "Gpu::merge_variant_device {}, output one short",
-                    variant.name()
-                ),
+                Some(variant) => format!("Gpu::merge_device {}, output one short", variant.name()),
             };
             expect_mismatch(own, call, &c);
         }
@@ -1714,16 +1710,16 @@ fn mismatched_lengths_are_errors() {
         );
         let mut keys = Guarded::new(gpu, &a, POISON_U32);
         let mut vals = Guarded::new(gpu, &positions(n - 1), POISON_U32);
-        let call = gpu.mergesort_device(
+        let call = gpu.sort_device(
             SortBuffers::pairs(&mut keys.view_mut(), &mut vals.view_mut()),
             &Less,
             None,
             &mut scratch.sort,
         );
-        expect_mismatch(own, call, "Gpu::mergesort_device pairs, values one short");
+        expect_mismatch(own, call, "Gpu::sort_device pairs, values one short");
         assert!(
-            keys.download(gpu, "mergesort_device pairs") == a,
-            "mergesort_device pairs: keys changed"
+            keys.download(gpu, "sort_device pairs") == a,
+            "sort_device pairs: keys changed"
         );
         let mut found = Guarded::new(gpu, &vec![0u32; n - 1], POISON_U32);
         let call = gpu.sorted_search_device(

@@ -10,8 +10,8 @@ use rand::rngs::StdRng;
 use rand::Rng;
 use twophase::cpu;
 use twophase::gpu::{
-    DeviceComparator, DeviceKey, Gpu, Greater, Less, MergeBuffers, MergeScratch, MergeTuning,
-    TotalOrder, TotalOrderDesc,
+    DeviceComparator, DeviceKey, Gpu, Greater, Less, MergeAlgorithm, MergeBuffers, MergeScratch,
+    MergeTuning, TotalOrder, TotalOrderDesc,
 };
 use twophase_gpu::cudarc::driver::DeviceRepr;
 use twophase_gpu::ProgramTuning;
@@ -42,8 +42,13 @@ fn device_merge<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
     poison: K,
 ) -> Vec<K> {
     common::device_merge(gpu, a, b, poison, |da, db, out| {
-        gpu.merge_device(MergeBuffers::keys(da, db, out), comp, None, scratch)
-            .expect("merge_device")
+        gpu.merge_device(
+            MergeBuffers::keys(da, db, out),
+            comp,
+            MergeAlgorithm::TwoPhase(None),
+            scratch,
+        )
+        .expect("merge_device")
     })
 }
 
@@ -146,7 +151,7 @@ fn merge_pairs_u32_are_stable() {
             let poison = (0xDEAD_BEEF, 0xDEAD_BEEF);
             let (gk, gv) =
                 device_merge_pairs(&gpu, (&a, &a_vals), (&b, &b_vals), poison, |buffers| {
-                    gpu.merge_device(buffers, &Less, None, &mut scratch)
+                    gpu.merge_device(buffers, &Less, MergeAlgorithm::TwoPhase(None), &mut scratch)
                         .expect("merge_device pairs")
                 });
             assert_eq!(gk, ek, "pair keys differ, n = {n}, distinct = {distinct}");

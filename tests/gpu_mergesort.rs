@@ -35,7 +35,7 @@ fn device_sort<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
 ) -> Vec<K> {
     if host.is_empty() {
         let mut empty = gpu.stream().clone_htod(&[poison]).expect("upload");
-        gpu.mergesort_device(
+        gpu.sort_device(
             SortBuffers::keys(&mut empty.slice_mut(..0)),
             comp,
             None,
@@ -48,11 +48,11 @@ fn device_sort<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
         .stream()
         .clone_htod(&vec![poison; host.len()])
         .expect("upload poison");
-    gpu.mergesort_device(SortBuffers::keys(&mut poisoned), comp, None, scratch)
+    gpu.sort_device(SortBuffers::keys(&mut poisoned), comp, None, scratch)
         .expect("poison sort");
     let mut keys = gpu.stream().clone_htod(host).expect("upload");
-    gpu.mergesort_device(SortBuffers::keys(&mut keys), comp, None, scratch)
-        .expect("mergesort_device");
+    gpu.sort_device(SortBuffers::keys(&mut keys), comp, None, scratch)
+        .expect("sort_device");
     gpu.stream().clone_dtoh(&keys).expect("download")
 }
 
@@ -220,7 +220,7 @@ fn mergesort_two_way_and_four_way_pass_plans() {
                     .stream()
                     .clone_htod(&vec![u32::MAX - 7; n])
                     .expect("upload poison");
-                gpu.mergesort_device(
+                gpu.sort_device(
                     SortBuffers::keys(&mut d_keys),
                     &Less,
                     Some(tuning),
@@ -248,7 +248,7 @@ fn assert_tuned_sorts(
     let mut expected = input.to_vec();
     expected.sort();
     let mut d_keys = gpu.stream().clone_htod(input).expect("upload");
-    gpu.mergesort_device(SortBuffers::keys(&mut d_keys), &Less, Some(tuning), scratch)
+    gpu.sort_device(SortBuffers::keys(&mut d_keys), &Less, Some(tuning), scratch)
         .expect("tuned sort");
     let got = gpu.stream().clone_dtoh(&d_keys).expect("download");
     assert!(got == expected, "{tuning:?}: keys differ, {case}");
@@ -258,7 +258,7 @@ fn assert_tuned_sorts(
     let positions: Vec<u32> = (0..input.len() as u32).collect();
     let mut d_keys = gpu.stream().clone_htod(input).expect("upload");
     let mut d_values = gpu.stream().clone_htod(&positions).expect("upload");
-    gpu.mergesort_device(
+    gpu.sort_device(
         SortBuffers::pairs(&mut d_keys, &mut d_values),
         &Less,
         Some(tuning),

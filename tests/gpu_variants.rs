@@ -24,8 +24,9 @@ use rand::Rng;
 use rayon::prelude::*;
 use twophase::cpu;
 use twophase::gpu::{
-    DeviceComparator, DeviceKey, Gpu, GpuError, Greater, Less, MergeBuffers, MergeScratch,
-    MergeSlices, MergeTuning, MergesortTuning, SortBuffers, TotalOrder, TotalOrderDesc,
+    DeviceComparator, DeviceKey, Gpu, GpuError, Greater, Less, MergeAlgorithm, MergeBuffers,
+    MergeScratch, MergeSlices, MergeTuning, MergesortTuning, SortBuffers, TotalOrder,
+    TotalOrderDesc,
 };
 use twophase::variants::{
     BatcherScratch, BatcherTuning, MergeVariant, SortScratch, SortVariant, TextbookMergeTuning,
@@ -59,14 +60,13 @@ fn device_merge_variant<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
     poison: K,
 ) -> Vec<K> {
     device_merge(gpu, a, b, poison, |da, db, out| {
-        gpu.merge_variant_device(
-            variant,
+        gpu.merge_device(
             MergeBuffers::keys(da, db, out),
             comp,
-            tuning,
+            MergeAlgorithm::Variant(variant, tuning),
             scratch,
         )
-        .expect("merge_variant_device")
+        .expect("merge_device")
     })
 }
 
@@ -167,8 +167,8 @@ fn device_merge_pairs_variant<C: DeviceComparator<u32>>(
     let (a_vals, b_vals) = side_tags(a.len(), b.len());
     let poison = (0xDEAD_BEEF, 0xDEAD_BEEF);
     device_merge_pairs(gpu, (a, &a_vals), (b, &b_vals), poison, |buffers| {
-        gpu.merge_variant_device(variant, buffers, comp, None, scratch)
-            .expect("merge_variant_device pairs")
+        gpu.merge_device(buffers, comp, variant.into(), scratch)
+            .expect("merge_device pairs")
     })
 }
 
@@ -541,7 +541,7 @@ fn batcher_small_tiles_run_every_launch_kind() {
                 let mut expected = input.clone();
                 expected.sort_unstable();
                 let mut poisoned = upload(&gpu, &vec![u32::MAX - 7; n], 0);
-                gpu.batcher_sort_device(
+                gpu.sort_device(
                     SortBuffers::keys(&mut poisoned),
                     &Less,
                     Some(tuning),
@@ -549,7 +549,7 @@ fn batcher_small_tiles_run_every_launch_kind() {
                 )
                 .expect("poison sort");
                 let mut d_keys = upload(&gpu, &input, 0);
-                gpu.batcher_sort_device(
+                gpu.sort_device(
                     SortBuffers::keys(&mut d_keys),
                     &Less,
                     Some(tuning),
@@ -565,7 +565,7 @@ fn batcher_small_tiles_run_every_launch_kind() {
                 let positions: Vec<u32> = (0..n as u32).collect();
                 let mut d_keys = upload(&gpu, &input, 0);
                 let mut d_values = upload(&gpu, &positions, 0);
-                gpu.batcher_sort_device(
+                gpu.sort_device(
                     SortBuffers::pairs(&mut d_keys, &mut d_values),
                     &Less,
                     Some(tuning),
@@ -670,11 +670,10 @@ fn variants_past_i32_max() {
     let mut out = stream.clone_htod(&poison).expect("upload poison");
     for variant in MergeVariant::ALL {
         stream.memcpy_htod(&poison, &mut out).expect("poison");
-        gpu.merge_variant_device(
-            variant,
+        gpu.merge_device(
             MergeBuffers::keys(&da, &db, &mut out),
             &Less,
-            None,
+            variant.into(),
             &mut scratch,
         )
         .expect("merge past i32::MAX");

@@ -33,8 +33,8 @@ pub use compare::{CudaComparator, DeviceComparator, Greater, Less, TotalOrder, T
 pub use error::GpuError;
 pub use key::{DeviceKey, DeviceValue, FloatKey};
 pub use load_balance::{LoadBalanceOp, LoadBalanceTuning, OpArgs};
-pub use merge::{MergeBuffers, MergeScratch, MergeSlices, MergeTuning};
-pub use mergesort::{MergesortScratch, MergesortTuning, SortBuffers};
+pub use merge::{MergeAlgorithm, MergeBuffers, MergeScratch, MergeSlices, MergeTuning};
+pub use mergesort::{DeviceSort, MergesortScratch, MergesortTuning, SortBuffers};
 pub use primitive::ProgramTuning;
 pub use runtime::device::Gpu;
 pub use runtime::status::{CheckArgs, InputCheck};

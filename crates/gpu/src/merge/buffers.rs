@@ -59,7 +59,7 @@ pub struct MergeValues<'a, V, AV, BV, OV> {
 /// The device buffers of one merge: the sorted inputs `a` and `b` and the output, with the
 /// values moved with the keys ([`MergeValues`]) or [`KeysOnly`]. Built by
 /// [`keys`](MergeBuffers::keys) or [`pairs`](MergeBuffers::pairs) and passed to
-/// [`Gpu::merge_device`] or [`Gpu::merge_variant_device`].
+/// [`Gpu::merge_device`].
 #[derive(Debug)]
 pub struct MergeBuffers<'a, A, B, O, V = KeysOnly> {
     a: &'a A,

@@ -15,12 +15,14 @@ use crate::runtime::status::{
 };
 
 pub mod buffers;
+pub mod device;
 pub mod host;
 pub mod tuning;
 
 pub use buffers::{
     DeviceMergeBuffers, KeysOnly, MergeArgs, MergeBuffers, MergeValueBuffers, MergeValues,
 };
+pub use device::MergeAlgorithm;
 pub use host::{HostMergeSlices, MergeSlices, SliceValues};
 pub use tuning::{
     MergeTuning, KEYS_BLOCKS_PER_SM, NARROW_KEYS_BLOCKS_PER_SM, NARROW_PAIRS_BLOCKS_PER_SM,
@@ -192,33 +194,6 @@ impl Gpu {
                 unsafe { self.launch(tile_kernel, shape, &params) }
             },
         )
-    }
-
-    /// Merge the sorted device sequences of `buffers` ([`MergeBuffers::keys`]: `a` and `b` into
-    /// `out`, of length `a.len() + b.len()`; [`MergeBuffers::pairs`]: each value moved with its
-    /// key), stably (ties: A first), at `tuning` (`None`: the shipped [`MergeTuning::for_types`]
-    /// of the key and value types). Asynchronous on this handle's stream.
-    ///
-    /// Inputs that are not sorted under `comp` (or a comparator that answers inconsistently)
-    /// never take the kernels outside their buffers: `out` then holds a permutation of `a` and
-    /// `b` in unspecified order, and the scratch records it. [`MergeScratch::check`] (which
-    /// synchronizes) reports it as `InvalidInput` naming `a` or `b`.
-    pub fn merge_device<K, C, M>(
-        &self,
-        buffers: M,
-        comp: &C,
-        tuning: Option<MergeTuning>,
-        scratch: &mut MergeScratch,
-    ) -> Result<(), GpuError>
-    where
-        K: DeviceKey,
-        C: DeviceComparator<K> + ?Sized,
-        M: DeviceMergeBuffers<K>,
-    {
-        let tuning = tuning.unwrap_or_else(|| MergeTuning::for_layout::<K>(M::VALUES));
-        buffers.with_args(self, |args| {
-            self.launch_merge::<K, C>(args, comp, M::VALUES, tuning, scratch)
-        })
     }
 }
 

@@ -1,49 +1,24 @@
 //! The merge's tuning: the tile kernel's launch shape per key and value size.
 
 use crate::error::GpuError;
-use crate::runtime::shape::check_launch_shape;
+use crate::runtime::shape::{check_launch_shape, tile_tuning};
 
 /// Threads one SM holds at once (sm_80 and sm_90): a launch bound asking for more blocks than fit
 /// is refused.
 const MAX_THREADS_PER_SM: u32 = 2048;
 
-/// Tile blocks per SM for 2- and 4-byte keys alone: 4 (40 registers, nothing spilled at VT =
-/// 21): a fourth block overlaps one tile's loads with another's merge, which pays for the
-/// input checks' compares (docs/tuning.md).
-pub const NARROW_KEYS_BLOCKS_PER_SM: u32 = 4;
-
-/// Tile blocks per SM for the other keys alone (1- and 8-byte keys): 3 (56 and 80 registers,
-/// nothing spilled). Unbounded, ptxas takes 78-112 registers and 2 blocks; at 4 blocks 1-byte
-/// keys spill and 8-byte keys run slower.
-pub const KEYS_BLOCKS_PER_SM: u32 = 3;
-
-/// Tile blocks per SM for keys of up to 4 bytes with values of up to 4 bytes: 3 (56 registers,
-/// nothing spilled at NT = 384, VT = 17; 8-byte values spill there).
-pub const NARROW_PAIRS_BLOCKS_PER_SM: u32 = 3;
-
-/// Tile blocks per SM for the other merges of key-value pairs: 2, as ptxas chooses unbounded
-/// (64-118 registers); the value gather needs the index array besides the keys.
-pub const PAIRS_BLOCKS_PER_SM: u32 = 2;
-
-/// Launch shape of the merge's tile kernel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct MergeTuning {
-    /// Threads per block (NT).
-    pub threads: u32,
-    /// Items per thread (VT): outputs each thread merges serially in registers.
-    pub vt: u32,
-    /// Blocks of the tile kernel that must fit on one SM by registers (its launch bound's
-    /// minimum): ptxas then keeps the kernel within 64K / (threads * blocks_per_sm) registers a
-    /// thread. 1 leaves the register count to ptxas.
-    pub blocks_per_sm: u32,
+tile_tuning! {
+    /// Launch shape of the merge's tile kernel: each thread merges `vt` outputs serially in
+    /// registers.
+    pub struct MergeTuning {
+        /// Blocks of the tile kernel that must fit on one SM by registers (its launch bound's
+        /// minimum): ptxas then keeps the kernel within 64K / (threads * blocks_per_sm) registers
+        /// a thread. 1 leaves the register count to ptxas.
+        pub blocks_per_sm: u32,
+    }
 }
 
 impl MergeTuning {
-    /// Outputs per tile (NV = NT * VT).
-    pub const fn tile(&self) -> usize {
-        self.threads as usize * self.vt as usize
-    }
-
     /// The tuning shipped for keys of `key_bytes` bytes, with values of `value_bytes` bytes (0 for
     /// keys only). Chosen from H100 sweeps at 2^20-2^27 outputs with the input checks on
     /// (docs/tuning.md). Reasons:
@@ -122,3 +97,21 @@ impl MergeTuning {
         Ok(())
     }
 }
+
+/// Tile blocks per SM for 2- and 4-byte keys alone: 4 (40 registers, nothing spilled at VT =
+/// 21): a fourth block overlaps one tile's loads with another's merge, which pays for the
+/// input checks' compares (docs/tuning.md).
+pub const NARROW_KEYS_BLOCKS_PER_SM: u32 = 4;
+
+/// Tile blocks per SM for the other keys alone (1- and 8-byte keys): 3 (56 and 80 registers,
+/// nothing spilled). Unbounded, ptxas takes 78-112 registers and 2 blocks; at 4 blocks 1-byte
+/// keys spill and 8-byte keys run slower.
+pub const KEYS_BLOCKS_PER_SM: u32 = 3;
+
+/// Tile blocks per SM for keys of up to 4 bytes with values of up to 4 bytes: 3 (56 registers,
+/// nothing spilled at NT = 384, VT = 17; 8-byte values spill there).
+pub const NARROW_PAIRS_BLOCKS_PER_SM: u32 = 3;
+
+/// Tile blocks per SM for the other merges of key-value pairs: 2, as ptxas chooses unbounded
+/// (64-118 registers); the value gather needs the index array besides the keys.
+pub const PAIRS_BLOCKS_PER_SM: u32 = 2;

@@ -23,8 +23,8 @@ pub struct SortValues<'a, V, S> {
 
 /// The device buffers of one in-place sort: the keys, with the values that move with them
 /// ([`SortValues`]) or [`KeysOnly`]. Built by [`keys`](SortBuffers::keys) or
-/// [`pairs`](SortBuffers::pairs) and passed to [`Gpu::mergesort_device`],
-/// [`Gpu::batcher_sort_device`] or [`Gpu::sort_variant_device`].
+/// [`pairs`](SortBuffers::pairs) and passed to [`Gpu::sort_device`] or
+/// [`Gpu::sort_variant_device`].
 #[derive(Debug)]
 pub struct SortBuffers<'a, S, V = KeysOnly> {
     keys: &'a mut S,

@@ -1,20 +1,15 @@
 //! The mergesort's launches: the block sort, then its two-way and four-way merge passes.
 
-use std::mem::size_of;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut};
 
 use super::tuning::{MergesortTuning, QUAD_CUT_WORDS, WARP_LANES};
 use super::{
-    MergesortScratch, MERGESORT_ENTRY_BLOCKSORT, MERGESORT_ENTRY_PARTITION,
+    MergesortScratch, SortLaunch, MERGESORT_ENTRY_BLOCKSORT, MERGESORT_ENTRY_PARTITION,
     MERGESORT_ENTRY_QUAD_PARTITION, MERGESORT_ENTRY_QUAD_TILE, MERGESORT_ENTRY_TILE,
 };
-use crate::compare::DeviceComparator;
 use crate::error::GpuError;
-use crate::key::DeviceKey;
-use crate::primitive::value_bytes;
-use crate::runtime::device::Gpu;
 use crate::runtime::launch::{param_block, KernelParams, LaunchShape, ParamLayout};
 use crate::runtime::shape::{
     overlapped_blocks, MAX_GRID_X, MAX_STATIC_SHARED_BYTES, PARTITION_THREADS,
@@ -118,28 +113,30 @@ pub(super) fn param_layouts(tuning: MergesortTuning) -> Vec<&'static ParamLayout
     layouts
 }
 
-impl Gpu {
-    /// Sort `count` keys at device address `keys` (and values at `values` if `value_layout`),
-    /// stably, in place from the caller's view.
-    pub(super) fn launch_mergesort<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
-        &self,
-        buffers: SortAddresses,
-        comp: &C,
+impl MergesortScratch {
+    /// The mergesort's launches (at least two keys): the block sort, then the merge passes,
+    /// stable and in place from the caller's view (the passes ping-pong with this scratch).
+    pub(super) fn launch_passes(
+        &mut self,
+        sort: SortLaunch,
         tuning: MergesortTuning,
-        scratch: &mut MergesortScratch,
     ) -> Result<(), GpuError> {
+        let SortLaunch {
+            gpu,
+            kernels,
+            buffers,
+            key_bytes,
+            value_bytes,
+            trusted,
+        } = sort;
         let SortAddresses {
             keys,
             values,
             count,
             layout: value_layout,
         } = buffers;
-        let value_bytes = value_bytes(value_layout);
-        tuning.validate(size_of::<K>(), value_bytes)?;
-        if count < 2 {
-            return Ok(());
-        }
-        let kernels = self.program_kernels::<K, C, _>(comp, value_layout, tuning)?;
+        // A comparator that is not trusted gets checked kernels (kernels/mergesort_blocksort.cu
+        // CHECK_ORDER): partitions and cuts checked and repaired, walks checked.
         let [blocksort, partition, tile_kernel] = kernels.functions([
             MERGESORT_ENTRY_BLOCKSORT,
             MERGESORT_ENTRY_PARTITION,
@@ -152,9 +149,6 @@ impl Gpu {
                 "{count} keys need {num_tiles} tiles"
             )));
         }
-        // A comparator that is not trusted gets checked kernels (kernels/mergesort_blocksort.cu
-        // CHECK_ORDER): partitions and cuts checked and repaired, walks checked.
-        let trusted = comp.trusted_order();
         let (two_way_passes, four_way_passes) = tuning.pass_plan(count);
         let passes = two_way_passes + four_way_passes;
         let pass_tile = tuning.pass_tile();
@@ -164,35 +158,32 @@ impl Gpu {
         } else {
             0
         };
-        let stream = self.stream().clone();
-        // Raw addresses: the scratch lives in `scratch` for the whole call, and this handle's
+        let stream = gpu.stream().clone();
+        // Raw addresses: the scratch is borrowed for the whole call, and this handle's
         // one stream orders every use (no per-buffer events to keep).
         fn address<T>(stream: &Arc<CudaStream>, buf: &mut CudaSlice<T>) -> u64 {
             buf.device_ptr_mut(stream).0
         }
         let scratch_keys = address(
             &stream,
-            self.grow_scratch(&mut scratch.keys, count * size_of::<K>())?,
+            gpu.grow_scratch(&mut self.keys, count * key_bytes)?,
         );
         let scratch_values = if value_layout.is_some() {
             address(
                 &stream,
-                self.grow_scratch(&mut scratch.values, count * value_bytes)?,
+                gpu.grow_scratch(&mut self.values, count * value_bytes)?,
             )
         } else {
             0
         };
         let partitions = address(
             &stream,
-            self.grow_scratch(
-                &mut scratch.partitions,
-                num_pass_tiles.max(num_quad_tiles) + 1,
-            )?,
+            gpu.grow_scratch(&mut self.partitions, num_pass_tiles.max(num_quad_tiles) + 1)?,
         );
         let cuts = if four_way_passes > 0 {
             address(
                 &stream,
-                self.grow_scratch(&mut scratch.cuts, QUAD_CUT_WORDS * (num_quad_tiles + 1))?,
+                gpu.grow_scratch(&mut self.cuts, QUAD_CUT_WORDS * (num_quad_tiles + 1))?,
             )
         } else {
             0
@@ -202,7 +193,7 @@ impl Gpu {
         let (mut src, mut dst) = ((keys, values), (scratch_keys, scratch_values));
         let first = if passes % 2 == 1 { dst } else { src };
         let count_arg = count as u64;
-        let blocksort_check = scratch.input_check.args(self)?;
+        let blocksort_check = self.input_check.args(gpu)?;
         let blocksort_params = BlocksortParams {
             keys_in: src.0,
             vals_in: src.1,
@@ -217,19 +208,19 @@ impl Gpu {
                 entry,
                 bytes,
                 MAX_STATIC_SHARED_BYTES,
-                self.max_shared_per_block_optin(),
+                gpu.max_shared_per_block_optin(),
             )
         };
         let blocksort_shared = allow_shared(
             MERGESORT_ENTRY_BLOCKSORT,
-            tuning.blocksort_shared_bytes(size_of::<K>(), value_bytes),
+            tuning.blocksort_shared_bytes(key_bytes, value_bytes),
         )?;
         // SAFETY: the block is twophase_blocksort's (kernels/mergesort_blocksort.cu; the program
         // asserts the layouts equal); `keys`/`values` hold `count` elements and the scratch
         // buffers at least as many (grown above); one block per tile; the value addresses are
         // read only when the program has values; the status word lives in the scratch.
         unsafe {
-            self.launch(
+            gpu.launch(
                 blocksort,
                 LaunchShape::new(num_tiles as u32, tuning.threads).shared(blocksort_shared),
                 &blocksort_params,
@@ -266,8 +257,8 @@ impl Gpu {
         // Lanes per search of `searches` two-way boundaries or (`quad`) four-way cuts: the
         // tuning's, or chosen by their number.
         let search_lanes = |searches: usize, quad: bool| match (tuning.quad_cut_lanes, quad) {
-            (0, true) => tuning.quad_cut_lanes(searches, self.multiprocessors()),
-            (0, false) => tuning.boundary_search_lanes(searches, self.multiprocessors()),
+            (0, true) => tuning.quad_cut_lanes(searches, gpu.multiprocessors()),
+            (0, false) => tuning.boundary_search_lanes(searches, gpu.multiprocessors()),
             (forced, _) => forced,
         };
         // The two-way merge paths of one pass over `keys` (runs of `run`) at every `spacing`-th
@@ -298,7 +289,7 @@ impl Gpu {
             // overlapping by one boundary for an untrusted comparator as the kernel does
             // (CHECK_ORDER); the check's words live in the scratch.
             unsafe {
-                self.launch(
+                gpu.launch(
                     partition,
                     LaunchShape::new(pass_partition_blocks(boundaries, lanes)?, PARTITION_THREADS)
                         .dependent(dependent),
@@ -319,7 +310,7 @@ impl Gpu {
         let tile_partitions = if own_boundaries { 0 } else { partitions };
         for pass in 0..two_way_passes {
             let run = (tile as u64) << pass;
-            let check = scratch.input_check.args(self)?;
+            let check = self.input_check.args(gpu)?;
             if !own_boundaries {
                 launch_partitions(src.0, run, pass_tile, num_partitions, &check)?;
             }
@@ -342,7 +333,7 @@ impl Gpu {
             // waits for, as is the repair slot of this pass's generation; one block per pass
             // tile.
             unsafe {
-                self.launch(
+                gpu.launch(
                     tile_kernel,
                     LaunchShape::new(pass_grid, tuning.pass_threads).dependent(dependent),
                     &params,
@@ -357,7 +348,7 @@ impl Gpu {
             kernels.functions([MERGESORT_ENTRY_QUAD_PARTITION, MERGESORT_ENTRY_QUAD_TILE])?;
         let quad_shared = allow_shared(
             MERGESORT_ENTRY_QUAD_TILE,
-            tuning.quad_shared_bytes(size_of::<K>(), value_bytes),
+            tuning.quad_shared_bytes(key_bytes, value_bytes),
         )?;
         let num_cuts = num_quad_tiles + 1;
         let quad_grid = grid(num_quad_tiles)?;
@@ -366,7 +357,7 @@ impl Gpu {
         for quad_pass in 0..four_way_passes {
             let run = (tile as u64) << (two_way_passes + 2 * quad_pass);
             // The two-way partitions of this input at every quad tile: the samples of X and Y.
-            let check = scratch.input_check.args(self)?;
+            let check = self.input_check.args(gpu)?;
             launch_partitions(src.0, run, tuning.quad_tile(), num_cuts, &check)?;
             let params = MergesortQuadPartitionParams {
                 keys: src.0,
@@ -390,7 +381,7 @@ impl Gpu {
             // their repair slot, this pass's generation) are written by the launch before, which
             // this one waits for; the check's words live in the scratch.
             unsafe {
-                self.launch(
+                gpu.launch(
                     quad_partition,
                     LaunchShape::new(cut_blocks, PARTITION_THREADS).dependent(dependent),
                     &params,
@@ -414,7 +405,7 @@ impl Gpu {
             // quad tile; the cuts (and their repair slot) are written by the launch before, which
             // this one waits for.
             unsafe {
-                self.launch(
+                gpu.launch(
                     quad_tile_kernel,
                     LaunchShape::new(quad_grid, tuning.quad_threads)
                         .shared(quad_shared)

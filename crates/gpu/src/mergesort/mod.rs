@@ -8,10 +8,12 @@ use crate::compare::DeviceComparator;
 use crate::error::check_len;
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
+use crate::merge::buffers::Sealed;
 use crate::primitive::value_bytes;
 use crate::primitive::ProgramTuning;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::ParamLayout;
+use crate::runtime::module_cache::Kernels;
 use crate::runtime::program::{
     entry_points, ValueLayout, CTA_MERGE_CUH, PARTITION_CUH, SERIAL_CUH,
 };
@@ -98,34 +100,64 @@ impl MergesortScratch {
 }
 
 impl Gpu {
-    /// Stable sort of the device buffers `buffers` under `comp`, in place (the scratch holds the
-    /// ping-pong buffers): [`SortBuffers::keys`], or [`SortBuffers::pairs`] where each value
-    /// moves with its key and equal keys keep their order. At `tuning`, or (`None`) the shipped
-    /// one for the types and the number of keys ([`shipped_mergesort_tuning`](Self::shipped_mergesort_tuning)).
+    /// Sort the device buffers `buffers` by key under `comp`, in place, with the sort of
+    /// `scratch` (which holds its device scratch): [`MergesortScratch`] for the two-phase
+    /// mergesort (stable), [`BatcherScratch`](crate::BatcherScratch) for Batcher's network (not
+    /// stable: equal keys' values in any order). `buffers` are [`SortBuffers::keys`], or
+    /// [`SortBuffers::pairs`] where each value moves with its key. At `tuning`, or (`None`) the
+    /// one the sort ships for the types and the number of keys ([`DeviceSort::shipped`]; the
+    /// mergesort's is [`shipped_mergesort_tuning`](Self::shipped_mergesort_tuning)).
     /// Asynchronous on this handle's stream.
     ///
-    /// Whatever `comp` answers, `keys` ends as a permutation of itself. A user comparator is
-    /// checked as the sort runs (twophase's own orders need not be); where it answered
+    /// Whatever `comp` answers, `keys` ends as a permutation of itself. The mergesort checks a
+    /// user comparator as it runs (twophase's own orders need not be); where it answered
     /// inconsistently (not a strict weak order) the order is unspecified and the scratch
     /// records it: [`MergesortScratch::check`] (which synchronizes) reports it as `InvalidInput`.
-    pub fn mergesort_device<K, C, S>(
+    pub fn sort_device<K, C, S, X>(
         &self,
         buffers: S,
         comp: &C,
-        tuning: Option<MergesortTuning>,
-        scratch: &mut MergesortScratch,
+        tuning: Option<X::Tuning>,
+        scratch: &mut X,
     ) -> Result<(), GpuError>
     where
+        X: DeviceSort,
         K: DeviceKey,
         C: DeviceComparator<K> + ?Sized,
         S: DeviceSortBuffers<K>,
     {
-        let tuning = tuning.unwrap_or_else(|| {
-            self.shipped_mergesort_tuning(size_of::<K>(), value_bytes(S::VALUES), buffers.count())
-        });
-        buffers.with_args(self, MergesortScratch::VALUES_NAME, |args| {
-            self.launch_mergesort::<K, C>(args.0, comp, tuning, scratch)
+        let tuning = tuning.unwrap_or_else(|| X::shipped::<K>(self, S::VALUES, buffers.count()));
+        buffers.with_args(self, X::VALUES_NAME, |args| {
+            self.launch_sort::<K, C, X>(args.0, comp, tuning, scratch)
         })
+    }
+
+    /// Sort `buffers` in place at `tuning` with `scratch`'s sort: the tuning checked, nothing to
+    /// do below two keys, else the sort's launches with its program for `K` and `comp`.
+    fn launch_sort<K: DeviceKey, C: DeviceComparator<K> + ?Sized, X: DeviceSort>(
+        &self,
+        buffers: SortAddresses,
+        comp: &C,
+        tuning: X::Tuning,
+        scratch: &mut X,
+    ) -> Result<(), GpuError> {
+        let value_bytes = value_bytes(buffers.layout);
+        (X::VALIDATE)(&tuning, size_of::<K>(), value_bytes)?;
+        if buffers.count < 2 {
+            return Ok(());
+        }
+        let kernels = self.program_kernels::<K, C, _>(comp, buffers.layout, tuning)?;
+        scratch.launch(
+            SortLaunch {
+                gpu: self,
+                kernels: &kernels,
+                buffers,
+                key_bytes: size_of::<K>(),
+                value_bytes,
+                trusted: comp.trusted_order(),
+            },
+            tuning,
+        )
     }
 
     /// The host-slice sort of scratch `X`'s algorithm, with the handle's pooled scratch, at its
@@ -140,7 +172,7 @@ impl Gpu {
         K: DeviceKey,
         V: DeviceValue,
         C: DeviceComparator<K> + ?Sized,
-        X: InPlaceSort,
+        X: DeviceSort,
     {
         if let Some(values) = &values {
             check_len(X::VALUES_NAME, keys.len(), values.len())?;
@@ -148,7 +180,7 @@ impl Gpu {
         let mut scratch = self.pooled_scratch::<X>();
         self.sort_host(keys, values, &mut scratch, |buffers, scratch| {
             let tuning = X::shipped::<K>(self, buffers.layout, buffers.count);
-            scratch.launch::<K, C>(self, buffers, comp, tuning)?;
+            self.launch_sort::<K, C, X>(buffers, comp, tuning, scratch)?;
             scratch.before_download(self)
         })
     }
@@ -191,26 +223,41 @@ impl Gpu {
     }
 }
 
-/// An in-place sort, picked by its scratch: the mergesort ([`MergesortScratch`]) or Batcher's
-/// sort (`BatcherScratch`). Their host-slice calls share one body ([`Gpu::sort_slices`]).
-pub(crate) trait InPlaceSort: Default + Send + 'static {
-    /// The sort's tuning.
-    type Tuning: Copy;
+/// One in-place sort's launches as [`DeviceSort::launch`] makes them (made by
+/// [`Gpu::sort_device`] and the host-slice sorts): the buffers, the sort's program for their key
+/// type and comparator, and what the launches need of those.
+pub struct SortLaunch<'a> {
+    pub(crate) gpu: &'a Gpu,
+    pub(crate) kernels: &'a Kernels,
+    /// At least two keys.
+    pub(crate) buffers: SortAddresses,
+    pub(crate) key_bytes: usize,
+    /// 0 for keys alone.
+    pub(crate) value_bytes: usize,
+    /// Whether the comparator is one of twophase's own orders, trusted to be a strict weak
+    /// order ([`DeviceComparator::trusted_order`]).
+    pub(crate) trusted: bool,
+}
 
-    /// What a sort of pairs names when its values are not as many as its keys.
-    const VALUES_NAME: &'static str;
+/// An in-place device sort, picked by its scratch: the two-phase mergesort
+/// ([`MergesortScratch`]) or Batcher's sort ([`BatcherScratch`](crate::BatcherScratch)), run by
+/// [`Gpu::sort_device`]. Sealed: implemented by those two only.
+pub trait DeviceSort: Sealed + Default + Send + 'static {
+    /// The sort's tuning.
+    type Tuning: ProgramTuning;
 
     /// The tuning the sort ships for `count` keys `K` with values of `values`' layout on `gpu`.
     fn shipped<K: DeviceKey>(gpu: &Gpu, values: ValueLayout, count: usize) -> Self::Tuning;
 
-    /// Sort `buffers` in place at `tuning`, with this scratch.
-    fn launch<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
-        &mut self,
-        gpu: &Gpu,
-        buffers: SortAddresses,
-        comp: &C,
-        tuning: Self::Tuning,
-    ) -> Result<(), GpuError>;
+    /// What a sort of pairs names when its values are not as many as its keys.
+    const VALUES_NAME: &'static str;
+
+    /// The tuning's check against what the sort's kernels support for keys of `key_bytes` bytes
+    /// and values of `value_bytes` (0: keys only): its `validate`.
+    const VALIDATE: fn(&Self::Tuning, usize, usize) -> Result<(), GpuError>;
+
+    /// Make the sort's launches at `tuning` (checked) with this scratch.
+    fn launch(&mut self, sort: SortLaunch, tuning: Self::Tuning) -> Result<(), GpuError>;
 
     /// What a host-slice sort checks after its launches, before the download: nothing unless
     /// the sort says otherwise.
@@ -219,23 +266,22 @@ pub(crate) trait InPlaceSort: Default + Send + 'static {
     }
 }
 
-impl InPlaceSort for MergesortScratch {
-    type Tuning = MergesortTuning;
+impl Sealed for MergesortScratch {}
 
-    const VALUES_NAME: &'static str = "mergesort values";
+impl DeviceSort for MergesortScratch {
+    type Tuning = MergesortTuning;
 
     fn shipped<K: DeviceKey>(gpu: &Gpu, values: ValueLayout, count: usize) -> MergesortTuning {
         gpu.shipped_mergesort_tuning(size_of::<K>(), value_bytes(values), count)
     }
 
-    fn launch<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
-        &mut self,
-        gpu: &Gpu,
-        buffers: SortAddresses,
-        comp: &C,
-        tuning: MergesortTuning,
-    ) -> Result<(), GpuError> {
-        gpu.launch_mergesort::<K, C>(buffers, comp, tuning, self)
+    const VALUES_NAME: &'static str = "mergesort values";
+
+    const VALIDATE: fn(&MergesortTuning, usize, usize) -> Result<(), GpuError> =
+        MergesortTuning::validate;
+
+    fn launch(&mut self, sort: SortLaunch, tuning: MergesortTuning) -> Result<(), GpuError> {
+        self.launch_passes(sort, tuning)
     }
 
     /// On an inconsistent comparator the host slices keep their keys as they were (a

@@ -94,6 +94,35 @@ pub fn check_launch_shape_within(
     Ok(())
 }
 
+/// Declare a tuning whose launch shape is a tile of `threads` x `vt` items: the struct (`Copy`,
+/// comparable, hashable) with those two fields before its own `$field`s, and its `tile()`, the
+/// items of a tile.
+macro_rules! tile_tuning {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident { $($(#[$field_meta:meta])* pub $field:ident: $ty:ty,)* }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub struct $name {
+            /// Threads per block (NT).
+            pub threads: u32,
+            /// Items per thread (VT): the items of a tile each thread handles serially in
+            /// registers.
+            pub vt: u32,
+            $($(#[$field_meta])* pub $field: $ty,)*
+        }
+
+        impl $name {
+            /// Items per tile (NV = NT * VT).
+            pub const fn tile(&self) -> usize {
+                self.threads as usize * self.vt as usize
+            }
+        }
+    };
+}
+pub(crate) use tile_tuning;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,6 @@
 //! padding: positions past n act as +infinity. It is **not stable**: keys that compare equal
 //! (and the values moving with them) may come out in any order.
 
-use std::mem::size_of;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut};
@@ -14,14 +13,13 @@ use crate::compare::DeviceComparator;
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
 
-use crate::mergesort::{DeviceSortBuffers, InPlaceSort, MergesortScratch};
-use crate::primitive::value_bytes;
+use crate::merge::buffers::Sealed;
+use crate::mergesort::{DeviceSort, DeviceSortBuffers, MergesortScratch, SortLaunch};
 use crate::primitive::ProgramTuning;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::{param_block, KernelParams, LaunchShape, ParamLayout};
 use crate::runtime::program::{ValueLayout, PARTITION_CUH};
 use crate::runtime::shape::MAX_GRID_X;
-use crate::runtime::staging::SortAddresses;
 
 pub mod tuning;
 
@@ -42,8 +40,9 @@ pub enum SortVariant {
     /// Batcher's odd-even merge sort: a fixed network of O(n log² n) compare-exchanges. Not
     /// stable.
     Batcher,
-    /// The two-phase mergesort ([`Gpu::mergesort_device`]): stable, O(n log n). The faster of
-    /// the two on the H100 at every size measured (docs/benchmarks.md), hence the default.
+    /// The two-phase mergesort ([`MergesortScratch`] in [`Gpu::sort_device`]): stable,
+    /// O(n log n). The faster of the two on the H100 at every size measured
+    /// (docs/benchmarks.md), hence the default.
     #[default]
     TwoPhase,
 }
@@ -142,29 +141,20 @@ fn grid(items: usize, per_block: usize) -> Result<u32, GpuError> {
     Ok(blocks as u32)
 }
 
-impl Gpu {
-    /// Sort `count` keys (and values) in place with Batcher's network: the block sort, then for
-    /// each larger level its global stages and one fused launch, ping-ponging with the scratch
-    /// so that the last fused launch writes into the caller's buffers.
-    fn launch_batcher<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
-        &self,
-        buffers: SortAddresses,
-        comp: &C,
-        tuning: BatcherTuning,
-        scratch: &mut BatcherScratch,
-    ) -> Result<(), GpuError> {
-        let SortAddresses {
-            keys,
-            values,
-            count,
-            layout,
-        } = buffers;
-        let value_bytes = value_bytes(layout);
-        tuning.validate(size_of::<K>(), value_bytes)?;
-        if count < 2 {
-            return Ok(());
-        }
-        let kernels = self.program_kernels::<K, C, _>(comp, layout, tuning)?;
+impl BatcherScratch {
+    /// Batcher's launches (at least two keys): the block sort, then for each larger level its
+    /// global stages and one fused launch, ping-ponging with this scratch so that the last
+    /// fused launch writes into the caller's buffers.
+    fn launch_network(&mut self, sort: SortLaunch, tuning: BatcherTuning) -> Result<(), GpuError> {
+        let SortLaunch {
+            gpu,
+            kernels,
+            key_bytes,
+            value_bytes,
+            buffers,
+            ..
+        } = sort;
+        let (keys, values, count) = (buffers.keys, buffers.values, buffers.count);
         let [block, stage, fused] = kernels.functions([
             BATCHER_ENTRY_BLOCK,
             BATCHER_ENTRY_STAGE,
@@ -182,7 +172,7 @@ impl Gpu {
             .map(|level| (tile as u128) << level)
             .take_while(|&p| p < count as u128)
             .count();
-        let stream = self.stream().clone();
+        let stream = gpu.stream().clone();
         fn address<T>(stream: &Arc<CudaStream>, buf: &mut CudaSlice<T>) -> u64 {
             buf.device_ptr_mut(stream).0
         }
@@ -193,12 +183,12 @@ impl Gpu {
         };
         let other_keys = address(
             &stream,
-            self.grow_scratch(&mut scratch.keys, bytes(size_of::<K>())?)?,
+            gpu.grow_scratch(&mut self.keys, bytes(key_bytes)?)?,
         );
-        let other_values = if layout.is_some() {
+        let other_values = if buffers.layout.is_some() {
             address(
                 &stream,
-                self.grow_scratch(&mut scratch.values, bytes(value_bytes)?)?,
+                gpu.grow_scratch(&mut self.values, bytes(value_bytes)?)?,
             )
         } else {
             0
@@ -222,7 +212,7 @@ impl Gpu {
         // call, the scratch is borrowed for it); one block per tile; tiles are disjoint, so
         // reading and writing the same buffer is safe; values are touched only when the program
         // has them.
-        unsafe { self.launch(block, block_shape, &block_params) }?;
+        unsafe { gpu.launch(block, block_shape, &block_params) }?;
         let fused_stride = tuning.fused_stride() as u64;
         let mut p = tile as u64;
         while p < n {
@@ -239,7 +229,7 @@ impl Gpu {
                 // equal); one thread per comparator (n / 2 of them at most), each touching only
                 // its own two positions below n of the current buffers, which hold `count`
                 // elements.
-                unsafe { self.launch(stage, stage_shape, &stage_params) }?;
+                unsafe { gpu.launch(stage, stage_shape, &stage_params) }?;
                 k /= 2;
             }
             let fused_params = BatcherFusedParams {
@@ -253,58 +243,31 @@ impl Gpu {
             // SAFETY: the block is twophase_batcher_fused's (the program asserts the layouts
             // equal); reads the current buffers and writes the other ones (distinct allocations
             // of `count` elements), each position below n written by exactly one block.
-            unsafe { self.launch(fused, fused_shape, &fused_params) }?;
+            unsafe { gpu.launch(fused, fused_shape, &fused_params) }?;
             std::mem::swap(&mut current, &mut other);
             p *= 2;
         }
         Ok(())
     }
+}
 
+impl Gpu {
     /// Sort the device buffers `buffers` ([`SortBuffers::keys`](crate::mergesort::SortBuffers::keys)
     /// or [`SortBuffers::pairs`](crate::mergesort::SortBuffers::pairs)) by
     /// key in place with `variant` under `comp`, at the shipped tunings (Batcher: not stable,
-    /// equal keys' values in any order). Asynchronous on this handle's stream.
-    pub fn sort_variant_device<K, C, S>(
+    /// equal keys' values in any order): [`sort_device`](Self::sort_device) with the variant's
+    /// scratch. Asynchronous on this handle's stream.
+    pub fn sort_variant_device<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
         &self,
         variant: SortVariant,
-        buffers: S,
+        buffers: impl DeviceSortBuffers<K>,
         comp: &C,
         scratch: &mut SortScratch,
-    ) -> Result<(), GpuError>
-    where
-        K: DeviceKey,
-        C: DeviceComparator<K> + ?Sized,
-        S: DeviceSortBuffers<K>,
-    {
+    ) -> Result<(), GpuError> {
         match variant {
-            SortVariant::TwoPhase => {
-                self.mergesort_device(buffers, comp, None, &mut scratch.mergesort)
-            }
-            SortVariant::Batcher => {
-                self.batcher_sort_device(buffers, comp, None, &mut scratch.batcher)
-            }
+            SortVariant::TwoPhase => self.sort_device(buffers, comp, None, &mut scratch.mergesort),
+            SortVariant::Batcher => self.sort_device(buffers, comp, None, &mut scratch.batcher),
         }
-    }
-
-    /// Batcher's sort of the device buffers `buffers` in place, at `tuning` (`None`: the
-    /// shipped [`BatcherTuning::for_types`] of the key and value types). Not stable.
-    /// Asynchronous on this handle's stream.
-    pub fn batcher_sort_device<K, C, S>(
-        &self,
-        buffers: S,
-        comp: &C,
-        tuning: Option<BatcherTuning>,
-        scratch: &mut BatcherScratch,
-    ) -> Result<(), GpuError>
-    where
-        K: DeviceKey,
-        C: DeviceComparator<K> + ?Sized,
-        S: DeviceSortBuffers<K>,
-    {
-        let tuning = tuning.unwrap_or(BatcherTuning::for_layout::<K>(S::VALUES));
-        buffers.with_args(self, BatcherScratch::VALUES_NAME, |args| {
-            self.launch_batcher::<K, C>(args.0, comp, tuning, scratch)
-        })
     }
 
     /// Host convenience: sort `keys` in place on the GPU with `variant` under `comp`.
@@ -337,23 +300,22 @@ impl Gpu {
     }
 }
 
-impl InPlaceSort for BatcherScratch {
-    type Tuning = BatcherTuning;
+impl Sealed for BatcherScratch {}
 
-    const VALUES_NAME: &'static str = "sort values";
+impl DeviceSort for BatcherScratch {
+    type Tuning = BatcherTuning;
 
     fn shipped<K: DeviceKey>(_gpu: &Gpu, values: ValueLayout, _count: usize) -> BatcherTuning {
         BatcherTuning::for_layout::<K>(values)
     }
 
-    fn launch<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
-        &mut self,
-        gpu: &Gpu,
-        buffers: SortAddresses,
-        comp: &C,
-        tuning: BatcherTuning,
-    ) -> Result<(), GpuError> {
-        gpu.launch_batcher::<K, C>(buffers, comp, tuning, self)
+    const VALUES_NAME: &'static str = "sort values";
+
+    const VALIDATE: fn(&BatcherTuning, usize, usize) -> Result<(), GpuError> =
+        BatcherTuning::validate;
+
+    fn launch(&mut self, sort: SortLaunch, tuning: BatcherTuning) -> Result<(), GpuError> {
+        self.launch_network(sort, tuning)
     }
 }
 

@@ -2,7 +2,8 @@
 //!
 //! The kernels are in `kernels/merge_textbook.cu` (see its comments for where they differ from
 //! the published code); the two-phase merge is [`crate::merge`]. [`MergeVariant`] selects one
-//! of the four in every merge call of this module.
+//! of the four in every merge call of this module, and on device buffers in
+//! [`Gpu::merge_device`] ([`MergeAlgorithm::Variant`](crate::MergeAlgorithm::Variant)).
 
 use std::mem::size_of;
 
@@ -11,8 +12,7 @@ use crate::error::GpuError;
 use crate::key::DeviceKey;
 use crate::merge::host::HostMergeSlices;
 use crate::merge::{
-    merge_block, merge_inputs, merge_outputs, DeviceMergeBuffers, MergeArgs, MergeScratch,
-    MergeTuning,
+    merge_block, merge_inputs, merge_outputs, MergeArgs, MergeScratch, MergeTuning,
 };
 use crate::primitive::ProgramTuning;
 use crate::runtime::device::Gpu;
@@ -87,7 +87,8 @@ pub enum MergeVariant {
     /// The textbook's circular-buffer kernel: as `Tiled`, but unconsumed input stays in shared
     /// ring buffers, so every input element is read once.
     Circular,
-    /// The two-phase merge ([`Gpu::merge_device`]): merge path partitions once per tile, then a
+    /// The two-phase merge ([`MergeAlgorithm::TwoPhase`](crate::MergeAlgorithm::TwoPhase) in
+    /// [`Gpu::merge_device`]): merge path partitions once per tile, then a
     /// register-unrolled serial merge and coalesced stores. The fastest of the four on the H100
     /// from 2^24 outputs on (1.39x the tiled kernel at 2^27), hence the default; at 2^20 the
     /// basic kernel measured 10% faster (one launch instead of two; docs/benchmarks.md).
@@ -145,7 +146,7 @@ impl Gpu {
     /// when `repair` (device-buffer calls, whose output must be a permutation whatever the
     /// input; a host-slice call returns an error instead of an output the repair would fix).
     #[allow(clippy::too_many_arguments)] // The call's shape: each argument is one part of it.
-    fn launch_merge_variant<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+    pub(crate) fn launch_merge_variant<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
         &self,
         variant: MergeVariant,
         args: MergeArgs,
@@ -224,47 +225,6 @@ impl Gpu {
             }?;
         }
         Ok(())
-    }
-
-    /// Merge the sorted device sequences of `buffers`
-    /// ([`MergeBuffers::keys`](crate::merge::MergeBuffers::keys) or
-    /// [`MergeBuffers::pairs`](crate::merge::MergeBuffers::pairs), each value moving with its key) with `variant` (stable: A first
-    /// on ties), the textbook kernels at `tuning` (`None`: the shipped
-    /// [`TextbookMergeTuning::for_types`]; the two-phase variant keeps its shipped
-    /// [`MergeTuning`]). `scratch` is used by [`MergeVariant::TwoPhase`] only. Asynchronous.
-    ///
-    /// Whatever the keys and the (deterministic) comparator, the output receives a permutation
-    /// of the inputs: the textbook kernels are followed by a repair launch that rewrites any part
-    /// whose co-ranks came out of order. The textbook variants do not report unsorted input on
-    /// this call (the host-slice [`merge_variant`](Self::merge_variant) does); the two-phase
-    /// variant reports it as [`merge_device`](Self::merge_device) does.
-    pub fn merge_variant_device<K, C, M>(
-        &self,
-        variant: MergeVariant,
-        buffers: M,
-        comp: &C,
-        tuning: Option<TextbookMergeTuning>,
-        scratch: &mut MergeScratch,
-    ) -> Result<(), GpuError>
-    where
-        K: DeviceKey,
-        C: DeviceComparator<K> + ?Sized,
-        M: DeviceMergeBuffers<K>,
-    {
-        let tuning = tuning.unwrap_or(TextbookMergeTuning::for_layout::<K>(M::VALUES));
-        let mut check = InputCheck::new();
-        buffers.with_args(self, |args| {
-            self.launch_merge_variant::<K, C>(
-                variant,
-                args,
-                comp,
-                M::VALUES,
-                tuning,
-                scratch,
-                &mut check,
-                true,
-            )
-        })
     }
 
     /// Host convenience: merge sorted host slices on the GPU with `variant`:
