@@ -10,28 +10,20 @@ namespace twophase {
 // doubling the sorted runs by merging pairs of runs in `keys_shared` (NT * VT + 1 keys) and
 // permuting `ids` through `ids_shared` (NT * VT ints; unused when !TRACK_IDS).
 // Positions past `count` act as +infinity: they never move before a real key.
-// Returns whether the merge levels kept the tile a permutation of its keys: always, unless
-// CHECK_WALKS (a comparator that is not trusted). Then every level checks that the threads' walks
-// tiled every pair of runs exactly: each walk's end against the next walk's start, passed down the
-// warp, and across warps (once pairs span them) through shared slots read after the next level's
-// first barrier. A failed check sets a shared flag, read once at the end (two barriers for the
-// whole sort, no register carried across levels); then the sort raises STATUS_ORDER_INCONSISTENT
-// and returns false, and the caller keeps the tile as it came (a permutation whatever `comp`
-// answered). Every level stays in its pair's positions whatever `comp` answers, so the levels
-// after an inexact one read and write only the tile. (The register sorts only exchange keys.)
+// With CHECK_WALKS (a comparator that is not trusted), each merge level checks that the threads'
+// walks tiled every pair of runs exactly (twophase::walks_tile_exactly; each walk's end against
+// the next walk's start, passed down the warp and, once pairs span warps, through a shared slot a
+// warp); where they did not, that level concatenates each pair instead and raises
+// STATUS_ORDER_INCONSISTENT: the tile stays a permutation of its keys whatever `comp` answers.
+// (The register sorts only exchange keys, so they are permutations by construction.)
 template <int NT, int VT, bool checked, bool TRACK_IDS, bool CHECK_WALKS, typename key_t, typename comp_t>
-__device__ __forceinline__ bool cta_sort(key_t (&keys)[VT], int (&ids)[VT], int count, key_t* keys_shared,
+__device__ __forceinline__ void cta_sort(key_t (&keys)[VT], int (&ids)[VT], int count, key_t* keys_shared,
                                          int* ids_shared, const input_check& check, comp_t comp) {
   const int tid = threadIdx.x;
   const int first = VT * tid;
   const int valid = checked ? max(0, min(VT, count - first)) : VT;
-  // With CHECK_WALKS, per warp for the current merge level: its first walk's start
-  // (publish_walk_start), and its last walk's end where the next warp's first thread walks the
-  // same pair (else -1); and whether any walk of the sort was not exact.
+  // With CHECK_WALKS: each warp's first walk start of the current merge level (publish_walk_start).
   __shared__ int warp_walk_starts[CHECK_WALKS ? NT / WARP_THREADS : 1];
-  __shared__ int warp_walk_ends[CHECK_WALKS ? NT / WARP_THREADS : 1];
-  __shared__ int walks_inexact;
-  if (CHECK_WALKS && tid == 0) walks_inexact = 0;
   // Full tiles of keys alone whose equivalents are identical: stability is unobservable, so the
   // cheaper unstable network does (the merge levels below stay stable either way).
   if constexpr (!checked && !TRACK_IDS && comp_t::equivalents_identical) {
@@ -44,7 +36,6 @@ __device__ __forceinline__ bool cta_sort(key_t (&keys)[VT], int (&ids)[VT], int 
   for (int coop = 2; coop <= NT; coop *= 2) {
     // Runs of VT * coop / 2 keys are sorted; merge each pair of them.
     __syncthreads();
-    if (CHECK_WALKS && coop > 2) walk_ends_meet_next_warps(warp_walk_starts, warp_walk_ends, walks_inexact);
 #pragma unroll
     for (int i = 0; i < VT; ++i) {
       keys_shared[first + i] = keys[i];
@@ -75,10 +66,17 @@ __device__ __forceinline__ bool cta_sort(key_t (&keys)[VT], int (&ids)[VT], int 
       serial_merge<bounds_lower, VT, false>(keys_shared, range, comp, keys, sources);
     }
     if constexpr (CHECK_WALKS) {
-      // The next thread walks the same pair when it is not the first of a pair, and has outputs;
-      // lane 31's next thread does so only once pairs span warps.
+      // The next thread walks the same pair when it is not the first of a pair, and has outputs.
+      // Its start: from the next lane, or, for lane 31 (whose next thread shares its pair only
+      // once pairs span warps), from the next warp's slot, visible after one more barrier.
       const bool has_next = ((tid + 1) & (coop - 1)) != 0 && first + VT < a_begin + pair_count;
-      check_walk_end(warp_walk_ends, start, range.a_begin, has_next, walks_inexact);
+      if (!walks_tile_exactly(warp_walk_starts, start, range.a_begin, has_next, coop > WARP_THREADS)) {
+        if (!checked || diag < pair_count) {
+          concatenate<VT, checked>(keys_shared, a_begin, a_cnt, a_begin + a_cnt, diag, pair_count - diag, keys,
+                                   sources);
+        }
+        if (tid == 0) raise_status(check, STATUS_ORDER_INCONSISTENT);
+      }
     }
     if (TRACK_IDS) {
 #pragma unroll
@@ -87,16 +85,6 @@ __device__ __forceinline__ bool cta_sort(key_t (&keys)[VT], int (&ids)[VT], int 
       }
     }
   }
-  if constexpr (CHECK_WALKS) {
-    __syncthreads();  // the last level's slots
-    walk_ends_meet_next_warps(warp_walk_starts, warp_walk_ends, walks_inexact);
-    __syncthreads();
-    if (walks_inexact != 0) {
-      if (tid == 0) raise_status(check, STATUS_ORDER_INCONSISTENT);
-      return false;
-    }
-  }
-  return true;
 }
 
 }  // namespace twophase

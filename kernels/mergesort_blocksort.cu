@@ -147,20 +147,8 @@ __device__ __forceinline__ void blocksort_tile(const key_type* keys_in, const va
     ids[i] = pos;
   }
   int* sort_ids_shared = reinterpret_cast<int*>(smem + blocksort_smem<NV>::KEY_BYTES);
-  if (!twophase::cta_sort<NT, VT, checked, TP_HAS_VALUES, CHECK_ORDER>(keys, ids, tile_cnt, keys_shared,
-                                                                       sort_ids_shared, check, key_compare())) {
-    // The comparator answered inconsistently: the tile as it came, a permutation (each thread
-    // reads each position before it writes it, so in-place sorts stay correct).
-#pragma unroll
-    for (int i = 0; i < VT; ++i) {
-      const int idx = NT * i + tid;
-      if (!checked || idx < tile_cnt) {
-        keys_out[tile_start + idx] = keys_in[tile_start + idx];
-        if (TP_HAS_VALUES) vals_out[tile_start + idx] = vals_in[tile_start + idx];
-      }
-    }
-    return;
-  }
+  twophase::cta_sort<NT, VT, checked, TP_HAS_VALUES, CHECK_ORDER>(keys, ids, tile_cnt, keys_shared, sort_ids_shared,
+                                                                   check, key_compare());
   twophase::store_through_shared<NT, VT, checked>(keys, keys_shared, keys_out + tile_start, tile_cnt, tid);
   if (TP_HAS_VALUES) {
     // The tile's values, coalesced, and each output's tile position, strided, over the sort's
@@ -186,18 +174,7 @@ __device__ __forceinline__ void blocksort_tile(const key_type* keys_in, const va
   }
 }
 
-// The checked block sort's launch bound (0: none, as for the unchecked one). The checks' code
-// after the merge levels moved ptxas from 64 registers to 77-90 at 512 threads (one block an SM
-// instead of two); 64 is what the unchecked sort takes at 512 and 1024 threads (4-byte keys, and
-// pairs of up to 4 bytes each), with nothing spilled.
-// (Enumerators: constexpr variables here would be emitted as globals of every program.)
-enum : int {
-  BLOCKSORT_CHECKED_REGISTERS = 64,
-  BLOCKSORT_MIN_BLOCKS =
-      CHECK_ORDER && TP_NT >= 512 ? twophase::blocks_by_registers(BLOCKSORT_CHECKED_REGISTERS, TP_NT) : 0
-};
-
-extern "C" __global__ void __launch_bounds__(TP_NT, BLOCKSORT_MIN_BLOCKS)
+extern "C" __global__ void __launch_bounds__(TP_NT)
     twophase_blocksort(const key_type* keys_in, const value_type* vals_in, size_type count, key_type* keys_out,
                        value_type* vals_out, unsigned long long* status) {
   constexpr int NV = TP_NT * TP_VT;

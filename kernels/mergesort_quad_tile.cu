@@ -107,28 +107,27 @@ __device__ __forceinline__ void load_quad_input(const key_type* __restrict__ src
   }
 }
 
-// Where tile `tile` of a four-way pass reads its input: its cuts (repaired past the first bad one
-// and, with CHECK_ORDER, clamped to valid ends) as slices of the quad's four runs.
-struct quad_tile_input {
-  // The quad's first key and its number of keys.
-  size_type quad_first, quad_keys;
-  // Slice k's first key (global index); slices 0..2 hold n0, n1 and n2 keys, slice 3 the rest of
-  // the tile's tile_cnt.
-  size_type first[4];
-  int n0, n1, n2, tile_cnt;
-  // Tile position past slice k.
-  __device__ __forceinline__ void slice_ends(int (&ends)[4]) const {
-    ends[0] = n0;
-    ends[1] = n0 + n1;
-    ends[2] = n0 + n1 + n2;
-    ends[3] = tile_cnt;
-  }
-};
-
-template <int NV>
-__device__ __forceinline__ quad_tile_input locate_quad_tile(size_type count, size_type run,
-                                                            const size_type* __restrict__ cuts, size_type tile,
-                                                            const twophase::input_check& check) {
+// Phase 2 of a four-way pass: tile t merges outputs [t * NV, min((t + 1) * NV, count)) of its
+// quad in two levels through shared memory: R0 with R1 and R2 with R3 (one piece of up to PIECE
+// outputs a thread), then the two results (VT outputs a thread).
+template <bool checked>
+__device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size_type count, size_type run,
+                                          const size_type* __restrict__ cuts, key_type* __restrict__ dst,
+                                          const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst,
+                                          unsigned char* smem, const twophase::input_check& check) {
+  constexpr int NT = TP_QUAD_NT;
+  constexpr int VT = TP_VT;
+  constexpr int NV = NT * VT;
+  constexpr int PIECE = quad_piece<VT>::PIECE;
+  static_assert(NT * (PIECE - VT) >= 2 * PIECE, "four-way tile: too few threads for one level-one piece each");
+  key_type* keys_shared = reinterpret_cast<key_type*>(smem);
+  int* sources = reinterpret_cast<int*>(smem + quad_smem<NV, VT>::KEY_BYTES);
+  // With CHECK_ORDER: each warp's first walk start of the current level (twophase::publish_walk_start).
+  __shared__ int warp_walk_starts[CHECK_ORDER ? NT / twophase::WARP_THREADS : 1];
+  value_type* vals_shared =
+      reinterpret_cast<value_type*>(smem + quad_smem<NV, VT>::KEY_BYTES + quad_smem<NV, VT>::SOURCE_BYTES);
+  const int tid = threadIdx.x;
+  const size_type tile = blockIdx.x;
   const size_type diag0 = tile * NV;
   const size_type diag1 = min(diag0 + NV, count);
   const mergesort_quad quad(count, run, diag0);
@@ -175,80 +174,19 @@ __device__ __forceinline__ quad_tile_input locate_quad_tile(size_type count, siz
       c1 = end[2];
     }
   }
-  quad_tile_input input;
-  input.quad_first = quad.starts[0];
-  input.quad_keys = quad.starts[4] - quad.starts[0];
-  input.first[0] = quad.starts[0] + a0;
-  input.first[1] = quad.starts[1] + (x0 - a0);
-  input.first[2] = quad.starts[2] + c0;
-  input.first[3] = quad.starts[3] + (d0 - x0 - c0);
-  input.n0 = (int)(a1 - a0);
-  input.n1 = (int)((x1 - a1) - (x0 - a0));
-  input.n2 = (int)(c1 - c0);
-  input.tile_cnt = (int)(d1 - d0);
-  return input;
-}
+  // This tile's slice of each run: global start and length; `ends[k]` = tile position past run k.
+  const size_type first[4] = {quad.starts[0] + a0, quad.starts[1] + (x0 - a0), quad.starts[2] + c0,
+                               quad.starts[3] + (d0 - x0 - c0)};
+  const int n0 = (int)(a1 - a0), n1 = (int)((x1 - a1) - (x0 - a0)), n2 = (int)(c1 - c0);
+  const int tile_cnt = (int)(d1 - d0);
+  const int ends[4] = {n0, n0 + n1, n0 + n1 + n2, tile_cnt};
 
-// The fallback of a four-way tile whose walks were not exact: its inputs copied to `dst` (and
-// `vals_dst`) unmerged, in tile order (R0's slice, then R1's, R2's, R3's), a permutation whatever
-// the comparator answered. The slices are located again (locate_quad_tile reads only the cuts and
-// the repair word, which no tile writes), so the merge levels keep no registers for this path.
-template <bool checked, int NT, int VT>
-__device__ __forceinline__ void copy_quad_input(const key_type* __restrict__ src,
-                                                const value_type* __restrict__ vals_src, size_type count,
-                                                size_type run, const size_type* __restrict__ cuts,
-                                                key_type* __restrict__ dst, value_type* __restrict__ vals_dst,
-                                                const twophase::input_check& check, int tid) {
-  const quad_tile_input input = locate_quad_tile<NT * VT>(count, run, cuts, blockIdx.x, check);
-  int ends[4];
-  input.slice_ends(ends);
-  const quad_slices<size_type> slices(input.quad_first, input.first, ends);
-  if (TP_HAS_VALUES) copy_async_wait();  // the values' copies to shared memory, abandoned
-#pragma unroll 1
-  for (int idx = tid; idx < (checked ? input.tile_cnt : NT * VT); idx += NT) {
-    const size_type from = input.quad_first + slices.offset(idx);
-    dst[idx] = src[from];
-    if (TP_HAS_VALUES) vals_dst[idx] = vals_src[from];
-  }
-}
-
-// Phase 2 of a four-way pass: tile t merges outputs [t * NV, min((t + 1) * NV, count)) of its
-// quad in two levels through shared memory: R0 with R1 and R2 with R3 (one piece of up to PIECE
-// outputs a thread), then the two results (VT outputs a thread).
-template <bool checked>
-__device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size_type count, size_type run,
-                                          const size_type* __restrict__ cuts, key_type* __restrict__ dst,
-                                          const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst,
-                                          unsigned char* smem, const twophase::input_check& check) {
-  constexpr int NT = TP_QUAD_NT;
-  constexpr int VT = TP_VT;
-  constexpr int NV = NT * VT;
-  constexpr int PIECE = quad_piece<VT>::PIECE;
-  static_assert(NT * (PIECE - VT) >= 2 * PIECE, "four-way tile: too few threads for one level-one piece each");
-  key_type* keys_shared = reinterpret_cast<key_type*>(smem);
-  int* sources = reinterpret_cast<int*>(smem + quad_smem<NV, VT>::KEY_BYTES);
-  // With CHECK_ORDER, per warp for the current level: its first walk's start
-  // (twophase::publish_walk_start) and its last walk's end where the next warp's first walk
-  // continues its merge (else -1); and whether any walk of the tile was not exact.
-  __shared__ int warp_walk_starts[CHECK_ORDER ? NT / twophase::WARP_THREADS : 1];
-  __shared__ int warp_walk_ends[CHECK_ORDER ? NT / twophase::WARP_THREADS : 1];
-  __shared__ int walks_inexact;
-  value_type* vals_shared =
-      reinterpret_cast<value_type*>(smem + quad_smem<NV, VT>::KEY_BYTES + quad_smem<NV, VT>::SOURCE_BYTES);
-  const int tid = threadIdx.x;
-  const size_type diag0 = (size_type)blockIdx.x * NV;
-  const quad_tile_input input = locate_quad_tile<NV>(count, run, cuts, blockIdx.x, check);
-  const size_type(&first)[4] = input.first;
-  const int n0 = input.n0, n1 = input.n1, n2 = input.n2, tile_cnt = input.tile_cnt;
-  int ends[4];
-  input.slice_ends(ends);
-  if (CHECK_ORDER && tid == 0) walks_inexact = 0;
   constexpr size_type NARROW_QUAD_KEYS = 0xffffffffull;  // quads whose offsets fit 32 bits
-  if (input.quad_keys <= NARROW_QUAD_KEYS) {
-    load_quad_input<checked, NT, VT, unsigned>(src, vals_src, input.quad_first, first, ends, tile_cnt, keys_shared,
+  if (quad.starts[4] - quad.starts[0] <= NARROW_QUAD_KEYS) {
+    load_quad_input<checked, NT, VT, unsigned>(src, vals_src, quad.starts[0], first, ends, tile_cnt, keys_shared,
                                                vals_shared, tid);
   } else {
-    load_quad_input<checked, NT, VT, size_type>(src, vals_src, input.quad_first, first, ends, tile_cnt, keys_shared,
+    load_quad_input<checked, NT, VT, size_type>(src, vals_src, quad.starts[0], first, ends, tile_cnt, keys_shared,
                                                 vals_shared, tid);
   }
   __syncthreads();
@@ -289,13 +227,22 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
       twophase::serial_merge<twophase::bounds_lower, PIECE, false>(keys_shared, range, key_compare(), piece_keys,
                                                                    piece_sources);
     }
+    // Every read of the input behind a barrier before the stores over it: the walk check's,
+    // where the walks were exact, else one more.
+    bool exact = false;
     if constexpr (CHECK_ORDER) {
       const bool has_next = tid < pieces && (in_x ? tid + 1 < x_pieces : tid + 1 < pieces);
-      twophase::check_walk_end(warp_walk_ends, base + mp, range.a_begin, has_next, walks_inexact);
+      exact = twophase::walks_tile_exactly(warp_walk_starts, base + mp, range.a_begin, has_next);
+      if (!exact) {
+        // Each part unmerged: its R0 (R2) slice, then its R1 (R3) slice.
+        if (tid < pieces) {
+          twophase::concatenate<PIECE, true>(keys_shared, base, a_cnt, base + a_cnt, diag, produced, piece_keys,
+                                             piece_sources);
+        }
+        if (tid == 0) twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
+      }
     }
-    // Every read of the input behind a barrier before the stores over it.
-    __syncthreads();
-    if (CHECK_ORDER) twophase::walk_ends_meet_next_warps(warp_walk_starts, warp_walk_ends, walks_inexact);
+    if (!exact) __syncthreads();
 #pragma unroll
     for (int i = 0; i < PIECE; ++i) {
       if (i < produced) {
@@ -315,17 +262,17 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
   if (CHECK_ORDER) twophase::publish_walk_start(warp_walk_starts, mp);
   twophase::merge_range range = {mp, nx, y_offset + diag - mp, y_offset + ny};
   twophase::serial_merge<twophase::bounds_lower, VT, checked>(keys_shared, range, key_compare(), keys, indices);
+  // Exact walks have read their input behind the walk check's barrier: the store needs no other.
+  bool exact = false;
   if constexpr (CHECK_ORDER) {
-    twophase::check_walk_end(warp_walk_ends, mp, range.a_begin, VT * (tid + 1) < tile_cnt, walks_inexact);
-    __syncthreads();  // the level's slots
-    twophase::walk_ends_meet_next_warps(warp_walk_starts, warp_walk_ends, walks_inexact);
-    __syncthreads();
-    if (walks_inexact != 0) {
-      // The comparator answered inconsistently: the tile's inputs unmerged, in tile order.
+    const bool has_next = VT * (tid + 1) < tile_cnt;
+    exact = twophase::walks_tile_exactly(warp_walk_starts, mp, range.a_begin, has_next);
+    if (!exact) {
+      // The two parts unmerged: X's, then Y's.
+      if (!checked || diag < tile_cnt) {
+        twophase::concatenate<VT, checked>(keys_shared, 0, nx, y_offset, diag, tile_cnt - diag, keys, indices);
+      }
       if (tid == 0) twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
-      copy_quad_input<checked, NT, VT>(src, vals_src, count, run, cuts, dst + diag0,
-                                       TP_HAS_VALUES ? vals_dst + diag0 : nullptr, check, tid);
-      return;
     }
   }
   if (TP_HAS_VALUES) {
@@ -335,8 +282,7 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
       if (!checked || diag + i < tile_cnt) indices[i] = sources[indices[i]];
     }
   }
-  // With CHECK_ORDER every read of keys_shared is behind the walk checks' barriers.
-  twophase::store_through_shared<NT, VT, checked>(keys, keys_shared, dst + diag0, tile_cnt, tid, CHECK_ORDER);
+  twophase::store_through_shared<NT, VT, checked>(keys, keys_shared, dst + diag0, tile_cnt, tid, exact);
   if (TP_HAS_VALUES) {
     // Every read of `sources` above happened before store_through_shared's last barrier.
 #pragma unroll

@@ -264,33 +264,6 @@ __device__ __forceinline__ bool walks_tile_exactly(const int (&slots)[WARPS], in
   return __syncthreads_or(has_next && next != end) == 0;
 }
 
-// The deferred form of walks_tile_exactly, for kernels that check all their merge levels' walks
-// at once (cta_sort, the four-way tile): a thread whose next thread walks the same merge
-// (`has_next`) and lies in its warp compares its walk's `end` with that thread's `start` now, and
-// sets the shared `inexact` where they differ; lane 31 leaves its end in its warp's slot of `ends`
-// (-1 where it has no next), for walk_ends_meet_next_warps past the next barrier. Every lane calls.
-template <int WARPS>
-__device__ __forceinline__ void check_walk_end(int (&ends)[WARPS], int start, int end, bool has_next,
-                                               int& inexact) {
-  const int tid = threadIdx.x;
-  const int next_in_warp = walk_start_down_warp(start);
-  if (tid % WARP_THREADS != WARP_THREADS - 1) {
-    if (has_next && next_in_warp != end) inexact = 1;
-  } else {
-    ends[tid / WARP_THREADS] = has_next ? end : -1;
-  }
-}
-
-// Past a barrier that follows a level's publish_walk_start and check_walk_end: whether each
-// warp's last walk ended where the next warp's first began, where both walk one merge; one thread
-// a warp boundary checks, and sets the shared `inexact` where not.
-template <int WARPS>
-__device__ __forceinline__ void walk_ends_meet_next_warps(const int (&starts)[WARPS], const int (&ends)[WARPS],
-                                                          int& inexact) {
-  const int w = threadIdx.x;
-  if (w + 1 < WARPS && ends[w] >= 0 && ends[w] != starts[w + 1]) inexact = 1;
-}
-
 // The fallback of a merge whose walks were not exact: this thread's outputs are positions
 // [diag, diag + count) of A then B unmerged (A at a_begin.. + a_count, B at b_begin..), a
 // permutation whatever the comparator answered. `keys_it` as for serial_merge.
