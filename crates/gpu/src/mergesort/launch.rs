@@ -121,12 +121,12 @@ impl MergesortScratch {
         sort: SortLaunch,
         tuning: MergesortTuning,
     ) -> Result<(), GpuError> {
+        let value_bytes = sort.value_bytes();
         let SortLaunch {
             gpu,
             kernels,
             buffers,
             key_bytes,
-            value_bytes,
             trusted,
         } = sort;
         let SortAddresses {

@@ -153,7 +153,6 @@ impl Gpu {
                 kernels: &kernels,
                 buffers,
                 key_bytes: size_of::<K>(),
-                value_bytes,
                 trusted: comp.trusted_order(),
             },
             tuning,
@@ -232,11 +231,16 @@ pub struct SortLaunch<'a> {
     /// At least two keys.
     pub(crate) buffers: SortAddresses,
     pub(crate) key_bytes: usize,
-    /// 0 for keys alone.
-    pub(crate) value_bytes: usize,
     /// Whether the comparator is one of twophase's own orders, trusted to be a strict weak
     /// order ([`DeviceComparator::trusted_order`]).
     pub(crate) trusted: bool,
+}
+
+impl SortLaunch<'_> {
+    /// The bytes of a value (0 for keys alone).
+    pub(crate) fn value_bytes(&self) -> usize {
+        value_bytes(self.buffers.layout)
+    }
 }
 
 /// An in-place device sort, picked by its scratch: the two-phase mergesort

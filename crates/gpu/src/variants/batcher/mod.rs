@@ -146,11 +146,11 @@ impl BatcherScratch {
     /// global stages and one fused launch, ping-ponging with this scratch so that the last
     /// fused launch writes into the caller's buffers.
     fn launch_network(&mut self, sort: SortLaunch, tuning: BatcherTuning) -> Result<(), GpuError> {
+        let value_bytes = sort.value_bytes();
         let SortLaunch {
             gpu,
             kernels,
             key_bytes,
-            value_bytes,
             buffers,
             ..
         } = sort;
