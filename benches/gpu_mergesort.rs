@@ -17,7 +17,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 use twophase::gpu::{
     CudaComparator, DeviceComparator, Gpu, Less, MergesortScratch, MergesortTuning, PrimitiveKey,
-    SortBuffers,
+    SortBuffers, TrustedComparator,
 };
 use twophase_gpu::cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
 
@@ -395,4 +395,14 @@ fn main() {
     // (never trusted: checked kernels).
     let user_less = CudaComparator::new("user_less", "return a < b;", |a: &u32, b: &u32| a < b);
     bench.run::<u32, _>("u32-user", false, &[], &user_less);
+    // The same comparator vouched for (`unsafe`): the unchecked kernels of twophase's own orders.
+    // SAFETY: `a < b` on u32 is a strict weak order, in CUDA and in Rust.
+    let vouched = unsafe {
+        TrustedComparator::new(CudaComparator::new(
+            "user_less",
+            "return a < b;",
+            |a: &u32, b: &u32| a < b,
+        ))
+    };
+    bench.run::<u32, _>("u32-user-trusted", false, &[], &vouched);
 }

@@ -6,7 +6,7 @@ pub use twophase_gpu::merge::{MergeAlgorithm, MergeBuffers, MergeSlices, MergeTu
 pub use twophase_gpu::mergesort::{DeviceSort, MergesortScratch, MergesortTuning, SortBuffers};
 pub use twophase_gpu::{
     CudaComparator, DeviceComparator, DeviceKey, DeviceValue, FloatKey, Gpu, GpuError, Greater,
-    Less, MergeScratch, PrimitiveKey, ProgramTuning, TotalOrder, TotalOrderDesc,
+    Less, MergeScratch, PrimitiveKey, ProgramTuning, TotalOrder, TotalOrderDesc, TrustedComparator,
 };
 
 /// The process-wide GPU the crate-root calls (`twophase::sort`, ...) use: device 0, opened on

@@ -28,7 +28,7 @@ pub use twophase_gpu::SearchBound;
 /// The key, value and comparator vocabulary of both backends.
 pub use twophase_gpu::{
     CudaComparator, DeviceComparator, DeviceKey, DeviceValue, Greater, Less, PrimitiveKey,
-    TotalOrder, TotalOrderDesc,
+    TotalOrder, TotalOrderDesc, TrustedComparator,
 };
 #[doc = include_str!("../docs/search.md")]
 pub mod search_guide {}

@@ -885,7 +885,7 @@ fn device_sort<C: DeviceComparator<u32>>(
     );
     let sorted = device_ok_or_named(gpu, call, || scratch.check(gpu), NAMES_SORT, case);
     let got = keys.download(gpu, case);
-    if sorted && comp.trusted_order() {
+    if sorted && twophase_gpu::compare::is_trusted(comp) {
         assert!(got.windows(2).all(|w| w[0] <= w[1]), "{case}: not sorted");
     }
     let values = positions(input.len());
@@ -1473,13 +1473,16 @@ fn bad_scans_are_named() {
 
             // A snippet that does nothing: the launch itself must refuse the scan.
             let c = case("Gpu::load_balance_for_each_device");
-            let call = gpu.load_balance_for_each_device(
-                &d_scan.view(),
-                total,
-                &LoadBalanceOp::none(),
-                &[],
-                &mut scratch.search,
-            );
+            // SAFETY: the snippet is empty: it touches no memory.
+            let call = unsafe {
+                gpu.load_balance_for_each_device(
+                    &d_scan.view(),
+                    total,
+                    &LoadBalanceOp::none(),
+                    &[],
+                    &mut scratch.search,
+                )
+            };
             device_expect_named(gpu, &mut scratch.search, call, NAMES_SCAN, &c);
         }
     });

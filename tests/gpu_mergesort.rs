@@ -10,7 +10,7 @@ use rand::Rng;
 use rayon::prelude::*;
 use twophase::gpu::{
     DeviceComparator, DeviceKey, Gpu, Greater, Less, MergesortScratch, MergesortTuning,
-    SortBuffers, TotalOrder,
+    SortBuffers, TotalOrder, TrustedComparator,
 };
 use twophase_gpu::cudarc::driver::DeviceRepr;
 
@@ -96,7 +96,15 @@ fn mergesort_user_struct_custom_comparator_is_stable() {
         tuning.pass_plan(four_way).1 > 0,
         "{four_way} keys take no four-way pass"
     );
-    for n in sizes(tuning).into_iter().chain([four_way]) {
+    // SAFETY: descending by `key` is a strict weak order on every `Rec`, in CUDA and Rust alike.
+    let vouched = unsafe { TrustedComparator::new(rec_key_descending()) };
+    // The checked kernels (a user comparator), then the unchecked ones (vouched for).
+    let comps: [&dyn DeviceComparator<Rec>; 2] = [&comp, &vouched];
+    for (n, comp) in sizes(tuning)
+        .into_iter()
+        .chain([four_way])
+        .flat_map(|n| comps.map(|comp| (n, comp)))
+    {
         for distinct in [1u32, 5, u32::MAX] {
             let input: Vec<Rec> = (0..n as u32)
                 .map(|tag| Rec {
@@ -113,7 +121,11 @@ fn mergesort_user_struct_custom_comparator_is_stable() {
                 .expect("poison sort");
             let mut got = input.clone();
             gpu.mergesort(&mut got, &comp).expect("user struct sort");
-            assert_eq!(got, expected, "n = {n}, distinct = {distinct}");
+            let trusted = twophase_gpu::compare::is_trusted(&comp);
+            assert_eq!(
+                got, expected,
+                "n = {n}, distinct = {distinct}, trusted {trusted}"
+            );
         }
     }
 }

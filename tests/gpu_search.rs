@@ -363,13 +363,17 @@ fn interval_expand_move_and_snippet_match_brute_force() {
             let stream = gpu.stream();
             let (seg_ptr, _a) = dseg.device_ptr(stream);
             let (rank_ptr, _b) = drank.device_ptr(stream);
-            gpu.load_balance_for_each_device(
-                &dscan.slice(..scan32.len()),
-                total,
-                &op,
-                &[seg_ptr, rank_ptr, u64::from(key)],
-                &mut scratch,
-            )
+            // SAFETY: the snippet writes `seg` and `rank` at `item`, which is below `total`, the
+            // length of both buffers, and both outlive the download below, which waits for it.
+            unsafe {
+                gpu.load_balance_for_each_device(
+                    &dscan.slice(..scan32.len()),
+                    total,
+                    &op,
+                    &[seg_ptr, rank_ptr, u64::from(key)],
+                    &mut scratch,
+                )
+            }
             .expect("for each");
         }
         let seg = gpu.stream().clone_dtoh(&dseg).expect("download");

@@ -9,6 +9,13 @@ mod sealed {
     /// Keeps [`PrimitiveKey`](super::PrimitiveKey) to the types of this file: the built-in
     /// comparators trust their order on exactly these.
     pub trait Sealed {}
+
+    /// The argument of [`DeviceComparator::trusted_order`](super::DeviceComparator::trusted_order):
+    /// no type outside this crate can name it, so no impl outside it can override that method.
+    /// Trust is given by this crate's own orders, or by the caller through the `unsafe`
+    /// [`TrustedComparator::new`](super::TrustedComparator::new).
+    #[derive(Clone, Copy, Debug)]
+    pub struct TrustToken;
 }
 
 /// The primitive numeric keys, for which `a < b` means the same in Rust and CUDA: the integers
@@ -79,11 +86,28 @@ pub trait DeviceComparator<K: DeviceKey>: Send + Sync {
     fn equivalents_identical(&self) -> bool {
         false
     }
-    /// Whether this is one of twophase's own strict weak orders on its own key types ([`Less`]
-    /// and [`Greater`] on integers, the float total orders): then no input can make it
-    /// inconsistent, and the mergesort skips the device-side checks that keep an inconsistent
-    /// order from losing keys. False by default: a user comparator is always checked.
-    fn trusted_order(&self) -> bool {
+    /// Whether this order is known to be a strict weak order on every input: one of twophase's
+    /// own orders on its own key types ([`Less`] and [`Greater`] on integers, the float total
+    /// orders), or a comparator wrapped in the `unsafe` [`TrustedComparator::new`]. Then the
+    /// mergesort skips the device-side checks that keep an inconsistent order from losing keys
+    /// or leaving its tiles. False by default: a user comparator is always checked.
+    ///
+    /// Its argument cannot be named outside this crate, so no other impl can override it: the
+    /// checks' absence would let an inconsistent comparator reach out-of-bounds memory, which
+    /// safe code must not.
+    ///
+    /// ```compile_fail
+    /// use std::borrow::Cow;
+    /// use twophase_gpu::DeviceComparator;
+    /// struct Claims;
+    /// impl DeviceComparator<u32> for Claims {
+    ///     fn name(&self) -> Cow<'_, str> { "claims".into() }
+    ///     fn cuda_body(&self) -> Cow<'_, str> { "return a <= b;".into() }
+    ///     fn is_less(&self, a: &u32, b: &u32) -> bool { a <= b }
+    ///     fn trusted_order(&self, _: twophase_gpu::compare::TrustToken) -> bool { true }
+    /// }
+    /// ```
+    fn trusted_order(&self, _token: sealed::TrustToken) -> bool {
         false
     }
 }
@@ -117,7 +141,7 @@ macro_rules! builtin_comparators {
             fn equivalents_identical(&self) -> bool {
                 $identical
             }
-            fn trusted_order(&self) -> bool {
+            fn trusted_order(&self, _token: sealed::TrustToken) -> bool {
                 true
             }
             fn name(&self) -> Cow<'_, str> {
@@ -205,9 +229,69 @@ impl<K: DeviceKey, C: DeviceComparator<K> + ?Sized> DeviceComparator<K> for &C {
     fn equivalents_identical(&self) -> bool {
         (**self).equivalents_identical()
     }
-    fn trusted_order(&self) -> bool {
-        (**self).trusted_order()
+    fn trusted_order(&self, token: sealed::TrustToken) -> bool {
+        (**self).trusted_order(token)
     }
+}
+
+/// A comparator its caller vouches for: a strict weak order on every key it will be given, in
+/// CUDA and in Rust alike. The mergesort then runs the kernels of twophase's own orders, which
+/// carry none of the device-side checks that keep an inconsistent comparator from losing keys
+/// (a user comparator's sort pays about 5% for them at 2^27 keys on an H100; docs/tuning.md).
+///
+/// Everything else is as for `comp`: its name, CUDA body, helpers, Rust predicate and
+/// [`equivalents_identical`](DeviceComparator::equivalents_identical).
+#[derive(Clone, Copy, Debug)]
+pub struct TrustedComparator<C>(C);
+
+impl<C> TrustedComparator<C> {
+    /// Trust `comp` to be a strict weak order.
+    ///
+    /// # Safety
+    ///
+    /// For every pair of keys a call will compare, `comp`'s CUDA body must answer the same each
+    /// time and be a strict weak order (irreflexive, transitive, with transitive
+    /// incomparability) over the keys of that call. Otherwise the sorting kernels' partitions
+    /// need not be monotone, and the tiles built on them may read and write outside their
+    /// buffers: undefined behaviour. (`<` on floats with NaN, `<=` and hashes are not strict weak
+    /// orders.)
+    pub unsafe fn new(comp: C) -> Self {
+        TrustedComparator(comp)
+    }
+
+    /// The comparator inside.
+    pub fn into_inner(self) -> C {
+        self.0
+    }
+}
+
+impl<K: DeviceKey, C: DeviceComparator<K>> DeviceComparator<K> for TrustedComparator<C> {
+    fn name(&self) -> Cow<'_, str> {
+        self.0.name()
+    }
+    fn cuda_body(&self) -> Cow<'_, str> {
+        self.0.cuda_body()
+    }
+    fn cuda_helpers(&self) -> Cow<'_, str> {
+        self.0.cuda_helpers()
+    }
+    fn is_less(&self, a: &K, b: &K) -> bool {
+        self.0.is_less(a, b)
+    }
+    fn equivalents_identical(&self) -> bool {
+        self.0.equivalents_identical()
+    }
+    // SAFETY-relevant: sound because `TrustedComparator::new` is `unsafe`; its caller promised a
+    // strict weak order.
+    fn trusted_order(&self, _token: sealed::TrustToken) -> bool {
+        true
+    }
+}
+
+/// Whether `comp` is trusted to be a strict weak order (see
+/// [`DeviceComparator::trusted_order`]): the mergesort then compiles its unchecked kernels.
+pub fn is_trusted<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(comp: &C) -> bool {
+    comp.trusted_order(sealed::TrustToken)
 }
 
 /// `text` as a C identifier fragment: letters, digits and `_` kept, anything else `_` (program

@@ -29,7 +29,9 @@ pub mod sorted_search;
 pub mod variants;
 
 pub use compare::PrimitiveKey;
-pub use compare::{CudaComparator, DeviceComparator, Greater, Less, TotalOrder, TotalOrderDesc};
+pub use compare::{
+    CudaComparator, DeviceComparator, Greater, Less, TotalOrder, TotalOrderDesc, TrustedComparator,
+};
 pub use error::GpuError;
 pub use key::{DeviceKey, DeviceValue, FloatKey};
 pub use load_balance::{LoadBalanceOp, LoadBalanceTuning, OpArgs};

@@ -16,10 +16,31 @@ use crate::runtime::status::{
     STATUS_POSITION_INVALID, STATUS_SCAN_INVALID, STATUS_SECOND_UNSORTED,
 };
 
+mod sealed {
+    /// Keeps [`DeviceIndex`](super::DeviceIndex) to `u32`, `u64` and `usize`: the kernels index
+    /// memory with these values, so a CUDA type or maximum that disagreed with the Rust type
+    /// would let them write outside their buffers.
+    pub trait Sealed {}
+}
+
 /// An index type of the load-balancing search and sorted search: segment starts, segment ids,
 /// ranks and search results. `u32` halves the bytes moved but limits totals, segment counts and
 /// haystack lengths to `u32::MAX`; `u64` (and `usize` on 64-bit targets) has no practical limit.
-pub trait DeviceIndex: bytemuck::Pod + Send + Sync + 'static {
+/// Sealed: only those three.
+///
+/// ```compile_fail
+/// #[derive(Clone, Copy)]
+/// #[repr(transparent)]
+/// struct Narrow(u8);
+/// // SAFETY: a plain byte.
+/// unsafe impl bytemuck::Zeroable for Narrow {}
+/// unsafe impl bytemuck::Pod for Narrow {}
+/// impl twophase_gpu::DeviceIndex for Narrow {
+///     const CUDA_TYPE: &'static str = "unsigned long long";
+///     const MAX: u64 = u64::MAX;
+/// }
+/// ```
+pub trait DeviceIndex: bytemuck::Pod + Send + Sync + sealed::Sealed + 'static {
     /// The CUDA type of identical layout.
     const CUDA_TYPE: &'static str;
     /// The largest value the type holds.
@@ -153,6 +174,9 @@ pub trait HostIndex: DeviceIndex + Copy {
 /// of identical layout (every one widens to `u64` without loss).
 macro_rules! index_types {
     ($($(#[$attr:meta])* $ty:ty => $cuda:literal,)*) => {$(
+        $(#[$attr])*
+        impl sealed::Sealed for $ty {}
+
         $(#[$attr])*
         impl DeviceIndex for $ty {
             const CUDA_TYPE: &'static str = $cuda;

@@ -19,7 +19,7 @@ fn user_less() -> impl DeviceComparator<u32> {
 
 fn checked_programs() -> Vec<Program> {
     let comp = user_less();
-    assert!(!comp.trusted_order());
+    assert!(!twophase_gpu::compare::is_trusted(&comp));
     let pairs = Some((4, 4));
     let mut programs = Vec::new();
     for values in [None, pairs] {
@@ -74,4 +74,43 @@ fn checked_merge_and_mergesort_kernels_compile() {
             .collect()
     });
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Only twophase's own orders, and a comparator its caller vouched for with the `unsafe`
+/// `TrustedComparator::new`, compile the unchecked kernels; the generated prelude says which.
+#[test]
+fn only_vouched_comparators_compile_the_unchecked_kernels() {
+    use twophase_gpu::compare::is_trusted;
+    use twophase_gpu::{Less, TotalOrder, TrustedComparator};
+    let prelude_says = |program: &Program, trusted: bool| {
+        program
+            .source
+            .contains(&format!("static constexpr bool trusted_order = {trusted};"))
+    };
+    let tuning = MergesortTuning::for_types(4, 0);
+    let user = user_less();
+    assert!(!is_trusted(&user));
+    assert!(prelude_says(&tuning.program::<u32, _>(&user, None), false));
+    assert!(
+        !is_trusted(&&user),
+        "a reference trusts as its comparator does"
+    );
+
+    // SAFETY: `a < b` on u32 is a strict weak order, in CUDA and in Rust.
+    let vouched = unsafe { TrustedComparator::new(user_less()) };
+    assert!(is_trusted(&vouched));
+    let program = tuning.program::<u32, _>(&vouched, None);
+    assert!(prelude_says(&program, true));
+    assert!(
+        program.source.contains("return a < b;"),
+        "the body is the user's"
+    );
+    assert_ne!(
+        program.key,
+        tuning.program::<u32, _>(&user, None).key,
+        "the checked and unchecked programs are cached apart"
+    );
+
+    assert!(is_trusted::<u32, _>(&Less));
+    assert!(is_trusted::<f32, _>(&TotalOrder));
 }

@@ -174,7 +174,14 @@ impl Gpu {
     /// The scan is checked on the device: the snippet runs only for the items of tiles whose part
     /// of the scan is valid, always with `item < total`, `segment < scan.len()` and
     /// `rank <= item`; [`SearchScratch::check`] reports an invalid scan.
-    pub fn load_balance_for_each_device<I: DeviceIndex>(
+    ///
+    /// # Safety
+    ///
+    /// `op` is CUDA code that the kernel runs as it is, and `args` reach it as raw numbers: every
+    /// memory access the snippet makes, for any (item, segment, rank) above, must be valid (in
+    /// bounds of live device allocations, free of data races with other work on the device)
+    /// until this stream's work is done. twophase checks the scan, not what the snippet does.
+    pub unsafe fn load_balance_for_each_device<I: DeviceIndex>(
         &self,
         scan: &dyn DevicePtr<I>,
         total: usize,

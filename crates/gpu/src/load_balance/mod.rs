@@ -57,8 +57,9 @@ pub struct OpArgs(pub [u64; OP_ARGS]);
 /// [`OpArgs`] given at launch. Items are handed out in strided order inside a tile (consecutive
 /// threads get consecutive items), so item-indexed accesses coalesce.
 ///
-/// The snippet is trusted code, like a comparator body: it runs with the device's full access,
-/// and the pointers it is given must be valid for what it does with them.
+/// The snippet runs with the device's full access, and the addresses it is given must be valid
+/// for what it does with them: the call that runs it,
+/// [`Gpu::load_balance_for_each_device`](crate::Gpu::load_balance_for_each_device), is `unsafe`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct LoadBalanceOp {
     name: String,

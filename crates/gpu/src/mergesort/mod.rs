@@ -153,7 +153,7 @@ impl Gpu {
                 kernels: &kernels,
                 buffers,
                 key_bytes: size_of::<K>(),
-                trusted: comp.trusted_order(),
+                trusted: crate::compare::is_trusted(comp),
             },
             tuning,
         )

@@ -151,7 +151,7 @@ pub fn program_id<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
         comp.cuda_helpers(),
         comp.cuda_body(),
         comp.equivalents_identical(),
-        comp.trusted_order()
+        crate::compare::is_trusted(comp)
     );
     (key, name)
 }
@@ -285,7 +285,7 @@ pub fn program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
     source.push_str(&format!(
         "struct key_compare {{\n  static constexpr bool equivalents_identical = {identical};\n  static constexpr bool trusted_order = {trusted};\n  __device__ __forceinline__ bool operator()(const key_type& a, const key_type& b) const {{\n",
         identical = comp.equivalents_identical(),
-        trusted = comp.trusted_order(),
+        trusted = crate::compare::is_trusted(comp),
     ));
     push_user_snippet(
         &mut source,
