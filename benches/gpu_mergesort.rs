@@ -11,13 +11,14 @@ use common::{
     copy_rate_gbs, device_name, load_results, median, open_gpu, random_keys, time_events, SIZES,
 };
 
+use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::time::Instant;
 
 use rayon::prelude::*;
 use twophase::gpu::{
-    CudaComparator, DeviceComparator, Gpu, Less, MergesortScratch, MergesortTuning, PrimitiveKey,
-    SortBuffers, TrustedComparator,
+    CudaComparator, DeviceComparator, DeviceKey, Gpu, Less, MergesortScratch, MergesortTuning,
+    PrimitiveKey, SortBuffers, TotalOrder, TrustedComparator,
 };
 use twophase_gpu::cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
 
@@ -110,14 +111,36 @@ fn load_cub() -> HashMap<(String, u32), f64> {
     load_results("TWOPHASE_CUB_SORT_RESULTS")
 }
 
-/// Checks a sorted (keys, values = input positions) result in O(n): sorted, each value names its
-/// key's input position exactly once, equal keys in input order.
-fn check_stable<K: Ord + Copy>(input: &[K], keys: &[K], values: &[u32]) -> bool {
+/// `comp` as a total `Ordering`, for std's sorts of the expected results.
+fn ordering<K, C: DeviceComparator<K>>(comp: &C) -> impl Fn(&K, &K) -> Ordering + Sync + '_
+where
+    K: DeviceKey,
+{
+    move |x, y| {
+        if comp.is_less(x, y) {
+            Ordering::Less
+        } else if comp.is_less(y, x) {
+            Ordering::Greater
+        } else {
+            Ordering::Equal
+        }
+    }
+}
+
+/// Checks a sorted (keys, values = input positions) result in O(n): sorted under `comp`, each
+/// value names its key's input position (same bits) exactly once, equivalent keys in input order.
+fn check_stable<K: DeviceKey, C: DeviceComparator<K>>(
+    input: &[K],
+    keys: &[K],
+    values: &[u32],
+    comp: &C,
+) -> bool {
+    let same = |x: &K, y: &K| bytemuck::bytes_of(x) == bytemuck::bytes_of(y);
     let mut seen = vec![false; input.len()];
-    keys.windows(2).all(|w| w[0] <= w[1])
+    keys.windows(2).all(|w| !comp.is_less(&w[1], &w[0]))
         && keys.iter().zip(values).all(|(k, &v)| {
             let v = v as usize;
-            let fresh = v < input.len() && !seen[v] && input[v] == *k;
+            let fresh = v < input.len() && !seen[v] && same(&input[v], k);
             if v < input.len() {
                 seen[v] = true;
             }
@@ -126,7 +149,7 @@ fn check_stable<K: Ord + Copy>(input: &[K], keys: &[K], values: &[u32]) -> bool 
         && keys
             .windows(2)
             .zip(values.windows(2))
-            .all(|(k, v)| k[0] != k[1] || v[0] < v[1])
+            .all(|(k, v)| comp.is_less(&k[0], &k[1]) || v[0] < v[1])
 }
 
 /// Environment variable: when set, time the shipped tunings only (no sweeps, no alternation of
@@ -178,7 +201,7 @@ impl Bench<'_> {
     /// or, in the profile mode, each configuration sorted once for the profiler.
     fn run<K, C>(&self, kind: &str, pairs: bool, sweep: &[Sweep], comp: &C)
     where
-        K: PrimitiveKey + DeviceRepr + ValidAsZeroBits + Ord + Send + Sync + std::fmt::Debug,
+        K: PrimitiveKey + DeviceRepr + ValidAsZeroBits + Send + Sync + std::fmt::Debug,
         C: DeviceComparator<K>,
         rand::distributions::Standard: rand::distributions::Distribution<K>,
     {
@@ -203,7 +226,7 @@ impl Bench<'_> {
             let input: Vec<K> = random_keys(n, seed);
             let positions: Vec<u32> = (0..n as u32).collect();
             let mut sorted_input = input.clone();
-            sorted_input.par_sort_unstable();
+            sorted_input.par_sort_unstable_by(ordering(comp));
             let pristine = stream.clone_htod(&input).expect("upload");
             let pristine_values = stream.clone_htod(&positions).expect("upload");
             let mut keys: CudaSlice<K> = stream.alloc_zeros(n).expect("alloc");
@@ -254,12 +277,14 @@ impl Bench<'_> {
             if pairs {
                 let got_values = stream.clone_dtoh(&values).expect("download");
                 assert!(
-                    check_stable(&input, &got, &got_values),
+                    check_stable(&input, &got, &got_values, comp),
                     "{kind} 2^{log2n}: GPU sort is not a stable sort of the input"
                 );
             } else {
+                // Keys alone whose equivalents are identical: std's unstable sort is the answer.
                 assert!(
-                    got == sorted_input,
+                    bytemuck::cast_slice::<K, u8>(&got)
+                        == bytemuck::cast_slice::<K, u8>(&sorted_input),
                     "{kind} 2^{log2n}: GPU sort differs from std"
                 );
             }
@@ -391,6 +416,10 @@ fn main() {
     bench.run::<u32, _>("u32", false, &U32_SWEEP, &Less);
     bench.run::<u64, _>("u64", false, &U64_SWEEP, &Less);
     bench.run::<u32, _>("u32-pairs", true, &PAIRS_SWEEP, &Less);
+    // Floats under the IEEE total order (the calls without a comparator), sorted as their
+    // integer images.
+    bench.run::<f32, _>("f32", false, &[], &TotalOrder);
+    bench.run::<f64, _>("f64", false, &[], &TotalOrder);
     // A user comparator with the same order as `Less`: the sort a user's own comparator gets
     // (never trusted: checked kernels).
     let user_less = CudaComparator::new("user_less", "return a < b;", |a: &u32, b: &u32| a < b);

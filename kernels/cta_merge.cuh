@@ -111,6 +111,14 @@ __device__ __forceinline__ unsigned walk_inputs_unsorted(const key_t* keys_share
   return bits != 0 ? bits : (unsigned)STATUS_ORDER_INCONSISTENT;
 }
 
+// The identity map of stored keys (cta_merge's default `out_map`).
+struct same_key {
+  template <typename key_t>
+  __device__ __forceinline__ key_t operator()(const key_t& k) const {
+    return k;
+  }
+};
+
 // Merge one tile: outputs [diag0, diag0 + tile_cnt) of the whole merge, from a[a0, a0 + a_cnt) and
 // b[b0, b0 + tile_cnt - a_cnt) (0 <= a_cnt <= tile_cnt: the caller's ranges are valid). `checked`
 // is the form for a partial (last) tile. With HAS_VALUES, values are gathered from global memory by
@@ -128,13 +136,16 @@ __device__ __forceinline__ unsigned walk_inputs_unsorted(const key_t* keys_share
 //   exact walks hold each input's pairs inside the walk in order, under a strict weak order) and
 //   the pair of each input across its walk's start; thread 0 the pairs across the tile's start,
 //   from global memory. Only a failed check reads the inputs again to name the culprit.
+// `out_map` maps each key as it is stored (the mergesort's last pass: back from the keys' integer
+// image); the identity by default.
 template <int NT, int VT, bool checked, bool HAS_VALUES, bool CHECK_SORTED, bool CHECK_WALKS, unsigned WALK_STATUS,
-          typename key_t, typename value_t, typename comp_t>
+          typename key_t, typename value_t, typename comp_t, typename out_map_t = same_key>
 __device__ __forceinline__ void cta_merge(const key_t* __restrict__ a, const key_t* __restrict__ b,
                                           key_t* __restrict__ out, const value_t* __restrict__ a_vals,
                                           const value_t* __restrict__ b_vals, value_t* __restrict__ out_vals,
                                           size_type a0, size_type b0, size_type diag0, int a_cnt, int tile_cnt,
-                                          unsigned char* smem, const input_check& check, comp_t comp) {
+                                          unsigned char* smem, const input_check& check, comp_t comp,
+                                          out_map_t out_map = out_map_t()) {
   static_assert(!CHECK_SORTED || CHECK_WALKS, "the order check relies on exact walks");
   static_assert(NT % 32 == 0, "the walk check passes merge paths down whole warps");
   constexpr int WARPS = NT / 32;
@@ -190,7 +201,7 @@ __device__ __forceinline__ void cta_merge(const key_t* __restrict__ a, const key
     if (has_next) missed = next_walk_start(warp_walk_starts, next_in_warp) != range.a_begin;
   }
 #pragma unroll
-  for (int i = 0; i < VT; ++i) keys_shared[VT * tid + i] = keys[i];
+  for (int i = 0; i < VT; ++i) keys_shared[VT * tid + i] = out_map(keys[i]);
   bool unmerged = false;
   if (CHECK_WALKS) {
     unmerged = __syncthreads_or(missed) != 0;
@@ -202,7 +213,7 @@ __device__ __forceinline__ void cta_merge(const key_t* __restrict__ a, const key
     // The walks did not tile the merge: A then B as they are, from global memory.
     const tile_inputs<key_t> inputs = {a + a0, b + b0, a_cnt};
 #pragma unroll 1
-    for (int idx = tid; idx < tile_cnt; idx += NT) out[diag0 + idx] = inputs[idx];
+    for (int idx = tid; idx < tile_cnt; idx += NT) out[diag0 + idx] = out_map(inputs[idx]);
     if (HAS_VALUES) {
       const tile_inputs<value_t> values = {a_vals + a0, b_vals + b0, a_cnt};
 #pragma unroll 1

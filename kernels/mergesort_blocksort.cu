@@ -21,6 +21,7 @@ struct blocksort_params {
   key_type* keys_out;
   value_type* vals_out;
   unsigned long long* status;
+  unsigned image_out;
 };
 
 struct mergesort_partition_params {
@@ -47,6 +48,7 @@ struct mergesort_tile_params {
   unsigned long long* status;
   unsigned long long* repair;
   unsigned generation;
+  unsigned image_out;
 };
 
 struct mergesort_quad_partition_params {
@@ -75,8 +77,29 @@ struct mergesort_quad_tile_params {
   unsigned long long* status;
   unsigned long long* cuts_repair;
   unsigned generation;
+  unsigned image_out;
 };
 }  // namespace twophase
+
+// Keys sorted as their integer image (an order-preserving bijection onto an unsigned integer,
+// such as the IEEE total order of floats; the host's KeyImage): the comparator's helpers define
+// TP_KEY_IMAGE with the map and its inverse, key_type is the unsigned integer and key_compare
+// its `<`. The block sort maps the keys as it loads them, the sort's last kernel (its
+// `image_out`) maps them back as it stores them; every key in between is an image. Without an
+// image both maps are the identity and compile away.
+#ifndef TP_KEY_IMAGE
+#define TP_KEY_IMAGE 0
+__device__ __forceinline__ key_type twophase_key_image(key_type x) { return x; }
+__device__ __forceinline__ key_type twophase_key_from_image(key_type y) { return y; }
+#endif
+
+// The map of a kernel's stored keys: back from the image in the sort's last kernel.
+struct key_image_out {
+  bool last;
+  __device__ __forceinline__ key_type operator()(key_type y) const {
+    return TP_KEY_IMAGE && last ? twophase_key_from_image(y) : y;
+  }
+};
 
 // Programmatic dependent launch (sm_90+): every kernel of the sort after the block sort is launched
 // as a programmatic dependent of the one before, so that its blocks are scheduled while the
@@ -128,7 +151,7 @@ struct pass_smem {
 template <bool checked>
 __device__ __forceinline__ void blocksort_tile(const key_type* keys_in, const value_type* vals_in, size_type count,
                                                key_type* keys_out, value_type* vals_out, unsigned char* smem,
-                                               const twophase::input_check& check) {
+                                               const twophase::input_check& check, key_image_out image_out) {
   constexpr int NT = TP_NT;
   constexpr int VT = TP_VT;
   constexpr int NV = NT * VT;
@@ -143,12 +166,14 @@ __device__ __forceinline__ void blocksort_tile(const key_type* keys_in, const va
 #pragma unroll
   for (int i = 0; i < VT; ++i) {
     const int pos = VT * tid + i;
-    keys[i] = keys_shared[checked ? min(pos, tile_cnt - 1) : pos];
+    keys[i] = twophase_key_image(keys_shared[checked ? min(pos, tile_cnt - 1) : pos]);
     ids[i] = pos;
   }
   int* sort_ids_shared = reinterpret_cast<int*>(smem + blocksort_smem<NV>::KEY_BYTES);
   twophase::cta_sort<NT, VT, checked, TP_HAS_VALUES, CHECK_ORDER>(keys, ids, tile_cnt, keys_shared, sort_ids_shared,
                                                                    check, key_compare());
+#pragma unroll
+  for (int i = 0; i < VT; ++i) keys[i] = image_out(keys[i]);
   twophase::store_through_shared<NT, VT, checked>(keys, keys_shared, keys_out + tile_start, tile_cnt, tid);
   if (TP_HAS_VALUES) {
     // The tile's values, coalesced, and each output's tile position, strided, over the sort's
@@ -176,15 +201,16 @@ __device__ __forceinline__ void blocksort_tile(const key_type* keys_in, const va
 
 extern "C" __global__ void __launch_bounds__(TP_NT)
     twophase_blocksort(const key_type* keys_in, const value_type* vals_in, size_type count, key_type* keys_out,
-                       value_type* vals_out, unsigned long long* status) {
+                       value_type* vals_out, unsigned long long* status, unsigned image_out) {
   constexpr int NV = TP_NT * TP_VT;
   extern __shared__ __align__(16) unsigned char smem[];
   follow_previous_kernel();
   // Only the status word: the block sort has no partitions to repair.
   const twophase::input_check check = {status, nullptr, 0};
+  const key_image_out map_out = {image_out != 0};
   if ((size_type)(blockIdx.x + 1) * NV <= count) {
-    blocksort_tile<false>(keys_in, vals_in, count, keys_out, vals_out, smem, check);
+    blocksort_tile<false>(keys_in, vals_in, count, keys_out, vals_out, smem, check, map_out);
   } else {
-    blocksort_tile<true>(keys_in, vals_in, count, keys_out, vals_out, smem, check);
+    blocksort_tile<true>(keys_in, vals_in, count, keys_out, vals_out, smem, check, map_out);
   }
 }

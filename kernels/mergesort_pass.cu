@@ -64,7 +64,8 @@ extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
     twophase_mergesort_tile(const key_type* __restrict__ src, size_type count, size_type run,
                             const size_type* __restrict__ partitions, key_type* __restrict__ dst,
                             const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst,
-                            unsigned long long* status, unsigned long long* repair, unsigned generation) {
+                            unsigned long long* status, unsigned long long* repair, unsigned generation,
+                            unsigned image_out) {
   constexpr int NT = TP_PASS_NT;
   constexpr int VT = TP_VT;
   constexpr int NV = NT * VT;
@@ -111,9 +112,11 @@ extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
   constexpr unsigned WALK_STATUS = twophase::STATUS_ORDER_INCONSISTENT;
   if (tile_cnt == NV) {
     twophase::cta_merge<NT, VT, false, TP_HAS_VALUES, false, CHECK_ORDER, WALK_STATUS>(
-        src, src, dst, vals_src, vals_src, vals_dst, a0, b0, diag0, a_cnt, tile_cnt, smem, check, key_compare());
+        src, src, dst, vals_src, vals_src, vals_dst, a0, b0, diag0, a_cnt, tile_cnt, smem, check, key_compare(),
+        key_image_out{image_out != 0});
   } else {
     twophase::cta_merge<NT, VT, true, TP_HAS_VALUES, false, CHECK_ORDER, WALK_STATUS>(
-        src, src, dst, vals_src, vals_src, vals_dst, a0, b0, diag0, a_cnt, tile_cnt, smem, check, key_compare());
+        src, src, dst, vals_src, vals_src, vals_dst, a0, b0, diag0, a_cnt, tile_cnt, smem, check, key_compare(),
+        key_image_out{image_out != 0});
   }
 }

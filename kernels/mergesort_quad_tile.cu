@@ -114,7 +114,8 @@ template <bool checked>
 __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size_type count, size_type run,
                                           const size_type* __restrict__ cuts, key_type* __restrict__ dst,
                                           const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst,
-                                          unsigned char* smem, const twophase::input_check& check) {
+                                          unsigned char* smem, const twophase::input_check& check,
+                                          key_image_out image_out) {
   constexpr int NT = TP_QUAD_NT;
   constexpr int VT = TP_VT;
   constexpr int NV = NT * VT;
@@ -282,6 +283,8 @@ __device__ __forceinline__ void quad_tile(const key_type* __restrict__ src, size
       if (!checked || diag + i < tile_cnt) indices[i] = sources[indices[i]];
     }
   }
+#pragma unroll
+  for (int i = 0; i < VT; ++i) keys[i] = image_out(keys[i]);
   twophase::store_through_shared<NT, VT, checked>(keys, keys_shared, dst + diag0, tile_cnt, tid, exact);
   if (TP_HAS_VALUES) {
     // Every read of `sources` above happened before store_through_shared's last barrier.
@@ -312,7 +315,8 @@ extern "C" __global__ void __launch_bounds__(TP_QUAD_NT, QUAD_MIN_BLOCKS_PER_SM)
     twophase_mergesort_quad_tile(const key_type* __restrict__ src, size_type count, size_type run,
                                  const size_type* __restrict__ cuts, key_type* __restrict__ dst,
                                  const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst,
-                                 unsigned long long* status, unsigned long long* cuts_repair, unsigned generation) {
+                                 unsigned long long* status, unsigned long long* cuts_repair, unsigned generation,
+                                 unsigned image_out) {
   constexpr int NV = TP_QUAD_NT * TP_VT;
   // Dynamic: quad_smem<NV, TP_VT>::BYTES (MergesortTuning::quad_shared_bytes), past 48 KiB for
   // the larger tiles.
@@ -320,9 +324,9 @@ extern "C" __global__ void __launch_bounds__(TP_QUAD_NT, QUAD_MIN_BLOCKS_PER_SM)
   follow_previous_kernel();
   const twophase::input_check check = {status, cuts_repair, generation};
   if ((size_type)(blockIdx.x + 1) * NV <= count) {
-    quad_tile<false>(src, count, run, cuts, dst, vals_src, vals_dst, smem, check);
+    quad_tile<false>(src, count, run, cuts, dst, vals_src, vals_dst, smem, check, key_image_out{image_out != 0});
   } else {
-    quad_tile<true>(src, count, run, cuts, dst, vals_src, vals_dst, smem, check);
+    quad_tile<true>(src, count, run, cuts, dst, vals_src, vals_dst, smem, check, key_image_out{image_out != 0});
   }
 }
 #endif  // TP_QUAD_NT > 0

@@ -3,14 +3,14 @@
 mod common;
 
 use common::{
-    gpu, key_type_tests, rec_key_descending, rng, same_bits, setup, special_f32, splitmix_u32,
-    stable_sorted_pairs, u32_pattern_keys, KeyCase, Rec, PATTERNS, REC_POISON,
+    gpu, key_type_tests, rec_key_descending, rng, same_bits, setup, special_f32, special_f64,
+    splitmix_u32, stable_sorted_pairs, u32_pattern_keys, KeyCase, Rec, PATTERNS, REC_POISON,
 };
 use rand::Rng;
 use rayon::prelude::*;
 use twophase::gpu::{
-    DeviceComparator, DeviceKey, Gpu, Greater, Less, MergesortScratch, MergesortTuning,
-    SortBuffers, TotalOrder, TrustedComparator,
+    DeviceComparator, DeviceKey, FloatKey, Gpu, Greater, Less, MergesortScratch, MergesortTuning,
+    SortBuffers, TotalOrder, TotalOrderDesc, TrustedComparator,
 };
 use twophase_gpu::cudarc::driver::DeviceRepr;
 
@@ -242,6 +242,104 @@ fn mergesort_two_way_and_four_way_pass_plans() {
                 let case = format!("n = {n}, {pattern:?}, plan {:?}", tuning.pass_plan(n));
                 assert_tuned_sorts(&gpu, &mut scratch, tuning, &input, true, &case);
             }
+        }
+    }
+}
+
+/// Floats under the total orders sort as their integer images (mapped on the block sort's load,
+/// back on the last kernel's store): keys and pairs (values = input positions, proving
+/// stability) against std's stable `sort_by(total_cmp)`, bit for bit, through plans whose last
+/// kernel is the block sort, a two-way pass or a four-way pass, and the shipped tuning up to its
+/// first four-way size.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn mergesort_floats_sort_as_integer_images() {
+    fn check<K: FloatKey + DeviceRepr, C: DeviceComparator<K>>(
+        gpu: &Gpu,
+        scratch: &mut MergesortScratch,
+        tuning: MergesortTuning,
+        input: &[K],
+        comp: &C,
+        case: &str,
+    ) {
+        let positions: Vec<u32> = (0..input.len() as u32).collect();
+        let mut expected: Vec<(K, u32)> = input.iter().copied().zip(positions.clone()).collect();
+        expected.sort_by(|x, y| {
+            if comp.is_less(&x.0, &y.0) {
+                std::cmp::Ordering::Less
+            } else if comp.is_less(&y.0, &x.0) {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        });
+        let expected_keys: Vec<K> = expected.iter().map(|p| p.0).collect();
+        let expected_values: Vec<u32> = expected.iter().map(|p| p.1).collect();
+        let plan = tuning.pass_plan(input.len());
+        let mut d_keys = gpu.stream().clone_htod(input).expect("upload");
+        gpu.sort_device(SortBuffers::keys(&mut d_keys), comp, Some(tuning), scratch)
+            .expect("keys sort");
+        let got = gpu.stream().clone_dtoh(&d_keys).expect("download");
+        assert!(
+            same_bits(&got, &expected_keys),
+            "{case}, plan {plan:?}: keys differ"
+        );
+        let mut d_keys = gpu.stream().clone_htod(input).expect("upload");
+        let mut d_values = gpu.stream().clone_htod(&positions).expect("upload");
+        gpu.sort_device(
+            SortBuffers::pairs(&mut d_keys, &mut d_values),
+            comp,
+            Some(tuning),
+            scratch,
+        )
+        .expect("pairs sort");
+        let got = gpu.stream().clone_dtoh(&d_keys).expect("download");
+        let values = gpu.stream().clone_dtoh(&d_values).expect("download");
+        assert!(
+            same_bits(&got, &expected_keys) && values == expected_values,
+            "{case}, plan {plan:?}: pairs not a stable sort"
+        );
+    }
+    let (gpu, mut rng, mut scratch) = setup(MergesortScratch::new);
+    let f32_comps: [&dyn DeviceComparator<f32>; 2] = [&TotalOrder, &TotalOrderDesc];
+    let f64_comps: [&dyn DeviceComparator<f64>; 2] = [&TotalOrder, &TotalOrderDesc];
+    // Small forced tiles: the last kernel a four-way pass, or (no four-way threads) a two-way one.
+    for (quad_threads, lanes) in [(32, 1), (0, 0)] {
+        let tuning = MergesortTuning::forced_u32(64, 32, quad_threads, lanes, 0, 3);
+        let tile = tuning.tile();
+        for n in [
+            2,
+            tile - 1,
+            tile,
+            tile + 1,
+            3 * tile - 1,
+            (tile << 4) + 5,
+            100_003,
+        ] {
+            let input: Vec<f32> = (0..n).map(|_| special_f32(&mut rng)).collect();
+            for (comp, name) in f32_comps.iter().zip(["asc", "desc"]) {
+                let case = format!("f32 {name}, n = {n}, forced quad {quad_threads}");
+                check(&gpu, &mut scratch, tuning, &input, comp, &case);
+            }
+        }
+    }
+    // The shipped tunings, at one tile (the block sort alone), two-way sizes and the first
+    // four-way size.
+    let shipped = |gpu: &Gpu, key_bytes, n| gpu.shipped_mergesort_tuning(key_bytes, 0, n);
+    let four_way_f32 = shipped(&gpu, 4, 1 << 26).four_way_min_keys + 3;
+    for n in [2, 1000, (1 << 20) + 1, four_way_f32] {
+        let input: Vec<f32> = (0..n).map(|_| special_f32(&mut rng)).collect();
+        for (comp, name) in f32_comps.iter().zip(["asc", "desc"]) {
+            let case = format!("f32 {name}, n = {n}, shipped");
+            check(&gpu, &mut scratch, shipped(&gpu, 4, n), &input, comp, &case);
+        }
+    }
+    let four_way_f64 = shipped(&gpu, 8, 1 << 26).four_way_min_keys + 3;
+    for n in [2, 1000, (1 << 20) + 1, four_way_f64] {
+        let input: Vec<f64> = (0..n).map(|_| special_f64(&mut rng)).collect();
+        for (comp, name) in f64_comps.iter().zip(["asc", "desc"]) {
+            let case = format!("f64 {name}, n = {n}, shipped");
+            check(&gpu, &mut scratch, shipped(&gpu, 8, n), &input, comp, &case);
         }
     }
 }

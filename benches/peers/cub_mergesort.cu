@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -142,6 +143,81 @@ static void bench(const char* kind) {
   }
 }
 
+// The IEEE total order (Rust's total_cmp), the order of twophase's float sorts: the bits as a
+// signed integer, magnitude flipped for negatives.
+struct TotalLess {
+  __device__ __host__ static int64_t key(double x) {
+    int64_t i;
+    memcpy(&i, &x, sizeof i);
+    return i ^ (int64_t)((uint64_t)(i >> 63) >> 1);
+  }
+  __device__ __host__ static int32_t key(float x) {
+    int32_t i;
+    memcpy(&i, &x, sizeof i);
+    return i ^ (int32_t)((uint32_t)(i >> 31) >> 1);
+  }
+  template <typename F>
+  __device__ __host__ bool operator()(const F& a, const F& b) const { return key(a) < key(b); }
+};
+
+// Float keys (uniform in [0, 1), as the twophase bench draws them): merge sort under the total
+// order (the functor twophase's sort implements; row "cub-merge") and under `<` ("cub-merge-lt"),
+// and radix sort. Checked first: sorted under the total order, and the same sum and xor of bits.
+template <typename F, typename Bits>
+static void bench_float(const char* kind) {
+  for (int log2n : SIZES) {
+    size_t n = size_t(1) << log2n;
+    std::mt19937_64 rng(1000 * log2n + std::random_device{}());
+    std::uniform_real_distribution<F> uniform(0, 1);
+    std::vector<F> keys(n);
+    for (auto& x : keys) x = uniform(rng);
+    F *pristine, *dk, *dk_out;
+    CHECK(cudaMalloc(&pristine, n * sizeof(F)));
+    CHECK(cudaMalloc(&dk, n * sizeof(F)));
+    CHECK(cudaMalloc(&dk_out, n * sizeof(F)));
+    CHECK(cudaMemcpy(pristine, keys.data(), n * sizeof(F), cudaMemcpyHostToDevice));
+    auto restore = [&]() { CHECK(cudaMemcpyAsync(dk, pristine, n * sizeof(F), cudaMemcpyDeviceToDevice)); };
+    size_t total_bytes = 0, lt_bytes = 0, radix_bytes = 0;
+    CHECK(cub::DeviceMergeSort::SortKeys(nullptr, total_bytes, dk, (int64_t)n, TotalLess()));
+    CHECK(cub::DeviceMergeSort::SortKeys(nullptr, lt_bytes, dk, (int64_t)n, Less()));
+    CHECK(cub::DeviceRadixSort::SortKeys(nullptr, radix_bytes, pristine, dk_out, (int64_t)n));
+    void *total_temp, *lt_temp, *radix_temp;
+    CHECK(cudaMalloc(&total_temp, total_bytes));
+    CHECK(cudaMalloc(&lt_temp, lt_bytes));
+    CHECK(cudaMalloc(&radix_temp, radix_bytes));
+    auto total_sort = [&]() { CHECK(cub::DeviceMergeSort::SortKeys(total_temp, total_bytes, dk, (int64_t)n, TotalLess())); };
+    auto lt_sort = [&]() { CHECK(cub::DeviceMergeSort::SortKeys(lt_temp, lt_bytes, dk, (int64_t)n, Less())); };
+    auto radix_sort = [&]() { CHECK(cub::DeviceRadixSort::SortKeys(radix_temp, radix_bytes, pristine, dk_out, (int64_t)n)); };
+    restore();
+    total_sort();
+    std::vector<F> got(n);
+    CHECK(cudaMemcpy(got.data(), dk, n * sizeof(F), cudaMemcpyDeviceToHost));
+    bool ok = true;
+    Bits sum_in = 0, sum_out = 0, xor_in = 0, xor_out = 0;
+    for (size_t i = 0; i < n; ++i) {
+      Bits in, out;
+      memcpy(&in, &keys[i], sizeof in);
+      memcpy(&out, &got[i], sizeof out);
+      sum_in += in, xor_in ^= in, sum_out += out, xor_out ^= out;
+      if (i > 0) ok &= !TotalLess()(got[i], got[i - 1]);
+    }
+    ok &= sum_in == sum_out && xor_in == xor_out;
+    if (!ok) {
+      std::fprintf(stderr, "CUB merge sort %s 2^%d: wrong result\n", kind, log2n);
+      std::exit(1);
+    }
+    double restore_ms = time_events(WARMUP, REPS, [&](int) { restore(); });
+    double total_ms = time_events(WARMUP, REPS, [&](int) { restore(); total_sort(); }) - restore_ms;
+    double lt_ms = time_events(WARMUP, REPS, [&](int) { restore(); lt_sort(); }) - restore_ms;
+    double radix_ms = time_events(WARMUP, REPS, [&](int) { radix_sort(); });
+    row("cub-merge", kind, log2n, total_ms);
+    row("cub-merge-lt", kind, log2n, lt_ms);
+    row("cub-radix", kind, log2n, radix_ms);
+    CHECK(cudaFree(pristine)); CHECK(cudaFree(dk)); CHECK(cudaFree(dk_out));
+    CHECK(cudaFree(total_temp)); CHECK(cudaFree(lt_temp)); CHECK(cudaFree(radix_temp));
+  }
+}
+
 int main(int argc, char** argv) {
   if (argc > 1) results = std::fopen(argv[1], "w");
   cudaDeviceProp prop;
@@ -152,6 +228,8 @@ int main(int argc, char** argv) {
   bench<uint32_t, false>("u32");
   bench<uint64_t, false>("u64");
   bench<uint32_t, true>("u32-pairs");
+  bench_float<float, uint32_t>("f32");
+  bench_float<double, uint64_t>("f64");
   if (results) std::fclose(results);
   return 0;
 }

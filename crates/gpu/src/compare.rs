@@ -110,6 +110,13 @@ pub trait DeviceComparator<K: DeviceKey>: Send + Sync {
     fn trusted_order(&self, _token: sealed::TrustToken) -> bool {
         false
     }
+    /// The order as an unsigned integer order of mapped keys, where twophase knows one (the
+    /// float total orders): then the mergesort sorts the integers and maps the keys on its first
+    /// load and its last store. Like [`trusted_order`](Self::trusted_order), only this crate's
+    /// own orders answer.
+    fn key_image(&self, _token: sealed::TrustToken) -> Option<KeyImage> {
+        None
+    }
 }
 
 /// Ascending order by `<`, for the primitive integer keys.
@@ -136,10 +143,13 @@ pub struct TotalOrderDesc;
 /// bounds on the keys `K` it orders, its name, CUDA body and CUDA helpers, whether its
 /// equivalents are identical, and its Rust predicate. Every built-in comparator is trusted.
 macro_rules! builtin_comparators {
-    ($($comp:ident [$($bounds:tt)+] $name:literal, $body:literal, $helpers:expr, $identical:expr, |$a:ident, $b:ident| $is_less:expr;)+) => {$(
+    ($($comp:ident [$($bounds:tt)+] $name:literal, $body:literal, $helpers:expr, $identical:expr, $image:expr, |$a:ident, $b:ident| $is_less:expr;)+) => {$(
         impl<K: $($bounds)+> DeviceComparator<K> for $comp {
             fn equivalents_identical(&self) -> bool {
                 $identical
+            }
+            fn key_image(&self, _token: sealed::TrustToken) -> Option<KeyImage> {
+                $image
             }
             fn trusted_order(&self, _token: sealed::TrustToken) -> bool {
                 true
@@ -171,10 +181,10 @@ fn total_helper<K: FloatKey>() -> Cow<'static, str> {
 // primitive keys, where `<` is a total order in Rust and CUDA alike; the total orders' key is a
 // bijection of the bits, so their equivalents are identical.
 builtin_comparators! {
-    Less [PrimitiveKey + Ord] "less", "return a < b;", "".into(), K::EQUIVALENTS_IDENTICAL, |a, b| a < b;
-    Greater [PrimitiveKey + Ord] "greater", "return b < a;", "".into(), K::EQUIVALENTS_IDENTICAL, |a, b| b < a;
-    TotalOrder [FloatKey] "total", "return twophase_total_key(a) < twophase_total_key(b);", total_helper::<K>(), true, |a, b| K::total_cmp(a, b).is_lt();
-    TotalOrderDesc [FloatKey] "total_desc", "return twophase_total_key(b) < twophase_total_key(a);", total_helper::<K>(), true, |a, b| K::total_cmp(b, a).is_lt();
+    Less [PrimitiveKey + Ord] "less", "return a < b;", "".into(), K::EQUIVALENTS_IDENTICAL, None, |a, b| a < b;
+    Greater [PrimitiveKey + Ord] "greater", "return b < a;", "".into(), K::EQUIVALENTS_IDENTICAL, None, |a, b| b < a;
+    TotalOrder [FloatKey] "total", "return twophase_total_key(a) < twophase_total_key(b);", total_helper::<K>(), true, KeyImage::float_total::<K>(false), |a, b| K::total_cmp(a, b).is_lt();
+    TotalOrderDesc [FloatKey] "total_desc", "return twophase_total_key(b) < twophase_total_key(a);", total_helper::<K>(), true, KeyImage::float_total::<K>(true), |a, b| K::total_cmp(b, a).is_lt();
 }
 
 /// A user comparator: a CUDA body (over `const key_type& a, const key_type& b`) and the equivalent
@@ -232,6 +242,9 @@ impl<K: DeviceKey, C: DeviceComparator<K> + ?Sized> DeviceComparator<K> for &C {
     fn trusted_order(&self, token: sealed::TrustToken) -> bool {
         (**self).trusted_order(token)
     }
+    fn key_image(&self, token: sealed::TrustToken) -> Option<KeyImage> {
+        (**self).key_image(token)
+    }
 }
 
 /// A comparator its caller vouches for: a strict weak order on every key it will be given, in
@@ -286,12 +299,114 @@ impl<K: DeviceKey, C: DeviceComparator<K>> DeviceComparator<K> for TrustedCompar
     fn trusted_order(&self, _token: sealed::TrustToken) -> bool {
         true
     }
+    fn key_image(&self, token: sealed::TrustToken) -> Option<KeyImage> {
+        self.0.key_image(token)
+    }
 }
 
 /// Whether `comp` is trusted to be a strict weak order (see
 /// [`DeviceComparator::trusted_order`]): the mergesort then compiles its unchecked kernels.
 pub fn is_trusted<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(comp: &C) -> bool {
     comp.trusted_order(sealed::TrustToken)
+}
+
+/// An order-preserving bijection of a key's bits onto an unsigned integer of the same width: the
+/// comparator's order is the integers' `<` on the mapped keys. The mergesort then sorts the
+/// integers (one compare instruction a step instead of the comparator's body) and maps the keys
+/// on its first load and its last store (kernels/mergesort_blocksort.cu `TP_KEY_IMAGE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyImage {
+    /// Bits of the key and of its image: 32 or 64.
+    bits: u32,
+    /// Whether the order is the total order's reverse (the image complemented).
+    descending: bool,
+}
+
+impl KeyImage {
+    /// The IEEE 754 total order of float `K` (`total_cmp`), or its reverse: the bits with the sign
+    /// flipped for positives and every bit flipped for negatives.
+    fn float_total<K: FloatKey>(descending: bool) -> Option<KeyImage> {
+        Some(KeyImage {
+            bits: 8 * std::mem::size_of::<K>() as u32,
+            descending,
+        })
+    }
+
+    /// Bits of the key and of its image: 32 or 64.
+    pub fn bits(self) -> u32 {
+        self.bits
+    }
+
+    /// The image as the `<` of the unsigned integers it maps to: the comparator a sort of the
+    /// mapped keys compiles, with the maps among its helpers.
+    pub fn order(self) -> ImageOrder {
+        ImageOrder(self)
+    }
+
+    /// The map and its inverse in CUDA, over `key_type` (the unsigned integer): TP_KEY_IMAGE with
+    /// `twophase_key_image` and `twophase_key_from_image`.
+    fn cuda_maps(self) -> String {
+        // Ascending: a set sign bit (a negative) flips every bit, a clear one only the sign bit;
+        // the inverse decides by the image's top bit, which is the complement of the key's.
+        let (into, back) = if self.descending {
+            (
+                "~(x ^ twophase_total_mask(x))",
+                "y = ~y; return y ^ twophase_total_mask(~y);",
+            )
+        } else {
+            (
+                "x ^ twophase_total_mask(x)",
+                "return y ^ twophase_total_mask(~y);",
+            )
+        };
+        format!(
+            "#define TP_KEY_IMAGE 1
+             __device__ __forceinline__ key_type twophase_total_mask(key_type x) {{
+               const key_type sign = (key_type)1 << (8 * sizeof(key_type) - 1);
+               return (key_type)(0 - (x >> (8 * sizeof(key_type) - 1))) | sign;
+}}
+             __device__ __forceinline__ key_type twophase_key_image(key_type x) {{ return {into}; }}
+             __device__ __forceinline__ key_type twophase_key_from_image(key_type y) {{ {back} }}
+"
+        )
+    }
+}
+
+/// The order of [`KeyImage`]'s unsigned integers: `<`, trusted, with the maps among its helpers
+/// (for `u32` and `u64` keys of the image's width).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ImageOrder(KeyImage);
+
+macro_rules! image_orders {
+    ($($t:ty),*) => {$(
+        impl DeviceComparator<$t> for ImageOrder {
+            fn name(&self) -> Cow<'_, str> {
+                Cow::Borrowed(if self.0.descending { "total_desc_image" } else { "total_image" })
+            }
+            fn cuda_body(&self) -> Cow<'_, str> {
+                Cow::Borrowed("return a < b;")
+            }
+            fn cuda_helpers(&self) -> Cow<'_, str> {
+                Cow::Owned(self.0.cuda_maps())
+            }
+            fn is_less(&self, a: &$t, b: &$t) -> bool {
+                a < b
+            }
+            fn equivalents_identical(&self) -> bool {
+                true
+            }
+            // `<` on unsigned integers is a strict weak order.
+            fn trusted_order(&self, _token: sealed::TrustToken) -> bool {
+                true
+            }
+        }
+    )*};
+}
+image_orders!(u32, u64);
+
+/// The integer image of `comp`'s order, where twophase knows one ([`KeyImage`]).
+pub fn key_image<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(comp: &C) -> Option<KeyImage> {
+    comp.key_image(sealed::TrustToken)
 }
 
 /// `text` as a C identifier fragment: letters, digits and `_` kept, anything else `_` (program

@@ -3,7 +3,7 @@
 use std::mem::{align_of, size_of};
 use std::sync::Arc;
 
-use crate::compare::DeviceComparator;
+use crate::compare::{key_image, DeviceComparator, ImageOrder, KeyImage};
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
 use crate::runtime::device::Gpu;
@@ -60,6 +60,10 @@ pub trait ProgramTuning: Copy + 'static {
         (Self::SHIPPED[0])(size_of::<K>(), value_bytes(values))
     }
 
+    /// Whether the primitive sorts keys whose order has an integer image ([`KeyImage`]) as those
+    /// integers: then its program for such an order is the image's ([`key_image_of`]).
+    const MAPS_KEY_IMAGES: bool = false;
+
     /// The program for key `K`, comparator `comp` and value layout `values` at this tuning: the
     /// defines, the sources and the asserts of the parameter blocks.
     fn program<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
@@ -67,6 +71,13 @@ pub trait ProgramTuning: Copy + 'static {
         comp: &C,
         values: ValueLayout,
     ) -> Program {
+        match key_image_of::<K, C, Self>(comp) {
+            Some(image) if image.bits() == u32::BITS => {
+                return self.program::<u32, ImageOrder>(&image.order(), values);
+            }
+            Some(image) => return self.program::<u64, ImageOrder>(&image.order(), values),
+            None => {}
+        }
         let defines = self.defines();
         let asserts = param_asserts(&self.params());
         let mut sources = vec![defines.as_str()];
@@ -103,6 +114,15 @@ impl Gpu {
         C: DeviceComparator<K> + ?Sized,
         T: ProgramTuning,
     {
+        match key_image_of::<K, C, T>(comp) {
+            Some(image) if image.bits() == u32::BITS => {
+                return self.program_kernels::<u32, ImageOrder, T>(&image.order(), values, tuning);
+            }
+            Some(image) => {
+                return self.program_kernels::<u64, ImageOrder, T>(&image.order(), values, tuning)
+            }
+            None => {}
+        }
         let (threads, vt) = tuning.shape();
         let (key, name) = program_id::<K, C>(&tuning.label(), comp, values, threads, vt);
         self.kernels(
@@ -112,6 +132,18 @@ impl Gpu {
             tuning.entries(),
         )
     }
+}
+
+/// The integer image tuning `T`'s primitive sorts `comp`'s keys as, if any: where it maps key
+/// images ([`ProgramTuning::MAPS_KEY_IMAGES`]) and the order has one of `K`'s width.
+pub fn key_image_of<K, C, T>(comp: &C) -> Option<KeyImage>
+where
+    K: DeviceKey,
+    C: DeviceComparator<K> + ?Sized,
+    T: ProgramTuning,
+{
+    key_image(comp)
+        .filter(|image| T::MAPS_KEY_IMAGES && image.bits() as usize == 8 * size_of::<K>())
 }
 
 /// Builds the programs of a primitive at the tuning one of its shipped rules picks, for

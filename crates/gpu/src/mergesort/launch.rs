@@ -26,6 +26,9 @@ param_block! {
         keys_out: u64,
         vals_out: u64,
         status: u64,
+        // In every block of the sort's kernels: whether this launch stores the sort's final keys,
+        // mapped back from their integer image (kernels/mergesort_blocksort.cu key_image_out).
+        image_out: u32,
     }
 }
 
@@ -58,6 +61,7 @@ param_block! {
         status: u64,
         repair: u64,
         generation: u32,
+        image_out: u32,
     }
 }
 
@@ -92,6 +96,7 @@ param_block! {
         status: u64,
         cuts_repair: u64,
         generation: u32,
+        image_out: u32,
     }
 }
 
@@ -201,6 +206,7 @@ impl MergesortScratch {
             keys_out: first.0,
             vals_out: first.1,
             status: blocksort_check.status,
+            image_out: u32::from(passes == 0),
         };
         // Past the static limit, a kernel's shared memory opts in up to the device's maximum.
         let allow_shared = |entry, bytes| {
@@ -325,6 +331,7 @@ impl MergesortScratch {
                 status: check.status,
                 repair: check.repair,
                 generation: check.generation,
+                image_out: u32::from(four_way_passes == 0 && pass + 1 == two_way_passes),
             };
             // SAFETY: the block is twophase_mergesort_tile's (kernels/mergesort_pass.cu, built for
             // TP_PASS_NT threads; the program asserts the layouts equal); `src`
@@ -398,6 +405,7 @@ impl MergesortScratch {
                 status: check.status,
                 cuts_repair: check.second_repair,
                 generation: check.generation,
+                image_out: u32::from(quad_pass + 1 == four_way_passes),
             };
             // SAFETY: the block is twophase_mergesort_quad_tile's (kernels/mergesort_quad_tile.cu,
             // built for TP_QUAD_NT threads; the program asserts the layouts equal);

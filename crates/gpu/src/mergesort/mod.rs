@@ -298,6 +298,10 @@ impl DeviceSort for MergesortScratch {
 impl ProgramTuning for MergesortTuning {
     const SOURCES: &'static [&'static str] = &MERGESORT_SOURCES;
 
+    /// The block sort maps keys to their image as it loads them, the last kernel back as it
+    /// stores them (kernels/mergesort_blocksort.cu `key_image_out`).
+    const MAPS_KEY_IMAGES: bool = true;
+
     /// The pass shape (the block-sort shape is in every program's name already).
     fn label(self) -> String {
         format!(
