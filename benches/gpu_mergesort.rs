@@ -11,6 +11,7 @@ use common::{
     copy_rate_gbs, device_name, load_results, median, open_gpu, random_keys, time_events, SIZES,
 };
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -150,6 +151,28 @@ fn check_stable<K: DeviceKey, C: DeviceComparator<K>>(
             .windows(2)
             .zip(values.windows(2))
             .all(|(k, v)| comp.is_less(&k[0], &k[1]) || v[0] < v[1])
+}
+
+/// `f32::total_cmp` as a comparator body over the floats (what `TotalOrder` compiled to before its
+/// keys were sorted as integers), with identical equivalents as `TotalOrder`'s.
+struct TotalCompared;
+
+impl DeviceComparator<f32> for TotalCompared {
+    fn name(&self) -> Cow<'_, str> {
+        Cow::Borrowed("total_compared")
+    }
+    fn cuda_body(&self) -> Cow<'_, str> {
+        Cow::Borrowed(
+            "int i = __float_as_int(a), j = __float_as_int(b);\n\
+             return (i ^ (int)((unsigned)(i >> 31) >> 1)) < (j ^ (int)((unsigned)(j >> 31) >> 1));",
+        )
+    }
+    fn is_less(&self, a: &f32, b: &f32) -> bool {
+        a.total_cmp(b).is_lt()
+    }
+    fn equivalents_identical(&self) -> bool {
+        true
+    }
 }
 
 /// Environment variable: when set, time the shipped tunings only (no sweeps, no alternation of
@@ -420,6 +443,12 @@ fn main() {
     // integer images.
     bench.run::<f32, _>("f32", false, &[], &TotalOrder);
     bench.run::<f64, _>("f64", false, &[], &TotalOrder);
+    // The same order compared as the floats themselves (both keys through the total-order
+    // transform at every compare, the unchecked kernels and the network register sort): the
+    // sort before integer images.
+    // SAFETY: the total order is a strict weak order on every float, in CUDA and in Rust.
+    let total_body = unsafe { TrustedComparator::new(TotalCompared) };
+    bench.run::<f32, _>("f32-compared", false, &[], &total_body);
     // A user comparator with the same order as `Less`: the sort a user's own comparator gets
     // (never trusted: checked kernels).
     let user_less = CudaComparator::new("user_less", "return a < b;", |a: &u32, b: &u32| a < b);
