@@ -198,7 +198,7 @@ impl MergesortScratch {
         let (mut src, mut dst) = ((keys, values), (scratch_keys, scratch_values));
         let first = if passes % 2 == 1 { dst } else { src };
         let count_arg = count as u64;
-        let blocksort_check = self.input_check.args(gpu)?;
+        let blocksort_check = self.input_check.call_args(gpu)?;
         let blocksort_params = BlocksortParams {
             keys_in: src.0,
             vals_in: src.1,

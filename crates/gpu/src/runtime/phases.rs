@@ -88,7 +88,7 @@ impl Gpu {
         }
         let stream = self.stream().clone();
         // The check words are taken first, then the partitions buffer.
-        let check = scratch.input_check.args(self)?;
+        let check = scratch.input_check.call_args(self)?;
         let buf = self.grow_scratch(&mut scratch.partitions, num_partitions)?;
         let (partitions, _guard) = buf.device_ptr_mut(&stream);
         let partition_blocks = overlapped_partition_blocks(num_partitions)?;

@@ -96,6 +96,26 @@ impl InputCheck {
         })
     }
 
+    /// The addresses for the first launch of a call ([`args`](Self::args)). While the stream is
+    /// being captured into a CUDA graph, the repair slots are cleared first (one memset node):
+    /// every replay of the graph repeats the generations it captured, so a slot that an earlier
+    /// replay tagged must not be read by a later one. Outside capture each launch's generation is
+    /// fresh and no clearing is needed.
+    pub fn call_args(&mut self, gpu: &Gpu) -> Result<CheckArgs, GpuError> {
+        let args = self.args(gpu)?;
+        let capturing = gpu.stream().capture_status()?;
+        if capturing == cudarc::driver::sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE
+        {
+            let words = self
+                .words
+                .as_mut()
+                .ok_or(GpuError::Poisoned("input check"))?;
+            gpu.stream()
+                .memset_zeros(&mut words.slice_mut(REPAIR_WORD..WORDS))?;
+        }
+        Ok(args)
+    }
+
     /// Wait for the stream, then return and clear the status bits raised since the last call
     /// (0 when none, or when no launch used this check yet).
     pub fn take_status(&mut self, gpu: &Gpu) -> Result<u32, GpuError> {

@@ -184,7 +184,7 @@ impl Gpu {
                 "{total} outputs need {blocks} blocks"
             )));
         }
-        let check = check.args(self)?;
+        let check = check.call_args(self)?;
         let params = merge_block!(TextbookMergeParams { args, check });
         // SAFETY: the block is that of the three merge kernels of kernels/merge_textbook.cu (the
         // program asserts the layouts equal); the inputs hold a_count and b_count keys, the
