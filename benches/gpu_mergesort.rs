@@ -453,14 +453,14 @@ fn main() {
     // (never trusted: checked kernels).
     let user_less = CudaComparator::new("user_less", "return a < b;", |a: &u32, b: &u32| a < b);
     bench.run::<u32, _>("u32-user", false, &[], &user_less);
-    // The same comparator vouched for (`unsafe`): the unchecked kernels of twophase's own orders.
+    // The same comparator vouched for (`unsafe`) and with identical equivalents declared: the
+    // unchecked kernels and register sort of twophase's own orders.
     // SAFETY: `a < b` on u32 is a strict weak order, in CUDA and in Rust.
     let vouched = unsafe {
-        TrustedComparator::new(CudaComparator::new(
-            "user_less",
-            "return a < b;",
-            |a: &u32, b: &u32| a < b,
-        ))
+        TrustedComparator::new(
+            CudaComparator::new("user_less", "return a < b;", |a: &u32, b: &u32| a < b)
+                .with_identical_equivalents(),
+        )
     };
     bench.run::<u32, _>("u32-user-trusted", false, &[], &vouched);
 }

@@ -193,6 +193,7 @@ pub struct CudaComparator<K, F> {
     name: String,
     body: String,
     is_less: F,
+    identical: bool,
     marker: PhantomData<fn(&K, &K) -> bool>,
 }
 
@@ -204,8 +205,18 @@ impl<K: DeviceKey, F: Fn(&K, &K) -> bool + Send + Sync> CudaComparator<K, F> {
             name,
             body: cuda_body.to_owned(),
             is_less,
+            identical: false,
             marker: PhantomData,
         }
+    }
+
+    /// The same comparator, declaring that keys it finds equivalent are always the same bits
+    /// ([`DeviceComparator::equivalents_identical`]): a keys-only sort may then take the
+    /// unstable sorting-network register sort. A false claim costs stability among equivalent
+    /// keys, never a key.
+    pub fn with_identical_equivalents(mut self) -> Self {
+        self.identical = true;
+        self
     }
 }
 
@@ -220,6 +231,9 @@ impl<K: DeviceKey, F: Fn(&K, &K) -> bool + Send + Sync> DeviceComparator<K>
     }
     fn is_less(&self, a: &K, b: &K) -> bool {
         (self.is_less)(a, b)
+    }
+    fn equivalents_identical(&self) -> bool {
+        self.identical
     }
 }
 

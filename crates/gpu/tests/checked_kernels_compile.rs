@@ -112,5 +112,12 @@ fn only_vouched_comparators_compile_the_unchecked_kernels() {
     );
 
     assert!(is_trusted::<u32, _>(&Less));
+    let declared = CudaComparator::new("user_less", "return a < b;", |a: &u32, b: &u32| a < b)
+        .with_identical_equivalents();
+    assert!(declared.equivalents_identical() && !is_trusted(&declared));
+    assert!(tuning
+        .program::<u32, _>(&declared, None)
+        .source
+        .contains("static constexpr bool equivalents_identical = true;"));
     assert!(is_trusted::<f32, _>(&TotalOrder));
 }
