@@ -12,7 +12,6 @@ use common::{
 };
 
 use std::borrow::Cow;
-use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -110,22 +109,6 @@ fn shape(t: MergesortTuning) -> String {
 
 fn load_cub() -> HashMap<(String, u32), f64> {
     load_results("TWOPHASE_CUB_SORT_RESULTS")
-}
-
-/// `comp` as a total `Ordering`, for std's sorts of the expected results.
-fn ordering<K, C: DeviceComparator<K>>(comp: &C) -> impl Fn(&K, &K) -> Ordering + Sync + '_
-where
-    K: DeviceKey,
-{
-    move |x, y| {
-        if comp.is_less(x, y) {
-            Ordering::Less
-        } else if comp.is_less(y, x) {
-            Ordering::Greater
-        } else {
-            Ordering::Equal
-        }
-    }
 }
 
 /// Checks a sorted (keys, values = input positions) result in O(n): sorted under `comp`, each
@@ -249,7 +232,7 @@ impl Bench<'_> {
             let input: Vec<K> = random_keys(n, seed);
             let positions: Vec<u32> = (0..n as u32).collect();
             let mut sorted_input = input.clone();
-            sorted_input.par_sort_unstable_by(ordering(comp));
+            sorted_input.par_sort_unstable_by(twophase_gpu::compare::ordering(comp));
             let pristine = stream.clone_htod(&input).expect("upload");
             let pristine_values = stream.clone_htod(&positions).expect("upload");
             let mut keys: CudaSlice<K> = stream.alloc_zeros(n).expect("alloc");

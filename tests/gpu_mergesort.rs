@@ -264,15 +264,8 @@ fn mergesort_floats_sort_as_integer_images() {
     ) {
         let positions: Vec<u32> = (0..input.len() as u32).collect();
         let mut expected: Vec<(K, u32)> = input.iter().copied().zip(positions.clone()).collect();
-        expected.sort_by(|x, y| {
-            if comp.is_less(&x.0, &y.0) {
-                std::cmp::Ordering::Less
-            } else if comp.is_less(&y.0, &x.0) {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        });
+        let order = twophase_gpu::compare::ordering(comp);
+        expected.sort_by(|x, y| order(&x.0, &y.0));
         let expected_keys: Vec<K> = expected.iter().map(|p| p.0).collect();
         let expected_values: Vec<u32> = expected.iter().map(|p| p.1).collect();
         let plan = tuning.map(|t| t.pass_plan(input.len()));

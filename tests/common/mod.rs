@@ -236,15 +236,7 @@ pub fn merge_inputs<K: DeviceKey, C: DeviceComparator<K>>(
 
 /// The `Ordering` a comparator's Rust predicate defines (equal: neither is less).
 pub fn order<K: DeviceKey, C: DeviceComparator<K>>(comp: &C) -> impl Fn(&K, &K) -> Ordering + '_ {
-    |x, y| {
-        if comp.is_less(x, y) {
-            Ordering::Less
-        } else if comp.is_less(y, x) {
-            Ordering::Greater
-        } else {
-            Ordering::Equal
-        }
-    }
+    twophase_gpu::compare::ordering(comp)
 }
 
 /// How a test draws keys: `(draw, few)`, a random key and one of a few distinct keys.

@@ -423,6 +423,22 @@ pub fn key_image<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(comp: &C) -> Opt
     comp.key_image(sealed::TrustToken)
 }
 
+/// The `Ordering` that `comp`'s Rust predicate defines (equal: neither is less), for std's
+/// `sort_by` and `binary_search_by` on the host.
+pub fn ordering<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+    comp: &C,
+) -> impl Fn(&K, &K) -> std::cmp::Ordering + Sync + '_ {
+    move |x, y| {
+        if comp.is_less(x, y) {
+            std::cmp::Ordering::Less
+        } else if comp.is_less(y, x) {
+            std::cmp::Ordering::Greater
+        } else {
+            std::cmp::Ordering::Equal
+        }
+    }
+}
+
 /// `text` as a C identifier fragment: letters, digits and `_` kept, anything else `_` (program
 /// names, comparator names, CUDA type names in program names).
 pub(crate) fn sanitize(text: &str) -> String {
