@@ -110,13 +110,14 @@ extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
   const int a_cnt = (int)(a1 - a0);
   const int tile_cnt = (int)(diag1 - diag0);
   constexpr unsigned WALK_STATUS = twophase::STATUS_ORDER_INCONSISTENT;
+  const key_image_out map_out = {image_out != 0};
   if (tile_cnt == NV) {
     twophase::cta_merge<NT, VT, false, TP_HAS_VALUES, false, CHECK_ORDER, WALK_STATUS>(
         src, src, dst, vals_src, vals_src, vals_dst, a0, b0, diag0, a_cnt, tile_cnt, smem, check, key_compare(),
-        key_image_out{image_out != 0});
+        map_out);
   } else {
     twophase::cta_merge<NT, VT, true, TP_HAS_VALUES, false, CHECK_ORDER, WALK_STATUS>(
         src, src, dst, vals_src, vals_src, vals_dst, a0, b0, diag0, a_cnt, tile_cnt, smem, check, key_compare(),
-        key_image_out{image_out != 0});
+        map_out);
   }
 }

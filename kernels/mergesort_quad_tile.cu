@@ -323,10 +323,11 @@ extern "C" __global__ void __launch_bounds__(TP_QUAD_NT, QUAD_MIN_BLOCKS_PER_SM)
   extern __shared__ __align__(16) unsigned char smem[];
   follow_previous_kernel();
   const twophase::input_check check = {status, cuts_repair, generation};
+  const key_image_out map_out = {image_out != 0};
   if ((size_type)(blockIdx.x + 1) * NV <= count) {
-    quad_tile<false>(src, count, run, cuts, dst, vals_src, vals_dst, smem, check, key_image_out{image_out != 0});
+    quad_tile<false>(src, count, run, cuts, dst, vals_src, vals_dst, smem, check, map_out);
   } else {
-    quad_tile<true>(src, count, run, cuts, dst, vals_src, vals_dst, smem, check, key_image_out{image_out != 0});
+    quad_tile<true>(src, count, run, cuts, dst, vals_src, vals_dst, smem, check, map_out);
   }
 }
 #endif  // TP_QUAD_NT > 0
