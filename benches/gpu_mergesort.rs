@@ -17,8 +17,8 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use twophase::gpu::{
-    CudaComparator, DeviceComparator, DeviceKey, Gpu, Less, MergesortScratch, MergesortTuning,
-    PrimitiveKey, SortBuffers, TotalOrder, TrustedComparator,
+    CudaComparator, DeviceComparator, DeviceKey, FloatKey, Gpu, Less, MergesortScratch,
+    MergesortTuning, PrimitiveKey, SortBuffers, TotalOrder, TrustedComparator,
 };
 use twophase_gpu::cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
 
@@ -136,19 +136,23 @@ fn check_stable<K: DeviceKey, C: DeviceComparator<K>>(
             .all(|(k, v)| comp.is_less(&k[0], &k[1]) || v[0] < v[1])
 }
 
-/// `f32::total_cmp` as a comparator body over the floats (what `TotalOrder` compiled to before its
-/// keys were sorted as integers), with identical equivalents as `TotalOrder`'s.
+/// `f32::total_cmp` compared as the floats themselves, through `FloatKey::CUDA_TOTAL_KEY` at
+/// every compare: what `TotalOrder` compiled to before its keys were sorted as integers, with
+/// identical equivalents as `TotalOrder`'s.
 struct TotalCompared;
 
 impl DeviceComparator<f32> for TotalCompared {
     fn name(&self) -> Cow<'_, str> {
         Cow::Borrowed("total_compared")
     }
+    fn cuda_helpers(&self) -> Cow<'_, str> {
+        Cow::Owned(format!(
+            "__device__ __forceinline__ auto total_compared_key(key_type x) {{ {} }}\n",
+            <f32 as FloatKey>::CUDA_TOTAL_KEY
+        ))
+    }
     fn cuda_body(&self) -> Cow<'_, str> {
-        Cow::Borrowed(
-            "int i = __float_as_int(a), j = __float_as_int(b);\n\
-             return (i ^ (int)((unsigned)(i >> 31) >> 1)) < (j ^ (int)((unsigned)(j >> 31) >> 1));",
-        )
+        Cow::Borrowed("return total_compared_key(a) < total_compared_key(b);")
     }
     fn is_less(&self, a: &f32, b: &f32) -> bool {
         a.total_cmp(b).is_lt()

@@ -6,6 +6,7 @@ use common::{
     gpu, key_type_tests, rec_key_descending, rng, same_bits, setup, special_f32, special_f64,
     splitmix_u32, stable_sorted_pairs, u32_pattern_keys, KeyCase, Rec, PATTERNS, REC_POISON,
 };
+use rand::rngs::StdRng;
 use rand::Rng;
 use rayon::prelude::*;
 use twophase::gpu::{
@@ -295,7 +296,6 @@ fn mergesort_floats_sort_as_integer_images() {
     }
     let (gpu, mut rng, mut scratch) = setup(MergesortScratch::new);
     let f32_comps: [&dyn DeviceComparator<f32>; 2] = [&TotalOrder, &TotalOrderDesc];
-    let f64_comps: [&dyn DeviceComparator<f64>; 2] = [&TotalOrder, &TotalOrderDesc];
     // Small forced tiles: the last kernel a four-way pass, or (no four-way threads) a two-way one.
     for (quad_threads, lanes) in [(32, 1), (0, 0)] {
         let tuning = MergesortTuning::forced_u32(64, 32, quad_threads, lanes, 0, 3);
@@ -317,27 +317,32 @@ fn mergesort_floats_sort_as_integer_images() {
         }
     }
     // The shipped tunings (for keys, and for pairs), at one tile (the block sort alone), two-way
-    // sizes and the first four-way size of keys alone.
-    let four_way = |key_bytes| {
-        gpu.shipped_mergesort_tuning(key_bytes, 0, 1 << 26)
-            .four_way_min_keys
-    };
-    let four_way_f32 = four_way(4) + 3;
-    for n in [2, 1000, (1 << 20) + 1, four_way_f32] {
-        let input: Vec<f32> = (0..n).map(|_| special_f32(&mut rng)).collect();
-        for (comp, name) in f32_comps.iter().zip(["asc", "desc"]) {
-            let case = format!("f32 {name}, n = {n}, shipped");
-            check(&gpu, &mut scratch, None, &input, comp, &case);
+    // sizes and the first four-way size of keys alone, ascending and descending.
+    fn shipped<K: FloatKey + DeviceRepr>(
+        gpu: &Gpu,
+        scratch: &mut MergesortScratch,
+        rng: &mut StdRng,
+        draw: fn(&mut StdRng) -> K,
+        label: &str,
+    ) where
+        TotalOrder: DeviceComparator<K>,
+        TotalOrderDesc: DeviceComparator<K>,
+    {
+        let comps: [&dyn DeviceComparator<K>; 2] = [&TotalOrder, &TotalOrderDesc];
+        let key_bytes = std::mem::size_of::<K>();
+        let four_way = gpu
+            .shipped_mergesort_tuning(key_bytes, 0, 1 << 26)
+            .four_way_min_keys;
+        for n in [2, 1000, (1 << 20) + 1, four_way + 3] {
+            let input: Vec<K> = (0..n).map(|_| draw(rng)).collect();
+            for (comp, name) in comps.iter().zip(["asc", "desc"]) {
+                let case = format!("{label} {name}, n = {n}, shipped");
+                check(gpu, scratch, None, &input, comp, &case);
+            }
         }
     }
-    let four_way_f64 = four_way(8) + 3;
-    for n in [2, 1000, (1 << 20) + 1, four_way_f64] {
-        let input: Vec<f64> = (0..n).map(|_| special_f64(&mut rng)).collect();
-        for (comp, name) in f64_comps.iter().zip(["asc", "desc"]) {
-            let case = format!("f64 {name}, n = {n}, shipped");
-            check(&gpu, &mut scratch, None, &input, comp, &case);
-        }
-    }
+    shipped::<f32>(&gpu, &mut scratch, &mut rng, special_f32, "f32");
+    shipped::<f64>(&gpu, &mut scratch, &mut rng, special_f64, "f64");
 }
 
 /// Sort `input` on the device with `tuning`, and, `with_pairs`, the pairs (key, input position)
