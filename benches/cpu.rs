@@ -1,4 +1,4 @@
-//! CPU benchmarks: two-phase mergesort vs `slice::sort` and rayon `par_sort`, merge vs sequential.
+//! CPU benchmarks: two-phase mergesort (natural order, and a closure) vs `slice::sort` and rayon `par_sort`, merge vs sequential.
 
 use criterion::measurement::WallTime;
 use criterion::{
@@ -52,7 +52,7 @@ fn group<'c>(c: &'c mut Criterion, primitive: &str, key: &str) -> BenchmarkGroup
 /// The sort group (`sort_<name>`) and the merge group (`merge_<name>`) of key type `T`.
 fn key_groups<T>(c: &mut Criterion, name: &str)
 where
-    T: Copy + Ord + Send + Sync,
+    T: Copy + Ord + Send + Sync + twophase::order::NaturalOrder,
     rand::distributions::Standard: rand::distributions::Distribution<T>,
 {
     let mut sort = group(c, "sort", name);
@@ -61,6 +61,17 @@ where
         sort.throughput(Throughput::Elements(n as u64));
         sort.bench_with_input(
             BenchmarkId::new("twophase_mergesort", n),
+            &input,
+            |bench, input| {
+                bench.iter_batched_ref(
+                    || input.clone(),
+                    |v| cpu::mergesort(v),
+                    BatchSize::LargeInput,
+                )
+            },
+        );
+        sort.bench_with_input(
+            BenchmarkId::new("twophase_mergesort_by_closure", n),
             &input,
             |bench, input| {
                 bench.iter_batched_ref(

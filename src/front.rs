@@ -6,12 +6,14 @@
 //! Both backends give the same results (bit-identical to std's stable sort on valid input) and
 //! the same errors, naming the argument.
 
+use twophase_gpu::compare::is_trusted;
 use twophase_gpu::error::check_len;
 use twophase_gpu::load_balance::IntervalMove;
 use twophase_gpu::runtime::status::messages;
 use twophase_gpu::search::check_values_per_segment;
 use twophase_gpu::{DeviceComparator, DeviceKey, DeviceValue, PrimitiveKey};
 
+use crate::cpu::sort::RunSort;
 use crate::gpu::Gpu;
 use crate::Error;
 use crate::SearchBound;
@@ -125,6 +127,17 @@ pub fn merge_pairs_by<K: DeviceKey, V: DeviceValue, C: DeviceComparator<K>>(
     }
 }
 
+/// The sort the CPU backend may run on `comp`'s order: std's sorts only for a trusted order
+/// ([`is_trusted`]: the built-in comparators, or one the caller vouched for), which they cannot
+/// panic on; its unstable sort only where equivalent keys are identical as well.
+fn cpu_run_sort<K: DeviceKey, C: DeviceComparator<K>>(comp: &C) -> RunSort {
+    match (is_trusted(comp), comp.equivalents_identical()) {
+        (false, _) => RunSort::BlockSort,
+        (true, false) => RunSort::StdStable,
+        (true, true) => RunSort::StdUnstable,
+    }
+}
+
 /// Backend-neutral stable sort in place: GPU when present, else the CPU backend.
 ///
 /// A comparator that is not a strict weak order leaves `keys` a permutation of its input in
@@ -139,8 +152,11 @@ pub fn sort_by<K: DeviceKey, C: DeviceComparator<K>>(
     match present_gpu()? {
         Some(gpu) => gpu.mergesort(keys, comp),
         None => {
-            let consistent =
-                crate::cpu::sort::mergesort_checked(keys, &|x: &K, y: &K| comp.is_less(x, y));
+            let consistent = crate::cpu::sort::mergesort_runs_checked(
+                keys,
+                &|x: &K, y: &K| comp.is_less(x, y),
+                cpu_run_sort(comp),
+            );
             check_cpu_consistent(consistent)
         }
     }
@@ -158,10 +174,12 @@ pub fn sort_pairs_by<K: DeviceKey, V: DeviceValue, C: DeviceComparator<K>>(
         Some(gpu) => gpu.mergesort_pairs(keys, values, comp),
         None => {
             check_len("mergesort values", keys.len(), values.len())?;
-            let consistent =
-                crate::cpu::sort::mergesort_pairs_checked(keys, values, &|x: &K, y: &K| {
-                    comp.is_less(x, y)
-                });
+            let consistent = crate::cpu::sort::mergesort_pairs_runs_checked(
+                keys,
+                values,
+                &|x: &K, y: &K| comp.is_less(x, y),
+                cpu_run_sort(comp),
+            );
             check_cpu_consistent(consistent)
         }
     }

@@ -55,6 +55,8 @@
 //! let _ = twophase::sort(&mut keys);
 //! ```
 
+use crate::cpu::sort::RunSort;
+
 /// Keys with a natural ascending strict weak order, used by the CPU calls that take no
 /// comparator: `<` for the integers, `char` and `bool`, the IEEE 754 total order for `f32` and
 /// `f64` (NaN last), and lexicographic order for tuples (up to four) and arrays of such keys.
@@ -77,6 +79,23 @@
 pub trait NaturalOrder {
     /// Whether `a` comes strictly before `b`; must be a strict weak order.
     fn natural_less(a: &Self, b: &Self) -> bool;
+
+    /// Which sort the CPU backend may run on this order: std's own sorts only where this crate
+    /// knows the order is a strict weak order (std's sorts may panic on any other). The argument
+    /// cannot be named outside this crate, so only its own impls override this method.
+    #[doc(hidden)]
+    fn run_sort(_token: sealed::OrderToken) -> RunSort
+    where
+        Self: Sized,
+    {
+        RunSort::BlockSort
+    }
+}
+
+pub(crate) mod sealed {
+    /// The argument of [`NaturalOrder::run_sort`](super::NaturalOrder::run_sort): no type outside
+    /// this crate can name it, so no impl outside it can vouch for its own order.
+    pub struct OrderToken;
 }
 
 macro_rules! natural_order_by_lt {
@@ -85,6 +104,10 @@ macro_rules! natural_order_by_lt {
             #[inline(always)]
             fn natural_less(a: &Self, b: &Self) -> bool {
                 a < b
+            }
+            // `<` on these types is a total order: equal keys are identical.
+            fn run_sort(_token: sealed::OrderToken) -> RunSort {
+                RunSort::StdUnstable
             }
         }
     )*};
@@ -113,12 +136,20 @@ impl NaturalOrder for f32 {
     fn natural_less(a: &Self, b: &Self) -> bool {
         total_less_f32(a, b)
     }
+    // `total_cmp` orders the bit patterns: equal keys are identical.
+    fn run_sort(_token: sealed::OrderToken) -> RunSort {
+        RunSort::StdUnstable
+    }
 }
 
 impl NaturalOrder for f64 {
     #[inline(always)]
     fn natural_less(a: &Self, b: &Self) -> bool {
         total_less_f64(a, b)
+    }
+    // `total_cmp` orders the bit patterns: equal keys are identical.
+    fn run_sort(_token: sealed::OrderToken) -> RunSort {
+        RunSort::StdUnstable
     }
 }
 
@@ -136,6 +167,14 @@ macro_rules! natural_order_tuple {
                     }
                 )+
                 false
+            }
+            // Lexicographic order over strict weak orders is one; its equivalents are
+            // identical where every component's are.
+            fn run_sort(_token: sealed::OrderToken) -> RunSort {
+                [$($name::run_sort(sealed::OrderToken)),+].into_iter().fold(
+                    RunSort::StdUnstable,
+                    RunSort::weakest,
+                )
             }
         }
     )*};
@@ -160,6 +199,10 @@ impl<T: NaturalOrder, const N: usize> NaturalOrder for [T; N] {
             }
         }
         false
+    }
+    // Lexicographic order, as for tuples.
+    fn run_sort(_token: sealed::OrderToken) -> RunSort {
+        T::run_sort(sealed::OrderToken)
     }
 }
 

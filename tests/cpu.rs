@@ -218,3 +218,67 @@ proptest! {
         prop_assert_eq!(v, pairs.iter().map(|p| p.1).collect::<Vec<_>>());
     }
 }
+
+/// Rayon pool sizes for the sorts whose runs std sorts: one run per thread, so one thread (no
+/// merge pass), two (one pass), three (two passes, a short last run), four and five.
+const POOL_THREADS: [usize; 5] = [1, 2, 3, 4, 5];
+
+/// Sizes around the tile-rounded run boundaries of the pools above, and below the size that
+/// splits into runs at all.
+fn std_run_sizes() -> Vec<usize> {
+    let tile = MergesortTuning::TILE;
+    vec![0, 1, 2 * tile - 1, 2 * tile + 1, 5 * tile + 3]
+}
+
+/// The natural-order sorts (std sorts the runs, merge passes join them) and the front door's
+/// trusted comparators equal std's stable sort on every pool size, keys alone and with values.
+#[test]
+fn std_sorted_runs_merge_into_std_order_on_any_pool() {
+    for threads in POOL_THREADS {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("pool");
+        pool.install(|| {
+            for n in std_run_sizes() {
+                for p in [Pattern::Random, Pattern::Reversed, Pattern::FewDistinct] {
+                    let input = keys(p, n, 0x5eed ^ n as u64);
+                    let case = format!("{threads} threads, {n} keys, {p:?}");
+                    let mut v = input.clone();
+                    cpu::mergesort(&mut v);
+                    assert_eq!(v, sorted(input.clone()), "cpu::mergesort, {case}");
+
+                    let mut front = input.clone();
+                    twophase::sort(&mut front).expect("twophase::sort on the CPU");
+                    assert_eq!(front, v, "twophase::sort, {case}");
+
+                    let floats: Vec<f32> = input
+                        .iter()
+                        .map(|&k| f32::from_bits(k.rotate_left(7)))
+                        .collect();
+                    let mut expected = floats.clone();
+                    expected.sort_by(f32::total_cmp);
+                    let bits = |f: &[f32]| f.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    let mut got = floats.clone();
+                    cpu::mergesort(&mut got);
+                    assert_eq!(bits(&got), bits(&expected), "cpu::mergesort f32, {case}");
+
+                    // Few distinct keys so that stability shows in the values.
+                    let mut k: Vec<u32> = input.iter().map(|x| x % 5).collect();
+                    let mut values: Vec<u32> = (0..n as u32).collect();
+                    let mut pairs: Vec<(u32, u32)> =
+                        k.iter().copied().zip(values.iter().copied()).collect();
+                    pairs.sort_by_key(|x| x.0);
+                    let (mut k2, mut v2) = (k.clone(), values.clone());
+                    cpu::mergesort_pairs(&mut k, &mut values);
+                    let got: Vec<(u32, u32)> = k.into_iter().zip(values).collect();
+                    assert_eq!(got, pairs, "cpu::mergesort_pairs, {case}");
+                    twophase::sort_pairs_by(&mut k2, &mut v2, &twophase::gpu::Less)
+                        .expect("twophase::sort_pairs_by on the CPU");
+                    let got: Vec<(u32, u32)> = k2.into_iter().zip(v2).collect();
+                    assert_eq!(got, pairs, "twophase::sort_pairs_by, {case}");
+                }
+            }
+        });
+    }
+}

@@ -1,4 +1,4 @@
-//! CPU stable mergesort: block sort of each tile, then merge passes partitioned by merge path.
+//! CPU stable mergesort: sorted runs (block-sorted tiles, or std-sorted runs for this crate's own orders), then merge passes partitioned by merge path.
 
 use rayon::prelude::*;
 use twophase_partition::{
@@ -8,7 +8,7 @@ use twophase_partition::{
 use twophase_serial::serial_sort;
 
 use super::{assert_paired, merge_lanes, merge_range, MergesortTuning, LANES, LANE_MIN_OUTPUTS};
-use crate::order::NaturalOrder;
+use crate::order::{sealed::OrderToken, NaturalOrder};
 
 const VT: usize = MergesortTuning::VT;
 const TILE: usize = MergesortTuning::TILE;
@@ -110,6 +110,37 @@ fn merge_level<T: Copy, F: Fn(&T, &T) -> bool>(
     true
 }
 
+/// How the runs that phase 2's merge passes start from are sorted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RunSort {
+    /// Tiles of [`TILE`] keys by this crate's block sort: any `is_less`, checked as it goes.
+    BlockSort,
+    /// One run per thread by std's stable `sort_by`: only for an order known to be a strict
+    /// weak order (std's sorts may panic on any other, and nothing here may panic).
+    StdStable,
+    /// One run per thread by std's `sort_unstable_by`: a strict weak order whose equivalent keys
+    /// are bitwise identical, so that no arrangement of them differs from the stable one.
+    StdUnstable,
+}
+
+impl RunSort {
+    /// The sort two orders both allow (the variants go from fewest assumptions to most).
+    pub(crate) fn weakest(self, other: RunSort) -> RunSort {
+        self.min(other)
+    }
+
+    /// The sort a key-value sort may run: values tell equivalent keys apart, so std's stable
+    /// sort at most.
+    pub(crate) fn for_pairs(self) -> RunSort {
+        self.min(RunSort::StdStable)
+    }
+}
+
+/// Keys under which a sort by std's sorts runs on one thread: below it, splitting into runs and
+/// merging them costs more than the second thread saves (a merge pass costs about a fifth of a
+/// std sort of the same keys, and a run of 64 Ki u32 sorts in well under a millisecond).
+const STD_PARALLEL_MIN: usize = 64 * 1024;
+
 /// [`mergesort_by`], returning `false` when the sort saw that `is_less` is not a strict weak
 /// order (a merge found its sorted runs out of order: a partition or lane boundary had to be
 /// repaired, or merged pieces meet out of order). Detection is best effort: `true` does not
@@ -120,21 +151,88 @@ where
     T: Copy + Send + Sync,
     F: Fn(&T, &T) -> bool + Sync,
 {
+    mergesort_runs_checked(keys, is_less, RunSort::BlockSort)
+}
+
+/// [`mergesort_checked`] with phase 2 starting from runs sorted by `run_sort`. Under
+/// [`RunSort::StdStable`] and [`RunSort::StdUnstable`] the caller vouches that `is_less` is a
+/// strict weak order (and, for the latter, that its equivalents are identical): then the keys
+/// are cut into one run per rayon thread (whole tiles), std sorts each, and merge passes
+/// partitioned by merge path join them, `ceil(log2(threads))` passes in all.
+pub(crate) fn mergesort_runs_checked<T, F>(keys: &mut [T], is_less: &F, run_sort: RunSort) -> bool
+where
+    T: Copy + Send + Sync,
+    F: Fn(&T, &T) -> bool + Sync,
+{
     let n = keys.len();
-    let mut consistent = keys
-        .par_chunks_mut(TILE)
-        .map_init(
-            || Vec::with_capacity(TILE),
-            |scratch, tile| block_sort(tile, scratch, is_less),
-        )
-        .reduce(|| true, |x, y| x & y);
-    if n <= TILE {
-        return consistent;
+    let std_sort = |run: &mut [T]| {
+        let compare = |a: &T, b: &T| {
+            if is_less(a, b) {
+                std::cmp::Ordering::Less
+            } else if is_less(b, a) {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        };
+        if run_sort == RunSort::StdUnstable {
+            run.sort_unstable_by(compare);
+        } else {
+            run.sort_by(compare);
+        }
+    };
+    if run_sort == RunSort::BlockSort {
+        let consistent = keys
+            .par_chunks_mut(TILE)
+            .map_init(
+                || Vec::with_capacity(TILE),
+                |scratch, tile| block_sort(tile, scratch, is_less),
+            )
+            .reduce(|| true, |x, y| x & y);
+        return merge_passes(keys, None, TILE, is_less) & consistent;
     }
-    let mut buffer = keys.to_vec();
+    let threads = rayon::current_num_threads();
+    if n < STD_PARALLEL_MIN || threads < 2 {
+        std_sort(keys);
+        return true;
+    }
+    // Whole tiles per run, so that every merge pass cuts into whole tiles as the block sort's do.
+    let run = n.div_ceil(threads).div_ceil(TILE) * TILE;
+    let passes = n.div_ceil(run).next_power_of_two().trailing_zeros();
+    if passes.is_multiple_of(2) {
+        keys.par_chunks_mut(run).for_each(std_sort);
+        merge_passes(keys, None, run, is_less)
+    } else {
+        // An odd number of passes ends in the buffer: sort the runs there instead, so that the
+        // last pass writes `keys` and no copy back is needed.
+        let mut buffer = keys.to_vec();
+        buffer.par_chunks_mut(run).for_each(std_sort);
+        merge_passes(keys, Some(buffer), run, is_less)
+    }
+}
+
+/// Phase 2 of a sort: merge passes over sorted runs of `run` keys (a whole number of tiles),
+/// doubling the runs until one is left, each pass split into tiles of equal output by merge
+/// path. The runs are in `keys`, or in `runs_in` when given (its length `keys.len()`); the
+/// result is always in `keys`. Returns `false` when a merge saw that `is_less` is not a strict
+/// weak order.
+fn merge_passes<T, F>(keys: &mut [T], runs_in: Option<Vec<T>>, run: usize, is_less: &F) -> bool
+where
+    T: Copy + Send + Sync,
+    F: Fn(&T, &T) -> bool + Sync,
+{
+    let n = keys.len();
+    if n <= run {
+        if let Some(runs) = runs_in {
+            keys.copy_from_slice(&runs);
+        }
+        return true;
+    }
+    let mut in_keys = runs_in.is_none();
+    let mut buffer = runs_in.unwrap_or_else(|| keys.to_vec());
     let mut partitions = vec![0; partition_count(n, TILE)];
-    let mut in_keys = true;
-    let mut run = TILE;
+    let mut consistent = true;
+    let mut run = run;
     while run < n {
         let (src, dst): (&[T], &mut [T]) = if in_keys {
             (keys, &mut buffer)
@@ -218,8 +316,14 @@ where
 
 /// Stable sort of `keys` in their natural order ([`NaturalOrder`]: floats by the IEEE 754 total
 /// order, NaN last, as `sort_by(|a, b| a.total_cmp(b))`).
+///
+/// For the primitive types and tuples and arrays of them, whose orders this crate knows to be
+/// total, phase 1 cuts the keys into one run per rayon thread and std's `sort_unstable` sorts
+/// each (equal keys are identical, so the result is the stable one); merge-path passes then join
+/// the runs. Other [`NaturalOrder`] impls take [`mergesort_by`]'s block sort, which no order can
+/// make panic.
 pub fn mergesort<T: NaturalOrder + Copy + Send + Sync>(keys: &mut [T]) {
-    mergesort_by(keys, T::natural_less);
+    mergesort_runs_checked(keys, &T::natural_less, T::run_sort(OrderToken));
 }
 
 /// [`mergesort_pairs_by`] returning whether the order looked consistent, as
@@ -234,13 +338,33 @@ where
     V: Copy + Send + Sync,
     F: Fn(&K, &K) -> bool + Sync,
 {
+    mergesort_pairs_runs_checked(keys, values, is_less, RunSort::BlockSort)
+}
+
+/// [`mergesort_pairs_checked`] with its runs sorted by `run_sort` (at most
+/// [`RunSort::StdStable`]: values tell equivalent keys apart), as [`mergesort_runs_checked`].
+pub(crate) fn mergesort_pairs_runs_checked<K, V, F>(
+    keys: &mut [K],
+    values: &mut [V],
+    is_less: &F,
+    run_sort: RunSort,
+) -> bool
+where
+    K: Copy + Send + Sync,
+    V: Copy + Send + Sync,
+    F: Fn(&K, &K) -> bool + Sync,
+{
     assert_paired(keys, values, "keys", "values");
     let mut pairs: Vec<(K, V)> = keys
         .par_iter()
         .copied()
         .zip(values.par_iter().copied())
         .collect();
-    let consistent = mergesort_checked(&mut pairs, &|x: &(K, V), y: &(K, V)| is_less(&x.0, &y.0));
+    let consistent = mergesort_runs_checked(
+        &mut pairs,
+        &|x: &(K, V), y: &(K, V)| is_less(&x.0, &y.0),
+        run_sort.for_pairs(),
+    );
     keys.par_iter_mut()
         .zip(values.par_iter_mut())
         .zip(pairs.par_iter())
@@ -266,7 +390,8 @@ where
     mergesort_pairs_checked(keys, values, &is_less);
 }
 
-/// Stable sort of key-value pairs by key in the keys' natural order ([`NaturalOrder`]).
+/// Stable sort of key-value pairs by key in the keys' natural order ([`NaturalOrder`]). As
+/// [`mergesort`], with std's stable sort on each run for the orders this crate knows.
 ///
 /// # Panics
 /// If `keys` and `values` differ in length.
@@ -274,5 +399,5 @@ pub fn mergesort_pairs<K: NaturalOrder + Copy + Send + Sync, V: Copy + Send + Sy
     keys: &mut [K],
     values: &mut [V],
 ) {
-    mergesort_pairs_by(keys, values, K::natural_less);
+    mergesort_pairs_runs_checked(keys, values, &K::natural_less, K::run_sort(OrderToken));
 }
