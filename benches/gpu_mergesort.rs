@@ -53,10 +53,9 @@ type Sweep = (u32, u32, u32, u32, u32, u32);
 
 // The sweeps: four-way passes are forced on at every size when their threads are not 0, and
 // lanes per four-way cut 0 is chosen by the number of cuts, as shipped; four-way tile registers
-// 0 are ptxas's choice. The 1024-thread block sorts and the 512-thread four-way tiles of 33 keys
-// or of pairs need more than 48 KiB of (dynamic) shared memory. The last entry of each is the
-// 2^20 sort as shipped (two-way passes only) but with its 32-lane boundary searches in a
-// partition kernel of their own rather than in the tile blocks.
+// 0 are ptxas's choice. Block sorts over 48 KiB take dynamic shared memory. The last entry of the
+// u32 sweep is the 2^20 sort as shipped (two-way passes only) but with its 32-lane boundary
+// searches in a partition kernel of their own rather than in the tile blocks.
 
 /// The sweep of the u32 keys.
 const U32_SWEEP: [Sweep; 4] = [
@@ -65,17 +64,19 @@ const U32_SWEEP: [Sweep; 4] = [
     (1024, 128, 256, 0, 64, 39),
     (512, 128, 0, 32, 0, 23),
 ];
-/// The sweep of the u64 keys.
+/// The sweep of the u64 keys: block sorts in dynamic shared memory (94 KB at 512 x 23, 155 KB at
+/// 1024 x 19), each saving the two-way pass of the shipped 256 x 23 one at 2^27.
 const U64_SWEEP: [Sweep; 3] = [
-    (256, 256, 128, 1, 96, 23),
-    (256, 256, 128, 4, 96, 23),
-    (256, 256, 0, 32, 0, 23),
+    (512, 256, 128, 0, 96, 23),
+    (512, 128, 128, 0, 96, 23),
+    (1024, 256, 128, 0, 96, 19),
 ];
-/// The sweep of the u32 pairs.
+/// The sweep of the u32 pairs: block sorts in dynamic shared memory (90 KB at 1024 x 11, 94 KB at
+/// 512 x 23), each saving the two-way pass of the shipped 512 x 11 one at 2^27.
 const PAIRS_SWEEP: [Sweep; 3] = [
-    (512, 256, 256, 1, 64, 11),
-    (512, 256, 256, 4, 64, 11),
-    (512, 256, 0, 32, 0, 11),
+    (1024, 256, 256, 0, 64, 11),
+    (512, 256, 256, 0, 64, 23),
+    (1024, 128, 256, 0, 64, 11),
 ];
 
 fn swept_tuning(
