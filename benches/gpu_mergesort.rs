@@ -163,6 +163,79 @@ impl DeviceComparator<f32> for TotalCompared {
     }
 }
 
+/// A 24-byte user record (the wide-key row): sorted by `user`, then `time`, by a user
+/// comparator; equivalent records (same user and time) can differ in `value`.
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+struct Event {
+    time: u64,
+    user: u32,
+    kind: u32,
+    value: f64,
+}
+
+twophase::device_key!(Event => "event", "struct event { unsigned long long time; unsigned int user; unsigned int kind; double value; };");
+// SAFETY: `Event` is `#[repr(C)]` plain old data (bytemuck::Pod): any bit pattern, all zeros
+// included, is a valid value, and it holds no pointers.
+unsafe impl DeviceRepr for Event {}
+// SAFETY: as above, all-zero bits are a valid `Event`.
+unsafe impl ValidAsZeroBits for Event {}
+
+/// Users the records are spread over: a few hundred records a user at 2^24, so that the time
+/// decides most compares.
+const EVENT_USERS: u64 = 1 << 16;
+
+/// The record comparator, in CUDA and in Rust (the same `(user, time)` order as the CUB peer's
+/// functor).
+fn event_comparator() -> impl DeviceComparator<Event> {
+    CudaComparator::new(
+        "event_by_user_time",
+        "return a.user < b.user || (a.user == b.user && a.time < b.time);",
+        |a: &Event, b: &Event| (a.user, a.time) < (b.user, b.time),
+    )
+}
+
+/// `n` random records from `seed` (the CUB peer draws its own with the same distribution).
+fn random_events(n: usize, seed: u64) -> Vec<Event> {
+    let words: Vec<u64> = random_keys(3 * n, seed);
+    words
+        .chunks_exact(3)
+        .map(|w| Event {
+            time: w[0],
+            user: (w[1] % EVENT_USERS) as u32,
+            kind: (w[1] >> 32) as u32,
+            value: w[2] as f64,
+        })
+        .collect()
+}
+
+/// Sizes (log2 of records) of the record rows: 2^26 records are 1.5 GiB.
+const EVENT_SIZES: [u32; 3] = [20, 24, 26];
+
+/// The sweep of the 24-byte records: (block sort threads, pass threads, four-way threads, VT),
+/// with four-way passes from 64 MiB as shipped for the other types.
+const EVENT_SWEEP: [(u32, u32, u32, u32); 5] = [
+    (128, 128, 128, 7),
+    (256, 128, 128, 7),
+    (512, 128, 128, 7),
+    (256, 128, 128, 11),
+    (256, 256, 256, 7),
+];
+
+/// A tuning of the record sweep: the shipped 24-byte tuning with these shapes.
+fn event_tuning(
+    (threads, pass_threads, quad_threads, vt): (u32, u32, u32, u32),
+) -> MergesortTuning {
+    MergesortTuning {
+        threads,
+        pass_threads,
+        quad_threads,
+        four_way_min_keys: (1 << 26) / std::mem::size_of::<Event>(),
+        vt,
+        ..MergesortTuning::for_types(std::mem::size_of::<Event>(), 0)
+    }
+}
+
 /// Environment variable: when set, time the shipped tunings only (no sweeps, no alternation of
 /// programmatic dependent launch), for before/after comparisons inside one device command.
 const SHIPPED_ONLY_ENV: &str = "TWOPHASE_BENCH_SHIPPED_ONLY";
@@ -205,6 +278,75 @@ impl Bench<'_> {
             ratio("cub-merge"),
             ratio("cub-radix"),
         );
+    }
+
+    /// The 24-byte records under their user comparator: checked against std's stable sort, then
+    /// the shipped tuning and the sweep timed at each of [`EVENT_SIZES`].
+    fn run_events(&self) {
+        const KIND: &str = "event24-user";
+        if !kind_selected(KIND) {
+            return;
+        }
+        let gpu = self.gpu;
+        let stream = gpu.stream();
+        let comp = event_comparator();
+        let mut scratch = MergesortScratch::new();
+        let record = std::mem::size_of::<Event>();
+        for log2n in EVENT_SIZES {
+            let n = 1usize << log2n;
+            let input = random_events(n, rand::random::<u64>());
+            let mut expected = input.clone();
+            expected.par_sort_by(|a, b| (a.user, a.time).cmp(&(b.user, b.time)));
+            let pristine = stream.clone_htod(&input).expect("upload");
+            let mut keys: CudaSlice<Event> = stream.alloc_zeros(n).expect("alloc");
+            let restore = |keys: &mut CudaSlice<Event>| {
+                stream.memcpy_dtod(&pristine, keys).expect("restore");
+            };
+            let shipped = gpu.shipped_mergesort_tuning(record, 0, n);
+            let sweep = if shipped_only() {
+                &[][..]
+            } else {
+                &EVENT_SWEEP[..]
+            };
+            let tunings = std::iter::once((shipped, true))
+                .chain(sweep.iter().map(|&shape| (event_tuning(shape), false)));
+            let copy_ms = time_events(gpu, WARMUP, REPS, |_| restore(&mut keys));
+            for (tuning, is_shipped) in tunings {
+                let mut sort = |keys: &mut CudaSlice<Event>| {
+                    gpu.sort_device(SortBuffers::keys(keys), &comp, Some(tuning), &mut scratch)
+                        .expect("record sort");
+                };
+                // Correctness first: the stable order std gives, bit for bit.
+                restore(&mut keys);
+                sort(&mut keys);
+                let got = stream.clone_dtoh(&keys).expect("download");
+                assert!(
+                    bytemuck::cast_slice::<Event, u8>(&got)
+                        == bytemuck::cast_slice::<Event, u8>(&expected),
+                    "{KIND} 2^{log2n} {}: GPU sort differs from std's stable sort",
+                    shape(tuning)
+                );
+                let ms = time_events(gpu, WARMUP, REPS, |_| {
+                    restore(&mut keys);
+                    sort(&mut keys);
+                }) - copy_ms;
+                if is_shipped {
+                    self.print_row(
+                        KIND,
+                        log2n,
+                        ms,
+                        global_passes(n, tuning),
+                        (2 * n * record) as f64,
+                    );
+                } else {
+                    println!(
+                        "sweep {KIND} 2^{log2n} {}: {ms:.4} ms, {} passes (stable order checked)",
+                        shape(tuning),
+                        global_passes(n, tuning)
+                    );
+                }
+            }
+        }
     }
 
     /// Correctness first, then the shipped sort of each size timed (with and without
@@ -451,4 +593,6 @@ fn main() {
         )
     };
     bench.run::<u32, _>("u32-user-trusted", false, &[], &vouched);
+    // A 24-byte record under a user comparator: the wide-key row.
+    bench.run_events();
 }

@@ -131,6 +131,137 @@ fn mergesort_user_struct_custom_comparator_is_stable() {
     }
 }
 
+/// A 24-byte user record: the wide keys that take four-way passes.
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+struct Wide {
+    time: u64,
+    user: u32,
+    tag: u32,
+    value: f64,
+}
+
+twophase::device_key!(Wide => "wide", "struct wide { unsigned long long time; unsigned int user; unsigned int tag; double value; };");
+// SAFETY: `Wide` is `#[repr(C)]` plain old data (bytemuck::Pod): every bit pattern is a valid
+// value and it holds no pointers, so the device may hold and copy it as bytes.
+unsafe impl DeviceRepr for Wide {}
+
+/// Records of `users` users at `times` distinct times, tagged with their input positions.
+fn wide_records(rng: &mut StdRng, n: usize, users: u32, times: u64) -> Vec<Wide> {
+    (0..n as u32)
+        .map(|tag| Wide {
+            time: rng.gen_range(0..times),
+            user: rng.gen_range(0..users),
+            tag,
+            value: rng.gen(),
+        })
+        .collect()
+}
+
+/// 24-byte records under a user comparator by (user, time), checked and vouched for, through
+/// the shipped tuning's four-way passes (their first size) and a tuning forcing them on small
+/// sorts: std's stable order, bit for bit. A non-strict order (`<=` on the time) through the
+/// same passes gives a permutation of the records, or an error naming the inconsistent order.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn mergesort_wide_records_through_four_way_passes() {
+    let (gpu, mut rng) = (gpu(), rng());
+    let by_user_time = || {
+        twophase::gpu::CudaComparator::new(
+            "wide_by_user_time",
+            "return a.user < b.user || (a.user == b.user && a.time < b.time);",
+            |a: &Wide, b: &Wide| (a.user, a.time) < (b.user, b.time),
+        )
+    };
+    let checked = by_user_time();
+    // SAFETY: (user, time) lexicographically is a strict weak order, in CUDA and in Rust.
+    let vouched = unsafe { TrustedComparator::new(by_user_time()) };
+    let record = std::mem::size_of::<Wide>();
+    let shipped = MergesortTuning::for_types(record, 0);
+    let four_way = shipped.four_way_min_keys + 3;
+    assert!(
+        shipped.pass_plan(four_way).1 > 0,
+        "{four_way} records take no four-way pass"
+    );
+    let forced = MergesortTuning {
+        four_way_min_keys: 0,
+        ..shipped
+    };
+    let comps: [&dyn DeviceComparator<Wide>; 2] = [&checked, &vouched];
+    let mut scratch = MergesortScratch::new();
+    let poison = Wide {
+        time: u64::MAX,
+        user: u32::MAX,
+        tag: u32::MAX,
+        value: f64::NAN,
+    };
+    let runs = [
+        (four_way, None),
+        (5 * shipped.tile() + 3, Some(forced)),
+        ((1 << 16) + 1, Some(forced)),
+    ];
+    // Within TWOPHASE_TEST_SCALE: only the forced tunings' small sorts under compute-sanitizer.
+    for (n, tuning) in runs
+        .into_iter()
+        .filter(|&(n, _)| n <= common::checks::test_scale())
+    {
+        for comp in comps {
+            for (users, times) in [(1, 4), (16, 1 << 10), (u32::MAX, u64::MAX)] {
+                let input = wide_records(&mut rng, n, users, times);
+                let mut expected = input.clone();
+                expected.par_sort_by_key(|r| (r.user, r.time));
+                let mut keys = gpu.stream().clone_htod(&vec![poison; n]).expect("upload");
+                gpu.sort_device(SortBuffers::keys(&mut keys), comp, tuning, &mut scratch)
+                    .expect("poison sort");
+                gpu.stream().memcpy_htod(&input, &mut keys).expect("upload");
+                gpu.sort_device(SortBuffers::keys(&mut keys), comp, tuning, &mut scratch)
+                    .expect("record sort");
+                let got = gpu.stream().clone_dtoh(&keys).expect("download");
+                let trusted = twophase_gpu::compare::is_trusted(comp);
+                assert!(
+                    got == expected,
+                    "n = {n}, forced four-way {}, {users} users, trusted {trusted}",
+                    tuning.is_some()
+                );
+            }
+        }
+        // Not a strict weak order: every record still there once.
+        let non_strict = twophase::gpu::CudaComparator::new(
+            "wide_time_le",
+            "return a.time <= b.time;",
+            |a: &Wide, b: &Wide| a.time <= b.time,
+        );
+        let input = wide_records(&mut rng, n, 4, 64);
+        let mut keys = gpu.stream().clone_htod(&input).expect("upload");
+        let result = gpu.sort_device(
+            SortBuffers::keys(&mut keys),
+            &non_strict,
+            tuning,
+            &mut scratch,
+        );
+        if let Err(error) = &result {
+            assert!(
+                error
+                    .to_string()
+                    .contains(twophase_gpu::runtime::status::messages::ORDER_INCONSISTENT),
+                "n = {n}: a non-strict order failed with {error}"
+            );
+        }
+        let mut tags: Vec<u32> = gpu
+            .stream()
+            .clone_dtoh(&keys)
+            .expect("download")
+            .iter()
+            .map(|r| r.tag)
+            .collect();
+        tags.par_sort_unstable();
+        assert!(
+            tags.iter().enumerate().all(|(i, &t)| t == i as u32),
+            "n = {n}: a non-strict order lost or duplicated records"
+        );
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn mergesort_pairs_prove_stability() {

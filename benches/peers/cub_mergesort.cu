@@ -8,6 +8,7 @@
 #include <cub/device/device_merge_sort.cuh>
 #include <cub/device/device_radix_sort.cuh>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -218,6 +219,63 @@ static void bench_float(const char* kind) {
   }
 }
 
+// The 24-byte record of the twophase bench's "event24-user" rows, ordered by (user, time) by a
+// functor, as the twophase comparator: distinct records can be equivalent.
+struct Event {
+  unsigned long long time;
+  unsigned int user, kind;
+  double value;
+};
+static_assert(sizeof(Event) == 24, "the record is 24 bytes, as in the twophase bench");
+
+struct EventByUserTime {
+  __device__ __host__ bool operator()(const Event& a, const Event& b) const {
+    return a.user < b.user || (a.user == b.user && a.time < b.time);
+  }
+};
+
+static const int EVENT_SIZES[3] = {20, 24, 26};
+static const unsigned long long EVENT_USERS = 1ull << 16;  // as the twophase bench's EVENT_USERS
+
+// The records sorted by merge sort under the functor, checked against std::stable_sort bit for bit.
+static void bench_events(const char* kind) {
+  for (int log2n : EVENT_SIZES) {
+    size_t n = size_t(1) << log2n;
+    std::mt19937_64 rng(1000 * log2n + std::random_device{}());
+    std::vector<Event> events(n);
+    for (auto& e : events) {
+      unsigned long long w0 = rng(), w1 = rng(), w2 = rng();
+      e.time = w0;
+      e.user = (unsigned int)(w1 % EVENT_USERS);
+      e.kind = (unsigned int)(w1 >> 32);
+      e.value = (double)w2;
+    }
+    Event *pristine, *dk;
+    CHECK(cudaMalloc(&pristine, n * sizeof(Event)));
+    CHECK(cudaMalloc(&dk, n * sizeof(Event)));
+    CHECK(cudaMemcpy(pristine, events.data(), n * sizeof(Event), cudaMemcpyHostToDevice));
+    auto restore = [&]() { CHECK(cudaMemcpyAsync(dk, pristine, n * sizeof(Event), cudaMemcpyDeviceToDevice)); };
+    size_t bytes = 0;
+    CHECK(cub::DeviceMergeSort::SortKeys(nullptr, bytes, dk, (int64_t)n, EventByUserTime()));
+    void* temp;
+    CHECK(cudaMalloc(&temp, bytes));
+    auto sort = [&]() { CHECK(cub::DeviceMergeSort::SortKeys(temp, bytes, dk, (int64_t)n, EventByUserTime())); };
+    restore();
+    sort();
+    std::vector<Event> got(n);
+    CHECK(cudaMemcpy(got.data(), dk, n * sizeof(Event), cudaMemcpyDeviceToHost));
+    std::stable_sort(events.begin(), events.end(), EventByUserTime());
+    if (std::memcmp(got.data(), events.data(), n * sizeof(Event)) != 0) {
+      std::fprintf(stderr, "CUB merge sort %s 2^%d: not std::stable_sort's order\n", kind, log2n);
+      std::exit(1);
+    }
+    double restore_ms = time_events(WARMUP, REPS, [&](int) { restore(); });
+    double merge_ms = time_events(WARMUP, REPS, [&](int) { restore(); sort(); }) - restore_ms;
+    row("cub-merge", kind, log2n, merge_ms);
+    CHECK(cudaFree(pristine)); CHECK(cudaFree(dk)); CHECK(cudaFree(temp));
+  }
+}
+
 int main(int argc, char** argv) {
   if (argc > 1) results = std::fopen(argv[1], "w");
   cudaDeviceProp prop;
@@ -230,6 +288,7 @@ int main(int argc, char** argv) {
   bench<uint32_t, true>("u32-pairs");
   bench_float<float, uint32_t>("f32");
   bench_float<double, uint64_t>("f64");
+  bench_events("event24-user");
   if (results) std::fclose(results);
   return 0;
 }

@@ -340,3 +340,66 @@ fn a_mergesort_without_four_way_passes_compiles() {
         compile_cubin(&program.source, &program.name, arch).expect("two-way-only mergesort");
     }
 }
+
+/// A 24-byte user record: keys of 9 to 32 bytes take 256 x 11 block sorts and four-way passes.
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+struct Record24 {
+    time: u64,
+    user: u32,
+    tag: u32,
+    value: f64,
+}
+
+device_key!(Record24 => "record24", "struct record24 { unsigned long long time; unsigned int user; unsigned int tag; double value; };");
+
+/// A 48-byte user record: the widest keys with four-way passes (128 x 7 tiles).
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+struct Record48 {
+    time: u64,
+    words: [u64; 5],
+}
+
+device_key!(Record48 => "record48", "struct record48 { unsigned long long time; unsigned long long words[5]; };");
+
+/// The mergesort programs of `K` under a user comparator on `time` (checked, and vouched for)
+/// at both shipped tunings, compiled for every CI architecture without warnings.
+fn wide_mergesort_compiles<K: DeviceKey>(is_less: fn(&K, &K) -> bool) {
+    let checked = CudaComparator::new("by_time", "return a.time < b.time;", is_less);
+    // SAFETY: `<` on the u64 field is a strict weak order, in CUDA and in Rust.
+    let vouched = unsafe {
+        twophase_gpu::TrustedComparator::new(CudaComparator::new(
+            "by_time",
+            "return a.time < b.time;",
+            is_less,
+        ))
+    };
+    let comps: [&dyn DeviceComparator<K>; 2] = [&checked, &vouched];
+    for rule in MergesortTuning::SHIPPED {
+        let tuning = rule(std::mem::size_of::<K>(), 0);
+        assert!(tuning.quad_threads > 0, "{tuning:?}: no four-way passes");
+        for comp in comps {
+            let program = tuning.program::<K, dyn DeviceComparator<K>>(comp, None);
+            for arch in CI_ARCHS {
+                let (cubin, log) = compile_cubin_with_log(&program.source, &program.name, arch)
+                    .unwrap_or_else(|e| panic!("{} sm_{arch}: {e}", program.name));
+                assert!(!cubin.is_empty(), "{} sm_{arch}: empty cubin", program.name);
+                assert!(
+                    !log.contains("warning"),
+                    "{} sm_{arch} warns:\n{log}",
+                    program.name
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn wide_user_keys_compile_with_four_way_passes() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    wide_mergesort_compiles::<Record24>(|a, b| a.time < b.time);
+    wide_mergesort_compiles::<Record48>(|a, b| a.time < b.time);
+}

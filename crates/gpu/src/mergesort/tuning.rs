@@ -161,8 +161,9 @@ impl MergesortTuning {
     }
 
     /// The best measured tuning whose block sort and four-way tile fit in 48 KiB of shared memory
-    /// (every CUDA GPU): for 4-byte keys a 512 x 23 block sort and four-way tiles; the other
-    /// types' shipped tunings fit already (docs/tuning.md).
+    /// (every CUDA GPU): for 4-byte keys a 512 x 23 block sort and four-way tiles, for keys of 9
+    /// to 48 bytes 128 x 7 with four-way tiles; the other types' shipped tunings fit already
+    /// (docs/tuning.md).
     pub const fn within_static_shared(key_bytes: usize, value_bytes: usize) -> Self {
         Self::shipped(key_bytes, value_bytes, true)
     }
@@ -224,7 +225,13 @@ impl MergesortTuning {
                 (0..=4, 1..=4) => (512, 256, 256, 64, 11),
                 // 46 KB.
                 (0..=8, 0..=8) => (256, 256, 128, 0, 15),
-                // Wider keys: small tiles, two-way passes only.
+                // 68 KB for 24-byte keys (up to 90 KB): larger tiles and VT than 128 x 7 save a
+                // pass and overlap more of each thread's merge with its loads.
+                (9..=32, 0) if !static_shared => (256, 128, 128, 0, 11),
+                // 22-43 KB: four-way passes, which halve the passes over the wide keys.
+                (9..=48, 0) => (128, 128, 128, 0, 7),
+                // Wider keys, or pairs of them: small tiles, two-way passes only (not measured
+                // with four-way passes).
                 _ => (128, 128, 0, 0, 7),
             };
         let element_bytes = key_bytes + value_bytes;
