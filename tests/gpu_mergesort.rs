@@ -552,7 +552,16 @@ fn mergesort_block_sort_past_48_kib_of_shared_memory() {
 fn tuning_falls_back_within_static_shared_memory() {
     const H100_OPTIN: usize = 227 * 1024;
     const STATIC: usize = 48 * 1024;
-    for (key, value) in [(4, 0), (8, 0), (4, 4), (8, 8), (16, 0)] {
+    for (key, value) in [
+        (4, 0),
+        (8, 0),
+        (4, 4),
+        (8, 8),
+        (16, 0),
+        (24, 0),
+        (32, 0),
+        (48, 0),
+    ] {
         let shipped = MergesortTuning::for_types(key, value);
         let within = MergesortTuning::within_static_shared(key, value);
         assert!(

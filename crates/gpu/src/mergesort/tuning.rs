@@ -161,7 +161,7 @@ impl MergesortTuning {
     }
 
     /// The best measured tuning whose block sort and four-way tile fit in 48 KiB of shared memory
-    /// (every CUDA GPU): for 4-byte keys a 512 x 23 block sort and four-way tiles, for keys of 9
+    /// (every CUDA GPU): for 4-byte keys a 512 x 23 block sort and four-way tiles, for keys of 17
     /// to 48 bytes 128 x 7 with four-way tiles; the other types' shipped tunings fit already
     /// (docs/tuning.md).
     pub const fn within_static_shared(key_bytes: usize, value_bytes: usize) -> Self {
@@ -225,9 +225,10 @@ impl MergesortTuning {
                 (0..=4, 1..=4) => (512, 256, 256, 64, 11),
                 // 46 KB.
                 (0..=8, 0..=8) => (256, 256, 128, 0, 15),
-                // 68 KB for 24-byte keys (up to 90 KB): larger tiles and VT than 128 x 7 save a
-                // pass and overlap more of each thread's merge with its loads.
-                (9..=32, 0) if !static_shared => (256, 128, 128, 0, 11),
+                // 45 KB for 16-byte keys, 68 KB for 24 (up to 90 KB): larger tiles and VT than
+                // 128 x 7 save a pass and overlap more of each thread's merge with its loads.
+                (9..=16, 0) => (256, 128, 128, 0, 11),
+                (17..=32, 0) if !static_shared => (256, 128, 128, 0, 11),
                 // 22-43 KB: four-way passes, which halve the passes over the wide keys.
                 (9..=48, 0) => (128, 128, 128, 0, 7),
                 // Wider keys, or pairs of them: small tiles, two-way passes only (not measured
