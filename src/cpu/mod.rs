@@ -19,12 +19,16 @@
 
 mod merge;
 pub(crate) mod search;
+pub(crate) mod segmented;
 pub(crate) mod sort;
 
 pub use merge::{merge, merge_by, merge_into_by, merge_pairs, merge_pairs_by};
 pub use search::{
     interval_expand, load_balance_search, load_balance_search_with_ranks, sorted_search,
     sorted_search_by, SearchBound,
+};
+pub use segmented::{
+    segmented_sort, segmented_sort_by, segmented_sort_pairs, segmented_sort_pairs_by, Segments,
 };
 pub use sort::{
     mergesort, mergesort_by, mergesort_pairs, mergesort_pairs_by, sort_by, sort_pairs_by,

@@ -11,12 +11,12 @@ use super::{assert_paired, merge_lanes, merge_range, MergesortTuning, LANES, LAN
 use crate::order::{sealed::OrderToken, NaturalOrder};
 
 const VT: usize = MergesortTuning::VT;
-const TILE: usize = MergesortTuning::TILE;
+pub(crate) const TILE: usize = MergesortTuning::TILE;
 
 /// Sort one tile in place: VT-key odd-even transposition sorts, then merge levels of doubling
 /// runs inside the tile, ping-ponging with `scratch`. Returns `false` when a merge level saw
 /// that `is_less` is not a strict weak order ([`merge_range`]).
-fn block_sort<T: Copy, F: Fn(&T, &T) -> bool>(
+pub(crate) fn block_sort<T: Copy, F: Fn(&T, &T) -> bool>(
     tile: &mut [T],
     scratch: &mut Vec<T>,
     is_less: &F,
