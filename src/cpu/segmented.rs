@@ -2,7 +2,9 @@
 
 use rayon::prelude::*;
 
-use super::sort::{block_sort, mergesort_runs_checked, RunSort, TILE};
+use super::sort::{
+    block_sort, mergesort_runs_checked, sort_as_tuples, std_sort_run, RunSort, TILE,
+};
 use super::{assert_paired, split_by_bounds};
 use crate::order::{sealed::OrderToken, NaturalOrder};
 
@@ -115,20 +117,10 @@ where
     T: Copy,
     F: Fn(&T, &T) -> bool,
 {
-    let compare = |a: &T, b: &T| {
-        if is_less(a, b) {
-            std::cmp::Ordering::Less
-        } else if is_less(b, a) {
-            std::cmp::Ordering::Greater
-        } else {
-            std::cmp::Ordering::Equal
-        }
-    };
-    match run_sort {
-        RunSort::StdUnstable => segment.sort_unstable_by(compare),
-        RunSort::StdStable => segment.sort_by(compare),
-        RunSort::BlockSort => return block_sort(segment, scratch, is_less),
+    if run_sort == RunSort::BlockSort {
+        return block_sort(segment, scratch, is_less);
     }
+    std_sort_run(segment, is_less, run_sort);
     true
 }
 
@@ -252,25 +244,14 @@ where
     V: Copy + Send + Sync,
     F: Fn(&K, &K) -> bool + Sync,
 {
-    let mut pairs: Vec<(K, V)> = keys
-        .par_iter()
-        .copied()
-        .zip(values.par_iter().copied())
-        .collect();
-    let consistent = segmented_sort_checked(
-        &mut pairs,
-        segments,
-        &|x: &(K, V), y: &(K, V)| is_less(&x.0, &y.0),
-        run_sort.for_pairs(),
-    );
-    keys.par_iter_mut()
-        .zip(values.par_iter_mut())
-        .zip(pairs.par_iter())
-        .for_each(|((k, v), &(pk, pv))| {
-            *k = pk;
-            *v = pv;
-        });
-    consistent
+    sort_as_tuples(keys, values, |pairs| {
+        segmented_sort_checked(
+            pairs,
+            segments,
+            &|x: &(K, V), y: &(K, V)| is_less(&x.0, &y.0),
+            run_sort.for_pairs(),
+        )
+    })
 }
 
 /// Stable sort of each segment of key-value pairs by key under `is_less`, as

@@ -154,6 +154,57 @@ where
     mergesort_runs_checked(keys, is_less, RunSort::BlockSort)
 }
 
+/// Sort `run` on this thread with std's sort that `run_sort` names: `sort_unstable_by` for
+/// [`RunSort::StdUnstable`], else the stable `sort_by`. Only for an `is_less` the caller vouches
+/// is a strict weak order: std's sorts may panic on any other.
+pub(crate) fn std_sort_run<T, F>(run: &mut [T], is_less: &F, run_sort: RunSort)
+where
+    F: Fn(&T, &T) -> bool,
+{
+    let compare = |a: &T, b: &T| {
+        if is_less(a, b) {
+            std::cmp::Ordering::Less
+        } else if is_less(b, a) {
+            std::cmp::Ordering::Greater
+        } else {
+            std::cmp::Ordering::Equal
+        }
+    };
+    if run_sort == RunSort::StdUnstable {
+        run.sort_unstable_by(compare);
+    } else {
+        run.sort_by(compare);
+    }
+}
+
+/// Sort key-value pairs through one slice of `(key, value)` tuples: `sort` sorts the tuples (by
+/// key, under an order that sees only the key), and the result is written back to `keys` and
+/// `values` (of one length). Returns what `sort` returns.
+pub(crate) fn sort_as_tuples<K, V>(
+    keys: &mut [K],
+    values: &mut [V],
+    sort: impl FnOnce(&mut [(K, V)]) -> bool,
+) -> bool
+where
+    K: Copy + Send + Sync,
+    V: Copy + Send + Sync,
+{
+    let mut pairs: Vec<(K, V)> = keys
+        .par_iter()
+        .copied()
+        .zip(values.par_iter().copied())
+        .collect();
+    let consistent = sort(&mut pairs);
+    keys.par_iter_mut()
+        .zip(values.par_iter_mut())
+        .zip(pairs.par_iter())
+        .for_each(|((k, v), &(pk, pv))| {
+            *k = pk;
+            *v = pv;
+        });
+    consistent
+}
+
 /// [`mergesort_checked`] with phase 2 starting from runs sorted by `run_sort`. Under
 /// [`RunSort::StdStable`] and [`RunSort::StdUnstable`] the caller vouches that `is_less` is a
 /// strict weak order (and, for the latter, that its equivalents are identical): then the keys
@@ -165,22 +216,7 @@ where
     F: Fn(&T, &T) -> bool + Sync,
 {
     let n = keys.len();
-    let std_sort = |run: &mut [T]| {
-        let compare = |a: &T, b: &T| {
-            if is_less(a, b) {
-                std::cmp::Ordering::Less
-            } else if is_less(b, a) {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        };
-        if run_sort == RunSort::StdUnstable {
-            run.sort_unstable_by(compare);
-        } else {
-            run.sort_by(compare);
-        }
-    };
+    let std_sort = |run: &mut [T]| std_sort_run(run, is_less, run_sort);
     if run_sort == RunSort::BlockSort {
         let consistent = keys
             .par_chunks_mut(TILE)
@@ -355,24 +391,13 @@ where
     F: Fn(&K, &K) -> bool + Sync,
 {
     assert_paired(keys, values, "keys", "values");
-    let mut pairs: Vec<(K, V)> = keys
-        .par_iter()
-        .copied()
-        .zip(values.par_iter().copied())
-        .collect();
-    let consistent = mergesort_runs_checked(
-        &mut pairs,
-        &|x: &(K, V), y: &(K, V)| is_less(&x.0, &y.0),
-        run_sort.for_pairs(),
-    );
-    keys.par_iter_mut()
-        .zip(values.par_iter_mut())
-        .zip(pairs.par_iter())
-        .for_each(|((k, v), &(pk, pv))| {
-            *k = pk;
-            *v = pv;
-        });
-    consistent
+    sort_as_tuples(keys, values, |pairs| {
+        mergesort_runs_checked(
+            pairs,
+            &|x: &(K, V), y: &(K, V)| is_less(&x.0, &y.0),
+            run_sort.for_pairs(),
+        )
+    })
 }
 
 /// Stable sort of key-value pairs by key under `is_less`: values move with their keys and equal
