@@ -1,11 +1,11 @@
-//! CPU benchmarks: two-phase mergesort (natural order, and a closure) vs `slice::sort` and rayon `par_sort`, merge vs sequential.
+//! CPU benchmarks: two-phase mergesort (natural order, and a closure) vs `slice::sort` and rayon `par_sort`, merge vs sequential, segmented sort vs std per segment.
 
 use criterion::measurement::WallTime;
 use criterion::{
     criterion_group, criterion_main, BatchSize, BenchmarkGroup, BenchmarkId, Criterion, Throughput,
 };
 use rand::{rngs::StdRng, Rng, SeedableRng};
-use rayon::slice::ParallelSliceMut;
+use rayon::prelude::*;
 use std::time::Duration;
 use twophase::cpu;
 
@@ -113,9 +113,78 @@ where
     merge.finish();
 }
 
+/// Keys of the segmented-sort group.
+const SEGMENTED_KEYS: usize = 1 << 24;
+/// The segment lengths of that group: uniform in 1..=this (mean about 1000), the issue's
+/// "uniform 1..2000" mix.
+const SEGMENT_MAX: usize = 2000;
+
+/// `segmented_u32`: each of about 16k segments of 2^24 u32 keys sorted, by the segmented sort,
+/// by std's `sort_unstable` on each segment in turn, and by rayon running that on every segment
+/// in parallel (what a user would write without a segmented sort).
+fn segmented_group(c: &mut Criterion) {
+    let mut rng = StdRng::seed_from_u64(SEED);
+    let input = random::<u32>(SEGMENTED_KEYS);
+    let mut starts = vec![0];
+    let mut at = 0;
+    loop {
+        at += rng.gen_range(1..=SEGMENT_MAX);
+        if at >= SEGMENTED_KEYS {
+            break;
+        }
+        starts.push(at);
+    }
+    let ends: Vec<usize> = starts[1..]
+        .iter()
+        .copied()
+        .chain([SEGMENTED_KEYS])
+        .collect();
+    let mut group = group(c, "segmented", "u32");
+    group.throughput(Throughput::Elements(SEGMENTED_KEYS as u64));
+    let id = |name| BenchmarkId::new(name, SEGMENTED_KEYS);
+    group.bench_function(id("twophase_segmented_sort"), |bench| {
+        bench.iter_batched_ref(
+            || input.clone(),
+            |v| cpu::segmented_sort(v, cpu::Segments::Starts(&starts)),
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function(id("std_sort_unstable_per_segment"), |bench| {
+        bench.iter_batched_ref(
+            || input.clone(),
+            |v| {
+                for (&s, &e) in starts.iter().zip(&ends) {
+                    v[s..e].sort_unstable();
+                }
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function(id("rayon_sort_unstable_per_segment"), |bench| {
+        bench.iter_batched_ref(
+            || input.clone(),
+            |v| {
+                let mut rest: &mut [u32] = v;
+                let mut pieces = Vec::with_capacity(starts.len());
+                for (&s, &e) in starts.iter().zip(&ends) {
+                    let (piece, tail) = rest.split_at_mut(e - s);
+                    pieces.push(piece);
+                    rest = tail;
+                }
+                pieces
+                    .into_par_iter()
+                    .for_each(|piece| piece.sort_unstable());
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.finish();
+}
+
 fn benches(c: &mut Criterion) {
     key_groups::<u32>(c, "u32");
     key_groups::<u64>(c, "u64");
+    segmented_group(c);
 }
 
 criterion_group!(cpu_benches, benches);
