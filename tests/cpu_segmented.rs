@@ -322,3 +322,54 @@ fn bad_segments_name_their_argument_and_touch_no_key() {
     cpu::segmented_sort::<u32>(&mut [], Segments::Starts(&[]));
     cpu::segmented_sort::<u32>(&mut [], Segments::Starts(&[0, 0]));
 }
+
+/// Segment lengths drawn up to `max_len` (0 allowed) until `n` keys are covered, from `seed`: the
+/// CSR starts of `n` keys.
+fn random_starts(n: usize, max_len: usize, seed: u64) -> Vec<usize> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut starts = vec![0];
+    let mut at = 0;
+    while at < n {
+        at += rng.gen_range(0..=max_len);
+        if at < n {
+            starts.push(at);
+        }
+    }
+    starts
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+    /// Any segmentation of any size, natural order and a closure, equals std's stable sort of
+    /// each segment (keys drawn from few values, so that stability shows in the pairs).
+    #[test]
+    fn segmented_sort_equals_std_on_any_segmentation(
+        n in proptest::prop_oneof![
+            proptest::strategy::Just(0usize),
+            proptest::strategy::Just(1usize),
+            proptest::strategy::Just(MergesortTuning::TILE - 1),
+            proptest::strategy::Just(MergesortTuning::TILE + 1),
+            2..MergesortTuning::TILE,
+            (3 * MergesortTuning::TILE)..(5 * MergesortTuning::TILE),
+        ],
+        max_len in proptest::prop_oneof![
+            proptest::strategy::Just(1usize),
+            2usize..64,
+            64usize..5000,
+            proptest::strategy::Just(1usize << 17),
+        ],
+        seed in proptest::prelude::any::<u64>(),
+    ) {
+        let starts = random_starts(n, max_len, seed);
+        let segments = ranges(&starts, n);
+        let mut rng = StdRng::seed_from_u64(seed ^ 0x5eed);
+        let keys: Vec<u32> = (0..n).map(|_| rng.gen_range(0..32)).collect();
+        let mut got = keys.clone();
+        cpu::segmented_sort(&mut got, Segments::Starts(&starts));
+        proptest::prop_assert_eq!(&got, &expected(&keys, &segments, u32::cmp));
+        let tagged: Vec<(u32, u32)> = keys.iter().copied().zip(0..).collect();
+        let mut got = tagged.clone();
+        cpu::segmented_sort_by(&mut got, Segments::Starts(&starts), |a: &(u32, u32), b: &(u32, u32)| a.0 > b.0);
+        proptest::prop_assert_eq!(got, expected(&tagged, &segments, |a, b| b.0.cmp(&a.0)));
+    }
+}
