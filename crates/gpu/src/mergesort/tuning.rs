@@ -225,10 +225,10 @@ impl MergesortTuning {
                 (0..=4, 1..=4) => (512, 256, 256, 64, 11),
                 // 46 KB.
                 (0..=8, 0..=8) => (256, 256, 128, 0, 15),
-                // 45 KB for 16-byte keys, 68 KB for 24 (up to 90 KB): larger tiles and VT than
-                // 128 x 7 save a pass and overlap more of each thread's merge with its loads.
-                (9..=16, 0) => (256, 128, 128, 0, 11),
-                (17..=32, 0) if !static_shared => (256, 128, 128, 0, 11),
+                // 45 KB for 16-byte keys (so they keep it within 48 KiB), 68 KB for 24 (up to 90
+                // KB): larger tiles and VT than 128 x 7 save a pass and overlap more of each
+                // thread's merge with its loads.
+                (9..=32, 0) if key_bytes <= 16 || !static_shared => (256, 128, 128, 0, 11),
                 // 22-43 KB: four-way passes, which halve the passes over the wide keys.
                 (9..=48, 0) => (128, 128, 128, 0, 7),
                 // Wider keys, or pairs of them: small tiles, two-way passes only (not measured
