@@ -28,6 +28,7 @@ export TWOPHASE_CACHE_DIR=$cache_dir
 # Each benchmark finds the results of its CUB peer here.
 export TWOPHASE_CUB_RESULTS=$OUT/cub_merge.txt
 export TWOPHASE_CUB_SORT_RESULTS=$OUT/cub_mergesort.txt
+export TWOPHASE_CUB_SEGMENTED_RESULTS=$OUT/cub_segmented_sort.txt
 # The variant benchmark's CSV (scripts/plots.sh draws it).
 export TWOPHASE_VARIANTS_CSV=$OUT/variants.csv
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.total --format=csv

@@ -11,6 +11,7 @@ use twophase_gpu::error::check_len;
 use twophase_gpu::load_balance::IntervalMove;
 use twophase_gpu::runtime::status::messages;
 use twophase_gpu::search::check_values_per_segment;
+use twophase_gpu::segmented_sort::{segments_problem, Segments};
 use twophase_gpu::{DeviceComparator, DeviceKey, DeviceValue, PrimitiveKey};
 
 use crate::cpu::sort::RunSort;
@@ -182,6 +183,87 @@ pub fn sort_pairs_by<K: DeviceKey, V: DeviceValue, C: DeviceComparator<K>>(
             );
             check_cpu_consistent(consistent)
         }
+    }
+}
+
+/// Backend-neutral stable sort of each segment of `keys` in the keys' natural order:
+/// [`segmented_sort_by`] with [`PrimitiveKey::Ascending`].
+pub fn segmented_sort<K: PrimitiveKey>(
+    keys: &mut [K],
+    segments: Segments<'_>,
+) -> Result<(), Error> {
+    segmented_sort_by(keys, segments, &K::Ascending::default())
+}
+
+/// Backend-neutral stable sort of each segment of `keys` in place under `comp`, all segments at
+/// once: GPU when present, else the CPU backend. Keys outside every segment (only with
+/// [`Segments::Ranges`]) stay where they are.
+///
+/// Invalid `segments` give [`Error::InvalidInput`] naming the fault, with no key moved. A
+/// comparator that is not a strict weak order leaves each segment a permutation of its keys, and
+/// where the sort detects it, [`Error::InvalidInput`] with [`messages::ORDER_INCONSISTENT`], as
+/// [`sort_by`].
+pub fn segmented_sort_by<K: DeviceKey, C: DeviceComparator<K>>(
+    keys: &mut [K],
+    segments: Segments<'_>,
+    comp: &C,
+) -> Result<(), Error> {
+    match present_gpu()? {
+        Some(gpu) => gpu.segmented_sort(keys, segments, comp),
+        None => {
+            check_cpu_segments(keys.len(), segments)?;
+            let consistent = crate::cpu::segmented::segmented_sort_checked(
+                keys,
+                segments,
+                &|x: &K, y: &K| comp.is_less(x, y),
+                cpu_run_sort(comp),
+            );
+            check_cpu_consistent(consistent)
+        }
+    }
+}
+
+/// Backend-neutral stable sort of each segment of key-value pairs in the keys' natural order:
+/// [`segmented_sort_pairs_by`] with [`PrimitiveKey::Ascending`].
+pub fn segmented_sort_pairs<K: PrimitiveKey, V: DeviceValue>(
+    keys: &mut [K],
+    values: &mut [V],
+    segments: Segments<'_>,
+) -> Result<(), Error> {
+    segmented_sort_pairs_by(keys, values, segments, &K::Ascending::default())
+}
+
+/// Backend-neutral stable sort of each segment of key-value pairs by key under `comp`: values
+/// move with their keys. Errors as [`segmented_sort_by`], and [`Error::SizeMismatch`] (nothing
+/// moved) when `keys` and `values` differ in length.
+pub fn segmented_sort_pairs_by<K: DeviceKey, V: DeviceValue, C: DeviceComparator<K>>(
+    keys: &mut [K],
+    values: &mut [V],
+    segments: Segments<'_>,
+    comp: &C,
+) -> Result<(), Error> {
+    match present_gpu()? {
+        Some(gpu) => gpu.segmented_sort_pairs(keys, values, segments, comp),
+        None => {
+            check_len("segmented sort values", keys.len(), values.len())?;
+            check_cpu_segments(keys.len(), segments)?;
+            let consistent = crate::cpu::segmented::segmented_sort_pairs_checked(
+                keys,
+                values,
+                segments,
+                &|x: &K, y: &K| comp.is_less(x, y),
+                cpu_run_sort(comp),
+            );
+            check_cpu_consistent(consistent)
+        }
+    }
+}
+
+/// `segments`' fault for `count` keys as [`Error::InvalidInput`], in the GPU's words.
+fn check_cpu_segments(count: usize, segments: Segments<'_>) -> Result<(), Error> {
+    match segments_problem(count, segments) {
+        Some(problem) => Err(Error::InvalidInput(problem.into())),
+        None => Ok(()),
     }
 }
 

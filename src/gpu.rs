@@ -58,3 +58,7 @@ pub use twophase_gpu::load_balance::{
 };
 pub use twophase_gpu::search::{DeviceIndex, HostIndex, SearchBound, SearchScratch};
 pub use twophase_gpu::sorted_search::SortedSearchTuning;
+// The segmented sort.
+pub use twophase_gpu::segmented_sort::{
+    DeviceSegments, SegmentedSortScratch, SegmentedSortTuning, Segments,
+};

@@ -14,7 +14,8 @@ pub mod variants;
 pub use bytemuck;
 pub use front::{
     backend, interval_expand, interval_move, load_balance_search, load_balance_search_with_ranks,
-    merge, merge_by, merge_pairs_by, sort, sort_by, sort_pairs, sort_pairs_by, sorted_search,
+    merge, merge_by, merge_pairs_by, segmented_sort, segmented_sort_by, segmented_sort_pairs,
+    segmented_sort_pairs_by, sort, sort_by, sort_pairs, sort_pairs_by, sorted_search,
     sorted_search_by, Backend,
 };
 /// `device_key!(Type => "cuda_type", "CUDA definition")`: a user key's [`DeviceKey`] impl.
@@ -25,6 +26,8 @@ pub use twophase_gpu::load_balance::IntervalMove;
 pub use twophase_gpu::GpuError as Error;
 /// Which bound of each needle a sorted search returns (both backends).
 pub use twophase_gpu::SearchBound;
+/// Where the segments of a segmented sort lie (both backends).
+pub use twophase_gpu::Segments;
 /// The key, value and comparator vocabulary of both backends.
 pub use twophase_gpu::{
     CudaComparator, DeviceComparator, DeviceKey, DeviceValue, Greater, Less, PrimitiveKey,

@@ -12,7 +12,8 @@
 //! - [`primitive`]: what every primitive's program has in common ([`ProgramTuning`]: its
 //!   tuning names it, lists its kernels and builds its source; [`Gpu::prepare`]);
 //! - primitives, one folder each with its dispatch and tuning: [`merge`], [`mergesort`],
-//!   [`search`] (what the two searches share), [`load_balance`], [`sorted_search`];
+//!   [`search`] (what the two searches share), [`load_balance`], [`sorted_search`],
+//!   [`segmented_sort`];
 //! - [`variants`]: the textbook merges and Batcher's sort, teaching material built on the
 //!   primitives.
 
@@ -25,6 +26,7 @@ pub mod mergesort;
 pub mod primitive;
 pub mod runtime;
 pub mod search;
+pub mod segmented_sort;
 pub mod sorted_search;
 pub mod variants;
 
@@ -41,6 +43,7 @@ pub use primitive::ProgramTuning;
 pub use runtime::device::Gpu;
 pub use runtime::status::{CheckArgs, InputCheck};
 pub use search::{DeviceIndex, HostIndex, SearchBound, SearchScratch};
+pub use segmented_sort::{DeviceSegments, SegmentedSortScratch, SegmentedSortTuning, Segments};
 pub use sorted_search::SortedSearchTuning;
 pub use variants::batcher::{BatcherScratch, BatcherTuning, SortScratch, SortVariant};
 pub use variants::textbook::{MergeVariant, TextbookMergeTuning};

@@ -10,7 +10,7 @@ use twophase_gpu::runtime::program::{program, Program, ValueLayout};
 use twophase_gpu::sorted_search::shipped_sorted_search_programs;
 use twophase_gpu::{
     device_key, BatcherTuning, CudaComparator, DeviceComparator, DeviceKey, GpuError, Less,
-    MergeTuning, MergesortTuning, ProgramTuning, TextbookMergeTuning,
+    MergeTuning, MergesortTuning, ProgramTuning, SegmentedSortTuning, TextbookMergeTuning,
 };
 
 /// Architectures CI compiles for: Ampere (A100) and Hopper (H100/H200).
@@ -50,6 +50,7 @@ fn every_shipped_kernel_compiles_for_sm80_and_sm90_without_warnings() {
     programs.extend(shipped_sorted_search_programs());
     programs.extend(shipped_programs_of::<TextbookMergeTuning>());
     programs.extend(shipped_programs_of::<BatcherTuning>());
+    programs.extend(shipped_programs_of::<SegmentedSortTuning>());
     if let (Some(_), Ok(filter)) = (
         std::env::var_os(CUBIN_DUMP_ENV),
         std::env::var(CUBIN_FILTER_ENV),

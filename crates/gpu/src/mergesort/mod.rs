@@ -44,15 +44,18 @@ entry_points! {
     ];
 }
 
+/// `kernels/cta_mergesort.cuh`: the block sort of one tile per CTA.
+pub const CTA_MERGESORT_CUH: &str = include_str!("../../kernels/cta_mergesort.cuh");
+/// `kernels/mergesort_blocksort.cu`: the mergesort's common definitions and block-sort kernel.
+pub const MERGESORT_BLOCKSORT_CU: &str = include_str!("../../kernels/mergesort_blocksort.cu");
+
 /// The mergesort's kernel sources, in the order they follow the prelude.
 pub const MERGESORT_SOURCES: [&str; 10] = [
     PARTITION_CUH,
     SERIAL_CUH,
     CTA_MERGE_CUH,
-    // The block sort of one tile per CTA.
-    include_str!("../../kernels/cta_mergesort.cuh"),
-    // The mergesort's common definitions and block-sort kernel.
-    include_str!("../../kernels/mergesort_blocksort.cu"),
+    CTA_MERGESORT_CUH,
+    MERGESORT_BLOCKSORT_CU,
     // The search for a merge pass's boundaries.
     include_str!("../../kernels/mergesort_partition.cuh"),
     // The two-way pass's partition and tile kernels.

@@ -31,6 +31,9 @@ pub const STATUS_ORDER_INCONSISTENT: u32 = 4;
 pub const STATUS_SCAN_INVALID: u32 = 8;
 /// Status bit: a gather or scatter position lies outside its buffer.
 pub const STATUS_POSITION_INVALID: u32 = 16;
+/// Status bit: a segmented sort's segments are not valid offsets into its keys (then its kernels
+/// touch no key).
+pub const STATUS_SEGMENTS_INVALID: u32 = 32;
 
 /// Words of one check: the status bits, the partition repair slot, and a second one for a pass
 /// whose partitions are built on others (the mergesort's four-way cuts, on its two-way samples).
@@ -156,7 +159,8 @@ pub fn status_error(bits: u32, names: StatusNames) -> Option<GpuError> {
     let input_bits = STATUS_FIRST_UNSORTED
         | STATUS_SECOND_UNSORTED
         | STATUS_SCAN_INVALID
-        | STATUS_POSITION_INVALID;
+        | STATUS_POSITION_INVALID
+        | STATUS_SEGMENTS_INVALID;
     let bits = if bits & input_bits != 0 {
         bits & !STATUS_ORDER_INCONSISTENT
     } else {
@@ -224,6 +228,9 @@ pub mod messages {
         "the comparator does not implement a strict weak order (it answered inconsistently); the keys are a permutation of the input in unspecified order";
     /// A segment scan that is not an exclusive scan of sizes within the total.
     pub const SCAN_INVALID: &str = "`scan` must start at 0, not decrease, and not pass `total`";
+    /// A segmented sort's segments, as its device check finds them (the host-slice calls name
+    /// the exact fault first).
+    pub const SEGMENTS_INVALID: &str = "the segments are invalid: `starts` must begin at 0, not decrease and not pass the keys' length (with `ends`: each segment within the keys, its start not past its end, in order and not overlapping)";
     /// A gather position past the input.
     pub const GATHER_INVALID: &str = "a `gather` position plus its segment's size passes the input";
     /// A scatter position past the output.

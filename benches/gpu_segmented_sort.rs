@@ -1,0 +1,275 @@
+//! GPU segmented sort benchmark: twophase's segmented sort vs cub::DeviceSegmentedSort / DeviceSegmentedRadixSort, on the same segmentations.
+//!
+//! Run on a GPU machine (see scripts/device.sh). Set TWOPHASE_CUB_SEGMENTED_RESULTS to the file
+//! written by benches/peers/cub_segmented_sort.cu to print the ratios to CUB. Each sort is in
+//! place, so every timed run first restores the keys with a device-to-device copy whose own
+//! median is subtracted. Correctness first: every configuration is checked against std's sort of
+//! each segment before it is timed.
+
+mod common;
+#[path = "common/segments.rs"]
+mod segments;
+
+use common::{copy_rate_gbs, device_name, load_results, open_gpu, random_keys, time_events, SIZES};
+use segments::{segment_starts, SEGMENT_DISTRIBUTIONS};
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+use twophase::gpu::{
+    CudaComparator, DeviceComparator, DeviceKey, DeviceSegments, Gpu, Less, MergesortScratch,
+    SegmentedSortScratch, SortBuffers,
+};
+use twophase_gpu::cudarc::driver::{CudaSlice, DeviceRepr};
+
+/// Untimed runs before timing (module load, first touch, clock ramp).
+const WARMUP: usize = 5;
+/// Timed runs per measurement; the median is reported.
+const REPS: usize = 25;
+
+/// A record sorted by a user comparator, descending by `score` (the row CUB cannot run).
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+struct Scored {
+    score: u32,
+    id: u32,
+}
+
+impl DeviceKey for Scored {
+    const CUDA_TYPE: &'static str = "scored";
+    const CUDA_DEFINITION: &'static str = "struct scored { unsigned int score; unsigned int id; };";
+}
+
+// SAFETY: `Scored` is two u32s, plain data with no padding.
+unsafe impl DeviceRepr for Scored {}
+
+/// `keys` with each CSR segment sorted by std's stable sort under `comp`.
+fn reference<K: DeviceKey + Send + Sync, C: DeviceComparator<K> + Sync>(
+    keys: &[K],
+    starts: &[usize],
+    comp: &C,
+) -> Vec<K> {
+    let mut out = keys.to_vec();
+    let mut pieces = Vec::with_capacity(starts.len());
+    let mut rest: &mut [K] = &mut out;
+    for (i, &start) in starts.iter().enumerate() {
+        let end = starts.get(i + 1).copied().unwrap_or(keys.len());
+        let (piece, tail) = rest.split_at_mut(end - start);
+        pieces.push(piece);
+        rest = tail;
+    }
+    let ordering = twophase_gpu::compare::ordering(comp);
+    pieces
+        .into_par_iter()
+        .for_each(|piece| piece.sort_by(&ordering));
+    out
+}
+
+struct Bench<'a> {
+    gpu: &'a Gpu,
+    copy_gbs: f64,
+    cub: &'a HashMap<(String, u32), f64>,
+}
+
+impl Bench<'_> {
+    /// The CUB time of row `name` at 2^log2n over ours, as text.
+    fn ratio(&self, name: &str, log2n: u32, ms: f64) -> String {
+        match self.cub.get(&(name.to_owned(), log2n)) {
+            Some(cub) => format!("{cub:.4} ({:.2}x)", cub / ms),
+            None => "-".to_owned(),
+        }
+    }
+
+    /// Check, then time the segmented sort of `keys` (with `values` when given) over CSR
+    /// `starts` under `comp`; the median ms.
+    fn time<K, C>(&self, keys: &[K], values: Option<&[u32]>, starts: &[usize], comp: &C) -> f64
+    where
+        K: DeviceKey + DeviceRepr + Send + Sync,
+        C: DeviceComparator<K> + Sync,
+    {
+        let gpu = self.gpu;
+        let stream = gpu.stream();
+        let n = keys.len();
+        let pristine = stream.clone_htod(keys).expect("upload");
+        let mut d_keys: CudaSlice<K> = stream.clone_htod(keys).expect("upload");
+        let starts64: Vec<u64> = starts.iter().map(|&s| s as u64).collect();
+        let d_starts = stream.clone_htod(&starts64).expect("upload");
+        let values_pristine = values.map(|v| stream.clone_htod(v).expect("upload"));
+        let mut d_values: CudaSlice<u32> =
+            stream.clone_htod(values.unwrap_or(&[0])).expect("upload");
+        let mut scratch = SegmentedSortScratch::new();
+        let restore = |d_keys: &mut CudaSlice<K>, d_values: &mut CudaSlice<u32>| {
+            stream.memcpy_dtod(&pristine, d_keys).expect("restore");
+            if let Some(v) = &values_pristine {
+                stream.memcpy_dtod(v, d_values).expect("restore");
+            }
+        };
+        let mut sort = |d_keys: &mut CudaSlice<K>, d_values: &mut CudaSlice<u32>| {
+            let segments = DeviceSegments::Starts(&d_starts);
+            let result = if values.is_some() {
+                gpu.segmented_sort_device(
+                    SortBuffers::pairs(d_keys, d_values),
+                    segments,
+                    comp,
+                    None,
+                    &mut scratch,
+                )
+            } else {
+                gpu.segmented_sort_device(
+                    SortBuffers::keys(d_keys),
+                    segments,
+                    comp,
+                    None,
+                    &mut scratch,
+                )
+            };
+            result.expect("segmented sort");
+        };
+        restore(&mut d_keys, &mut d_values);
+        sort(&mut d_keys, &mut d_values);
+        let got = stream.clone_dtoh(&d_keys).expect("download");
+        match values {
+            None => {
+                let expected = reference(keys, starts, comp);
+                assert!(
+                    bytemuck::cast_slice::<K, u8>(&got) == bytemuck::cast_slice::<K, u8>(&expected),
+                    "segmented sort of {n} keys differs from std per segment"
+                );
+            }
+            Some(values) => {
+                let got_values = stream.clone_dtoh(&d_values).expect("download");
+                let order = twophase_gpu::compare::ordering(comp);
+                let index: Vec<u32> = (0..n as u32).collect();
+                let sorted_index = {
+                    let mut out = index.clone();
+                    let mut rest: &mut [u32] = &mut out;
+                    for (i, &start) in starts.iter().enumerate() {
+                        let end = starts.get(i + 1).copied().unwrap_or(n);
+                        let (piece, tail) = rest.split_at_mut(end - start);
+                        piece.sort_by(|&a, &b| order(&keys[a as usize], &keys[b as usize]));
+                        rest = tail;
+                    }
+                    out
+                };
+                let expected_values: Vec<u32> =
+                    sorted_index.iter().map(|&i| values[i as usize]).collect();
+                assert!(
+                    got_values == expected_values,
+                    "segmented pairs of {n} keys: values differ"
+                );
+            }
+        }
+        let copy_ms = time_events(gpu, WARMUP, REPS, |_| restore(&mut d_keys, &mut d_values));
+        time_events(gpu, WARMUP, REPS, |_| {
+            restore(&mut d_keys, &mut d_values);
+            sort(&mut d_keys, &mut d_values);
+        }) - copy_ms
+    }
+
+    /// The plain mergesort of `keys`, timed the same way: the `one` row's reference.
+    fn mergesort_ms(&self, keys: &[u32]) -> f64 {
+        let stream = self.gpu.stream();
+        let pristine = stream.clone_htod(keys).expect("upload");
+        let mut d_keys = stream.clone_htod(keys).expect("upload");
+        let mut scratch = MergesortScratch::new();
+        let copy_ms = time_events(self.gpu, WARMUP, REPS, |_| {
+            stream.memcpy_dtod(&pristine, &mut d_keys).expect("restore")
+        });
+        time_events(self.gpu, WARMUP, REPS, |_| {
+            stream.memcpy_dtod(&pristine, &mut d_keys).expect("restore");
+            self.gpu
+                .sort_device(SortBuffers::keys(&mut d_keys), &Less, None, &mut scratch)
+                .expect("mergesort");
+        }) - copy_ms
+    }
+
+    fn row(
+        &self,
+        kind: &str,
+        dist: &str,
+        log2n: u32,
+        segments: usize,
+        ms: f64,
+        bytes: usize,
+        extra: &str,
+    ) {
+        let n = 1usize << log2n;
+        let copy_ms = bytes as f64 / (self.copy_gbs * 1e9) * 1e3;
+        println!(
+            "| {kind} | {dist} | 2^{log2n} | {segments} | {ms:.4} | {:.2} | {:.1}% | {} | {} | {extra} |",
+            n as f64 / (ms * 1e-3) / 1e9,
+            100.0 * copy_ms / ms,
+            self.ratio(&format!("cub-segmented-stable-{kind}-{dist}"), log2n, ms),
+            self.ratio(&format!("cub-segmented-radix-{kind}-{dist}"), log2n, ms),
+        );
+    }
+}
+
+fn main() {
+    let Some(gpu) = open_gpu() else {
+        return;
+    };
+    let cub = load_results("TWOPHASE_CUB_SEGMENTED_RESULTS");
+    let copy = copy_rate_gbs(&gpu, WARMUP, REPS);
+    println!(
+        "device: {}; device-to-device copy rate: {copy:.0} GB/s (bytes read + written)",
+        device_name(&gpu),
+    );
+    println!("| kind | segments | n | count | ms | Gkeys/s | one read + write of the data at the copy rate | CUB segmented stable sort = CUB/ours | CUB segmented radix sort = CUB/ours | note |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    let bench = Bench {
+        gpu: &gpu,
+        copy_gbs: copy,
+        cub: &cub,
+    };
+    let user = CudaComparator::new(
+        "score_desc",
+        "return a.score > b.score;",
+        |a: &Scored, b: &Scored| a.score > b.score,
+    );
+    for log2n in SIZES {
+        let n = 1usize << log2n;
+        let keys: Vec<u32> = random_keys(n, rand::random());
+        for dist in SEGMENT_DISTRIBUTIONS {
+            let starts = segment_starts(dist, n);
+            let ms = bench.time(&keys, None, &starts, &Less);
+            let extra = if dist == "one" {
+                let plain = bench.mergesort_ms(&keys);
+                format!("plain mergesort {plain:.4} ms ({:.2}x of it)", ms / plain)
+            } else {
+                String::new()
+            };
+            bench.row("seg", dist, log2n, starts.len(), ms, 2 * 4 * n, &extra);
+        }
+        let starts = segment_starts("uniform2000", n);
+        let values: Vec<u32> = (0..n as u32).collect();
+        let ms = bench.time(&keys, Some(&values), &starts, &Less);
+        bench.row(
+            "segpairs",
+            "uniform2000",
+            log2n,
+            starts.len(),
+            ms,
+            2 * 8 * n,
+            "",
+        );
+        let scored: Vec<Scored> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| Scored {
+                score: k % 1000,
+                id: i as u32,
+            })
+            .collect();
+        let ms = bench.time(&scored, None, &starts, &user);
+        bench.row(
+            "seguser",
+            "uniform2000",
+            log2n,
+            starts.len(),
+            ms,
+            2 * 8 * n,
+            "user comparator, descending by a field",
+        );
+    }
+}

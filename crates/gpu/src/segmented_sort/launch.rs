@@ -1,0 +1,433 @@
+//! The segmented sort's launches: check, plan, block sort, then per level its partitions, their check and its merge.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut};
+
+use super::{
+    SegmentAddresses, SegmentedSortScratch, SegmentedSortTuning, SEGMENTED_SORT_ENTRY_BLOCKSORT,
+    SEGMENTED_SORT_ENTRY_CHECK, SEGMENTED_SORT_ENTRY_MERGE, SEGMENTED_SORT_ENTRY_PARTITION,
+    SEGMENTED_SORT_ENTRY_PLAN, SEGMENTED_SORT_ENTRY_VERIFY,
+};
+use crate::error::GpuError;
+use crate::primitive::value_bytes;
+use crate::runtime::device::Gpu;
+use crate::runtime::launch::{param_block, KernelParams, LaunchShape, ParamLayout};
+use crate::runtime::module_cache::Kernels;
+use crate::runtime::shape::{MAX_GRID_X, MAX_STATIC_SHARED_BYTES, PARTITION_THREADS};
+use crate::runtime::staging::SortAddresses;
+
+/// Levels a sort can have: tiles are numbered in 32 bits (kernels/segmented_sort.cu
+/// `SEGSORT_MAX_LEVELS`).
+const MAX_LEVELS: usize = 32;
+/// The call's control words: the invalid flag, a work-list count per level, a bad flag per level
+/// (kernels/segmented_sort.cu `control_word`).
+const CONTROL_WORDS: usize = 1 + 2 * MAX_LEVELS;
+/// Lanes of the plan's warp per tile.
+const WARP_LANES: usize = 32;
+/// Words of one straddle (its lo and hi).
+const STRADDLE_WORDS: usize = 2;
+/// Partition-kernel blocks an SM at most: the kernels stride over their level's list.
+const PARTITION_BLOCKS_PER_SM: usize = 8;
+
+param_block! {
+    /// The parameter block of `twophase_segsort_check` (kernels/segmented_sort.cu).
+    struct CheckParams as "segsort_check_params" {
+        starts: u64,
+        ends: u64,
+        num_segments: u64,
+        count: u64,
+        control: u64,
+        status: u64,
+    }
+}
+
+param_block! {
+    /// The parameter block of `twophase_segsort_plan`.
+    struct PlanParams as "segsort_plan_params" {
+        starts: u64,
+        ends: u64,
+        num_segments: u64,
+        count: u64,
+        num_tiles: u64,
+        masks: u64,
+        straddles: u64,
+        control: u64,
+        lists: u64,
+        levels: u32,
+    }
+}
+
+param_block! {
+    /// The parameter block of `twophase_segsort_blocksort`.
+    struct BlocksortParams as "segsort_blocksort_params" {
+        keys: u64,
+        vals: u64,
+        scratch_keys: u64,
+        scratch_vals: u64,
+        starts: u64,
+        ends: u64,
+        num_segments: u64,
+        count: u64,
+        masks: u64,
+        control: u64,
+        status: u64,
+    }
+}
+
+param_block! {
+    /// The parameter block of `twophase_segsort_partition`.
+    struct PartitionParams as "segsort_partition_params" {
+        keys: u64,
+        scratch_keys: u64,
+        count: u64,
+        num_tiles: u64,
+        masks: u64,
+        straddles: u64,
+        control: u64,
+        list: u64,
+        partitions: u64,
+        level: u32,
+    }
+}
+
+param_block! {
+    /// The parameter block of `twophase_segsort_verify`.
+    struct VerifyParams as "segsort_verify_params" {
+        count: u64,
+        straddles: u64,
+        list: u64,
+        partitions: u64,
+        control: u64,
+        status: u64,
+        level: u32,
+    }
+}
+
+param_block! {
+    /// The parameter block of `twophase_segsort_merge`.
+    struct MergeParams as "segsort_merge_params" {
+        keys: u64,
+        scratch_keys: u64,
+        vals: u64,
+        scratch_vals: u64,
+        count: u64,
+        masks: u64,
+        straddles: u64,
+        control: u64,
+        list: u64,
+        partitions: u64,
+        status: u64,
+        level: u32,
+    }
+}
+
+/// The layouts of the parameter blocks of a segmented-sort program, for its asserts.
+pub(super) fn param_layouts() -> Vec<&'static ParamLayout> {
+    vec![
+        &CheckParams::LAYOUT,
+        &PlanParams::LAYOUT,
+        &BlocksortParams::LAYOUT,
+        &PartitionParams::LAYOUT,
+        &VerifyParams::LAYOUT,
+        &MergeParams::LAYOUT,
+    ]
+}
+
+/// One segmented sort's launches: the buffers (at least one key), the segments (at least one),
+/// the program and what the launches need of the types.
+pub(super) struct SegmentedLaunch<'a> {
+    pub(super) gpu: &'a Gpu,
+    pub(super) kernels: &'a Kernels,
+    pub(super) buffers: SortAddresses,
+    pub(super) segments: SegmentAddresses,
+    pub(super) key_bytes: usize,
+    pub(super) key_align: usize,
+    /// Whether the comparator is one of twophase's own orders (no partition check).
+    pub(super) trusted: bool,
+    pub(super) tuning: SegmentedSortTuning,
+}
+
+/// The merge levels of `num_tiles` tiles: ceil(log2(num_tiles)).
+fn levels_of(num_tiles: usize) -> usize {
+    num_tiles.next_power_of_two().trailing_zeros() as usize
+}
+
+/// Entries of the straddle table: one per pair of runs at each level.
+fn straddle_entries(num_tiles: usize, levels: usize) -> usize {
+    (0..levels)
+        .map(|level| num_tiles.div_ceil(2 << level))
+        .sum()
+}
+
+impl SegmentedSortScratch {
+    /// The segmented sort's launches, in place from the caller's view.
+    pub(super) fn launch(&mut self, launch: SegmentedLaunch) -> Result<(), GpuError> {
+        let SegmentedLaunch {
+            gpu,
+            kernels,
+            buffers,
+            segments,
+            key_bytes,
+            key_align,
+            trusted,
+            tuning,
+        } = launch;
+        let value_bytes = value_bytes(buffers.layout);
+        let SortAddresses {
+            keys,
+            values,
+            count,
+            layout,
+        } = buffers;
+        let [check_kernel, plan, blocksort, partition, verify, merge] = kernels.functions([
+            SEGMENTED_SORT_ENTRY_CHECK,
+            SEGMENTED_SORT_ENTRY_PLAN,
+            SEGMENTED_SORT_ENTRY_BLOCKSORT,
+            SEGMENTED_SORT_ENTRY_PARTITION,
+            SEGMENTED_SORT_ENTRY_VERIFY,
+            SEGMENTED_SORT_ENTRY_MERGE,
+        ])?;
+        let tile = tuning.tile();
+        let num_tiles = count.div_ceil(tile);
+        if num_tiles as u64 > MAX_GRID_X || u32::try_from(num_tiles).is_err() {
+            return Err(GpuError::TooLarge(format!(
+                "{count} keys need {num_tiles} tiles"
+            )));
+        }
+        let levels = levels_of(num_tiles);
+        let grid = |blocks: usize| -> Result<u32, GpuError> {
+            u32::try_from(blocks.max(1))
+                .ok()
+                .filter(|&b| u64::from(b) <= MAX_GRID_X)
+                .ok_or_else(|| GpuError::TooLarge(format!("{blocks} blocks in one grid")))
+        };
+        let stream = gpu.stream().clone();
+        fn address<T>(stream: &Arc<CudaStream>, buf: &mut CudaSlice<T>) -> u64 {
+            buf.device_ptr_mut(stream).0
+        }
+        let scratch_keys = address(
+            &stream,
+            gpu.grow_scratch(&mut self.keys, count * key_bytes)?,
+        );
+        let scratch_values = if layout.is_some() {
+            address(
+                &stream,
+                gpu.grow_scratch(&mut self.values, count * value_bytes)?,
+            )
+        } else {
+            0
+        };
+        let masks = address(&stream, gpu.grow_scratch(&mut self.masks, num_tiles)?);
+        let straddles = address(
+            &stream,
+            gpu.grow_scratch(
+                &mut self.straddles,
+                STRADDLE_WORDS * straddle_entries(num_tiles, levels).max(1),
+            )?,
+        );
+        let lists = address(
+            &stream,
+            gpu.grow_scratch(&mut self.lists, (levels * num_tiles).max(1))?,
+        );
+        let partitions = address(
+            &stream,
+            gpu.grow_scratch(&mut self.partitions, num_tiles + 1)?,
+        );
+        let control_buf = gpu.grow_scratch(&mut self.control, CONTROL_WORDS)?;
+        // One memset a call (a node of a captured graph): no segment fault, empty work lists,
+        // no bad level.
+        stream.memset_zeros(control_buf)?;
+        let control = address(&stream, control_buf);
+        let check = self.input_check.call_args(gpu)?;
+        let count_arg = count as u64;
+        let num_segments = segments.count as u64;
+
+        let check_params = CheckParams {
+            starts: segments.starts,
+            ends: segments.ends,
+            num_segments,
+            count: count_arg,
+            control,
+            status: check.status,
+        };
+        // SAFETY: the block is twophase_segsort_check's (kernels/segmented_sort.cu; the program
+        // asserts the layouts equal); one thread a segment reads `starts` (and `ends`, when not
+        // null) at indices below `num_segments`, their lengths; it writes only the control and
+        // status words of this scratch.
+        unsafe {
+            gpu.launch(
+                check_kernel,
+                LaunchShape::new(
+                    grid(segments.count.div_ceil(PARTITION_THREADS as usize))?,
+                    PARTITION_THREADS,
+                ),
+                &check_params,
+            )
+        }?;
+        let plan_params = PlanParams {
+            starts: segments.starts,
+            ends: segments.ends,
+            num_segments,
+            count: count_arg,
+            num_tiles: num_tiles as u64,
+            masks,
+            straddles,
+            control,
+            lists,
+            levels: levels as u32,
+        };
+        // SAFETY: the block is twophase_segsort_plan's; it runs only on segments the check found
+        // valid (the control word, written by the launch before), so its binary searches stay
+        // within `starts`/`ends`; one warp a tile writes masks[tile] (num_tiles entries), the
+        // straddle entries of its levels (straddle_entries of them, grown above) and list slots
+        // below num_tiles per level (levels * num_tiles, grown above).
+        unsafe {
+            gpu.launch(
+                plan,
+                LaunchShape::new(
+                    grid((num_tiles * WARP_LANES).div_ceil(PARTITION_THREADS as usize))?,
+                    PARTITION_THREADS,
+                ),
+                &plan_params,
+            )
+        }?;
+        let blocksort_shared = kernels.allow_dynamic_shared(
+            SEGMENTED_SORT_ENTRY_BLOCKSORT,
+            tuning.blocksort_shared_bytes(key_bytes, key_align, value_bytes),
+            MAX_STATIC_SHARED_BYTES,
+            gpu.max_shared_per_block_optin(),
+        )?;
+        let blocksort_params = BlocksortParams {
+            keys,
+            vals: values,
+            scratch_keys,
+            scratch_vals: scratch_values,
+            starts: segments.starts,
+            ends: segments.ends,
+            num_segments,
+            count: count_arg,
+            masks,
+            control,
+            status: check.status,
+        };
+        // SAFETY: the block is twophase_segsort_blocksort's; one block a tile of `keys` (count
+        // keys) writes that tile of `keys` or of the scratch (count keys, grown above), values
+        // alike when the program has them; it reads the masks the plan wrote, and nothing when
+        // the segments are invalid.
+        unsafe {
+            gpu.launch(
+                blocksort,
+                LaunchShape::new(grid(num_tiles)?, tuning.threads).shared(blocksort_shared),
+                &blocksort_params,
+            )
+        }?;
+        let merge_shared = kernels.allow_dynamic_shared(
+            SEGMENTED_SORT_ENTRY_MERGE,
+            tuning.merge_shared_bytes(key_bytes),
+            MAX_STATIC_SHARED_BYTES,
+            gpu.max_shared_per_block_optin(),
+        )?;
+        let sms = gpu.multiprocessors() as usize;
+        let partition_grid = grid(
+            num_tiles
+                .div_ceil(PARTITION_THREADS as usize)
+                .min(sms * PARTITION_BLOCKS_PER_SM),
+        )?;
+        let merge_grid = grid(num_tiles.min(sms * tuning.merge_blocks_per_sm as usize))?;
+        let mut straddle_offset = 0;
+        for level in 0..levels {
+            let level_straddles = straddles + (STRADDLE_WORDS * straddle_offset * 8) as u64;
+            let list = lists + (level * num_tiles * 4) as u64;
+            straddle_offset += num_tiles.div_ceil(2 << level);
+            let partition_params = PartitionParams {
+                keys,
+                scratch_keys,
+                count: count_arg,
+                num_tiles: num_tiles as u64,
+                masks,
+                straddles: level_straddles,
+                control,
+                list,
+                partitions,
+                level: level as u32,
+            };
+            // SAFETY: the block is twophase_segsort_partition's; its threads stride over the
+            // level's list (the count the plan wrote, at most num_tiles), read keys of the
+            // tiles' straddles (within `count`) from the buffer their masks name, and write
+            // partitions[tile] (num_tiles + 1 entries).
+            unsafe {
+                gpu.launch(
+                    partition,
+                    LaunchShape::new(partition_grid, PARTITION_THREADS),
+                    &partition_params,
+                )
+            }?;
+            if !trusted {
+                let verify_params = VerifyParams {
+                    count: count_arg,
+                    straddles: level_straddles,
+                    list,
+                    partitions,
+                    control,
+                    status: check.status,
+                    level: level as u32,
+                };
+                // SAFETY: the block is twophase_segsort_verify's; it reads the level's list,
+                // straddles and partitions written before and writes only control and status
+                // words.
+                unsafe {
+                    gpu.launch(
+                        verify,
+                        LaunchShape::new(partition_grid, PARTITION_THREADS),
+                        &verify_params,
+                    )
+                }?;
+            }
+            let merge_params = MergeParams {
+                keys,
+                scratch_keys,
+                vals: values,
+                scratch_vals: scratch_values,
+                count: count_arg,
+                masks,
+                straddles: level_straddles,
+                control,
+                list,
+                partitions,
+                status: check.status,
+                level: level as u32,
+            };
+            // SAFETY: the block is twophase_segsort_merge's; its blocks stride over the level's
+            // list, each tile read from the buffer its mask names and written whole into the
+            // other (both `count` keys, values alike); its merge ranges are the partitions,
+            // checked against each other first for a comparator that is not trusted (a bad
+            // level copies instead), so every read stays inside the tile's straddle.
+            unsafe {
+                gpu.launch(
+                    merge,
+                    LaunchShape::new(merge_grid, tuning.threads).shared(merge_shared),
+                    &merge_params,
+                )
+            }?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_and_straddles_cover_every_pair() {
+        assert_eq!(levels_of(1), 0);
+        assert_eq!(levels_of(2), 1);
+        assert_eq!(levels_of(3), 2);
+        assert_eq!(levels_of(4), 2);
+        assert_eq!(levels_of(5), 3);
+        // 5 tiles: pairs of 1-tile runs (3), of 2-tile runs (2), of 4-tile runs (1).
+        assert_eq!(straddle_entries(5, 3), 6);
+        assert_eq!(straddle_entries(1, 0), 0);
+    }
+}

@@ -1,0 +1,120 @@
+//! The segmented sort's tuning: one tile shape for its block sort and its merge levels, per key size.
+
+use std::mem::size_of;
+
+use crate::error::GpuError;
+use crate::runtime::shape::{check_launch_shape_within, MAX_OPTIN_SHARED_BYTES};
+
+/// Bytes of a piece index beside each key in the block sort (kernels/segmented_sort.cu
+/// `piece_key`).
+const PIECE_BYTES: usize = size_of::<u32>();
+/// Threads of a warp (the merge tile keeps one walk start a warp).
+const WARP: usize = 32;
+/// The alignment of every shared-memory region (kernels/mergesort_blocksort.cu `align16`).
+const SHARED_ALIGN: usize = 16;
+
+const fn aligned(bytes: usize) -> usize {
+    bytes.div_ceil(SHARED_ALIGN) * SHARED_ALIGN
+}
+
+/// Launch shape of the segmented sort: tiles of NT x VT keys, sorted by the block sort and
+/// rewritten by the merge levels that touch them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SegmentedSortTuning {
+    /// Threads per block (NT), a power of two: the block sort merges runs pairwise up to NT.
+    pub threads: u32,
+    /// Keys per thread (VT).
+    pub vt: u32,
+    /// Merge-level blocks an SM: the merge kernel's grid strides over each level's work list
+    /// with at most this many blocks an SM, so that a level touching few tiles launches few.
+    pub merge_blocks_per_sm: u32,
+}
+
+impl SegmentedSortTuning {
+    /// Keys per tile (NV = NT * VT).
+    pub const fn tile(&self) -> usize {
+        self.threads as usize * self.vt as usize
+    }
+
+    /// The tuning shipped for keys of `key_bytes` bytes (values do not change it). Reasons:
+    /// - 4-byte keys: 256 x 15, the mergesort's u32 block-sort shape before its large-tile
+    ///   tuning: 3840 keys a tile keep segments up to a few thousand keys inside one or two
+    ///   tiles, and its 8-byte piece keys fit 31 KB of shared memory.
+    /// - 8-byte keys: 256 x 11, the mergesort's u64 shape (16-byte piece keys, 45 KB).
+    /// - Wider keys: 128 x 7, to bound registers and shared memory.
+    ///
+    /// Eight merge blocks an SM: a 256-thread block of 4-byte keys takes 15 KB of shared
+    /// memory, so eight fit with room, and a level of one tile a pair still spreads over every SM.
+    pub const fn for_types(key_bytes: usize, _value_bytes: usize) -> Self {
+        const MERGE_BLOCKS_PER_SM: u32 = 8;
+        let (threads, vt) = if key_bytes <= 4 {
+            (256, 15)
+        } else if key_bytes <= 8 {
+            (256, 11)
+        } else {
+            (128, 7)
+        };
+        Self {
+            threads,
+            vt,
+            merge_blocks_per_sm: MERGE_BLOCKS_PER_SM,
+        }
+    }
+
+    /// Bytes of one block-sort key with its piece (`piece_key`: the key, then a 4-byte piece,
+    /// padded to the key's alignment).
+    pub const fn piece_key_bytes(key_bytes: usize, key_align: usize) -> usize {
+        let align = if key_align > PIECE_BYTES {
+            key_align
+        } else {
+            PIECE_BYTES
+        };
+        (key_bytes + PIECE_BYTES).div_ceil(align) * align
+    }
+
+    /// Dynamic shared memory of the block sort (kernels/segmented_sort.cu `segsort_smem`), plus
+    /// the merge levels' walk check (one int a warp).
+    pub const fn blocksort_shared_bytes(
+        &self,
+        key_bytes: usize,
+        key_align: usize,
+        value_bytes: usize,
+    ) -> usize {
+        let nv = self.tile();
+        let keys = aligned((nv + 1) * Self::piece_key_bytes(key_bytes, key_align));
+        let walk_check = aligned(self.threads as usize / WARP * size_of::<i32>());
+        if value_bytes == 0 {
+            return keys + walk_check;
+        }
+        let positions = nv * size_of::<i32>();
+        let sort = keys + positions;
+        let permute = aligned(nv * value_bytes) + positions;
+        aligned(if sort > permute { sort } else { permute }) + walk_check
+    }
+
+    /// Dynamic shared memory of a merge-level tile: NV + 1 keys, later the NV source positions.
+    pub const fn merge_shared_bytes(&self, key_bytes: usize) -> usize {
+        let nv = self.tile();
+        let keys = (nv + 1) * key_bytes;
+        let sources = nv * size_of::<i32>();
+        aligned(if keys > sources { keys } else { sources })
+    }
+
+    /// Check the tuning against what the kernels support for these types.
+    pub fn validate(
+        &self,
+        key_bytes: usize,
+        key_align: usize,
+        value_bytes: usize,
+    ) -> Result<(), GpuError> {
+        if self.merge_blocks_per_sm == 0 {
+            return Err(GpuError::InvalidTuning(
+                "merge_blocks_per_sm must be at least 1".into(),
+            ));
+        }
+        let shared = self
+            .blocksort_shared_bytes(key_bytes, key_align, value_bytes)
+            .max(self.merge_shared_bytes(key_bytes));
+        check_launch_shape_within(self.threads, self.vt, true, shared, MAX_OPTIN_SHARED_BYTES)
+    }
+}

@@ -1,0 +1,515 @@
+//! GPU segmented sort tests (need a CUDA GPU; run with --include-ignored): each segment against std's stable sort.
+
+mod common;
+#[path = "../benches/common/segments.rs"]
+mod segments;
+
+use std::cmp::Ordering;
+
+use common::checks::{assert_permutation, boundary_sizes, test_scale, Guarded};
+use common::{
+    assert_invalid_input, gpu, order, rec_key_descending, rng, same_bits, special_f32, special_f64,
+    Rec,
+};
+use rand::rngs::StdRng;
+use rand::Rng;
+use rayon::prelude::*;
+use segments::{segment_starts, SEGMENT_DISTRIBUTIONS};
+use twophase::gpu::{
+    CudaComparator, DeviceComparator, DeviceKey, DeviceSegments, Gpu, Greater, Less,
+    SegmentedSortScratch, SegmentedSortTuning, Segments, SortBuffers, TotalOrder, TotalOrderDesc,
+};
+
+/// The segmentations of the differential tests: the benchmark's five, one-key segments, and
+/// uniform 0..=40 with many empty segments (a CSR with a trailing end offset).
+const TEST_DISTRIBUTIONS: [&str; 2] = ["ones", "with-empties"];
+
+/// Segment starts of `dist` over `n` keys.
+fn starts_of(dist: &str, n: usize, rng: &mut StdRng) -> Vec<usize> {
+    match dist {
+        "ones" => (0..n).collect(),
+        "with-empties" => {
+            let mut starts = vec![0];
+            let mut at = 0;
+            while at < n {
+                at = (at + rng.gen_range(0..=40)).min(n);
+                starts.push(at);
+            }
+            starts
+        }
+        _ => segment_starts(dist, n),
+    }
+}
+
+/// `keys` with each segment sorted by std's stable sort under `cmp`: what the sort must return.
+fn reference<K: Copy + Send, F: Fn(&K, &K) -> Ordering + Sync>(
+    keys: &[K],
+    segments: Segments<'_>,
+    cmp: F,
+) -> Vec<K> {
+    let mut out = keys.to_vec();
+    let ranges: Vec<_> = (0..segments.len())
+        .map(|i| segments.segment(i, keys.len()))
+        .collect();
+    let mut rest: &mut [K] = &mut out;
+    let mut consumed = 0;
+    let mut pieces = Vec::with_capacity(ranges.len());
+    for range in &ranges {
+        let (_, tail) = rest.split_at_mut(range.start - consumed);
+        let (piece, tail) = tail.split_at_mut(range.len());
+        pieces.push(piece);
+        rest = tail;
+        consumed = range.end;
+    }
+    pieces.into_par_iter().for_each(|piece| piece.sort_by(&cmp));
+    out
+}
+
+/// The sizes of the differential tests: 0, 1, around one and three tiles, 2^16 + 1, 2^20 and
+/// 2^24 + 3, within the test scale.
+fn sizes() -> Vec<usize> {
+    let tile = SegmentedSortTuning::for_types(4, 0).tile();
+    boundary_sizes(&[tile], &[(1 << 16) + 1, 1 << 20, (1 << 24) + 3])
+}
+
+/// Sort `keys` by segments on the GPU and compare with std per segment, bit for bit.
+fn check<K: DeviceKey + Send + Sync, C: DeviceComparator<K> + Sync>(
+    gpu: &Gpu,
+    keys: &[K],
+    segments: Segments<'_>,
+    comp: &C,
+    case: &str,
+) {
+    let expected = reference(keys, segments, order(comp));
+    let mut got = keys.to_vec();
+    gpu.segmented_sort(&mut got, segments, comp)
+        .unwrap_or_else(|e| panic!("{case}: {e}"));
+    if !same_bits(&got, &expected) {
+        let first = (0..got.len())
+            .find(|&i| !same_bits(&got[i..=i], &expected[i..=i]))
+            .unwrap_or(0);
+        panic!(
+            "{case}: differs from std per segment first at {first} of {}",
+            got.len()
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn segmented_sort_matches_std_on_every_distribution() {
+    let gpu = gpu();
+    let mut rng = rng();
+    for n in sizes() {
+        let keys: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
+        let few: Vec<u32> = (0..n).map(|_| rng.gen_range(0..4)).collect();
+        for dist in SEGMENT_DISTRIBUTIONS.iter().chain(&TEST_DISTRIBUTIONS) {
+            let starts = starts_of(dist, n, &mut rng);
+            let segments = Segments::Starts(&starts);
+            check(&gpu, &keys, segments, &Less, &format!("u32 {dist} n={n}"));
+            check(
+                &gpu,
+                &few,
+                segments,
+                &Greater,
+                &format!("few u32 desc {dist} n={n}"),
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn segmented_sort_every_key_type() {
+    let gpu = gpu();
+    let mut rng = rng();
+    let scale = test_scale();
+    for n in [4099, (1 << 20) + 5].into_iter().filter(|&n| n <= scale) {
+        for dist in ["uniform200", "powerlaw", "one"] {
+            let starts = segment_starts(dist, n);
+            let segments = Segments::Starts(&starts);
+            let case = |t: &str| format!("{t} {dist} n={n}");
+            let u8s: Vec<u8> = (0..n).map(|_| rng.gen()).collect();
+            check(&gpu, &u8s, segments, &Less, &case("u8"));
+            let u64s: Vec<u64> = (0..n).map(|_| rng.gen()).collect();
+            check(&gpu, &u64s, segments, &Greater, &case("u64 desc"));
+            let f32s: Vec<f32> = (0..n).map(|_| special_f32(&mut rng)).collect();
+            check(&gpu, &f32s, segments, &TotalOrder, &case("f32 total"));
+            let f64s: Vec<f64> = (0..n).map(|_| special_f64(&mut rng)).collect();
+            check(
+                &gpu,
+                &f64s,
+                segments,
+                &TotalOrderDesc,
+                &case("f64 total desc"),
+            );
+            // A user struct under a user comparator: equal keys keep their tags' order.
+            let recs: Vec<Rec> = (0..n)
+                .map(|i| Rec {
+                    key: rng.gen_range(0..16),
+                    tag: i as u32,
+                })
+                .collect();
+            check(
+                &gpu,
+                &recs,
+                segments,
+                &rec_key_descending(),
+                &case("rec desc"),
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn segmented_sort_pairs_prove_stability() {
+    let gpu = gpu();
+    let mut rng = rng();
+    for n in sizes() {
+        for dist in ["all32", "uniform2000", "powerlaw", "one", "with-empties"] {
+            let starts = starts_of(dist, n, &mut rng);
+            let segments = Segments::Starts(&starts);
+            let keys: Vec<u32> = (0..n).map(|_| rng.gen_range(0..8)).collect();
+            let values: Vec<u64> = (0..n as u64).collect();
+            let pairs: Vec<(u32, u64)> = keys.iter().copied().zip(values.iter().copied()).collect();
+            let expected = reference(&pairs, segments, |a, b| a.0.cmp(&b.0));
+            let (mut k, mut v) = (keys.clone(), values.clone());
+            gpu.segmented_sort_pairs(&mut k, &mut v, segments, &Less)
+                .unwrap_or_else(|e| panic!("pairs {dist} n={n}: {e}"));
+            let got: Vec<(u32, u64)> = k.into_iter().zip(v).collect();
+            assert!(
+                got == expected,
+                "pairs {dist} n={n}: not std's stable order per segment"
+            );
+        }
+    }
+}
+
+/// Ranges that leave keys between segments: those stay where they are.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn segmented_sort_ranges_leave_gaps_in_place() {
+    let gpu = gpu();
+    let mut rng = rng();
+    for n in sizes() {
+        let (mut starts, mut ends) = (Vec::new(), Vec::new());
+        let mut at = 0;
+        while at < n {
+            let start = (at + rng.gen_range(0..50)).min(n);
+            let len = if rng.gen_ratio(1, 200) {
+                rng.gen_range(0..20_000)
+            } else {
+                rng.gen_range(0..300)
+            };
+            let end = (start + len).min(n);
+            starts.push(start);
+            ends.push(end);
+            at = end;
+        }
+        let keys: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
+        let segments = Segments::Ranges {
+            starts: &starts,
+            ends: &ends,
+        };
+        check(&gpu, &keys, segments, &Less, &format!("ranges n={n}"));
+    }
+}
+
+/// The device-buffer call on guarded buffers, keys and pairs, CSR starts and ranges: no write
+/// outside the buffers, the same result as the host call.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn segmented_sort_device_buffers_stay_in_bounds() {
+    let gpu = gpu();
+    let mut rng = rng();
+    let mut scratch = SegmentedSortScratch::new();
+    for n in sizes().into_iter().filter(|&n| n <= 1 << 20) {
+        let starts = segment_starts("uniform200", n);
+        let ends: Vec<usize> = starts
+            .iter()
+            .skip(1)
+            .copied()
+            .chain([n])
+            .map(|e| e.saturating_sub(3).max(0))
+            .collect();
+        let ends: Vec<usize> = ends.iter().zip(&starts).map(|(&e, &s)| e.max(s)).collect();
+        let keys: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
+        let values: Vec<u32> = (0..n as u32).collect();
+        for ranges in [false, true] {
+            let segments = if ranges {
+                Segments::Ranges {
+                    starts: &starts,
+                    ends: &ends,
+                }
+            } else {
+                Segments::Starts(&starts)
+            };
+            let case = format!("device n={n} ranges={ranges}");
+            let starts64: Vec<u64> = starts.iter().map(|&s| s as u64).collect();
+            let ends64: Vec<u64> = ends.iter().map(|&e| e as u64).collect();
+            let d_starts = Guarded::new(&gpu, &starts64, u64::MAX);
+            let d_ends = Guarded::new(&gpu, &ends64, u64::MAX);
+            let (starts_view, ends_view) = (d_starts.view(), d_ends.view());
+            let device_segments = if ranges {
+                DeviceSegments::Ranges {
+                    starts: &starts_view,
+                    ends: &ends_view,
+                }
+            } else {
+                DeviceSegments::Starts(&starts_view)
+            };
+            let mut d_keys = Guarded::new(&gpu, &keys, 0xDEAD_BEEF);
+            let mut d_values = Guarded::new(&gpu, &values, 0xDEAD_BEEF);
+            gpu.segmented_sort_device(
+                SortBuffers::pairs(&mut d_keys.view_mut(), &mut d_values.view_mut()),
+                device_segments,
+                &Less,
+                None,
+                &mut scratch,
+            )
+            .unwrap_or_else(|e| panic!("{case}: {e}"));
+            scratch
+                .check(&gpu)
+                .unwrap_or_else(|e| panic!("{case}: {e}"));
+            let got_keys = d_keys.download(&gpu, &case);
+            let got_values = d_values.download(&gpu, &case);
+            d_starts.download(&gpu, &case);
+            d_ends.download(&gpu, &case);
+            let pairs: Vec<(u32, u32)> = keys.iter().copied().zip(values.iter().copied()).collect();
+            let expected = reference(&pairs, segments, |a, b| a.0.cmp(&b.0));
+            let got: Vec<(u32, u32)> = got_keys.into_iter().zip(got_values).collect();
+            assert!(got == expected, "{case}: differs from std per segment");
+        }
+    }
+}
+
+/// Invalid segments: the host call names the fault before any copy; the device call touches no
+/// key and its scratch check reports them; each leaves the keys as they were.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn segmented_sort_rejects_invalid_segments() {
+    let gpu = gpu();
+    let keys: Vec<u32> = (0..10_000u32).rev().collect();
+    let bad: [(Segments<'_>, &str); 6] = [
+        (
+            Segments::Starts(&[]),
+            "`starts` must hold at least one segment",
+        ),
+        (Segments::Starts(&[1, 30]), "`starts` must begin at 0"),
+        (
+            Segments::Starts(&[0, 300, 200]),
+            "`starts` must not decrease",
+        ),
+        (
+            Segments::Starts(&[0, 10_001]),
+            "`starts` must not pass the keys' length",
+        ),
+        (
+            Segments::Ranges {
+                starts: &[0, 50],
+                ends: &[60, 70],
+            },
+            "must not overlap",
+        ),
+        (
+            Segments::Ranges {
+                starts: &[0],
+                ends: &[10_001],
+            },
+            "`ends` must not pass",
+        ),
+    ];
+    for (segments, expected) in bad {
+        let mut got = keys.clone();
+        assert_invalid_input(
+            gpu.segmented_sort(&mut got, segments, &Less),
+            expected,
+            expected,
+        );
+        assert!(got == keys, "{expected}: keys moved");
+    }
+    // On the device only the kernels see the offsets.
+    let mut scratch = SegmentedSortScratch::new();
+    let device_bad: [(&[u64], Option<&[u64]>); 5] = [
+        (&[1, 30], None),
+        (&[0, 5000, 4000], None),
+        (&[0, 20_000], None),
+        (&[0, 50], Some(&[60, 70])),
+        (&[10, 5], Some(&[5, 10_001])),
+    ];
+    for (starts, ends) in device_bad {
+        let case = format!("device starts {starts:?} ends {ends:?}");
+        let mut d_keys = Guarded::new(&gpu, &keys, 7);
+        let d_starts = Guarded::new(&gpu, starts, 0);
+        let d_ends = Guarded::new(&gpu, ends.unwrap_or(&[]), 0);
+        let (s, e) = (d_starts.view(), d_ends.view());
+        let segments = match ends {
+            Some(_) => DeviceSegments::Ranges {
+                starts: &s,
+                ends: &e,
+            },
+            None => DeviceSegments::Starts(&s),
+        };
+        gpu.segmented_sort_device(
+            SortBuffers::keys(&mut d_keys.view_mut()),
+            segments,
+            &Less,
+            None,
+            &mut scratch,
+        )
+        .unwrap_or_else(|e| panic!("{case}: {e}"));
+        assert_invalid_input(scratch.check(&gpu), &case, "the segments are invalid");
+        assert!(d_keys.download(&gpu, &case) == keys, "{case}: keys moved");
+    }
+    // The scratch is clean again: a valid sort after the faults checks out.
+    let mut d_keys = Guarded::new(&gpu, &keys, 7);
+    let d_starts = Guarded::new(&gpu, &[0u64, 5000], 0);
+    let s = d_starts.view();
+    gpu.segmented_sort_device(
+        SortBuffers::keys(&mut d_keys.view_mut()),
+        DeviceSegments::Starts(&s),
+        &Less,
+        None,
+        &mut scratch,
+    )
+    .expect("valid device sort");
+    scratch.check(&gpu).expect("no fault after a valid sort");
+    let expected = reference(&keys, Segments::Starts(&[0, 5000]), u32::cmp);
+    assert!(
+        d_keys.download(&gpu, "valid") == expected,
+        "valid device sort differs"
+    );
+}
+
+/// A comparator that is not a strict weak order: every segment stays a permutation of its keys,
+/// and a detected inconsistency is an `InvalidInput` naming the comparator.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn segmented_sort_inconsistent_comparator_keeps_segments_permutations() {
+    let gpu = gpu();
+    let mut rng = rng();
+    let comparators = [
+        CudaComparator::new(
+            "le",
+            "return a <= b;",
+            (|a: &u32, b: &u32| a <= b) as fn(&u32, &u32) -> bool,
+        ),
+        CudaComparator::new(
+            "parity_flip",
+            "return ((a ^ b) & 1) ? a < b : a > b;",
+            (|a: &u32, b: &u32| if (a ^ b) & 1 == 1 { a < b } else { a > b })
+                as fn(&u32, &u32) -> bool,
+        ),
+    ];
+    for n in sizes().into_iter().filter(|&n| n <= 1 << 20) {
+        for dist in ["uniform2000", "one"] {
+            let starts = segment_starts(dist, n);
+            let segments = Segments::Starts(&starts);
+            for comp in &comparators {
+                let keys: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1000)).collect();
+                let mut got = keys.clone();
+                let result = gpu.segmented_sort(&mut got, segments, comp);
+                if let Err(e) = &result {
+                    let message = e.to_string();
+                    assert!(
+                        message.contains("strict weak order"),
+                        "{dist} n={n}: {message}"
+                    );
+                }
+                for i in 0..segments.len() {
+                    let range = segments.segment(i, n);
+                    assert_permutation(
+                        &got[range.clone()],
+                        &keys[range],
+                        &format!("{dist} n={n} segment {i}"),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// More than 2^32 keys, offsets past u32::MAX: u8 keys in short segments around one segment of
+/// about 2^31 keys that crosses 2^32.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn segmented_sort_past_u32_max() {
+    const N: usize = (1 << 32) + (1 << 20) + 7;
+    if test_scale() < N {
+        eprintln!("skipped under the test scale");
+        return;
+    }
+    let seed: u64 = rand::random();
+    eprintln!("seed {seed}");
+    let keys: Vec<u8> = (0..N)
+        .into_par_iter()
+        .map(|i| common::splitmix_u32(seed, i) as u8)
+        .collect();
+    let (big_start, big_end) = ((1usize << 31) - 12_345, (1usize << 32) + 99_999);
+    let mut starts: Vec<usize> = segment_starts("uniform2000", big_start);
+    starts.push(big_start);
+    starts.extend(
+        segment_starts("uniform2000", N - big_end)
+            .into_iter()
+            .map(|s| s + big_end),
+    );
+    let mut got = keys.clone();
+    gpu()
+        .segmented_sort(&mut got, Segments::Starts(&starts), &Less)
+        .expect("segmented sort past u32::MAX");
+    let segments = Segments::Starts(&starts);
+    (0..segments.len()).into_par_iter().for_each(|i| {
+        let range = segments.segment(i, N);
+        let (mut want, mut have) = ([0usize; 256], [0usize; 256]);
+        for &k in &keys[range.clone()] {
+            want[k as usize] += 1;
+        }
+        for &k in &got[range.clone()] {
+            have[k as usize] += 1;
+        }
+        assert!(want == have, "segment {i} ({range:?}) lost keys");
+        assert!(
+            got[range.clone()].windows(2).all(|w| w[0] <= w[1]),
+            "segment {i} ({range:?}) not sorted"
+        );
+    });
+}
+
+/// The crate-root call runs on the GPU here and agrees with the CPU backend.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn segmented_sort_front_door_matches_cpu() {
+    assert_eq!(twophase::backend(), twophase::Backend::Gpu);
+    let mut rng = rng();
+    let n = (1 << 20) + 77;
+    let starts = segment_starts("powerlaw", n);
+    let keys: Vec<f32> = (0..n).map(|_| special_f32(&mut rng)).collect();
+    let mut got = keys.clone();
+    twophase::segmented_sort(&mut got, Segments::Starts(&starts)).expect("front door");
+    let mut expected = keys.clone();
+    twophase::cpu::segmented_sort_by(
+        &mut expected,
+        Segments::Starts(&starts),
+        |a: &f32, b: &f32| a.total_cmp(b).is_lt(),
+    );
+    assert!(
+        same_bits(&got, &expected),
+        "front door differs from the CPU backend"
+    );
+    let values: Vec<u32> = (0..n as u32).collect();
+    let (mut k, mut v) = (keys.clone(), values.clone());
+    twophase::segmented_sort_pairs(&mut k, &mut v, Segments::Starts(&starts))
+        .expect("front door pairs");
+    let (mut ck, mut cv) = (keys, values);
+    twophase::cpu::segmented_sort_pairs_by(
+        &mut ck,
+        &mut cv,
+        Segments::Starts(&starts),
+        |a: &f32, b: &f32| a.total_cmp(b).is_lt(),
+    );
+    assert!(
+        same_bits(&k, &ck) && v == cv,
+        "front door pairs differ from the CPU backend"
+    );
+}
