@@ -191,6 +191,25 @@ struct located_from {
   __device__ __forceinline__ T operator[](size_type i) const { return all[base + i]; }
 };
 
+// A range [begin, end) of a level's inputs no longer than a tile: it spans at most two tiles,
+// whose buffers are looked up once, so that each read is one load.
+template <typename T>
+struct span_reader {
+  const T* first_tile;
+  const T* second_tile;
+  size_type split;
+  __device__ __forceinline__ span_reader(const located<T>& all, size_type begin, size_type end) {
+    constexpr size_type NV = (size_type)TP_NT * TP_VT;
+    const size_type tile = begin / NV;
+    split = (tile + 1) * NV;
+    // Each tile's mask only where the range reaches it (an empty range may start past the last
+    // tile).
+    first_tile = end > begin && in_scratch(all.masks, tile, all.level) ? all.scratch : all.keys;
+    second_tile = end > split && in_scratch(all.masks, tile + 1, all.level) ? all.scratch : all.keys;
+  }
+  __device__ __forceinline__ T operator[](size_type pos) const { return (pos < split ? first_tile : second_tile)[pos]; }
+};
+
 // Check the segments: CSR starts from 0, not decreasing, within the keys; or ranges in order,
 // each start <= end <= the next start, within the keys. One thread a segment; any fault marks
 // the call's segments invalid and raises STATUS_SEGMENTS_INVALID.
@@ -252,9 +271,10 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
   if (lane == 0) masks[tile] = mask;
 }
 
-// The composite key of the block sort: a key and the tile offset of its piece (the start of its
-// segment within the tile, or, outside every segment, its own position), so that sorting by
-// (piece, key) sorts each segment's part of the tile and leaves keys outside segments in place.
+// The composite key of the block sort's register sort: a key and the tile offset of its piece
+// (the start of its segment within the tile, or, outside every segment, its own position), so
+// that sorting by (piece, key) sorts each segment's part of a thread's keys and leaves keys
+// outside segments in place.
 struct piece_key {
   key_type key;
   unsigned piece;
@@ -268,17 +288,131 @@ struct piece_compare {
   }
 };
 
+// Bits of a piece's start in its packed (start, end) entry of the block sort's piece table.
+constexpr unsigned PIECE_SHIFT = 16;
+constexpr unsigned PIECE_END_MASK = (1u << PIECE_SHIFT) - 1;
+
 // Shared memory of a block-sort tile (dynamic: SegmentedSortTuning::blocksort_shared_bytes):
-// NV + 1 piece keys, then with values the NV tile positions; later the NV values and positions
-// of the permutation, as in the mergesort's block sort.
+// NV + 1 keys, the piece table (each position's piece as its packed tile-local start and end),
+// then with values the NV tile positions; later the NV values and positions of the
+// permutation, as in the mergesort's block sort.
 template <int NV>
 struct segsort_smem {
-  static constexpr int KEY_BYTES = align16((NV + 1) * (int)sizeof(piece_key));
-  static constexpr int SORT_BYTES = KEY_BYTES + (TP_HAS_VALUES ? NV * (int)sizeof(int) : 0);
+  static_assert(NV <= (int)PIECE_END_MASK, "tile positions must fit a piece entry's 16-bit halves");
+  static constexpr int KEY_BYTES = align16((NV + 1) * (int)sizeof(key_type));
+  static constexpr int PIECE_BYTES = align16(NV * (int)sizeof(unsigned));
+  static constexpr int SORT_BYTES = KEY_BYTES + PIECE_BYTES + (TP_HAS_VALUES ? NV * (int)sizeof(int) : 0);
   static constexpr int VALUE_BYTES = align16(NV * (int)sizeof(value_type));
   static constexpr int PERMUTE_BYTES = TP_HAS_VALUES ? VALUE_BYTES + NV * (int)sizeof(int) : 0;
   static constexpr int BYTES = SORT_BYTES > PERMUTE_BYTES ? SORT_BYTES : PERMUTE_BYTES;
 };
+
+// Sort one tile by (piece, key), keys in registers in thread order (thread t holds tile
+// positions VT*t .. VT*t + VT - 1) with their tile positions in `ids`, `pieces_shared` holding
+// each position's piece. A position's piece never changes as the keys move: each sorted run holds
+// the keys of its own positions, whose pieces ascend. So a thread first sorts its VT keys by
+// (piece, key) in registers; then log2(NT) levels merge pairs of runs, and in a pair only the
+// piece that straddles its midpoint moves (every other piece lies wholly in one run, sorted):
+// its part [lo, hi) is merged by the threads whose positions it overlaps, under the comparator
+// alone, and the other threads keep their keys. Short segments make most levels a barrier and
+// a store; a segment the size of the tile is the mergesort's block sort.
+// With CHECK_WALKS each level checks that the merging threads' walks tiled their straddles
+// exactly; where they did not, the level leaves every straddle as it was and raises
+// STATUS_ORDER_INCONSISTENT.
+template <int NT, int VT, bool checked, bool TRACK_IDS, bool CHECK_WALKS>
+__device__ __forceinline__ void cta_segmented_sort(key_type (&keys)[VT], int (&ids)[VT], const piece_key (&loaded)[VT],
+                                                   int count, key_type* keys_shared, const unsigned* pieces_shared,
+                                                   int* ids_shared, const twophase::input_check& check) {
+  const int tid = threadIdx.x;
+  const int first = VT * tid;
+  const int valid = checked ? max(0, min(VT, count - first)) : VT;
+  __shared__ int warp_walk_starts[CHECK_WALKS ? NT / twophase::WARP_THREADS : 1];
+  piece_key sorted[VT];
+#pragma unroll
+  for (int i = 0; i < VT; ++i) sorted[i] = loaded[i];
+  if constexpr (!checked && !TRACK_IDS && key_compare::equivalents_identical) {
+    twophase::network_sort<VT>(sorted, piece_compare());
+  } else {
+    twophase::serial_sort<VT>(sorted, ids, valid, piece_compare());
+  }
+#pragma unroll
+  for (int i = 0; i < VT; ++i) keys[i] = sorted[i].key;
+
+#pragma unroll 1
+  for (int coop = 2; coop <= NT; coop *= 2) {
+    __syncthreads();  // the previous level's reads of shared memory
+#pragma unroll
+    for (int i = 0; i < VT; ++i) {
+      keys_shared[first + i] = keys[i];
+      if (TRACK_IDS) ids_shared[first + i] = ids[i];
+    }
+    __syncthreads();
+    const int run = VT * coop / 2;
+    const int a_begin = VT * (tid & ~(coop - 1));
+    const int mid = min(a_begin + run, count);
+    const int b_end = min(a_begin + 2 * run, count);
+    // The straddle: the piece of mid - 1 where it runs past mid, within the pair.
+    int lo = 0, hi = 0;
+    if (mid > 0 && mid < b_end) {
+      const unsigned piece = pieces_shared[mid - 1];
+      lo = max((int)(piece >> PIECE_SHIFT), a_begin);
+      hi = min((int)(piece & PIECE_END_MASK), b_end);
+    }
+    const bool merges = mid < hi && first < hi && first + VT > lo;
+    const int out0 = max(first, lo);
+    const int outputs = merges ? min(first + VT, hi) - out0 : 0;
+    key_type merged[VT];
+    int sources[VT];
+    int walk_start = 0;
+    if (merges) {
+      const int diag = out0 - lo;
+      const int mp = twophase::merge_path<twophase::bounds_lower, int>(keys_shared + lo, mid - lo, keys_shared + mid,
+                                                                        hi - mid, diag, key_compare());
+      walk_start = lo + mp;
+      twophase::merge_range range = {lo + mp, mid, mid + diag - mp, hi};
+      twophase::serial_merge<twophase::bounds_lower, VT, true>(keys_shared, range, key_compare(), merged, sources);
+    }
+    bool exact = true;
+    if constexpr (CHECK_WALKS) {
+      twophase::publish_walk_start(warp_walk_starts, walk_start);
+      // Where this thread's walk ends after its own outputs (the serial merge may have run on
+      // past them when the thread's first positions lie before the straddle).
+      int walk_end = walk_start;
+#pragma unroll
+      for (int j = 0; j < VT; ++j) walk_end += j < outputs && sources[j] < mid;
+      // The next thread merges the same straddle when this one's outputs stop short of hi.
+      const bool has_next = merges && first + VT < hi;
+      exact = twophase::walks_tile_exactly(warp_walk_starts, walk_start, walk_end, has_next);
+      if (!exact && tid == 0) twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
+    }
+    int merged_ids[VT];
+    if (TRACK_IDS) {
+#pragma unroll
+      for (int j = 0; j < VT; ++j) {
+        if (j < outputs) merged_ids[j] = ids_shared[sources[j]];
+      }
+    }
+    __syncthreads();  // every merge's reads of the straddles
+    if (exact) {
+#pragma unroll
+      for (int j = 0; j < VT; ++j) {
+        if (j < outputs) {
+          keys_shared[out0 + j] = merged[j];
+          if (TRACK_IDS) ids_shared[out0 + j] = merged_ids[j];
+        }
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < VT; ++i) {
+      const int pos = first + i;
+      if (lo <= pos && pos < hi) {
+        keys[i] = keys_shared[pos];
+        if (TRACK_IDS) ids[i] = ids_shared[pos];
+      }
+    }
+  }
+}
 
 template <bool checked>
 __device__ __forceinline__ void segsort_blocksort_tile(const twophase::segsort_blocksort_params& p,
@@ -297,40 +431,44 @@ __device__ __forceinline__ void segsort_blocksort_tile(const twophase::segsort_b
   const key_image_out image_out = {mask == 0};
 
   key_type* keys_shared = reinterpret_cast<key_type*>(smem);
+  unsigned* pieces_shared = reinterpret_cast<unsigned*>(smem + segsort_smem<NV>::KEY_BYTES);
+  int* ids_shared = reinterpret_cast<int*>(smem + segsort_smem<NV>::KEY_BYTES + segsort_smem<NV>::PIECE_BYTES);
   twophase::load_tile<NT, VT, checked>(p.keys, tile_start, tile_cnt, p.keys, tile_start, tile_cnt, keys_shared, tid);
-  key_type loaded[VT];
-#pragma unroll
-  for (int i = 0; i < VT; ++i) loaded[i] = keys_shared[checked ? min(VT * tid + i, tile_cnt - 1) : VT * tid + i];
 
-  // Each key's piece: the segment of this thread's first position by binary search, then a walk
-  // over the starts up to its last position.
+  // Each position's piece: the segment of this thread's first position by binary search, then a
+  // walk over the starts up to its last position. Positions past the keys are pieces of their own.
   const size_type first = tile_start + (size_type)VT * tid;
   long long segment = segment_at(p.starts, p.num_segments, first);
   piece_key keys[VT];
   int ids[VT];
 #pragma unroll
   for (int i = 0; i < VT; ++i) {
+    const int local = VT * tid + i;
     const size_type pos = first + i;
     while (segment + 1 < (long long)p.num_segments && p.starts[segment + 1] <= pos) ++segment;
-    const bool inside =
-        segment >= 0 && pos < segment_end(p.starts, p.ends, p.num_segments, p.count, (size_type)segment);
-    const size_type piece = inside ? max(p.starts[segment], tile_start) : pos;
-    keys[i].key = twophase_key_image(loaded[i]);
-    keys[i].piece = (unsigned)(piece - tile_start);
-    ids[i] = VT * tid + i;
+    size_type piece_start = pos, piece_end = pos + 1;
+    if (segment >= 0 && local < tile_cnt) {
+      const size_type end = segment_end(p.starts, p.ends, p.num_segments, p.count, (size_type)segment);
+      if (pos < end) {
+        piece_start = max(p.starts[segment], tile_start);
+        piece_end = min(end, tile_start + tile_cnt);
+      }
+    }
+    const unsigned start_local = (unsigned)(piece_start - tile_start);
+    pieces_shared[local] = start_local << PIECE_SHIFT | (unsigned)(piece_end - tile_start);
+    keys[i].key = twophase_key_image(keys_shared[checked ? min(local, tile_cnt - 1) : local]);
+    keys[i].piece = start_local;
+    ids[i] = local;
   }
-  __syncthreads();  // every thread's keys are out of shared memory
-  piece_key* pieces_shared = reinterpret_cast<piece_key*>(smem);
-  int* sort_ids_shared = reinterpret_cast<int*>(smem + segsort_smem<NV>::KEY_BYTES);
-  twophase::cta_sort<NT, VT, checked, TP_HAS_VALUES, CHECK_ORDER>(keys, ids, tile_cnt, pieces_shared,
-                                                                   sort_ids_shared, check, piece_compare());
   key_type sorted[VT];
+  cta_segmented_sort<NT, VT, checked, TP_HAS_VALUES, CHECK_ORDER>(sorted, ids, keys, tile_cnt, keys_shared,
+                                                                  pieces_shared, ids_shared, check);
 #pragma unroll
-  for (int i = 0; i < VT; ++i) sorted[i] = image_out(keys[i].key);
+  for (int i = 0; i < VT; ++i) sorted[i] = image_out(sorted[i]);
   twophase::store_through_shared<NT, VT, checked>(sorted, keys_shared, keys_out + tile_start, tile_cnt, tid);
   if (TP_HAS_VALUES) {
     value_type* vals_shared = reinterpret_cast<value_type*>(smem);
-    int* ids_shared = reinterpret_cast<int*>(smem + segsort_smem<NV>::VALUE_BYTES);
+    int* permute_ids_shared = reinterpret_cast<int*>(smem + segsort_smem<NV>::VALUE_BYTES);
     __syncthreads();
 #pragma unroll
     for (int i = 0; i < VT; ++i) {
@@ -338,12 +476,12 @@ __device__ __forceinline__ void segsort_blocksort_tile(const twophase::segsort_b
       if (!checked || idx < tile_cnt) vals_shared[idx] = p.vals[tile_start + idx];
     }
 #pragma unroll
-    for (int i = 0; i < VT; ++i) ids_shared[VT * tid + i] = ids[i];
+    for (int i = 0; i < VT; ++i) permute_ids_shared[VT * tid + i] = ids[i];
     __syncthreads();
 #pragma unroll
     for (int i = 0; i < VT; ++i) {
       const int idx = NT * i + tid;
-      if (!checked || idx < tile_cnt) vals_out[tile_start + idx] = vals_shared[ids_shared[idx]];
+      if (!checked || idx < tile_cnt) vals_out[tile_start + idx] = vals_shared[permute_ids_shared[idx]];
     }
   }
 }
@@ -475,10 +613,12 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
     const straddle s = tile_straddle(straddles, tile, level);
     const tile_merge m(tile, count, s, partitions);
     // The tile's outputs outside the straddle keep their keys (and values).
+    const key_type* in_keys = from_scratch ? scratch_keys : keys;
+    const value_type* in_vals = from_scratch ? scratch_vals : vals;
     for (size_type pos = t0 + tid; pos < t1; pos += NT) {
       if (pos < m.m0 || pos >= m.m1 || bad_level) {
-        out_keys[pos] = image_out(all_keys[pos]);
-        if (TP_HAS_VALUES) out_vals[pos] = all_vals[pos];
+        out_keys[pos] = image_out(in_keys[pos]);
+        if (TP_HAS_VALUES) out_vals[pos] = in_vals[pos];
       }
     }
     if (bad_level) continue;
@@ -486,10 +626,11 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
     const int a_cnt = (int)(m.a1 - m.a0);
     const int b_cnt = tile_cnt - a_cnt;
     __syncthreads();  // the previous tile's last reads of shared memory
+    const span_reader<key_type> a_keys(all_keys, m.a0, m.a1), b_keys(all_keys, m.b0, m.b0 + b_cnt);
 #pragma unroll
     for (int i = 0; i < VT; ++i) {
       const int idx = NT * i + tid;
-      if (idx < tile_cnt) keys_shared[idx] = idx < a_cnt ? all_keys[m.a0 + idx] : all_keys[m.b0 + (idx - a_cnt)];
+      if (idx < tile_cnt) keys_shared[idx] = idx < a_cnt ? a_keys[m.a0 + idx] : b_keys[m.b0 + (idx - a_cnt)];
     }
     __syncthreads();
     const int diag = min(VT * tid, tile_cnt);
@@ -530,6 +671,7 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
     }
     if (TP_HAS_VALUES) {
       int* sources_shared = reinterpret_cast<int*>(smem);
+      const span_reader<value_type> a_vals(all_vals, m.a0, m.a1), b_vals(all_vals, m.b0, m.b0 + b_cnt);
       __syncthreads();
 #pragma unroll
       for (int i = 0; i < VT; ++i) {
@@ -541,7 +683,7 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
         const int idx = NT * i + tid;
         if (idx < tile_cnt) {
           const int src = sources_shared[idx];
-          out_vals[m.m0 + idx] = src < a_cnt ? all_vals[m.a0 + src] : all_vals[m.b0 + (src - a_cnt)];
+          out_vals[m.m0 + idx] = src < a_cnt ? a_vals[m.a0 + src] : b_vals[m.b0 + (src - a_cnt)];
         }
       }
     }

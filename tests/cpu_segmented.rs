@@ -373,3 +373,70 @@ proptest::proptest! {
         proptest::prop_assert_eq!(got, expected(&tagged, &segments, |a, b| b.0.cmp(&a.0)));
     }
 }
+
+/// The crate-root calls (the CPU backend wherever no GPU is present): the same order as the CPU
+/// module, and errors instead of panics, naming the argument, with no key moved.
+#[test]
+fn front_door_segmented_sort_returns_errors_and_sorts() {
+    if twophase::backend() != twophase::Backend::Cpu {
+        eprintln!("skipped: a GPU is present (tests/gpu_segmented_sort.rs covers the GPU)");
+        return;
+    }
+    let mut rng = StdRng::seed_from_u64(0x5E6);
+    let n = 50_000;
+    let starts = random_starts(n, 3000, 7);
+    let keys: Vec<f64> = (0..n).map(|_| rng.gen_range(-1e3..1e3)).collect();
+    let mut got = keys.clone();
+    twophase::segmented_sort(&mut got, Segments::Starts(&starts)).expect("front door");
+    let mut expected = keys.clone();
+    cpu::segmented_sort(&mut expected, Segments::Starts(&starts));
+    assert_eq!(got, expected);
+    let values: Vec<u32> = (0..n as u32).collect();
+    let (mut k, mut v) = (keys.clone(), values.clone());
+    twophase::segmented_sort_pairs_by(
+        &mut k,
+        &mut v,
+        Segments::Starts(&starts),
+        &twophase::TotalOrderDesc,
+    )
+    .expect("front door pairs");
+    let (mut ek, mut ev) = (keys.clone(), values);
+    cpu::segmented_sort_pairs_by(
+        &mut ek,
+        &mut ev,
+        Segments::Starts(&starts),
+        |a: &f64, b: &f64| b.total_cmp(a).is_lt(),
+    );
+    assert!(
+        k == ek && v == ev,
+        "front door pairs differ from the CPU module"
+    );
+    let mut bad = keys.clone();
+    let error = twophase::segmented_sort(&mut bad, Segments::Starts(&[0, 10, 5]));
+    assert!(
+        matches!(&error, Err(twophase::Error::InvalidInput(m)) if m.contains("`starts` must not decrease")),
+        "{error:?}"
+    );
+    assert_eq!(bad, keys, "invalid segments moved keys");
+    let error = twophase::segmented_sort_pairs(&mut bad, &mut [0u8; 3], Segments::Starts(&[0]));
+    assert!(
+        matches!(error, Err(twophase::Error::SizeMismatch { .. })),
+        "{error:?}"
+    );
+    // A comparator that is not a strict weak order: each segment a permutation, and an error.
+    let le = twophase::CudaComparator::new("le", "return a <= b;", |a: &u32, b: &u32| a <= b);
+    let ints: Vec<u32> = (0..n).map(|_| rng.gen_range(0..100)).collect();
+    let mut got = ints.clone();
+    let result = twophase::segmented_sort_by(&mut got, Segments::Starts(&starts), &le);
+    if let Err(e) = &result {
+        assert!(e.to_string().contains("strict weak order"), "{e}");
+    }
+    let seg = Segments::Starts(&starts);
+    for i in 0..seg.len() {
+        let range = seg.segment(i, n);
+        let (mut a, mut b) = (got[range.clone()].to_vec(), ints[range].to_vec());
+        a.sort_unstable();
+        b.sort_unstable();
+        assert_eq!(a, b, "segment {i} is not a permutation");
+    }
+}

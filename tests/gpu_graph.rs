@@ -6,7 +6,8 @@ use common::{gpu, rng};
 use rand::rngs::StdRng;
 use rand::Rng;
 use twophase::gpu::{
-    Gpu, Less, MergeAlgorithm, MergeBuffers, MergeScratch, MergesortScratch, SortBuffers,
+    DeviceSegments, Gpu, Less, MergeAlgorithm, MergeBuffers, MergeScratch, MergesortScratch,
+    SegmentedSortScratch, SortBuffers,
 };
 use twophase_gpu::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use twophase_gpu::cudarc::driver::CudaSlice;
@@ -190,5 +191,94 @@ fn a_sort_a_merge_and_a_search_replay_from_one_graph() {
         }
         scratch.1.check(&gpu).expect("merge status");
         round.assert_results(&gpu, &buffers, &what);
+    }
+}
+
+/// A segmented sort of pairs captured into a graph (after one ordinary call grew its scratch) and
+/// replayed on fresh keys and fresh offsets in the same buffers, each replay checked against std
+/// per segment: no allocation, synchronization or read-back inside the call.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_segmented_sort_replays_from_a_graph() {
+    let (gpu, mut rng) = (gpu(), rng());
+    let stream = gpu.stream().clone();
+    // Offsets of `SEGMENTS` segments, the first at 0, drawn afresh each round.
+    let draw = |rng: &mut StdRng| {
+        let mut starts: Vec<u64> = (0..SEGMENTS)
+            .map(|_| rng.gen_range(0..KEYS as u64))
+            .collect();
+        starts[0] = 0;
+        starts.sort_unstable();
+        let keys: Vec<u32> = (0..KEYS).map(|_| rng.gen_range(0..1000)).collect();
+        (starts, keys)
+    };
+    let mut keys = stream.alloc_zeros::<u32>(KEYS).expect("alloc");
+    let mut values = stream.alloc_zeros::<u32>(KEYS).expect("alloc");
+    let mut starts = stream.alloc_zeros::<u64>(SEGMENTS).expect("alloc");
+    let mut scratch = SegmentedSortScratch::new();
+    let tags: Vec<u32> = (0..KEYS as u32).collect();
+    let mut round = |rng: &mut StdRng,
+                     keys: &mut CudaSlice<u32>,
+                     values: &mut CudaSlice<u32>,
+                     starts_buf: &mut CudaSlice<u64>| {
+        let (starts, host_keys) = draw(rng);
+        stream.memcpy_htod(&host_keys, keys).expect("upload keys");
+        stream.memcpy_htod(&tags, values).expect("upload values");
+        stream
+            .memcpy_htod(&starts, starts_buf)
+            .expect("upload starts");
+        (starts, host_keys)
+    };
+    let sort = |keys: &mut CudaSlice<u32>,
+                values: &mut CudaSlice<u32>,
+                starts: &CudaSlice<u64>,
+                scratch: &mut SegmentedSortScratch| {
+        gpu.segmented_sort_device(
+            SortBuffers::pairs(keys, values),
+            DeviceSegments::Starts(starts),
+            &Less,
+            None,
+            scratch,
+        )
+    };
+    let check = |starts: &[u64],
+                 host_keys: &[u32],
+                 keys: &CudaSlice<u32>,
+                 values: &CudaSlice<u32>,
+                 what: &str| {
+        let got_keys = stream.clone_dtoh(keys).expect("download");
+        let got_values = stream.clone_dtoh(values).expect("download");
+        let mut expected: Vec<(u32, u32)> = host_keys
+            .iter()
+            .copied()
+            .zip(tags.iter().copied())
+            .collect();
+        for (i, &start) in starts.iter().enumerate() {
+            let end = starts.get(i + 1).map_or(KEYS, |&e| e as usize);
+            expected[start as usize..end].sort_by_key(|p| p.0);
+        }
+        let got: Vec<(u32, u32)> = got_keys.into_iter().zip(got_values).collect();
+        assert!(got == expected, "{what}: differs from std per segment");
+    };
+    let (s, k) = round(&mut rng, &mut keys, &mut values, &mut starts);
+    sort(&mut keys, &mut values, &starts, &mut scratch).expect("ordinary call");
+    scratch.check(&gpu).expect("ordinary call's status");
+    check(&s, &k, &keys, &values, "ordinary call");
+
+    stream
+        .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+        .expect("begin capture");
+    let issued = sort(&mut keys, &mut values, &starts, &mut scratch);
+    let graph = stream
+        .end_capture(CUgraphInstantiate_flags(0))
+        .expect("end capture");
+    issued.expect("call under capture");
+    let graph = graph.expect("a graph with the call's launches");
+    for replay in 0..REPLAYS {
+        let (s, k) = round(&mut rng, &mut keys, &mut values, &mut starts);
+        graph.launch().expect("replay");
+        stream.synchronize().expect("replay ran");
+        scratch.check(&gpu).expect("replay status");
+        check(&s, &k, &keys, &values, &format!("replay {replay}"));
     }
 }

@@ -142,7 +142,6 @@ pub(super) struct SegmentedLaunch<'a> {
     pub(super) buffers: SortAddresses,
     pub(super) segments: SegmentAddresses,
     pub(super) key_bytes: usize,
-    pub(super) key_align: usize,
     /// Whether the comparator is one of twophase's own orders (no partition check).
     pub(super) trusted: bool,
     pub(super) tuning: SegmentedSortTuning,
@@ -169,7 +168,6 @@ impl SegmentedSortScratch {
             buffers,
             segments,
             key_bytes,
-            key_align,
             trusted,
             tuning,
         } = launch;
@@ -294,7 +292,7 @@ impl SegmentedSortScratch {
         }?;
         let blocksort_shared = kernels.allow_dynamic_shared(
             SEGMENTED_SORT_ENTRY_BLOCKSORT,
-            tuning.blocksort_shared_bytes(key_bytes, key_align, value_bytes),
+            tuning.blocksort_shared_bytes(key_bytes, value_bytes),
             MAX_STATIC_SHARED_BYTES,
             gpu.max_shared_per_block_optin(),
         )?;

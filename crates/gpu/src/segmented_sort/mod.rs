@@ -287,7 +287,7 @@ impl Gpu {
         scratch: &mut SegmentedSortScratch,
     ) -> Result<(), GpuError> {
         let value_bytes = value_bytes(buffers.layout);
-        tuning.validate(size_of::<K>(), align_of::<K>(), value_bytes)?;
+        tuning.validate(size_of::<K>(), value_bytes)?;
         if segments.ends == 0 && segments.count == 0 && buffers.count > 0 {
             return Err(GpuError::InvalidInput(
                 "`starts` must hold at least one segment (start 0)".into(),
@@ -303,7 +303,6 @@ impl Gpu {
             buffers,
             segments,
             key_bytes: size_of::<K>(),
-            key_align: align_of::<K>(),
             trusted: is_trusted(comp),
             tuning,
         })

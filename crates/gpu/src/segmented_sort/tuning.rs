@@ -5,8 +5,8 @@ use std::mem::size_of;
 use crate::error::GpuError;
 use crate::runtime::shape::{check_launch_shape_within, MAX_OPTIN_SHARED_BYTES};
 
-/// Bytes of a piece index beside each key in the block sort (kernels/segmented_sort.cu
-/// `piece_key`).
+/// Bytes of a position's entry in the block sort's piece table (kernels/segmented_sort.cu
+/// `segsort_smem`).
 const PIECE_BYTES: usize = size_of::<u32>();
 /// Threads of a warp (the merge tile keeps one walk start a warp).
 const WARP: usize = 32;
@@ -39,8 +39,8 @@ impl SegmentedSortTuning {
     /// The tuning shipped for keys of `key_bytes` bytes (values do not change it). Reasons:
     /// - 4-byte keys: 256 x 15, the mergesort's u32 block-sort shape before its large-tile
     ///   tuning: 3840 keys a tile keep segments up to a few thousand keys inside one or two
-    ///   tiles, and its 8-byte piece keys fit 31 KB of shared memory.
-    /// - 8-byte keys: 256 x 11, the mergesort's u64 shape (16-byte piece keys, 45 KB).
+    ///   tiles (keys and piece table 31 KB of shared memory).
+    /// - 8-byte keys: 256 x 11, the mergesort's u64 shape.
     /// - Wider keys: 128 x 7, to bound registers and shared memory.
     ///
     /// Eight merge blocks an SM: a 256-thread block of 4-byte keys takes 15 KB of shared
@@ -61,27 +61,12 @@ impl SegmentedSortTuning {
         }
     }
 
-    /// Bytes of one block-sort key with its piece (`piece_key`: the key, then a 4-byte piece,
-    /// padded to the key's alignment).
-    pub const fn piece_key_bytes(key_bytes: usize, key_align: usize) -> usize {
-        let align = if key_align > PIECE_BYTES {
-            key_align
-        } else {
-            PIECE_BYTES
-        };
-        (key_bytes + PIECE_BYTES).div_ceil(align) * align
-    }
-
-    /// Dynamic shared memory of the block sort (kernels/segmented_sort.cu `segsort_smem`), plus
-    /// the merge levels' walk check (one int a warp).
-    pub const fn blocksort_shared_bytes(
-        &self,
-        key_bytes: usize,
-        key_align: usize,
-        value_bytes: usize,
-    ) -> usize {
+    /// Dynamic shared memory of the block sort (kernels/segmented_sort.cu `segsort_smem`): the
+    /// NV + 1 keys, the piece table (a 32-bit entry a position), with values the NV tile
+    /// positions, or the values' permutation if larger; plus the walk check (one int a warp).
+    pub const fn blocksort_shared_bytes(&self, key_bytes: usize, value_bytes: usize) -> usize {
         let nv = self.tile();
-        let keys = aligned((nv + 1) * Self::piece_key_bytes(key_bytes, key_align));
+        let keys = aligned((nv + 1) * key_bytes) + aligned(nv * PIECE_BYTES);
         let walk_check = aligned(self.threads as usize / WARP * size_of::<i32>());
         if value_bytes == 0 {
             return keys + walk_check;
@@ -101,19 +86,22 @@ impl SegmentedSortTuning {
     }
 
     /// Check the tuning against what the kernels support for these types.
-    pub fn validate(
-        &self,
-        key_bytes: usize,
-        key_align: usize,
-        value_bytes: usize,
-    ) -> Result<(), GpuError> {
+    pub fn validate(&self, key_bytes: usize, value_bytes: usize) -> Result<(), GpuError> {
+        // Tile positions are packed in 16 bits in the piece table.
+        const MAX_TILE: usize = u16::MAX as usize;
+        if self.tile() > MAX_TILE {
+            return Err(GpuError::InvalidTuning(format!(
+                "a tile of {} keys: at most {MAX_TILE}",
+                self.tile()
+            )));
+        }
         if self.merge_blocks_per_sm == 0 {
             return Err(GpuError::InvalidTuning(
                 "merge_blocks_per_sm must be at least 1".into(),
             ));
         }
         let shared = self
-            .blocksort_shared_bytes(key_bytes, key_align, value_bytes)
+            .blocksort_shared_bytes(key_bytes, value_bytes)
             .max(self.merge_shared_bytes(key_bytes));
         check_launch_shape_within(self.threads, self.vt, true, shared, MAX_OPTIN_SHARED_BYTES)
     }
