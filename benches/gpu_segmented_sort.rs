@@ -26,6 +26,16 @@ use twophase_gpu::cudarc::driver::{CudaSlice, DeviceRepr};
 const WARMUP: usize = 5;
 /// Timed runs per measurement; the median is reported.
 const REPS: usize = 25;
+/// Set to one row kind (`all32` ... `one`, `pairs`, `user`) to run only its rows, for a profiler.
+const ROW_ENV: &str = "TWOPHASE_BENCH_ROW";
+/// Set to a size (log2 of the keys) to run only that size.
+const LOG2N_ENV: &str = "TWOPHASE_BENCH_LOG2N";
+
+/// Whether the row `name` at 2^log2n is selected by the environment.
+fn selected(name: &str, log2n: u32) -> bool {
+    std::env::var(ROW_ENV).map_or(true, |row| row == name)
+        && std::env::var(LOG2N_ENV).map_or(true, |l| l == log2n.to_string())
+}
 
 /// A record sorted by a user comparator, descending by `score` (the row CUB cannot run).
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
@@ -231,6 +241,9 @@ fn main() {
         let n = 1usize << log2n;
         let keys: Vec<u32> = random_keys(n, rand::random());
         for dist in SEGMENT_DISTRIBUTIONS {
+            if !selected(dist, log2n) {
+                continue;
+            }
             let starts = segment_starts(dist, n);
             let ms = bench.time(&keys, None, &starts, &Less);
             let extra = if dist == "one" {
@@ -242,17 +255,22 @@ fn main() {
             bench.row("seg", dist, log2n, starts.len(), ms, 2 * 4 * n, &extra);
         }
         let starts = segment_starts("uniform2000", n);
-        let values: Vec<u32> = (0..n as u32).collect();
-        let ms = bench.time(&keys, Some(&values), &starts, &Less);
-        bench.row(
-            "segpairs",
-            "uniform2000",
-            log2n,
-            starts.len(),
-            ms,
-            2 * 8 * n,
-            "",
-        );
+        if selected("pairs", log2n) {
+            let values: Vec<u32> = (0..n as u32).collect();
+            let ms = bench.time(&keys, Some(&values), &starts, &Less);
+            bench.row(
+                "segpairs",
+                "uniform2000",
+                log2n,
+                starts.len(),
+                ms,
+                2 * 8 * n,
+                "",
+            );
+        }
+        if !selected("user", log2n) {
+            continue;
+        }
         let scored: Vec<Scored> = keys
             .iter()
             .enumerate()

@@ -436,29 +436,34 @@ __device__ __forceinline__ void segsort_blocksort_tile(const twophase::segsort_b
   twophase::load_tile<NT, VT, checked>(p.keys, tile_start, tile_cnt, p.keys, tile_start, tile_cnt, keys_shared, tid);
 
   // Each position's piece: the segment of this thread's first position by binary search, then a
-  // walk over the starts up to its last position. Positions past the keys are pieces of their own.
+  // walk over the starts up to its last position (a search again where empty segments pile up at
+  // one start). Positions past the keys are pieces of their own.
   const size_type first = tile_start + (size_type)VT * tid;
   long long segment = segment_at(p.starts, p.num_segments, first);
   piece_key keys[VT];
   int ids[VT];
 #pragma unroll
   for (int i = 0; i < VT; ++i) {
-    const int local = VT * tid + i;
-    const size_type pos = first + i;
-    while (segment + 1 < (long long)p.num_segments && p.starts[segment + 1] <= pos) ++segment;
-    size_type piece_start = pos, piece_end = pos + 1;
-    if (segment >= 0 && local < tile_cnt) {
-      const size_type end = segment_end(p.starts, p.ends, p.num_segments, p.count, (size_type)segment);
-      if (pos < end) {
-        piece_start = max(p.starts[segment], tile_start);
-        piece_end = min(end, tile_start + tile_cnt);
+    const int pos = VT * tid + i;
+    const size_type global = first + i;
+    if (pos < tile_cnt && segment + 1 < (long long)p.num_segments && p.starts[segment + 1] <= global) {
+      ++segment;
+      if (segment + 1 < (long long)p.num_segments && p.starts[segment + 1] <= global) {
+        segment = segment_at(p.starts, p.num_segments, global);
       }
     }
-    const unsigned start_local = (unsigned)(piece_start - tile_start);
-    pieces_shared[local] = start_local << PIECE_SHIFT | (unsigned)(piece_end - tile_start);
-    keys[i].key = twophase_key_image(keys_shared[checked ? min(local, tile_cnt - 1) : local]);
-    keys[i].piece = start_local;
-    ids[i] = local;
+    int piece_start = pos, piece_end = pos + 1;
+    if (segment >= 0 && pos < tile_cnt) {
+      const size_type end = segment_end(p.starts, p.ends, p.num_segments, p.count, (size_type)segment);
+      if (global < end) {
+        piece_start = (int)(max(p.starts[segment], tile_start) - tile_start);
+        piece_end = (int)(min(end, tile_start + tile_cnt) - tile_start);
+      }
+    }
+    pieces_shared[pos] = (unsigned)piece_start << PIECE_SHIFT | (unsigned)piece_end;
+    keys[i].key = twophase_key_image(keys_shared[checked ? min(pos, tile_cnt - 1) : pos]);
+    keys[i].piece = (unsigned)piece_start;
+    ids[i] = pos;
   }
   key_type sorted[VT];
   cta_segmented_sort<NT, VT, checked, TP_HAS_VALUES, CHECK_ORDER>(sorted, ids, keys, tile_cnt, keys_shared,
@@ -627,10 +632,27 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
     const int b_cnt = tile_cnt - a_cnt;
     __syncthreads();  // the previous tile's last reads of shared memory
     const span_reader<key_type> a_keys(all_keys, m.a0, m.a1), b_keys(all_keys, m.b0, m.b0 + b_cnt);
+    if constexpr (TP_HAS_VALUES) {
+      // Pairs: one key at a time (the registers of VT keys in flight cost the pairs tile half its
+      // blocks: 128 registers a thread).
 #pragma unroll
-    for (int i = 0; i < VT; ++i) {
-      const int idx = NT * i + tid;
-      if (idx < tile_cnt) keys_shared[idx] = idx < a_cnt ? a_keys[m.a0 + idx] : b_keys[m.b0 + (idx - a_cnt)];
+      for (int i = 0; i < VT; ++i) {
+        const int idx = NT * i + tid;
+        if (idx < tile_cnt) keys_shared[idx] = idx < a_cnt ? a_keys[m.a0 + idx] : b_keys[m.b0 + (idx - a_cnt)];
+      }
+    } else {
+      // Every load issued before any store to shared memory, to keep VT loads in flight a thread.
+      key_type loaded[VT];
+#pragma unroll
+      for (int i = 0; i < VT; ++i) {
+        const int idx = NT * i + tid;
+        if (idx < tile_cnt) loaded[i] = idx < a_cnt ? a_keys[m.a0 + idx] : b_keys[m.b0 + (idx - a_cnt)];
+      }
+#pragma unroll
+      for (int i = 0; i < VT; ++i) {
+        const int idx = NT * i + tid;
+        if (idx < tile_cnt) keys_shared[idx] = loaded[i];
+      }
     }
     __syncthreads();
     const int diag = min(VT * tid, tile_cnt);

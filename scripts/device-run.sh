@@ -121,7 +121,7 @@ if [ "$mode" = sanitize ]; then
   # Rows by priority (the budget cuts the last ones first): the adversarial suite under memcheck,
   # the shared-memory tiles under racecheck and synccheck (the mergesort block sort with two-way
   # and four-way passes, the sorted search and the load-balancing tiles: the `tiles_` tests of
-  # tests/adversarial.rs, small fixed sizes), the staging paths under initcheck, then memcheck
+  # tests/adversarial.rs, small fixed sizes; the segmented sort's: its `tiles` test), the staging paths under initcheck, then memcheck
   # over every other GPU test binary at reduced sizes.
   if wants_tool memcheck && wants_binary test_adversarial; then
     sanitize_run memcheck test_adversarial ""
@@ -129,6 +129,10 @@ if [ "$mode" = sanitize ]; then
   for tool in racecheck synccheck; do
     if wants_tool "$tool" && wants_binary test_adversarial; then
       sanitize_run "$tool" test_adversarial tiles_
+    fi
+    # The segmented sort's block sort and merge levels.
+    if wants_tool "$tool" && wants_binary test_gpu_segmented_sort; then
+      sanitize_run "$tool" test_gpu_segmented_sort segmented_sort_tiles
     fi
   done
   if wants_tool initcheck && wants_binary test_adversarial; then

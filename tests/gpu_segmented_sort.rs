@@ -513,3 +513,65 @@ fn segmented_sort_front_door_matches_cpu() {
         "front door pairs differ from the CPU backend"
     );
 }
+
+/// Small sorts that reach every kernel of the segmented sort (a partial tile, a few merge levels,
+/// the checked kernels of a user comparator, pairs, ranges): the racecheck and synccheck rows of
+/// the sanitizer run (`tiles` in the name).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn segmented_sort_tiles_under_sanitizers() {
+    let gpu = gpu();
+    let mut rng = rng();
+    let tile = SegmentedSortTuning::for_types(4, 0).tile();
+    for n in [1, 100, tile + 1, 5 * tile + 7] {
+        for dist in ["all32", "uniform200", "one", "ones"] {
+            let starts = starts_of(dist, n, &mut rng);
+            let segments = Segments::Starts(&starts);
+            let keys: Vec<u32> = (0..n).map(|_| rng.gen_range(0..64)).collect();
+            check(
+                &gpu,
+                &keys,
+                segments,
+                &Less,
+                &format!("tiles u32 {dist} n={n}"),
+            );
+            let recs: Vec<Rec> = (0..n)
+                .map(|i| Rec {
+                    key: rng.gen_range(0..16),
+                    tag: i as u32,
+                })
+                .collect();
+            check(
+                &gpu,
+                &recs,
+                segments,
+                &rec_key_descending(),
+                &format!("tiles rec {dist} n={n}"),
+            );
+            let values: Vec<u32> = (0..n as u32).collect();
+            let pairs: Vec<(u32, u32)> = keys.iter().copied().zip(values.iter().copied()).collect();
+            let expected = reference(&pairs, segments, |a, b| a.0.cmp(&b.0));
+            let (mut k, mut v) = (keys.clone(), values);
+            gpu.segmented_sort_pairs(&mut k, &mut v, segments, &Less)
+                .unwrap_or_else(|e| panic!("tiles pairs {dist} n={n}: {e}"));
+            let got: Vec<(u32, u32)> = k.into_iter().zip(v).collect();
+            assert!(
+                got == expected,
+                "tiles pairs {dist} n={n}: not std's stable order"
+            );
+        }
+        let ends: Vec<usize> = (0..n).step_by(50).map(|s| (s + 30).min(n)).collect();
+        let starts: Vec<usize> = (0..n).step_by(50).collect();
+        let keys: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
+        check(
+            &gpu,
+            &keys,
+            Segments::Ranges {
+                starts: &starts,
+                ends: &ends,
+            },
+            &Less,
+            &format!("tiles ranges n={n}"),
+        );
+    }
+}

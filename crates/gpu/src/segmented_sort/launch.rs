@@ -332,7 +332,17 @@ impl SegmentedSortScratch {
                 .div_ceil(PARTITION_THREADS as usize)
                 .min(sms * PARTITION_BLOCKS_PER_SM),
         )?;
-        let merge_grid = grid(num_tiles.min(sms * tuning.merge_blocks_per_sm as usize))?;
+        // The merge kernel strides over each level's list with the blocks that fit on the device
+        // at once: a level touching few tiles launches no idle blocks, and one touching every
+        // tile leaves no SM with a second round of blocks while others idle.
+        let resident = merge
+            .occupancy_max_active_blocks_per_multiprocessor(
+                tuning.threads,
+                merge_shared as usize,
+                None,
+            )?
+            .max(1) as usize;
+        let merge_grid = grid(num_tiles.min(sms * resident))?;
         let mut straddle_offset = 0;
         for level in 0..levels {
             let level_straddles = straddles + (STRADDLE_WORDS * straddle_offset * 8) as u64;

@@ -25,9 +25,6 @@ pub struct SegmentedSortTuning {
     pub threads: u32,
     /// Keys per thread (VT).
     pub vt: u32,
-    /// Merge-level blocks an SM: the merge kernel's grid strides over each level's work list
-    /// with at most this many blocks an SM, so that a level touching few tiles launches few.
-    pub merge_blocks_per_sm: u32,
 }
 
 impl SegmentedSortTuning {
@@ -42,11 +39,7 @@ impl SegmentedSortTuning {
     ///   tiles (keys and piece table 31 KB of shared memory).
     /// - 8-byte keys: 256 x 11, the mergesort's u64 shape.
     /// - Wider keys: 128 x 7, to bound registers and shared memory.
-    ///
-    /// Eight merge blocks an SM: a 256-thread block of 4-byte keys takes 15 KB of shared
-    /// memory, so eight fit with room, and a level of one tile a pair still spreads over every SM.
     pub const fn for_types(key_bytes: usize, _value_bytes: usize) -> Self {
-        const MERGE_BLOCKS_PER_SM: u32 = 8;
         let (threads, vt) = if key_bytes <= 4 {
             (256, 15)
         } else if key_bytes <= 8 {
@@ -54,11 +47,7 @@ impl SegmentedSortTuning {
         } else {
             (128, 7)
         };
-        Self {
-            threads,
-            vt,
-            merge_blocks_per_sm: MERGE_BLOCKS_PER_SM,
-        }
+        Self { threads, vt }
     }
 
     /// Dynamic shared memory of the block sort (kernels/segmented_sort.cu `segsort_smem`): the
@@ -94,11 +83,6 @@ impl SegmentedSortTuning {
                 "a tile of {} keys: at most {MAX_TILE}",
                 self.tile()
             )));
-        }
-        if self.merge_blocks_per_sm == 0 {
-            return Err(GpuError::InvalidTuning(
-                "merge_blocks_per_sm must be at least 1".into(),
-            ));
         }
         let shared = self
             .blocksort_shared_bytes(key_bytes, value_bytes)
