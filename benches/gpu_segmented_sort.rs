@@ -193,17 +193,18 @@ impl Bench<'_> {
         }) - copy_ms
     }
 
+    /// Print row `kind-dist` at 2^log2n over `segments` segments: `ms`, moving `record_bytes` a
+    /// key (key and value), and the note `extra`.
     fn row(
         &self,
-        kind: &str,
-        dist: &str,
-        log2n: u32,
+        (kind, dist, log2n): (&str, &str, u32),
         segments: usize,
         ms: f64,
-        bytes: usize,
+        record_bytes: usize,
         extra: &str,
     ) {
         let n = 1usize << log2n;
+        let bytes = 2 * record_bytes * n;
         let copy_ms = bytes as f64 / (self.copy_gbs * 1e9) * 1e3;
         println!(
             "| {kind} | {dist} | 2^{log2n} | {segments} | {ms:.4} | {:.2} | {:.1}% | {} | {} | {extra} |",
@@ -252,21 +253,13 @@ fn main() {
             } else {
                 String::new()
             };
-            bench.row("seg", dist, log2n, starts.len(), ms, 2 * 4 * n, &extra);
+            bench.row(("seg", dist, log2n), starts.len(), ms, 4, &extra);
         }
         let starts = segment_starts("uniform2000", n);
         if selected("pairs", log2n) {
             let values: Vec<u32> = (0..n as u32).collect();
             let ms = bench.time(&keys, Some(&values), &starts, &Less);
-            bench.row(
-                "segpairs",
-                "uniform2000",
-                log2n,
-                starts.len(),
-                ms,
-                2 * 8 * n,
-                "",
-            );
+            bench.row(("segpairs", "uniform2000", log2n), starts.len(), ms, 8, "");
         }
         if !selected("user", log2n) {
             continue;
@@ -280,14 +273,7 @@ fn main() {
             })
             .collect();
         let ms = bench.time(&scored, None, &starts, &user);
-        bench.row(
-            "seguser",
-            "uniform2000",
-            log2n,
-            starts.len(),
-            ms,
-            2 * 8 * n,
-            "user comparator, descending by a field",
-        );
+        let note = "user comparator, descending by a field";
+        bench.row(("seguser", "uniform2000", log2n), starts.len(), ms, 8, note);
     }
 }

@@ -217,10 +217,10 @@ fn a_segmented_sort_replays_from_a_graph() {
     let mut starts = stream.alloc_zeros::<u64>(SEGMENTS).expect("alloc");
     let mut scratch = SegmentedSortScratch::new();
     let tags: Vec<u32> = (0..KEYS as u32).collect();
-    let mut round = |rng: &mut StdRng,
-                     keys: &mut CudaSlice<u32>,
-                     values: &mut CudaSlice<u32>,
-                     starts_buf: &mut CudaSlice<u64>| {
+    let round = |rng: &mut StdRng,
+                 keys: &mut CudaSlice<u32>,
+                 values: &mut CudaSlice<u32>,
+                 starts_buf: &mut CudaSlice<u64>| {
         let (starts, host_keys) = draw(rng);
         stream.memcpy_htod(&host_keys, keys).expect("upload keys");
         stream.memcpy_htod(&tags, values).expect("upload values");

@@ -231,7 +231,7 @@ fn segmented_sort_device_buffers_stay_in_bounds() {
             .skip(1)
             .copied()
             .chain([n])
-            .map(|e| e.saturating_sub(3).max(0))
+            .map(|e| e.saturating_sub(3))
             .collect();
         let ends: Vec<usize> = ends.iter().zip(&starts).map(|(&e, &s)| e.max(s)).collect();
         let keys: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
