@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 use twophase::gpu::{
     CudaComparator, DeviceComparator, DeviceKey, DeviceSegments, Gpu, Less, MergesortScratch,
-    SegmentedSortScratch, SortBuffers,
+    SegmentedSortScratch, SegmentedSortTuning, SortBuffers,
 };
 use twophase_gpu::cudarc::driver::{CudaSlice, DeviceRepr};
 
@@ -30,6 +30,37 @@ const REPS: usize = 25;
 const ROW_ENV: &str = "TWOPHASE_BENCH_ROW";
 /// Set to a size (log2 of the keys) to run only that size.
 const LOG2N_ENV: &str = "TWOPHASE_BENCH_LOG2N";
+
+/// Set to run the tile-shape sweep (u32 keys at 2^27, three segmentations) instead of the table.
+const SWEEP_ENV: &str = "TWOPHASE_BENCH_SWEEP";
+/// The block shapes (threads, keys a thread) of the sweep.
+const SWEEP_SHAPES: [(u32, u32); 7] = [
+    (256, 15),
+    (128, 15),
+    (512, 15),
+    (256, 11),
+    (256, 23),
+    (128, 23),
+    (512, 7),
+];
+
+/// The sweep: each shape's time for segments of 32, uniform 1..=2000 and one segment, 2^27 u32.
+fn sweep(bench: &Bench) {
+    const LOG2N: u32 = 27;
+    let n = 1usize << LOG2N;
+    let keys: Vec<u32> = random_keys(n, rand::random());
+    for dist in ["all32", "uniform2000", "one"] {
+        let starts = segment_starts(dist, n);
+        for (threads, vt) in SWEEP_SHAPES {
+            let shaped = Bench {
+                tuning: Some(SegmentedSortTuning { threads, vt }),
+                ..*bench
+            };
+            let ms = shaped.time(&keys, None, &starts, &Less);
+            println!("sweep {dist} 2^{LOG2N} {threads} x {vt}: {ms:.4} ms (checked against std)");
+        }
+    }
+}
 
 /// Whether the row `name` at 2^log2n is selected by the environment.
 fn selected(name: &str, log2n: u32) -> bool {
@@ -75,10 +106,13 @@ fn reference<K: DeviceKey + Send + Sync, C: DeviceComparator<K> + Sync>(
     out
 }
 
+#[derive(Clone, Copy)]
 struct Bench<'a> {
     gpu: &'a Gpu,
     copy_gbs: f64,
     cub: &'a HashMap<(String, u32), f64>,
+    /// The tuning of the sorts (`None`: the shipped one).
+    tuning: Option<SegmentedSortTuning>,
 }
 
 impl Bench<'_> {
@@ -121,7 +155,7 @@ impl Bench<'_> {
                     SortBuffers::pairs(d_keys, d_values),
                     segments,
                     comp,
-                    None,
+                    self.tuning,
                     &mut scratch,
                 )
             } else {
@@ -129,7 +163,7 @@ impl Bench<'_> {
                     SortBuffers::keys(d_keys),
                     segments,
                     comp,
-                    None,
+                    self.tuning,
                     &mut scratch,
                 )
             };
@@ -232,7 +266,12 @@ fn main() {
         gpu: &gpu,
         copy_gbs: copy,
         cub: &cub,
+        tuning: None,
     };
+    if std::env::var_os(SWEEP_ENV).is_some() {
+        sweep(&bench);
+        return;
+    }
     let user = CudaComparator::new(
         "score_desc",
         "return a.score > b.score;",
