@@ -34,14 +34,15 @@ impl SegmentedSortTuning {
     }
 
     /// The tuning shipped for keys of `key_bytes` bytes (values do not change it). Reasons:
-    /// - 4-byte keys: 256 x 15, the mergesort's u32 block-sort shape before its large-tile
-    ///   tuning: 3840 keys a tile keep segments up to a few thousand keys inside one or two
-    ///   tiles (keys and piece table 31 KB of shared memory).
-    /// - 8-byte keys: 256 x 11, the mergesort's u64 shape.
+    /// - 4-byte keys: 128 x 15, the fastest of the H100 sweep for segments of 32 and of
+    ///   1..2000 keys (10-11% under 256 x 15), 2% over it for one segment
+    ///   (docs/tuning.md): the block sort's levels cost every thread whatever moves, and a
+    ///   smaller block has fewer of them and more blocks an SM.
+    /// - 8-byte keys: 256 x 11, the mergesort's u64 shape (not swept).
     /// - Wider keys: 128 x 7, to bound registers and shared memory.
     pub const fn for_types(key_bytes: usize, _value_bytes: usize) -> Self {
         let (threads, vt) = if key_bytes <= 4 {
-            (256, 15)
+            (128, 15)
         } else if key_bytes <= 8 {
             (256, 11)
         } else {
