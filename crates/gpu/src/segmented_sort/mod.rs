@@ -45,13 +45,18 @@ entry_points! {
 
 /// The segmented sort's kernel sources, in the order they follow the prelude: the mergesort's
 /// block sort and its definitions, then the segmented sort's kernels.
-pub const SEGMENTED_SORT_SOURCES: [&str; 6] = [
+pub const SEGMENTED_SORT_SOURCES: [&str; 8] = [
     PARTITION_CUH,
     SERIAL_CUH,
     CTA_MERGE_CUH,
     CTA_MERGESORT_CUH,
     MERGESORT_BLOCKSORT_CU,
+    // Parameter blocks, segment searches, the check and the plan.
     include_str!("../../kernels/segmented_sort.cu"),
+    // The block sort by (piece, key).
+    include_str!("../../kernels/cta_segmented_sort.cuh"),
+    // The merge levels.
+    include_str!("../../kernels/segmented_sort_levels.cu"),
 ];
 
 /// Where the segments of a segmented sort lie in its keys. Keys outside every segment (only
