@@ -1,9 +1,5 @@
 //! The mergesort's launches: the block sort, then its two-way and four-way merge passes.
 
-use std::sync::Arc;
-
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut};
-
 use super::tuning::{MergesortTuning, QUAD_CUT_WORDS, WARP_LANES};
 use super::{
     MergesortScratch, SortLaunch, MERGESORT_ENTRY_BLOCKSORT, MERGESORT_ENTRY_PARTITION,
@@ -12,7 +8,7 @@ use super::{
 use crate::error::GpuError;
 use crate::runtime::launch::{param_block, KernelParams, LaunchShape, ParamLayout};
 use crate::runtime::shape::{
-    overlapped_blocks, MAX_GRID_X, MAX_STATIC_SHARED_BYTES, PARTITION_THREADS,
+    grid_blocks, overlapped_blocks, MAX_GRID_X, MAX_STATIC_SHARED_BYTES, PARTITION_THREADS,
 };
 use crate::runtime::staging::SortAddresses;
 use crate::runtime::status::CheckArgs;
@@ -163,33 +159,16 @@ impl MergesortScratch {
         } else {
             0
         };
-        let stream = gpu.stream().clone();
-        // Raw addresses: the scratch is borrowed for the whole call, and this handle's
-        // one stream orders every use (no per-buffer events to keep).
-        fn address<T>(stream: &Arc<CudaStream>, buf: &mut CudaSlice<T>) -> u64 {
-            buf.device_ptr_mut(stream).0
-        }
-        let scratch_keys = address(
-            &stream,
-            gpu.grow_scratch(&mut self.keys, count * key_bytes)?,
-        );
+        let scratch_keys = gpu.grow_scratch_address(&mut self.keys, count * key_bytes)?;
         let scratch_values = if value_layout.is_some() {
-            address(
-                &stream,
-                gpu.grow_scratch(&mut self.values, count * value_bytes)?,
-            )
+            gpu.grow_scratch_address(&mut self.values, count * value_bytes)?
         } else {
             0
         };
-        let partitions = address(
-            &stream,
-            gpu.grow_scratch(&mut self.partitions, num_pass_tiles.max(num_quad_tiles) + 1)?,
-        );
+        let partitions =
+            gpu.grow_scratch_address(&mut self.partitions, num_pass_tiles.max(num_quad_tiles) + 1)?;
         let cuts = if four_way_passes > 0 {
-            address(
-                &stream,
-                gpu.grow_scratch(&mut self.cuts, QUAD_CUT_WORDS * (num_quad_tiles + 1))?,
-            )
+            gpu.grow_scratch_address(&mut self.cuts, QUAD_CUT_WORDS * (num_quad_tiles + 1))?
         } else {
             0
         };
@@ -240,20 +219,15 @@ impl MergesortScratch {
         // dependent of the one before (kernels/mergesort_blocksort.cu `follow_previous_kernel`
         // waits for it before touching memory).
         let dependent = count < tuning.pdl_below_keys;
-        let grid = |blocks: usize| -> Result<u32, GpuError> {
-            u32::try_from(blocks)
-                .ok()
-                .filter(|&b| u64::from(b) <= MAX_GRID_X)
-                .ok_or_else(|| GpuError::TooLarge(format!("{blocks} blocks in one grid")))
-        };
-        let partition_blocks = |threads: usize| grid(threads.div_ceil(PARTITION_THREADS as usize));
+        let partition_blocks =
+            |threads: usize| grid_blocks(threads.div_ceil(PARTITION_THREADS as usize));
         // Checked partition kernels overlap their blocks by one boundary (a group of `lanes`
         // threads a boundary).
         let pass_partition_blocks = |boundaries: usize, lanes: u32| {
             if trusted {
                 partition_blocks(boundaries * lanes as usize)
             } else {
-                grid(overlapped_blocks(
+                grid_blocks(overlapped_blocks(
                     boundaries,
                     (PARTITION_THREADS / lanes) as usize,
                 ))
@@ -304,7 +278,7 @@ impl MergesortScratch {
             }
         };
         let num_partitions = num_pass_tiles + 1;
-        let pass_grid = grid(num_pass_tiles)?;
+        let pass_grid = grid_blocks(num_pass_tiles)?;
         // Where a warp searches each boundary (few boundaries, the tuning's lanes automatic), each
         // tile block finds its own two (a null partitions argument): one launch a pass instead of
         // two.
@@ -358,7 +332,7 @@ impl MergesortScratch {
             tuning.quad_shared_bytes(key_bytes, value_bytes),
         )?;
         let num_cuts = num_quad_tiles + 1;
-        let quad_grid = grid(num_quad_tiles)?;
+        let quad_grid = grid_blocks(num_quad_tiles)?;
         let lanes = search_lanes(num_cuts, true);
         let cut_blocks = pass_partition_blocks(num_cuts, lanes)?;
         for quad_pass in 0..four_way_passes {

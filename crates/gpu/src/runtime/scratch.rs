@@ -3,7 +3,7 @@
 use std::any::{Any, TypeId};
 use std::ops::{Deref, DerefMut};
 
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaSlice, DevicePtrMut};
 
 use super::device::Gpu;
 use super::fault::lock_recover;
@@ -28,6 +28,19 @@ impl Gpu {
             })?);
         }
         slot.as_mut().ok_or(GpuError::Poisoned("scratch"))
+    }
+
+    /// [`grow_scratch`](Self::grow_scratch), as the buffer's raw device address on this handle's
+    /// stream: for launches that hold the scratch borrowed for the whole call, whose one stream
+    /// orders every use (no per-buffer events to keep).
+    pub(crate) fn grow_scratch_address<T: cudarc::driver::DeviceRepr>(
+        &self,
+        slot: &mut Option<CudaSlice<T>>,
+        len: usize,
+    ) -> Result<u64, GpuError> {
+        let stream = self.stream.clone();
+        let (address, _guard) = self.grow_scratch(slot, len)?.device_ptr_mut(&stream);
+        Ok(address)
     }
 }
 

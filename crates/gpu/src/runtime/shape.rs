@@ -43,6 +43,14 @@ pub(crate) fn overlapped_blocks(num_partitions: usize, groups: usize) -> usize {
 /// Largest grid a kernel may use: CUDA's limit on gridDim.x (2^31 - 1).
 pub const MAX_GRID_X: u64 = (1 << 31) - 1;
 
+/// `blocks` as a launch's grid size, or [`GpuError::TooLarge`] past [`MAX_GRID_X`].
+pub(crate) fn grid_blocks(blocks: usize) -> Result<u32, GpuError> {
+    u32::try_from(blocks)
+        .ok()
+        .filter(|&b| u64::from(b) <= MAX_GRID_X)
+        .ok_or_else(|| GpuError::TooLarge(format!("{blocks} blocks in one grid")))
+}
+
 /// Check a kernel's launch shape: `threads` whole warps up to 1024 (a power of two when
 /// `power_of_two`, for kernels that merge runs pairwise up to the block), VT from 1 to 64, and
 /// `shared_bytes` of static shared memory within the 48 KiB limit.

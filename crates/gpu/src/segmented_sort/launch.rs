@@ -1,8 +1,6 @@
 //! The segmented sort's launches: check, plan, block sort, then per level its partitions, their check and its merge.
 
-use std::sync::Arc;
-
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut};
+use cudarc::driver::DevicePtrMut;
 
 use super::{
     SegmentAddresses, SegmentedSortScratch, SegmentedSortTuning, SEGMENTED_SORT_ENTRY_BLOCKSORT,
@@ -14,7 +12,7 @@ use crate::primitive::value_bytes;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::{param_block, KernelParams, LaunchShape, ParamLayout};
 use crate::runtime::module_cache::Kernels;
-use crate::runtime::shape::{MAX_GRID_X, MAX_STATIC_SHARED_BYTES, PARTITION_THREADS};
+use crate::runtime::shape::{grid_blocks, MAX_GRID_X, MAX_STATIC_SHARED_BYTES, PARTITION_THREADS};
 use crate::runtime::staging::SortAddresses;
 
 /// Levels a sort can have: tiles are numbered in 32 bits (kernels/segmented_sort.cu
@@ -194,49 +192,25 @@ impl SegmentedSortScratch {
             )));
         }
         let levels = levels_of(num_tiles);
-        let grid = |blocks: usize| -> Result<u32, GpuError> {
-            u32::try_from(blocks.max(1))
-                .ok()
-                .filter(|&b| u64::from(b) <= MAX_GRID_X)
-                .ok_or_else(|| GpuError::TooLarge(format!("{blocks} blocks in one grid")))
-        };
         let stream = gpu.stream().clone();
-        fn address<T>(stream: &Arc<CudaStream>, buf: &mut CudaSlice<T>) -> u64 {
-            buf.device_ptr_mut(stream).0
-        }
-        let scratch_keys = address(
-            &stream,
-            gpu.grow_scratch(&mut self.keys, count * key_bytes)?,
-        );
+        let scratch_keys = gpu.grow_scratch_address(&mut self.keys, count * key_bytes)?;
         let scratch_values = if layout.is_some() {
-            address(
-                &stream,
-                gpu.grow_scratch(&mut self.values, count * value_bytes)?,
-            )
+            gpu.grow_scratch_address(&mut self.values, count * value_bytes)?
         } else {
             0
         };
-        let masks = address(&stream, gpu.grow_scratch(&mut self.masks, num_tiles)?);
-        let straddles = address(
-            &stream,
-            gpu.grow_scratch(
-                &mut self.straddles,
-                STRADDLE_WORDS * straddle_entries(num_tiles, levels).max(1),
-            )?,
-        );
-        let lists = address(
-            &stream,
-            gpu.grow_scratch(&mut self.lists, (levels * num_tiles).max(1))?,
-        );
-        let partitions = address(
-            &stream,
-            gpu.grow_scratch(&mut self.partitions, num_tiles + 1)?,
-        );
+        let masks = gpu.grow_scratch_address(&mut self.masks, num_tiles)?;
+        let straddles = gpu.grow_scratch_address(
+            &mut self.straddles,
+            STRADDLE_WORDS * straddle_entries(num_tiles, levels).max(1),
+        )?;
+        let lists = gpu.grow_scratch_address(&mut self.lists, (levels * num_tiles).max(1))?;
+        let partitions = gpu.grow_scratch_address(&mut self.partitions, num_tiles + 1)?;
         let control_buf = gpu.grow_scratch(&mut self.control, CONTROL_WORDS)?;
         // One memset a call (a node of a captured graph): no segment fault, empty work lists,
         // no bad level.
         stream.memset_zeros(control_buf)?;
-        let control = address(&stream, control_buf);
+        let control = control_buf.device_ptr_mut(&stream).0;
         let check = self.input_check.call_args(gpu)?;
         let count_arg = count as u64;
         let num_segments = segments.count as u64;
@@ -257,7 +231,7 @@ impl SegmentedSortScratch {
             gpu.launch(
                 check_kernel,
                 LaunchShape::new(
-                    grid(segments.count.div_ceil(PARTITION_THREADS as usize))?,
+                    grid_blocks(segments.count.div_ceil(PARTITION_THREADS as usize))?,
                     PARTITION_THREADS,
                 ),
                 &check_params,
@@ -284,7 +258,7 @@ impl SegmentedSortScratch {
             gpu.launch(
                 plan,
                 LaunchShape::new(
-                    grid((num_tiles * WARP_LANES).div_ceil(PARTITION_THREADS as usize))?,
+                    grid_blocks((num_tiles * WARP_LANES).div_ceil(PARTITION_THREADS as usize))?,
                     PARTITION_THREADS,
                 ),
                 &plan_params,
@@ -316,7 +290,7 @@ impl SegmentedSortScratch {
         unsafe {
             gpu.launch(
                 blocksort,
-                LaunchShape::new(grid(num_tiles)?, tuning.threads).shared(blocksort_shared),
+                LaunchShape::new(grid_blocks(num_tiles)?, tuning.threads).shared(blocksort_shared),
                 &blocksort_params,
             )
         }?;
@@ -327,7 +301,7 @@ impl SegmentedSortScratch {
             gpu.max_shared_per_block_optin(),
         )?;
         let sms = gpu.multiprocessors() as usize;
-        let partition_grid = grid(
+        let partition_grid = grid_blocks(
             num_tiles
                 .div_ceil(PARTITION_THREADS as usize)
                 .min(sms * PARTITION_BLOCKS_PER_SM),
@@ -342,7 +316,7 @@ impl SegmentedSortScratch {
                 None,
             )?
             .max(1) as usize;
-        let merge_grid = grid(num_tiles.min(sms * resident))?;
+        let merge_grid = grid_blocks(num_tiles.min(sms * resident))?;
         let mut straddle_offset = 0;
         for level in 0..levels {
             let level_straddles = straddles + (STRADDLE_WORDS * straddle_offset * 8) as u64;

@@ -5,9 +5,7 @@
 //! padding: positions past n act as +infinity. It is **not stable**: keys that compare equal
 //! (and the values moving with them) may come out in any order.
 
-use std::sync::Arc;
-
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut};
+use cudarc::driver::CudaSlice;
 
 use crate::compare::DeviceComparator;
 use crate::error::GpuError;
@@ -172,24 +170,14 @@ impl BatcherScratch {
             .map(|level| (tile as u128) << level)
             .take_while(|&p| p < count as u128)
             .count();
-        let stream = gpu.stream().clone();
-        fn address<T>(stream: &Arc<CudaStream>, buf: &mut CudaSlice<T>) -> u64 {
-            buf.device_ptr_mut(stream).0
-        }
         let bytes = |size: usize| {
             count
                 .checked_mul(size)
                 .ok_or_else(|| GpuError::TooLarge(format!("{count} elements of {size} bytes")))
         };
-        let other_keys = address(
-            &stream,
-            gpu.grow_scratch(&mut self.keys, bytes(key_bytes)?)?,
-        );
+        let other_keys = gpu.grow_scratch_address(&mut self.keys, bytes(key_bytes)?)?;
         let other_values = if buffers.layout.is_some() {
-            address(
-                &stream,
-                gpu.grow_scratch(&mut self.values, bytes(value_bytes)?)?,
-            )
+            gpu.grow_scratch_address(&mut self.values, bytes(value_bytes)?)?
         } else {
             0
         };
