@@ -12,9 +12,10 @@
 //! On any other input (unsorted runs, a comparator that is not a strict weak order or answers at
 //! random) every search still returns a count inside its diagonal's range and terminates, but
 //! the boundaries of neighbouring diagonals may cross. [`clamp_boundary`],
-//! [`repair_partitions`] and [`repair_mergesort_partitions`] turn any such sequence into a valid
-//! staircase (both the A and the B index non-decreasing), leave a valid one untouched, and say
-//! whether they changed anything, so that phase 2 always reads and writes its own ranges.
+//! [`repair_partitions`], [`repair_mergesort_partitions`] and (for cuts of many runs)
+//! [`clamp_multiway_cut`] turn any such sequence into a valid staircase (every run's index
+//! non-decreasing), leave a valid one untouched, and say whether they changed anything, so that
+//! phase 2 always reads and writes its own ranges.
 #![no_std]
 #![forbid(unsafe_code)]
 
@@ -586,9 +587,26 @@ impl<'k, T> SampledPair<'k, T> {
     }
 }
 
+/// Stable selection among `N` sorted runs (earlier runs first on ties), bounds and answer as
+/// arrays: [`select_runs_within`] on copies of `lo` and `hi`, returning the counts.
+///
+/// # Panics
+/// As [`select_runs_within`].
+pub fn select_runs<T, F: Fn(&T, &T) -> bool, const N: usize>(
+    runs: [&[T]; N],
+    mut lo: [usize; N],
+    mut hi: [usize; N],
+    diag: usize,
+    is_less: &F,
+) -> [usize; N] {
+    select_runs_within(&runs, &mut lo, &mut hi, diag, is_less);
+    lo
+}
+
 /// Stable selection among sorted runs (earlier runs first on ties): the counts taken from each
 /// run among the first `diag` outputs of their merge, given bounds `lo[k] <= count[k] <= hi[k]`
-/// known to hold the answer (`sum(lo) <= diag <= sum(hi)`; `hi[k] <= runs[k].len()`).
+/// known to hold the answer (`sum(lo) <= diag <= sum(hi)`; `hi[k] <= runs[k].len()`). On return
+/// `lo` holds the counts (and `hi` bounds still holding them).
 ///
 /// Each round looks at the middle element of every run whose bounds are still open. Let `u` be
 /// the number of open-range elements before those middles, `open` the number of open runs and
@@ -598,17 +616,35 @@ impl<'k, T> SampledPair<'k, T> {
 /// - the first middle has at most `u` open-range elements before it, so when `u < t` it is taken
 ///   and its run's lower bound rises past it.
 ///
-/// One of the two always holds, so every round halves at least one run's range: about
-/// `sum(log2(hi[k] - lo[k]))` rounds, each a comparison of middles and one or two new loads. The
-/// four-way cut uses it where a nested search (a merge path search of X and of Y inside every
-/// probe of the search between them) would cost the square of that.
-pub fn select_runs<T, F: Fn(&T, &T) -> bool, const N: usize>(
-    runs: [&[T]; N],
-    mut lo: [usize; N],
-    mut hi: [usize; N],
+/// One of the two always holds, so every round halves at least one run's range: at most about
+/// `sum(log2(hi[k] - lo[k]))` rounds, each `2 * open` comparisons of middles (O(p) for p runs).
+/// The four-way cut uses it where a nested search (a merge path search of X and of Y inside
+/// every probe of the search between them) would cost the square of that.
+///
+/// Any input: the bookkeeping that keeps `sum(lo) + t == diag` and `t <= sum(hi - lo)` is
+/// arithmetic that holds whatever the comparisons answer, so on unsorted runs or under a
+/// comparator that is not a strict weak order the search still ends, with `lo[k] <= hi[k]`
+/// inside the given bounds and `sum(lo) == diag`; only the counts' meaning is lost.
+///
+/// # Panics
+/// If `lo`, `hi` and `runs` differ in length, if some `lo[k] > hi[k]` or `hi[k] >
+/// runs[k].len()`, or if `sum(lo) <= diag <= sum(hi)` fails: argument misuse, never the keys.
+pub fn select_runs_within<T, F: Fn(&T, &T) -> bool>(
+    runs: &[&[T]],
+    lo: &mut [usize],
+    hi: &mut [usize],
     diag: usize,
     is_less: &F,
-) -> [usize; N] {
+) {
+    let p = runs.len();
+    assert!(
+        lo.len() == p && hi.len() == p,
+        "select_runs: one lower and one upper bound per run"
+    );
+    assert!(
+        (0..p).all(|k| lo[k] <= hi[k] && hi[k] <= runs[k].len()),
+        "select_runs: bounds outside a run"
+    );
     // Whether run k's element `key_k` comes before run l's `key_l` in the stable merge.
     let precedes = |k: usize, key_k: &T, l: usize, key_l: &T| {
         if k < l {
@@ -617,42 +653,162 @@ pub fn select_runs<T, F: Fn(&T, &T) -> bool, const N: usize>(
             is_less(key_k, key_l)
         }
     };
-    let placed: usize = lo.iter().sum();
+    let placed = lo.iter().fold(0, |sum: usize, &l| sum.saturating_add(l));
+    let capacity = hi.iter().fold(0, |sum: usize, &h| sum.saturating_add(h));
     assert!(
-        placed <= diag && diag <= hi.iter().sum(),
+        placed <= diag && diag <= capacity,
         "select_runs: the bounds do not hold the diagonal"
     );
     let mut t = diag - placed;
     while t > 0 {
-        let mids: [usize; N] = core::array::from_fn(|k| lo[k] + (hi[k] - lo[k]) / 2);
-        let key = |k: usize| &runs[k][mids[k]];
-        let (mut first, mut last, mut open, mut u) = (N, N, 0, 0);
-        for k in (0..N).filter(|&k| lo[k] < hi[k]) {
-            u += mids[k] - lo[k];
+        let mid = |k: usize| lo[k] + (hi[k] - lo[k]) / 2;
+        let (mut first, mut last, mut open, mut u) = (p, p, 0, 0);
+        for k in (0..p).filter(|&k| lo[k] < hi[k]) {
+            u += mid(k) - lo[k];
             open += 1;
-            if first == N || precedes(k, key(k), first, key(first)) {
+            if first == p || precedes(k, &runs[k][mid(k)], first, &runs[first][mid(first)]) {
                 first = k;
             }
-            if last == N || precedes(last, key(last), k, key(k)) {
+            if last == p || precedes(last, &runs[last][mid(last)], k, &runs[k][mid(k)]) {
                 last = k;
             }
         }
+        // t <= sum(hi - lo) holds every round, so some range is open while t > 0.
         assert!(open > 0, "select_runs: outputs left but no open run");
         if open == 1 {
             lo[first] += t;
             break;
         }
+        let (first_mid, last_mid) = (mid(first), mid(last));
         // The last middle has at least u + open - 1 >= t open-range elements before it.
-        if u + open > t {
-            hi[last] = mids[last];
+        let cut_last = u + open > t;
+        if cut_last {
+            hi[last] = last_mid;
         }
-        // The first middle has at most u < t open-range elements before it.
-        if u < t {
-            t -= mids[first] + 1 - lo[first];
-            lo[first] = mids[first] + 1;
+        // The first middle has at most u < t open-range elements before it. Only a comparator
+        // that is not a strict weak order makes one middle both first and last: then the cut
+        // above alone is this round's progress.
+        if u < t && !(cut_last && first == last) {
+            t -= first_mid + 1 - lo[first];
+            lo[first] = first_mid + 1;
         }
     }
-    lo
+}
+
+/// Multiway co-rank: the counts taken from each sorted run among the first `diag` outputs of
+/// their stable merge (earlier runs first on ties, each run in its own order), written to
+/// `counts`; `upper` is scratch of the same length (on return, upper bounds of the counts).
+///
+/// The runs' merge is then exactly `runs[k][..counts[k]]` for every k, merged, followed by the
+/// rest: cutting every run at the counts of diagonal `d0` and of `d1` gives the pieces that
+/// produce outputs `[d0, d1)`, whatever the runs' lengths (empty runs included). This is
+/// [`select_runs_within`] from the bounds any diagonal implies (`count[k] <= min(len_k, diag)`
+/// and `count[k] >= diag - (total - len_k)`): about `sum(log2(len_k))` rounds of O(p)
+/// comparisons for p runs, at most `p * log2(total / p)` rounds of `2p` for runs of equal size.
+///
+/// On unsorted runs or under a comparator that is not a strict weak order it still ends, with
+/// `counts[k] <= runs[k].len()` and `sum(counts) == diag`; [`clamp_multiway_cut`] then makes
+/// consecutive cuts cover every run exactly once.
+///
+/// # Panics
+/// If `counts` or `upper` does not hold one entry per run, or `diag` is past the end of the
+/// merge (the sum of the runs' lengths).
+pub fn multiway_co_rank<T, F: Fn(&T, &T) -> bool>(
+    runs: &[&[T]],
+    diag: usize,
+    is_less: &F,
+    counts: &mut [usize],
+    upper: &mut [usize],
+) {
+    let p = runs.len();
+    assert!(
+        counts.len() == p && upper.len() == p,
+        "multiway_co_rank: one count and one upper bound per run"
+    );
+    let total = runs
+        .iter()
+        .fold(0, |sum: usize, run| sum.saturating_add(run.len()));
+    assert!(
+        diag <= total,
+        "multiway_co_rank: diagonal {diag} past the end of the merge of {total}"
+    );
+    for (k, run) in runs.iter().enumerate() {
+        // The other runs hold `total - len` outputs, so at least the rest come from this one.
+        counts[k] = diag.saturating_sub(total - run.len());
+        upper[k] = diag.min(run.len());
+    }
+    select_runs_within(runs, counts, upper, diag, is_less);
+}
+
+/// The multiway analogue of [`clamp_boundary`]: a cut `cut` of runs of lengths `run_lens` at
+/// output diagonal `diag` (counts taken from each run, as [`multiway_co_rank`] writes them) made
+/// consistent with the previous cut `prev`, which must itself be valid (`prev[k] <=
+/// run_lens[k]`, summing to a diagonal `<= diag`): every count is clamped into `[prev[k],
+/// run_lens[k]]`, then counts are moved back toward those bounds, earlier runs first, until they
+/// sum to `diag` again. The piece between the two cuts then takes a non-negative count from every
+/// run and produces exactly the outputs between the two diagonals.
+///
+/// A valid cut (the exact multiway co-rank of sorted runs under a strict weak order, which is
+/// monotone in the diagonal) is left unchanged, and then `true` is returned; `false` means the
+/// runs were unsorted or the comparator inconsistent. O(p) for p runs.
+///
+/// # Panics
+/// If `prev`, `cut` and `run_lens` differ in length, or `diag` is outside `[sum(prev),
+/// sum(run_lens)]`.
+pub fn clamp_multiway_cut(
+    prev: &[usize],
+    cut: &mut [usize],
+    diag: usize,
+    run_lens: &[usize],
+) -> bool {
+    let p = run_lens.len();
+    assert!(
+        prev.len() == p && cut.len() == p,
+        "clamp_multiway_cut: one count per run in each cut"
+    );
+    let sum = |counts: &[usize]| counts.iter().fold(0, |s: usize, &c| s.saturating_add(c));
+    assert!(
+        sum(prev) <= diag && diag <= sum(run_lens),
+        "clamp_multiway_cut: the diagonal lies outside the previous cut and the runs' end"
+    );
+    let mut unchanged = true;
+    for k in 0..p {
+        let clamped = cut[k].clamp(prev[k].min(run_lens[k]), run_lens[k]);
+        unchanged &= clamped == cut[k];
+        cut[k] = clamped;
+    }
+    let mut taken = sum(cut);
+    unchanged &= taken == diag;
+    for k in 0..p {
+        if taken > diag {
+            let give_back = (taken - diag).min(cut[k] - prev[k].min(cut[k]));
+            cut[k] -= give_back;
+            taken -= give_back;
+        } else if taken < diag {
+            let take = (diag - taken).min(run_lens[k] - cut[k]);
+            cut[k] += take;
+            taken += take;
+        }
+    }
+    unchanged
+}
+
+/// The first global rank of output shard `shard` when `total` outputs are split into `shards`
+/// shards as evenly as possible: `floor(shard * total / shards)`, computed in 128 bits so that
+/// it cannot overflow. Shard `i` holds ranks `[shard_boundary(i), shard_boundary(i + 1))`, of
+/// `floor(total / shards)` or one more; `shard_boundary(shards) == total`.
+///
+/// # Panics
+/// If `shards` is 0 or `shard > shards`.
+pub fn shard_boundary(shard: usize, shards: usize, total: usize) -> usize {
+    assert!(
+        shards > 0 && shard <= shards,
+        "shard_boundary: shard {shard} of {shards}"
+    );
+    // usize is at most 64 bits on every target Rust supports, so the product fits in 128.
+    let rank = shard as u128 * total as u128 / shards as u128;
+    // rank <= total, so it fits back.
+    usize::try_from(rank).unwrap_or(total)
 }
 
 /// The cut after `diag` quad-local outputs of the four-way merge of `quad`: the merge path of X

@@ -427,3 +427,165 @@ proptest! {
         }
     }
 }
+
+/// One to eight sorted runs of up to 12 keys from 4 values (some runs empty, ties across runs).
+fn sorted_runs() -> impl Strategy<Value = Vec<Vec<u32>>> {
+    prop::collection::vec(sorted_keys(13, 4), 1..=8)
+}
+
+/// The stable merge of `runs` (earlier runs first on ties, each run in its own order), as the run
+/// each output came from.
+fn brute_run_origins(runs: &[Vec<u32>]) -> Vec<usize> {
+    let mut tagged: Vec<(u32, usize)> = runs
+        .iter()
+        .enumerate()
+        .flat_map(|(k, run)| run.iter().map(move |&key| (key, k)))
+        .collect();
+    tagged.sort_by_key(|&(key, k)| (key, k)); // std's sort is stable: positions stay in order
+    tagged.into_iter().map(|(_, k)| k).collect()
+}
+
+/// [`multiway_co_rank`] with its scratch: the counts of each run before `diag`.
+fn multiway_counts(
+    runs: &[&[u32]],
+    diag: usize,
+    is_less: &impl Fn(&u32, &u32) -> bool,
+) -> Vec<usize> {
+    let mut counts = vec![usize::MAX; runs.len()];
+    let mut upper = vec![usize::MAX; runs.len()];
+    multiway_co_rank(runs, diag, is_less, &mut counts, &mut upper);
+    counts
+}
+
+/// The multiway cuts at every shard boundary of `shards` output shards, each clamped against
+/// the one before: the first all zeros, the last the runs' lengths. Also returns whether every
+/// clamp left its cut unchanged.
+fn clamped_shard_cuts(
+    runs: &[&[u32]],
+    shards: usize,
+    is_less: &impl Fn(&u32, &u32) -> bool,
+) -> (Vec<Vec<usize>>, bool) {
+    let lens: Vec<usize> = runs.iter().map(|run| run.len()).collect();
+    let total = lens.iter().sum();
+    let mut cuts = vec![vec![0; runs.len()]];
+    let mut unchanged = true;
+    for shard in 1..=shards {
+        let diag = shard_boundary(shard, shards, total);
+        let mut cut = multiway_counts(runs, diag, is_less);
+        unchanged &= clamp_multiway_cut(&cuts[shard - 1], &mut cut, diag, &lens);
+        cuts.push(cut);
+    }
+    (cuts, unchanged)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// The multiway co-rank of 1 to 8 runs counts, at every diagonal, exactly what the stable
+    /// merge takes from each run, and its upper bounds hold the counts.
+    #[test]
+    fn multiway_co_rank_counts_each_run_before_every_diagonal(runs in sorted_runs()) {
+        let origins = brute_run_origins(&runs);
+        let slices: Vec<&[u32]> = runs.iter().map(Vec::as_slice).collect();
+        let mut truth = vec![0; runs.len()];
+        for diag in 0..=origins.len() {
+            let mut counts = vec![usize::MAX; runs.len()];
+            let mut upper = vec![usize::MAX; runs.len()];
+            multiway_co_rank(&slices, diag, &less, &mut counts, &mut upper);
+            prop_assert_eq!(&counts, &truth, "diag {}", diag);
+            prop_assert!(counts.iter().zip(&upper).zip(&runs).all(|((c, u), r)| c <= u && *u <= r.len()));
+            if let Some(&k) = origins.get(diag) {
+                truth[k] += 1;
+            }
+        }
+    }
+
+    /// The exact split: for 1 to 8 output shards, shard i's cuts give pieces that hold exactly
+    /// ranks [i n / p, (i + 1) n / p) of the stable merge, every run's cuts are non-decreasing,
+    /// and clamping exact cuts changes nothing.
+    #[test]
+    fn shard_cuts_give_each_shard_exactly_its_ranks(runs in sorted_runs(), shards in 1usize..=8) {
+        let slices: Vec<&[u32]> = runs.iter().map(Vec::as_slice).collect();
+        let origins = brute_run_origins(&runs);
+        let total = origins.len();
+        let (cuts, unchanged) = clamped_shard_cuts(&slices, shards, &less);
+        prop_assert!(unchanged, "exact cuts need no clamping");
+        prop_assert_eq!(&cuts[shards], &runs.iter().map(Vec::len).collect::<Vec<_>>());
+        let mut merged: Vec<(u32, usize)> = Vec::new();
+        for shard in 0..shards {
+            let (begin, end) = (shard_boundary(shard, shards, total), shard_boundary(shard + 1, shards, total));
+            prop_assert!(end - begin == total / shards || end - begin == total / shards + 1);
+            let mut piece: Vec<(u32, usize)> = Vec::new();
+            for (k, run) in runs.iter().enumerate() {
+                prop_assert!(cuts[shard][k] <= cuts[shard + 1][k]);
+                piece.extend(run[cuts[shard][k]..cuts[shard + 1][k]].iter().map(|&key| (key, k)));
+            }
+            prop_assert_eq!(piece.len(), end - begin);
+            piece.sort();
+            merged.extend(piece);
+        }
+        // The shards' pieces, each merged alone, concatenate to the whole stable merge.
+        prop_assert_eq!(merged.iter().map(|&(_, k)| k).collect::<Vec<_>>(), origins);
+    }
+
+    /// `shard_boundary` splits any size, up to `usize::MAX`, into shards whose sizes differ by
+    /// at most one, starting at 0 and ending at the total.
+    #[test]
+    fn shard_boundaries_split_any_size_evenly(total in any::<usize>(), shards in 1usize..2000) {
+        prop_assert_eq!(shard_boundary(0, shards, total), 0);
+        prop_assert_eq!(shard_boundary(shards, shards, total), total);
+        let (floor, step) = (total / shards, shards.div_ceil(40).max(1));
+        for shard in (0..shards).step_by(step) {
+            let size = shard_boundary(shard + 1, shards, total) - shard_boundary(shard, shards, total);
+            prop_assert!(size == floor || size == floor + 1, "shard {} of {}: {}", shard, shards, size);
+        }
+    }
+
+    /// Under comparators that are not strict weak orders (at random, always, never) and on
+    /// unsorted runs, the multiway co-rank ends with counts inside the runs that sum to the
+    /// diagonal, and the clamped shard cuts cover every key exactly once.
+    #[test]
+    fn multiway_cuts_stay_in_range_under_any_comparator(
+        runs in prop::collection::vec(prop::collection::vec(0u32..6, 0..12), 1..=8),
+        shards in 1usize..=8,
+        seed in any::<u64>(),
+    ) {
+        let slices: Vec<&[u32]> = runs.iter().map(Vec::as_slice).collect();
+        let total: usize = runs.iter().map(Vec::len).sum();
+        let random = hash_less(seed);
+        // Rock, paper, scissors: every key is before the next one mod 3, a cycle.
+        let cyclic = |a: &u32, b: &u32| (b % 3 + 3 - a % 3) % 3 == 1;
+        let orders: [&dyn Fn(&u32, &u32) -> bool; 4] = [&random, &cyclic, &|_, _| true, &|_, _| false];
+        for is_less in orders {
+            for diag in 0..=total {
+                let mut counts = vec![usize::MAX; runs.len()];
+                let mut upper = vec![usize::MAX; runs.len()];
+                multiway_co_rank(&slices, diag, &is_less, &mut counts, &mut upper);
+                prop_assert!(counts.iter().zip(&upper).zip(&runs).all(|((c, u), r)| c <= u && *u <= r.len()));
+                prop_assert_eq!(counts.iter().sum::<usize>(), diag);
+            }
+            let (cuts, _) = clamped_shard_cuts(&slices, shards, &is_less);
+            for shard in 0..shards {
+                let size: usize = (0..runs.len()).map(|k| cuts[shard + 1][k] - cuts[shard][k]).sum();
+                prop_assert_eq!(size, shard_boundary(shard + 1, shards, total) - shard_boundary(shard, shards, total));
+            }
+            prop_assert_eq!(&cuts[shards], &runs.iter().map(Vec::len).collect::<Vec<_>>());
+        }
+    }
+}
+
+/// Clamping repairs a cut that crosses the previous one and one that sums to another diagonal.
+#[test]
+fn clamp_multiway_cut_repairs_crossing_cuts() {
+    let lens = [4, 0, 5];
+    let prev = [2, 0, 1];
+    let mut crossing = [1, 0, 5];
+    assert!(!clamp_multiway_cut(&prev, &mut crossing, 6, &lens));
+    assert_eq!(crossing, [2, 0, 4]);
+    let mut short = [2, 0, 1];
+    assert!(!clamp_multiway_cut(&prev, &mut short, 5, &lens));
+    assert_eq!(short, [4, 0, 1]);
+    let mut exact = [3, 0, 3];
+    assert!(clamp_multiway_cut(&prev, &mut exact, 6, &lens));
+    assert_eq!(exact, [3, 0, 3]);
+}
