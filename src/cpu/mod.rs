@@ -20,6 +20,7 @@
 mod merge;
 pub(crate) mod search;
 pub(crate) mod segmented;
+mod sharded;
 pub(crate) mod sort;
 
 pub use merge::{merge, merge_by, merge_into_by, merge_pairs, merge_pairs_by};
@@ -29,6 +30,10 @@ pub use search::{
 };
 pub use segmented::{
     segmented_sort, segmented_sort_by, segmented_sort_pairs, segmented_sort_pairs_by, Segments,
+};
+pub use sharded::{
+    sharded_merge, sharded_merge_by, sharded_merge_pairs, sharded_merge_pairs_by, sharded_sort,
+    sharded_sort_by, sharded_sort_pairs, sharded_sort_pairs_by,
 };
 pub use sort::{
     mergesort, mergesort_by, mergesort_pairs, mergesort_pairs_by, sort_by, sort_pairs_by,
