@@ -1,5 +1,7 @@
 //! CPU sharded sort and merge against std's stable sort of the concatenated shards.
 
+use std::hash::{DefaultHasher, Hash, Hasher};
+
 use proptest::prelude::*;
 use twophase::cpu::{self, MergeTuning, MergesortTuning};
 
@@ -56,14 +58,48 @@ fn sorted_each(shards: &[Vec<u32>]) -> Vec<Vec<u32>> {
         .collect()
 }
 
-/// A comparator that is not a strict weak order: a hash of both keys and a seed.
+/// A comparator that is not a strict weak order: std's (fixed-key) hash of a seed and both keys.
 fn hash_less(seed: u64) -> impl Fn(&u32, &u32) -> bool + Sync {
     move |a: &u32, b: &u32| {
-        let mut x = seed ^ (u64::from(*a) << 32 | u64::from(*b));
-        x ^= x >> 31;
-        x = x.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        x ^= x >> 29;
-        x & 1 == 0
+        let mut hasher = DefaultHasher::new();
+        (seed, a, b).hash(&mut hasher);
+        hasher.finish() & 1 == 0
+    }
+}
+
+/// What a sharded sort or merge of pairs must return: the output shards' sizes and std's stable
+/// sort by key of the concatenated pairs, as keys and values.
+struct Expected {
+    sizes: Vec<usize>,
+    keys: Vec<u32>,
+    values: Vec<u32>,
+}
+
+impl Expected {
+    /// For key shards `keys` with value shards `values`.
+    fn of_pairs(keys: &[Vec<u32>], values: &[Vec<u32>]) -> Self {
+        let mut pairs: Vec<(u32, u32)> = keys.concat().into_iter().zip(values.concat()).collect();
+        pairs.sort_by_key(|&(key, _)| key);
+        let (keys_out, values_out): (Vec<u32>, Vec<u32>) = pairs.into_iter().unzip();
+        let sizes = split_sizes(keys_out.len(), keys.len());
+        Expected {
+            sizes,
+            keys: keys_out,
+            values: values_out,
+        }
+    }
+
+    /// Whether `out` (key shards, value shards) is exactly this.
+    fn check(&self, out: &(Vec<Vec<u32>>, Vec<Vec<u32>>)) -> Result<(), TestCaseError> {
+        prop_assert_eq!(
+            sizes_and_concat(&out.0),
+            (self.sizes.clone(), self.keys.clone())
+        );
+        prop_assert_eq!(
+            sizes_and_concat(&out.1),
+            (self.sizes.clone(), self.values.clone())
+        );
+        Ok(())
     }
 }
 
@@ -100,20 +136,11 @@ proptest! {
     #[test]
     fn sharded_sort_pairs_is_stable(input in shards()) {
         let values = tags(&input);
-        let mut want: Vec<(u32, u32)> = input.concat().into_iter().zip(values.concat()).collect();
-        want.sort_by_key(|&(key, _)| key);
-        let sizes = split_sizes(want.len(), input.len());
-        let want_keys: Vec<u32> = want.iter().map(|p| p.0).collect();
-        let want_values: Vec<u32> = want.iter().map(|p| p.1).collect();
+        let want = Expected::of_pairs(&input, &values);
         let (mut keys, mut vals) = (input.clone(), values.clone());
-        let (out_keys, out_values) = cpu::sharded_sort_pairs(&mut keys, &mut vals);
-        prop_assert_eq!(sizes_and_concat(&out_keys), (sizes.clone(), want_keys.clone()));
-        prop_assert_eq!(sizes_and_concat(&out_values), (sizes.clone(), want_values.clone()));
-        let (mut keys, mut vals) = (input.clone(), values);
-        let (out_keys, out_values) =
-            cpu::sharded_sort_pairs_by(&mut keys, &mut vals, |a: &u32, b: &u32| a < b);
-        prop_assert_eq!(sizes_and_concat(&out_keys), (sizes.clone(), want_keys));
-        prop_assert_eq!(sizes_and_concat(&out_values), (sizes, want_values));
+        want.check(&cpu::sharded_sort_pairs(&mut keys, &mut vals))?;
+        let (mut keys, mut vals) = (input, values);
+        want.check(&cpu::sharded_sort_pairs_by(&mut keys, &mut vals, |a: &u32, b: &u32| a < b))?;
     }
 
     /// A user comparator, descending by the first field of a tuple whose second field tags the
@@ -126,7 +153,7 @@ proptest! {
             .map(|(keys, tags)| keys.iter().copied().zip(tags).collect())
             .collect();
         let mut want = tagged.concat();
-        want.sort_by(|a, b| b.0.cmp(&a.0));
+        want.sort_by_key(|pair| std::cmp::Reverse(pair.0));
         let mut shards = tagged;
         let out = cpu::sharded_sort_by(&mut shards, |a: &(u32, u32), b: &(u32, u32)| a.0 > b.0);
         prop_assert_eq!(sizes_and_concat(&out), (split_sizes(want.len(), input.len()), want));
@@ -138,21 +165,13 @@ proptest! {
     fn sharded_merge_of_sorted_shards_is_the_stable_merge(input in shards()) {
         let runs = sorted_each(&input);
         let values = tags(&runs);
-        let mut want: Vec<(u32, u32)> = runs.concat().into_iter().zip(values.concat()).collect();
-        want.sort_by_key(|&(key, _)| key);
-        let sizes = split_sizes(want.len(), runs.len());
-        let want_keys: Vec<u32> = want.iter().map(|p| p.0).collect();
-        let want_values: Vec<u32> = want.iter().map(|p| p.1).collect();
-        prop_assert_eq!(sizes_and_concat(&cpu::sharded_merge(&runs)), (sizes.clone(), want_keys.clone()));
+        let want = Expected::of_pairs(&runs, &values);
+        let want_keys = (want.sizes.clone(), want.keys.clone());
+        prop_assert_eq!(sizes_and_concat(&cpu::sharded_merge(&runs)), want_keys.clone());
         let by = cpu::sharded_merge_by(&runs, |a: &u32, b: &u32| a < b);
-        prop_assert_eq!(sizes_and_concat(&by), (sizes.clone(), want_keys.clone()));
-        let (out_keys, out_values) = cpu::sharded_merge_pairs(&runs, &values);
-        prop_assert_eq!(sizes_and_concat(&out_keys), (sizes.clone(), want_keys.clone()));
-        prop_assert_eq!(sizes_and_concat(&out_values), (sizes.clone(), want_values.clone()));
-        let (out_keys, out_values) =
-            cpu::sharded_merge_pairs_by(&runs, &values, |a: &u32, b: &u32| a < b);
-        prop_assert_eq!(sizes_and_concat(&out_keys), (sizes.clone(), want_keys));
-        prop_assert_eq!(sizes_and_concat(&out_values), (sizes, want_values));
+        prop_assert_eq!(sizes_and_concat(&by), want_keys);
+        want.check(&cpu::sharded_merge_pairs(&runs, &values))?;
+        want.check(&cpu::sharded_merge_pairs_by(&runs, &values, |a: &u32, b: &u32| a < b))?;
     }
 
     /// A comparator answering by a hash (no strict weak order), and unsorted shards given to the
@@ -230,21 +249,10 @@ fn shards_past_the_cpu_tiles_sort_as_std_does() {
         .map(|&len| (0..len).map(|_| next_key()).collect())
         .collect();
     let values = tags(&input);
-    let mut want: Vec<(u32, u32)> = input.concat().into_iter().zip(values.concat()).collect();
-    want.sort_by_key(|&(key, _)| key);
-    let (mut keys, mut vals) = (input.clone(), values);
-    let (out_keys, out_values) = cpu::sharded_sort_pairs_by(&mut keys, &mut vals, |a, b| a < b);
-    let sizes = split_sizes(want.len(), lens.len());
-    assert_eq!(out_keys.iter().map(Vec::len).collect::<Vec<_>>(), sizes);
-    let got: Vec<(u32, u32)> = out_keys
-        .concat()
-        .into_iter()
-        .zip(out_values.concat())
-        .collect();
-    assert!(
-        got == want,
-        "the sharded pair sort differs from std's stable sort"
-    );
+    let want = Expected::of_pairs(&input, &values);
+    let (mut keys, mut vals) = (input, values);
+    let out = cpu::sharded_sort_pairs_by(&mut keys, &mut vals, |a, b| a < b);
+    want.check(&out).unwrap();
 }
 
 /// Mismatched key and value shards are argument misuse, named in the panic.

@@ -428,6 +428,9 @@ proptest! {
     }
 }
 
+/// An "is less" predicate on the test keys, as a trait object.
+type IsLess = dyn Fn(&u32, &u32) -> bool;
+
 /// One to eight sorted runs of up to 12 keys from 4 values (some runs empty, ties across runs).
 fn sorted_runs() -> impl Strategy<Value = Vec<Vec<u32>>> {
     prop::collection::vec(sorted_keys(13, 4), 1..=8)
@@ -555,7 +558,7 @@ proptest! {
         let random = hash_less(seed);
         // Rock, paper, scissors: every key is before the next one mod 3, a cycle.
         let cyclic = |a: &u32, b: &u32| (b % 3 + 3 - a % 3) % 3 == 1;
-        let orders: [&dyn Fn(&u32, &u32) -> bool; 4] = [&random, &cyclic, &|_, _| true, &|_, _| false];
+        let orders: [&IsLess; 4] = [&random, &cyclic, &|_, _| true, &|_, _| false];
         for is_less in orders {
             for diag in 0..=total {
                 let mut counts = vec![usize::MAX; runs.len()];
