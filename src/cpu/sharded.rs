@@ -251,6 +251,14 @@ where
 /// the output a permutation of the input with every output shard of its exact size (no panic,
 /// no lost key).
 ///
+/// ```
+/// // Three shards of unequal lengths (one empty), sorted descending by the first field.
+/// let mut shards = vec![vec![(1, 'a'), (3, 'b'), (1, 'c')], vec![], vec![(3, 'd'), (2, 'e')]];
+/// let out = twophase::cpu::sharded_sort_by(&mut shards, |x: &(u32, char), y| x.0 > y.0);
+/// // 5 keys in 3 shards: ranks [0, 1), [1, 3), [3, 5); ties keep shard, then position, order.
+/// assert_eq!(out, [vec![(3, 'b')], vec![(3, 'd'), (2, 'e')], vec![(1, 'a'), (1, 'c')]]);
+/// ```
+///
 /// # Panics
 /// If the total length overflows `usize` (possible only for zero-sized keys).
 pub fn sharded_sort_by<T, F>(shards: &mut [Vec<T>], is_less: F) -> Vec<Vec<T>>
