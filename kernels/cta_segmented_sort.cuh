@@ -39,46 +39,56 @@ struct segsort_smem {
   static constexpr int BYTES = SORT_BYTES > PERMUTE_BYTES ? SORT_BYTES : PERMUTE_BYTES;
 };
 
-// Sort one tile by (piece, key), keys in registers in thread order (thread t holds tile
-// positions VT*t .. VT*t + VT - 1) with their tile positions in `ids`, `pieces_shared` holding
-// each position's piece. A position's piece never changes as the keys move: each sorted run holds
-// the keys of its own positions, whose pieces ascend. So a thread first sorts its VT keys by
-// (piece, key) in registers; then log2(NT) levels merge pairs of runs, and in a pair only the
-// piece that straddles its midpoint moves (every other piece lies wholly in one run, sorted):
-// its part [lo, hi) is merged by the threads whose positions it overlaps, under the comparator
-// alone, and the other threads keep their keys. Short segments make most levels a barrier and
-// a store; a segment the size of the tile is the mergesort's block sort.
+// Sort one tile by (piece, key) into shared memory: `loaded` holds this thread's keys (thread t
+// holds tile positions VT*t .. VT*t + VT - 1) with their pieces, `pieces_shared` each position's
+// piece; every read of the loaded tile in `keys_shared` has finished (the caller's barrier). On
+// return (after a barrier) `keys_shared` holds the sorted tile in tile order and, with
+// TRACK_IDS, `ids_shared` each position's source position. A position's piece never changes as
+// the keys move: each sorted run holds the keys of its own positions, whose pieces ascend. So a
+// thread first sorts its VT keys by (piece, key) in registers and stores them once; then
+// log2(NT) levels merge pairs of runs in shared memory, and in a pair only the piece that
+// straddles its midpoint moves (every other piece lies wholly in one run, sorted): its part
+// [lo, hi) is merged by the threads whose positions it overlaps, under the comparator alone, and
+// written back over itself. A level where no pair has a straddle is a single barrier; a segment
+// the size of the tile is the mergesort's block sort.
 // With CHECK_WALKS each level checks that the merging threads' walks tiled their straddles
 // exactly; where they did not, the level leaves every straddle as it was and raises
 // STATUS_ORDER_INCONSISTENT.
 template <int NT, int VT, bool checked, bool TRACK_IDS, bool CHECK_WALKS>
-__device__ __forceinline__ void cta_segmented_sort(key_type (&keys)[VT], int (&ids)[VT], const piece_key (&loaded)[VT],
-                                                   int count, key_type* keys_shared, const unsigned* pieces_shared,
-                                                   int* ids_shared, const twophase::input_check& check) {
+__device__ __forceinline__ void cta_segmented_sort(const piece_key (&loaded)[VT], int count, key_type* keys_shared,
+                                                   const unsigned* pieces_shared, int* ids_shared,
+                                                   const twophase::input_check& check) {
   const int tid = threadIdx.x;
   const int first = VT * tid;
   const int valid = checked ? max(0, min(VT, count - first)) : VT;
   __shared__ int warp_walk_starts[CHECK_WALKS ? NT / twophase::WARP_THREADS : 1];
   piece_key sorted[VT];
+  int ids[VT];
 #pragma unroll
-  for (int i = 0; i < VT; ++i) sorted[i] = loaded[i];
+  for (int i = 0; i < VT; ++i) {
+    sorted[i] = loaded[i];
+    ids[i] = first + i;
+  }
   if constexpr (!checked && !TRACK_IDS && key_compare::equivalents_identical) {
     twophase::network_sort<VT>(sorted, piece_compare());
   } else {
     twophase::serial_sort<VT>(sorted, ids, valid, piece_compare());
   }
 #pragma unroll
-  for (int i = 0; i < VT; ++i) keys[i] = sorted[i].key;
+  for (int i = 0; i < VT; ++i) {
+    keys_shared[first + i] = sorted[i].key;
+    if (TRACK_IDS) ids_shared[first + i] = ids[i];
+  }
+  // This thread's first position is the midpoint of its pair at the level where it begins the
+  // pair's second run (coop twice its lowest set bit); its piece straddles there when it starts
+  // before this thread's positions.
+  const bool straddles_at_first = tid > 0 && first < count && (int)loaded[0].piece < first;
 
 #pragma unroll 1
   for (int coop = 2; coop <= NT; coop *= 2) {
-    __syncthreads();  // the previous level's reads of shared memory
-#pragma unroll
-    for (int i = 0; i < VT; ++i) {
-      keys_shared[first + i] = keys[i];
-      if (TRACK_IDS) ids_shared[first + i] = ids[i];
-    }
-    __syncthreads();
+    // Barrier: the previous level's writes (or the register sorts' stores) are visible.
+    const bool midpoint_here = (tid & (coop - 1)) == coop / 2;
+    if (!__syncthreads_or(midpoint_here && straddles_at_first)) continue;
     const int run = VT * coop / 2;
     const int a_begin = VT * (tid & ~(coop - 1));
     const int mid = min(a_begin + run, count);
@@ -104,6 +114,13 @@ __device__ __forceinline__ void cta_segmented_sort(key_type (&keys)[VT], int (&i
       twophase::merge_range range = {lo + mp, mid, mid + diag - mp, hi};
       twophase::serial_merge<twophase::bounds_lower, VT, true>(keys_shared, range, key_compare(), merged, sources);
     }
+    int merged_ids[VT];
+    if (TRACK_IDS) {
+#pragma unroll
+      for (int j = 0; j < VT; ++j) {
+        if (j < outputs) merged_ids[j] = ids_shared[sources[j]];
+      }
+    }
     bool exact = true;
     if constexpr (CHECK_WALKS) {
       twophase::publish_walk_start(warp_walk_starts, walk_start);
@@ -113,18 +130,13 @@ __device__ __forceinline__ void cta_segmented_sort(key_type (&keys)[VT], int (&i
 #pragma unroll
       for (int j = 0; j < VT; ++j) walk_end += j < outputs && sources[j] < mid;
       // The next thread merges the same straddle when this one's outputs stop short of hi.
+      // Its final barrier also orders every merge's reads before the writes below.
       const bool has_next = merges && first + VT < hi;
       exact = twophase::walks_tile_exactly(warp_walk_starts, walk_start, walk_end, has_next);
       if (!exact && tid == 0) twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
+    } else {
+      __syncthreads();  // every merge's reads of the straddles
     }
-    int merged_ids[VT];
-    if (TRACK_IDS) {
-#pragma unroll
-      for (int j = 0; j < VT; ++j) {
-        if (j < outputs) merged_ids[j] = ids_shared[sources[j]];
-      }
-    }
-    __syncthreads();  // every merge's reads of the straddles
     if (exact) {
 #pragma unroll
       for (int j = 0; j < VT; ++j) {
@@ -134,16 +146,8 @@ __device__ __forceinline__ void cta_segmented_sort(key_type (&keys)[VT], int (&i
         }
       }
     }
-    __syncthreads();
-#pragma unroll
-    for (int i = 0; i < VT; ++i) {
-      const int pos = first + i;
-      if (lo <= pos && pos < hi) {
-        keys[i] = keys_shared[pos];
-        if (TRACK_IDS) ids[i] = ids_shared[pos];
-      }
-    }
   }
+  __syncthreads();  // the last level's writes
 }
 
 template <bool checked>
@@ -173,7 +177,6 @@ __device__ __forceinline__ void segsort_blocksort_tile(const twophase::segsort_b
   const size_type first = tile_start + (size_type)VT * tid;
   long long segment = segment_at(p.starts, p.num_segments, first);
   piece_key keys[VT];
-  int ids[VT];
 #pragma unroll
   for (int i = 0; i < VT; ++i) {
     const int pos = VT * tid + i;
@@ -195,17 +198,24 @@ __device__ __forceinline__ void segsort_blocksort_tile(const twophase::segsort_b
     pieces_shared[pos] = (unsigned)piece_start << PIECE_SHIFT | (unsigned)piece_end;
     keys[i].key = twophase_key_image(keys_shared[checked ? min(pos, tile_cnt - 1) : pos]);
     keys[i].piece = (unsigned)piece_start;
-    ids[i] = pos;
   }
-  key_type sorted[VT];
-  cta_segmented_sort<NT, VT, checked, TP_HAS_VALUES, CHECK_ORDER>(sorted, ids, keys, tile_cnt, keys_shared,
-                                                                  pieces_shared, ids_shared, check);
+  // Every read of the loaded tile (a padding position of the last tile reads its last key)
+  // before the register sorts overwrite it.
+  if (checked) __syncthreads();
+  cta_segmented_sort<NT, VT, checked, TP_HAS_VALUES, CHECK_ORDER>(keys, tile_cnt, keys_shared, pieces_shared,
+                                                                  ids_shared, check);
+  // The sorted tile is in shared memory in tile order: store it straight out, coalesced.
 #pragma unroll
-  for (int i = 0; i < VT; ++i) sorted[i] = image_out(sorted[i]);
-  twophase::store_through_shared<NT, VT, checked>(sorted, keys_shared, keys_out + tile_start, tile_cnt, tid);
+  for (int i = 0; i < VT; ++i) {
+    const int idx = NT * i + tid;
+    if (!checked || idx < tile_cnt) keys_out[tile_start + idx] = image_out(keys_shared[idx]);
+  }
   if (TP_HAS_VALUES) {
     value_type* vals_shared = reinterpret_cast<value_type*>(smem);
     int* permute_ids_shared = reinterpret_cast<int*>(smem + segsort_smem<NV>::VALUE_BYTES);
+    int ids[VT];
+#pragma unroll
+    for (int i = 0; i < VT; ++i) ids[i] = ids_shared[VT * tid + i];
     __syncthreads();
 #pragma unroll
     for (int i = 0; i < VT; ++i) {
