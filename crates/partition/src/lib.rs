@@ -636,19 +636,61 @@ pub fn select_runs_within<T, F: Fn(&T, &T) -> bool>(
     diag: usize,
     is_less: &F,
 ) {
-    let p = runs.len();
+    select_indexed_runs(runs, lo, hi, diag, &|a: &&T, b: &&T| is_less(a, b));
+}
+
+/// Sorted runs whose keys are read one at a time by (run, index): slices in memory, or runs that
+/// live elsewhere (on devices), where each read is a transfer. The selections here read
+/// O(runs) keys a round.
+pub trait IndexedRuns {
+    /// What a read returns: a reference for runs in memory, a copy for runs elsewhere.
+    type Key;
+    /// Number of runs.
+    fn run_count(&self) -> usize;
+    /// Length of run `run`.
+    fn run_len(&self, run: usize) -> usize;
+    /// Key `index` (below the run's length) of run `run`.
+    fn key(&self, run: usize, index: usize) -> Self::Key;
+}
+
+impl<'a, T> IndexedRuns for [&'a [T]] {
+    type Key = &'a T;
+    fn run_count(&self) -> usize {
+        self.len()
+    }
+    fn run_len(&self, run: usize) -> usize {
+        self[run].len()
+    }
+    fn key(&self, run: usize, index: usize) -> &'a T {
+        &self[run][index]
+    }
+}
+
+/// [`select_runs_within`] over any [`IndexedRuns`]: the same selection, each round reading the
+/// middle key of every open run (the comparator takes the runs' [`IndexedRuns::Key`]s).
+///
+/// # Panics
+/// As [`select_runs_within`].
+pub fn select_indexed_runs<R: IndexedRuns + ?Sized, F: Fn(&R::Key, &R::Key) -> bool>(
+    runs: &R,
+    lo: &mut [usize],
+    hi: &mut [usize],
+    diag: usize,
+    is_less: &F,
+) {
+    let p = runs.run_count();
     assert!(
         lo.len() == p && hi.len() == p,
         "select_runs: one lower and one upper bound per run"
     );
     assert!(
-        (0..p).all(|k| lo[k] <= hi[k] && hi[k] <= runs[k].len()),
+        (0..p).all(|k| lo[k] <= hi[k] && hi[k] <= runs.run_len(k)),
         "select_runs: bounds outside a run"
     );
     // Whether run k's element `key_k` comes before run l's `key_l` in the stable merge.
-    let precedes = |k: usize, key_k: &T, l: usize, key_l: &T| {
+    let precedes = |k: usize, key_k: &R::Key, l: usize, key_l: &R::Key| {
         if k < l {
-            takes_a::<Lower, T, F>(key_k, key_l, is_less)
+            takes_a::<Lower, R::Key, F>(key_k, key_l, is_less)
         } else {
             is_less(key_k, key_l)
         }
@@ -663,14 +705,29 @@ pub fn select_runs_within<T, F: Fn(&T, &T) -> bool>(
     while t > 0 {
         let mid = |k: usize| lo[k] + (hi[k] - lo[k]) / 2;
         let (mut first, mut last, mut open, mut u) = (p, p, 0, 0);
+        // The middles of the first and last open runs so far, each read once a round.
+        let (mut first_key, mut last_key) = (None, None);
         for k in (0..p).filter(|&k| lo[k] < hi[k]) {
             u += mid(k) - lo[k];
             open += 1;
-            if first == p || precedes(k, &runs[k][mid(k)], first, &runs[first][mid(first)]) {
-                first = k;
-            }
-            if last == p || precedes(last, &runs[last][mid(last)], k, &runs[k][mid(k)]) {
-                last = k;
+            let key = runs.key(k, mid(k));
+            let before_first = match &first_key {
+                None => true,
+                Some(first_key) => precedes(k, &key, first, first_key),
+            };
+            let after_last = match &last_key {
+                None => true,
+                Some(last_key) => precedes(last, last_key, k, &key),
+            };
+            match (before_first, after_last) {
+                (true, true) => {
+                    (first, last) = (k, k);
+                    last_key = Some(runs.key(k, mid(k)));
+                    first_key = Some(key);
+                }
+                (true, false) => (first, first_key) = (k, Some(key)),
+                (false, true) => (last, last_key) = (k, Some(key)),
+                (false, false) => {}
             }
         }
         // t <= sum(hi - lo) holds every round, so some range is open while t > 0.
@@ -720,24 +777,37 @@ pub fn multiway_co_rank<T, F: Fn(&T, &T) -> bool>(
     counts: &mut [usize],
     upper: &mut [usize],
 ) {
-    let p = runs.len();
+    multiway_co_rank_indexed(runs, diag, &|a: &&T, b: &&T| is_less(a, b), counts, upper);
+}
+
+/// [`multiway_co_rank`] over any [`IndexedRuns`] (runs on devices, read a key at a time).
+///
+/// # Panics
+/// As [`multiway_co_rank`].
+pub fn multiway_co_rank_indexed<R: IndexedRuns + ?Sized, F: Fn(&R::Key, &R::Key) -> bool>(
+    runs: &R,
+    diag: usize,
+    is_less: &F,
+    counts: &mut [usize],
+    upper: &mut [usize],
+) {
+    let p = runs.run_count();
     assert!(
         counts.len() == p && upper.len() == p,
         "multiway_co_rank: one count and one upper bound per run"
     );
-    let total = runs
-        .iter()
-        .fold(0, |sum: usize, run| sum.saturating_add(run.len()));
+    let total = (0..p).fold(0, |sum: usize, k| sum.saturating_add(runs.run_len(k)));
     assert!(
         diag <= total,
         "multiway_co_rank: diagonal {diag} past the end of the merge of {total}"
     );
-    for (k, run) in runs.iter().enumerate() {
+    for k in 0..p {
+        let len = runs.run_len(k);
         // The other runs hold `total - len` outputs, so at least the rest come from this one.
-        counts[k] = diag.saturating_sub(total - run.len());
-        upper[k] = diag.min(run.len());
+        counts[k] = diag.saturating_sub(total - len);
+        upper[k] = diag.min(len);
     }
-    select_runs_within(runs, counts, upper, diag, is_less);
+    select_indexed_runs(runs, counts, upper, diag, is_less);
 }
 
 /// The multiway analogue of [`clamp_boundary`]: a cut `cut` of runs of lengths `run_lens` at
