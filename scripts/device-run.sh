@@ -19,6 +19,20 @@ mkdir -p "$OUT"
 GPU_DIR=${TWOPHASE_GPU_DIR:-$(dirname "$0")}
 nvrtc_lib=$(python3 -c 'import nvidia, os; print(os.path.join(nvidia.__path__[0], "cu13", "lib"))' 2>/dev/null)
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${nvrtc_lib}:${LD_LIBRARY_PATH:-}
+# NVLink multicast stays off: a program that uses it can take the host's shared GPUs out of
+# service (the device notes). Never unset.
+export NCCL_NVLS_ENABLE=0
+# NCCL for the sort across GPUs: the PyTorch wheel's libnccl.so.2, under the name cudarc loads
+# (libnccl.so), in a private folder.
+nccl_so=$(python3 -c 'import glob, site
+for root in site.getsitepackages():
+    for lib in glob.glob(root + "/nvidia/**/libnccl.so.2", recursive=True):
+        print(lib); raise SystemExit' 2>/dev/null)
+if [ -n "$nccl_so" ]; then
+  nccl_dir=$(mktemp -d "${TMPDIR:-/tmp}/twophase-nccl.XXXXXXXX")
+  ln -s "$nccl_so" "$nccl_dir/libnccl.so"
+  export LD_LIBRARY_PATH=$nccl_dir:$LD_LIBRARY_PATH
+fi
 # A kernel cache private to this run: never a shared, world-writable folder that another user
 # could fill with cubins for us to load.
 cache_dir=$(mktemp -d "${TMPDIR:-/tmp}/twophase-cache.XXXXXXXX") || { echo "mktemp failed"; exit 1; }

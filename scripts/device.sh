@@ -42,7 +42,7 @@ for src in examples/*.rs; do name=$(basename "$src" .rs); cp "$target_dir/releas
 strip --strip-debug "$GPU_DIR"/test_* "$GPU_DIR"/bench_* "$GPU_DIR"/main_* "$GPU_DIR"/example_* 2>/dev/null || true
 cp benches/peers/*.cu benches/peers/*.cuh "$GPU_DIR/"
 cp scripts/device-run.sh "$GPU_DIR/run.sh"
-cp scripts/ncu_mergesort.py "$GPU_DIR/"
+cp scripts/ncu_mergesort.py scripts/nccl_bandwidth.py "$GPU_DIR/"
 ls -la "$GPU_DIR" >&2
 du -sh "$GPU_DIR" >&2
 name=$(basename "$GPU_DIR")

@@ -5,8 +5,9 @@ use std::sync::{Mutex, PoisonError};
 pub use twophase_gpu::merge::{MergeAlgorithm, MergeBuffers, MergeSlices, MergeTuning};
 pub use twophase_gpu::mergesort::{DeviceSort, MergesortScratch, MergesortTuning, SortBuffers};
 pub use twophase_gpu::{
-    CudaComparator, DeviceComparator, DeviceKey, DeviceValue, FloatKey, Gpu, GpuError, Greater,
-    Less, MergeScratch, PrimitiveKey, ProgramTuning, TotalOrder, TotalOrderDesc, TrustedComparator,
+    CudaComparator, DeviceComparator, DeviceKey, DeviceValue, FloatKey, Gpu, GpuError, GpuGroup,
+    Greater, Less, MergeScratch, PrimitiveKey, ProgramTuning, TotalOrder, TotalOrderDesc,
+    TrustedComparator,
 };
 
 /// The process-wide GPU the crate-root calls (`twophase::sort`, ...) use: device 0, opened on

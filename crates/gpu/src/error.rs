@@ -74,6 +74,16 @@ pub enum GpuError {
     /// An input violates a documented precondition (checked on the host).
     #[error("invalid input: {0}")]
     InvalidInput(String),
+    /// The NCCL library could not be loaded, or an NCCL call failed (`code`: NCCL's result).
+    #[error("NCCL error in {call}: {code}")]
+    Nccl { call: &'static str, code: String },
+    /// A call over several GPUs failed on one of them: the device's ordinal and its error.
+    #[error("on GPU {ordinal}: {source}")]
+    OnDevice {
+        ordinal: usize,
+        #[source]
+        source: Box<GpuError>,
+    },
     /// A lock guarding a cache was poisoned by a panic in another thread.
     #[error("internal lock poisoned: {0}")]
     Poisoned(&'static str),
@@ -99,6 +109,7 @@ impl GpuError {
         match self {
             GpuError::ContextLost { .. } | GpuError::DeviceLostForProcess { .. } => true,
             GpuError::Driver(error) => is_sticky(*error),
+            GpuError::OnDevice { source, .. } => source.is_context_lost(),
             _ => false,
         }
     }

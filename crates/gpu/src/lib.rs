@@ -27,6 +27,7 @@ pub mod primitive;
 pub mod runtime;
 pub mod search;
 pub mod segmented_sort;
+pub mod sharded;
 pub mod sorted_search;
 pub mod variants;
 
@@ -44,6 +45,7 @@ pub use runtime::device::Gpu;
 pub use runtime::status::{CheckArgs, InputCheck};
 pub use search::{DeviceIndex, HostIndex, SearchBound, SearchScratch};
 pub use segmented_sort::{DeviceSegments, SegmentedSortScratch, SegmentedSortTuning, Segments};
+pub use sharded::{GpuGroup, Phases};
 pub use sorted_search::SortedSearchTuning;
 pub use variants::batcher::{BatcherScratch, BatcherTuning, SortScratch, SortVariant};
 pub use variants::textbook::{MergeVariant, TextbookMergeTuning};

@@ -1,0 +1,200 @@
+//! The exchange of a sharded sort: every (input shard, output shard) piece moved once, through NCCL between devices or by copies where handles share one.
+
+use std::mem::size_of;
+
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr};
+use cudarc::nccl::{result as nccl, sys as nccl_sys};
+
+use crate::error::GpuError;
+use crate::runtime::device::Gpu;
+
+/// One NCCL communicator per device of a group, made together (`ncclCommInitAll`) and destroyed
+/// together.
+pub(super) struct Communicators {
+    comms: Vec<nccl_sys::ncclComm_t>,
+}
+
+/// `error` of NCCL call `call` as this crate's error.
+fn nccl_error(call: &'static str, error: nccl::NcclError) -> GpuError {
+    GpuError::Nccl {
+        call,
+        code: format!("{:?}", error.0),
+    }
+}
+
+/// Whether the NCCL library can be loaded on this machine.
+pub(super) fn nccl_available() -> bool {
+    // SAFETY: only tries to dlopen the candidate library names; no symbol is called.
+    unsafe { nccl_sys::is_culib_present() }
+}
+
+impl Communicators {
+    /// One communicator per device of `gpus` (distinct devices, NCCL present), rank i on
+    /// `gpus[i]`.
+    pub(super) fn new(gpus: &[&Gpu]) -> Result<Self, GpuError> {
+        let ordinals = gpus
+            .iter()
+            .map(|gpu| i32::try_from(gpu.context().ordinal()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| GpuError::InvalidInput("a device ordinal past i32".to_owned()))?;
+        let ranks = i32::try_from(gpus.len())
+            .map_err(|_| GpuError::InvalidInput("more GPUs than NCCL ranks".to_owned()))?;
+        let mut comms = vec![std::ptr::null_mut(); gpus.len()];
+        // SAFETY: NCCL is present (the caller checked); `comms` holds `ranks` slots for the
+        // communicators and `ordinals` `ranks` device ordinals, both alive across the call.
+        unsafe { nccl::comm_init_all(comms.as_mut_ptr(), ranks, ordinals.as_ptr()) }
+            .map_err(|e| nccl_error("ncclCommInitAll", e))?;
+        Ok(Communicators { comms })
+    }
+
+    /// Move every piece: output shard `i` (on `gpus[i]`, `outputs[i]`) receives from every input
+    /// shard `k` (`inputs[k]`, on `gpus[k]`) its elements `[cuts[i][k], cuts[i + 1][k])`, the
+    /// pieces back to back in `k` order. Pieces between devices go as one NCCL group of sends
+    /// and receives on the handles' streams; a shard's piece for its own device is a copy.
+    pub(super) fn exchange<T: DeviceRepr>(
+        &self,
+        gpus: &[&Gpu],
+        inputs: &[CudaSlice<T>],
+        outputs: &mut [CudaSlice<T>],
+        cuts: &[Vec<usize>],
+    ) -> Result<(), GpuError> {
+        let p = gpus.len();
+        let offsets = piece_offsets(cuts);
+        // The raw addresses, each taken on its own device's stream (one stream orders every
+        // use of a handle's buffers, so the guards record nothing).
+        let sources: Vec<u64> = (0..p)
+            .map(|k| inputs[k].device_ptr(gpus[k].stream()).0)
+            .collect();
+        let targets: Vec<u64> = (0..p)
+            .map(|i| outputs[i].device_ptr_mut(gpus[i].stream()).0)
+            .collect();
+        let bytes = |elements: usize| elements * size_of::<T>();
+        nccl::group_start().map_err(|e| nccl_error("ncclGroupStart", e))?;
+        let mut first_error = None;
+        for k in 0..p {
+            for i in (0..p).filter(|&i| i != k) {
+                let (begin, end) = (cuts[i][k], cuts[i + 1][k]);
+                if begin == end {
+                    continue;
+                }
+                // SAFETY: elements [begin, end) lie inside input shard k (the cuts are a
+                // staircase within each shard's length), whose address is on device k; the
+                // stream and communicator are device k's; the shard outlives the call, which
+                // synchronizes every stream before it returns.
+                let sent = unsafe {
+                    nccl::send(
+                        (sources[k] + bytes(begin) as u64) as *const _,
+                        bytes(end - begin),
+                        nccl_sys::ncclDataType_t::ncclUint8,
+                        i as i32,
+                        self.comms[k],
+                        gpus[k].stream().cu_stream() as _,
+                    )
+                };
+                if let Err(e) = sent {
+                    first_error.get_or_insert(nccl_error("ncclSend", e));
+                }
+            }
+        }
+        for i in 0..p {
+            for k in (0..p).filter(|&k| k != i) {
+                let (begin, end) = (cuts[i][k], cuts[i + 1][k]);
+                if begin == end {
+                    continue;
+                }
+                // SAFETY: output shard i holds the sum of its pieces' lengths (the caller
+                // allocated it so), and piece k's place [offsets[i][k], + end - begin) lies
+                // inside it; the stream and communicator are device i's.
+                let received = unsafe {
+                    nccl::recv(
+                        (targets[i] + bytes(offsets[i][k]) as u64) as *mut _,
+                        bytes(end - begin),
+                        nccl_sys::ncclDataType_t::ncclUint8,
+                        k as i32,
+                        self.comms[i],
+                        gpus[i].stream().cu_stream() as _,
+                    )
+                };
+                if let Err(e) = received {
+                    first_error.get_or_insert(nccl_error("ncclRecv", e));
+                }
+            }
+        }
+        // The group always ends, so that NCCL leaves group mode whatever failed inside.
+        let ended = nccl::group_end().map_err(|e| nccl_error("ncclGroupEnd", e));
+        if let Some(error) = first_error {
+            return Err(error);
+        }
+        ended?;
+        copy_pieces(gpus, inputs, outputs, cuts, Pieces::Own)
+    }
+}
+
+impl Drop for Communicators {
+    fn drop(&mut self) {
+        for &comm in &self.comms {
+            // SAFETY: each communicator was made by ncclCommInitAll and is destroyed once; the
+            // group's calls synchronized their streams before returning, so no operation is
+            // pending on it. An error here cannot be reported from a drop.
+            let _ = unsafe { nccl::comm_destroy(comm) };
+        }
+    }
+}
+
+/// Where piece `k` of output shard `i` starts in that shard: the lengths of its pieces from the
+/// input shards before `k`.
+fn piece_offsets(cuts: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    cuts.windows(2)
+        .map(|cut| {
+            let mut offset = 0;
+            cut[0]
+                .iter()
+                .zip(&cut[1])
+                .map(|(begin, end)| {
+                    let at = offset;
+                    offset += end - begin;
+                    at
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Which pieces [`copy_pieces`] copies.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Pieces {
+    /// Each input shard's piece for its own output shard (beside the NCCL group).
+    Own,
+    /// Every piece: the exchange where handles share a device, where NCCL takes one rank a
+    /// device.
+    All,
+}
+
+/// The exchange by copies: the `which` pieces copied into their output shards on the output
+/// device's stream (the driver's peer copy between contexts).
+pub(super) fn copy_pieces<T: DeviceRepr>(
+    gpus: &[&Gpu],
+    inputs: &[CudaSlice<T>],
+    outputs: &mut [CudaSlice<T>],
+    cuts: &[Vec<usize>],
+    which: Pieces,
+) -> Result<(), GpuError> {
+    let p = gpus.len();
+    let offsets = piece_offsets(cuts);
+    for i in 0..p {
+        for k in (0..p).filter(|&k| which == Pieces::All || k == i) {
+            let (begin, end) = (cuts[i][k], cuts[i + 1][k]);
+            if begin == end {
+                continue;
+            }
+            let piece = inputs[k].slice(begin..end);
+            let at = offsets[i][k];
+            let mut place = outputs[i].slice_mut(at..at + (end - begin));
+            gpus[i]
+                .stream()
+                .memcpy_dtod(&piece, &mut place)
+                .map_err(GpuError::from)?;
+        }
+    }
+    Ok(())
+}
