@@ -5,7 +5,9 @@
 //! correctness run, not a speed-up. Each configuration is checked against the CPU first (the
 //! output shards' concatenation equals the sorted input, each shard of its exact size), then
 //! timed on the host clock (the call synchronizes every device) after the shards are restored
-//! from pristine copies; the median of REPS runs. `TWOPHASE_BENCH_LOG2N` picks one total size.
+//! from pristine copies, into output shards made once (the group keeps its scratch, so a timed
+//! call allocates nothing); the median of REPS runs. `TWOPHASE_BENCH_LOG2N` picks one total
+//! size.
 
 mod common;
 
@@ -25,6 +27,8 @@ const REPS: usize = 7;
 const TOTAL_LOG2N: [u32; 3] = [24, 28, 30];
 /// Selects one total size.
 const LOG2N_ENV: &str = "TWOPHASE_BENCH_LOG2N";
+/// 8-byte keys and pairs run below this total size (the u32 rows' largest size's bytes).
+const WIDE_LOG2N_LIMIT: u32 = 30;
 /// Milliseconds in a second.
 const MS: f64 = 1e3;
 
@@ -47,73 +51,25 @@ fn handles() -> Option<Vec<Gpu>> {
     )
 }
 
-/// Median ms of one GPU's mergesort of all of `keys`, restored from a pristine copy before
-/// each run (the restore untimed).
-fn single_gpu_ms<K: PrimitiveKey + Ord + DeviceRepr>(gpu: &Gpu, keys: &[K]) -> f64 {
-    let stream = gpu.stream();
-    let pristine = stream.clone_htod(keys).expect("upload");
-    let mut work = stream.clone_htod(keys).expect("upload");
-    let mut scratch = MergesortScratch::new();
-    let mut times = Vec::with_capacity(REPS);
-    for rep in 0..WARMUP + REPS {
-        stream.memcpy_dtod(&pristine, &mut work).expect("restore");
-        gpu.synchronize().expect("sync");
-        let start = Instant::now();
-        gpu.sort_device(SortBuffers::keys(&mut work), &Less, None, &mut scratch)
-            .expect("sort");
-        gpu.synchronize().expect("sync");
-        if rep >= WARMUP {
-            times.push(start.elapsed().as_secs_f64() * MS);
-        }
-    }
-    median(times)
-}
-
-/// The sharded sort of `keys` (equal shards): checked against the sorted keys, then the median
-/// ms and the median of each phase (sort, cuts, exchange, merge) in ms.
-fn sharded_ms<K>(group: &GpuGroup, keys: &[K]) -> (f64, [f64; 4])
-where
-    K: PrimitiveKey + DeviceRepr + Ord,
-{
-    let (p, n) = (group.gpus().len(), keys.len());
-    let parts: Vec<&[K]> = (0..p)
-        .map(|i| &keys[shard_boundary(i, p, n)..shard_boundary(i + 1, p, n)])
-        .collect();
-    let pristine = group.upload(&parts).expect("upload");
-    let mut work = group.upload(&parts).expect("upload");
-    let restore = |work: &mut Vec<CudaSlice<K>>| {
-        for ((gpu, from), to) in group.gpus().iter().zip(&pristine).zip(work.iter_mut()) {
-            gpu.stream().memcpy_dtod(from, to).expect("restore");
-            gpu.synchronize().expect("sync");
-        }
-    };
-    // Correctness first.
-    let out = group.sort_device(&mut work, &Less).expect("sharded sort");
-    let mut got = vec![K::zeroed(); n];
-    group.download(&out, &mut got).expect("download");
-    let mut expected = keys.to_vec();
-    expected.par_sort_unstable();
-    assert!(
-        got == expected,
-        "the sharded sort differs from the sorted keys"
-    );
-    for (i, shard) in out.iter().enumerate() {
-        assert_eq!(
-            shard.len(),
-            shard_boundary(i + 1, p, n) - shard_boundary(i, p, n)
-        );
-    }
-    drop(out);
+/// Median ms of `run` over REPS runs after WARMUP, each after `restore` (untimed), and with a
+/// group the medians of its phases (sort, cuts, exchange, merge) in ms.
+fn timed(
+    group: Option<&GpuGroup>,
+    mut restore: impl FnMut(),
+    mut run: impl FnMut(),
+) -> (f64, [f64; 4]) {
     let mut times = Vec::with_capacity(REPS);
     let mut phases: [Vec<f64>; 4] = Default::default();
     for rep in 0..WARMUP + REPS {
-        restore(&mut work);
+        restore();
         let start = Instant::now();
-        let out = group.sort_device(&mut work, &Less).expect("sharded sort");
+        run();
         let ms = start.elapsed().as_secs_f64() * MS;
-        drop(out);
-        if rep >= WARMUP {
-            times.push(ms);
+        if rep < WARMUP {
+            continue;
+        }
+        times.push(ms);
+        if let Some(group) = group {
             let last = group.last_phases();
             for (list, phase) in
                 phases
@@ -124,7 +80,143 @@ where
             }
         }
     }
-    (median(times), phases.map(median))
+    let phases = if group.is_some() {
+        phases.map(median)
+    } else {
+        [0.0; 4]
+    };
+    (median(times), phases)
+}
+
+/// `keys` cut into the group's equal shards.
+fn shards_of<'k, K>(group: &GpuGroup, keys: &'k [K]) -> Vec<&'k [K]> {
+    let (p, n) = (group.gpus().len(), keys.len());
+    (0..p)
+        .map(|i| &keys[shard_boundary(i, p, n)..shard_boundary(i + 1, p, n)])
+        .collect()
+}
+
+/// `to` restored from `from`, shard by shard, every device synchronized.
+fn restore<T: DeviceRepr>(group: &GpuGroup, from: &[CudaSlice<T>], to: &mut [CudaSlice<T>]) {
+    for ((gpu, from), to) in group.gpus().iter().zip(from).zip(to.iter_mut()) {
+        gpu.stream().memcpy_dtod(from, to).expect("restore");
+        gpu.synchronize().expect("sync");
+    }
+}
+
+/// Median ms of one GPU's mergesort of all of `keys` (with `values`, if any).
+fn single_gpu_ms<K: PrimitiveKey + Ord + DeviceRepr>(
+    gpu: &Gpu,
+    keys: &[K],
+    values: Option<&[u32]>,
+) -> f64 {
+    let stream = gpu.stream();
+    let pristine = stream.clone_htod(keys).expect("upload");
+    let pristine_values = values.map(|v| stream.clone_htod(v).expect("upload"));
+    let work = std::cell::RefCell::new((
+        stream.clone_htod(keys).expect("upload"),
+        values.map(|v| stream.clone_htod(v).expect("upload")),
+    ));
+    let mut scratch = MergesortScratch::new();
+    let restore = || {
+        let (keys, values) = &mut *work.borrow_mut();
+        stream.memcpy_dtod(&pristine, keys).expect("restore");
+        if let (Some(from), Some(to)) = (&pristine_values, values) {
+            stream.memcpy_dtod(from, to).expect("restore");
+        }
+        gpu.synchronize().expect("sync");
+    };
+    let run = || {
+        let (keys, values) = &mut *work.borrow_mut();
+        match values {
+            Some(v) => gpu.sort_device(SortBuffers::pairs(keys, v), &Less, None, &mut scratch),
+            None => gpu.sort_device(SortBuffers::keys(keys), &Less, None, &mut scratch),
+        }
+        .expect("sort");
+        gpu.synchronize().expect("sync");
+    };
+    timed(None, restore, run).0
+}
+
+/// The sharded sort of `keys` (equal shards): checked against the sorted keys, then the median
+/// ms and the median of each phase in ms.
+fn sharded_ms<K>(group: &GpuGroup, keys: &[K]) -> (f64, [f64; 4])
+where
+    K: PrimitiveKey + DeviceRepr + Ord,
+{
+    let n = keys.len();
+    let pristine = group.upload(&shards_of(group, keys)).expect("upload");
+    let mut work = group.upload(&shards_of(group, keys)).expect("upload");
+    let mut out = group.output_shards::<K>(n).expect("outputs");
+    // Correctness first.
+    group
+        .sort_device_into(&mut work, &mut out, &Less)
+        .expect("sharded sort");
+    let mut got = vec![K::zeroed(); n];
+    group.download(&out, &mut got).expect("download");
+    let mut expected = keys.to_vec();
+    expected.par_sort_unstable();
+    assert!(
+        got == expected,
+        "the sharded sort differs from the sorted keys"
+    );
+    let work = std::cell::RefCell::new(work);
+    timed(
+        Some(group),
+        || restore(group, &pristine, &mut work.borrow_mut()),
+        || {
+            group
+                .sort_device_into(&mut work.borrow_mut(), &mut out, &Less)
+                .expect("sharded sort")
+        },
+    )
+}
+
+/// The sharded sort of `keys` with their positions as values: checked against the stable sort
+/// of the pairs, then the median ms and phases.
+fn sharded_pairs_ms(group: &GpuGroup, keys: &[u32], values: &[u32]) -> (f64, [f64; 4]) {
+    let n = keys.len();
+    let pristine = group.upload(&shards_of(group, keys)).expect("upload");
+    let pristine_values = group.upload(&shards_of(group, values)).expect("upload");
+    let mut work = group.upload(&shards_of(group, keys)).expect("upload");
+    let mut work_values = group.upload(&shards_of(group, values)).expect("upload");
+    let mut out = group.output_shards::<u32>(n).expect("outputs");
+    let mut out_values = group.output_shards::<u32>(n).expect("outputs");
+    group
+        .sort_pairs_device_into(
+            (&mut work, &mut work_values),
+            (&mut out, &mut out_values),
+            &Less,
+        )
+        .expect("sharded pairs");
+    let (mut got, mut got_values) = (vec![0u32; n], vec![0u32; n]);
+    group.download(&out, &mut got).expect("download");
+    group
+        .download(&out_values, &mut got_values)
+        .expect("download");
+    let mut expected: Vec<(u32, u32)> = keys.iter().copied().zip(values.iter().copied()).collect();
+    // The values are the positions, so the lexicographic order is the stable one.
+    expected.par_sort_unstable();
+    let got: Vec<(u32, u32)> = got.into_iter().zip(got_values).collect();
+    assert!(
+        got == expected,
+        "the sharded pairs sort differs from the stable sort"
+    );
+    let work = std::cell::RefCell::new((work, work_values));
+    timed(
+        Some(group),
+        || {
+            let (keys, values) = &mut *work.borrow_mut();
+            restore(group, &pristine, keys);
+            restore(group, &pristine_values, values);
+        },
+        || {
+            let (keys, values) = &mut *work.borrow_mut();
+            group
+                .sort_pairs_device_into((keys, values), (&mut out, &mut out_values), &Less)
+                .expect("sharded pairs");
+        },
+    )
 }
 
 fn main() {
@@ -142,21 +234,45 @@ fn main() {
     );
     println!("| keys | n (all GPUs) | one GPU ms | sharded ms | speed-up | sort | cuts | exchange | merge | exchange GB/s (bytes crossing) |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
-    let p = gpus.len();
     for log2n in TOTAL_LOG2N {
         if std::env::var(LOG2N_ENV).is_ok_and(|l| l != log2n.to_string()) {
             continue;
         }
         let n = 1usize << log2n;
+        let p = gpus.len();
         let keys: Vec<u32> = random_keys(n, rand::random());
-        let one = single_gpu_ms(&gpus[0], &keys);
-        let (ms, [sort, cuts, exchange, merge]) = sharded_ms(&group, &keys);
-        // Random keys: each shard keeps 1/p of its keys and sends the rest.
-        let crossing = (n - n / p) * size_of::<u32>();
-        let gbs = crossing as f64 / (exchange / MS) / 1e9;
-        println!(
-            "| u32 | 2^{log2n} | {one:.3} | {ms:.3} | {:.2}x | {sort:.3} | {cuts:.3} | {exchange:.3} | {merge:.3} | {gbs:.1} |",
-            one / ms
-        );
+        let one = single_gpu_ms(&gpus[0], &keys, None);
+        print_row("u32", log2n, p, 4, one, sharded_ms(&group, &keys));
+        if log2n >= WIDE_LOG2N_LIMIT {
+            continue;
+        }
+        let values: Vec<u32> = (0..n as u32).collect();
+        let one = single_gpu_ms(&gpus[0], &keys, Some(&values));
+        let pairs = sharded_pairs_ms(&group, &keys, &values);
+        print_row("u32 + u32 values", log2n, p, 8, one, pairs);
+        let wide: Vec<u64> = random_keys(n, rand::random());
+        let one = single_gpu_ms(&gpus[0], &wide, None);
+        print_row("u64", log2n, p, 8, one, sharded_ms(&group, &wide));
     }
+}
+
+/// One table row: one GPU's time `one` against the group's `(ms, phases)` for `n` keys of
+/// `pair_bytes` bytes with their values.
+fn print_row(
+    name: &str,
+    log2n: u32,
+    p: usize,
+    pair_bytes: usize,
+    one: f64,
+    sharded: (f64, [f64; 4]),
+) {
+    let (ms, [sort, cuts, exchange, merge]) = sharded;
+    let n = 1usize << log2n;
+    // Random keys: each shard keeps 1/p of its keys and sends the rest.
+    let crossing = (n - n / p) * pair_bytes;
+    let gbs = crossing as f64 / (exchange / MS) / 1e9;
+    println!(
+        "| {name} | 2^{log2n} | {one:.3} | {ms:.3} | {:.2}x | {sort:.3} | {cuts:.3} | {exchange:.3} | {merge:.3} | {gbs:.1} |",
+        one / ms
+    );
 }

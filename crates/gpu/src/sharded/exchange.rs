@@ -2,7 +2,7 @@
 
 use std::mem::size_of;
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr};
+use cudarc::driver::{CudaSlice, CudaViewMut, DevicePtr, DevicePtrMut, DeviceRepr};
 use cudarc::nccl::{result as nccl, sys as nccl_sys};
 
 use crate::error::GpuError;
@@ -49,13 +49,13 @@ impl Communicators {
 
     /// Move every piece: output shard `i` (on `gpus[i]`, `outputs[i]`) receives from every input
     /// shard `k` (`inputs[k]`, on `gpus[k]`) its elements `[cuts[i][k], cuts[i + 1][k])`, the
-    /// pieces back to back in `k` order. Pieces between devices go as one NCCL group of sends
-    /// and receives on the handles' streams; a shard's piece for its own device is a copy.
+    /// pieces back to back in `k` order: one NCCL group of sends and receives on the handles'
+    /// streams, a shard's piece for its own device included (NCCL copies it on the device).
     pub(super) fn exchange<T: DeviceRepr>(
         &self,
         gpus: &[&Gpu],
         inputs: &[CudaSlice<T>],
-        outputs: &mut [CudaSlice<T>],
+        outputs: &mut [CudaViewMut<T>],
         cuts: &[Vec<usize>],
     ) -> Result<(), GpuError> {
         let p = gpus.len();
@@ -65,14 +65,16 @@ impl Communicators {
         let sources: Vec<u64> = (0..p)
             .map(|k| inputs[k].device_ptr(gpus[k].stream()).0)
             .collect();
-        let targets: Vec<u64> = (0..p)
-            .map(|i| outputs[i].device_ptr_mut(gpus[i].stream()).0)
+        let targets: Vec<u64> = outputs
+            .iter_mut()
+            .zip(gpus)
+            .map(|(output, gpu)| output.device_ptr_mut(gpu.stream()).0)
             .collect();
         let bytes = |elements: usize| elements * size_of::<T>();
         nccl::group_start().map_err(|e| nccl_error("ncclGroupStart", e))?;
         let mut first_error = None;
         for k in 0..p {
-            for i in (0..p).filter(|&i| i != k) {
+            for i in 0..p {
                 let (begin, end) = (cuts[i][k], cuts[i + 1][k]);
                 if begin == end {
                     continue;
@@ -94,17 +96,9 @@ impl Communicators {
                 if let Err(e) = sent {
                     first_error.get_or_insert(nccl_error("ncclSend", e));
                 }
-            }
-        }
-        for i in 0..p {
-            for k in (0..p).filter(|&k| k != i) {
-                let (begin, end) = (cuts[i][k], cuts[i + 1][k]);
-                if begin == end {
-                    continue;
-                }
                 // SAFETY: output shard i holds the sum of its pieces' lengths (the caller
-                // allocated it so), and piece k's place [offsets[i][k], + end - begin) lies
-                // inside it; the stream and communicator are device i's.
+                // sized it so), and piece k's place [offsets[i][k], + end - begin) lies inside
+                // it; the stream and communicator are device i's.
                 let received = unsafe {
                     nccl::recv(
                         (targets[i] + bytes(offsets[i][k]) as u64) as *mut _,
@@ -125,8 +119,7 @@ impl Communicators {
         if let Some(error) = first_error {
             return Err(error);
         }
-        ended?;
-        copy_pieces(gpus, inputs, outputs, cuts, Pieces::Own)
+        ended.map(|_| ())
     }
 }
 
@@ -160,29 +153,19 @@ fn piece_offsets(cuts: &[Vec<usize>]) -> Vec<Vec<usize>> {
         .collect()
 }
 
-/// Which pieces [`copy_pieces`] copies.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Pieces {
-    /// Each input shard's piece for its own output shard (beside the NCCL group).
-    Own,
-    /// Every piece: the exchange where handles share a device, where NCCL takes one rank a
-    /// device.
-    All,
-}
-
-/// The exchange by copies: the `which` pieces copied into their output shards on the output
-/// device's stream (the driver's peer copy between contexts).
+/// The exchange by copies, for handles that share a device (NCCL takes one rank a device) or a
+/// machine without NCCL: every piece copied into its output shard on the output device's stream
+/// (the driver's peer copy between contexts).
 pub(super) fn copy_pieces<T: DeviceRepr>(
     gpus: &[&Gpu],
     inputs: &[CudaSlice<T>],
-    outputs: &mut [CudaSlice<T>],
+    outputs: &mut [CudaViewMut<T>],
     cuts: &[Vec<usize>],
-    which: Pieces,
 ) -> Result<(), GpuError> {
     let p = gpus.len();
     let offsets = piece_offsets(cuts);
     for i in 0..p {
-        for k in (0..p).filter(|&k| which == Pieces::All || k == i) {
+        for k in 0..p {
             let (begin, end) = (cuts[i][k], cuts[i + 1][k]);
             if begin == end {
                 continue;

@@ -7,7 +7,12 @@
 //!    devices one at a time (each read once: O(p log n) reads a boundary);
 //! 3. one exchange moves every (input shard, output shard) piece once: an NCCL group of sends
 //!    and receives between devices, copies where handles share a device;
-//! 4. each GPU merges the `p` pieces it received (a tree of the two-phase merge).
+//! 4. each GPU merges the `p` pieces it received (a tree of the two-phase merge), the last level
+//!    into the caller's output shard.
+//!
+//! Each device keeps its scratch across calls (the mergesort's and the merge's, the received
+//! pieces and the merge tree's second buffer), so repeated calls of the same or smaller sizes
+//! into caller-provided outputs allocate nothing.
 //!
 //! Output shard `i` (on GPU `i`) then holds exactly ranks `[floor(i n / p), floor((i + 1) n / p))`
 //! of the stable order of the shards' concatenation (ties by shard, then position).
@@ -18,7 +23,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use cudarc::driver::{CudaSlice, DeviceRepr};
+use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DeviceRepr};
 use twophase_partition::{
     clamp_multiway_cut, multiway_co_rank_indexed, shard_boundary, IndexedRuns,
 };
@@ -29,7 +34,7 @@ use crate::key::{DeviceKey, DeviceValue};
 use crate::merge::{MergeAlgorithm, MergeBuffers, MergeScratch};
 use crate::mergesort::{MergesortScratch, SortBuffers};
 use crate::runtime::device::Gpu;
-use exchange::{copy_pieces, nccl_available, Communicators, Pieces};
+use exchange::{copy_pieces, nccl_available, Communicators};
 
 /// How a group moves its pieces between devices.
 enum Exchange {
@@ -42,16 +47,35 @@ enum Exchange {
     Copies,
 }
 
+/// One device's scratch of the group's calls, grown as needed and kept across calls.
+#[derive(Default)]
+struct DeviceScratch {
+    sort: MergesortScratch,
+    merge: MergeScratch,
+    /// The merge tree's two buffers, as bytes, each a column of keys and one of values: the
+    /// exchange receives into `trees[0]`, and the levels alternate between them.
+    trees: [[Option<CudaSlice<u8>>; COLUMNS]; 2],
+}
+
+/// Columns of a tree buffer: keys, values.
+const COLUMNS: usize = 2;
+/// The keys' column.
+const KEYS: usize = 0;
+/// The values' column.
+const VALUES: usize = 1;
+
 /// GPU handles on one host that sort and merge together, shard `i` on `gpus[i]`
-/// ([`sort_device`](Self::sort_device), [`sort_pairs_device`](Self::sort_pairs_device),
-/// [`merge_device`](Self::merge_device), and the host convenience [`sort`](Self::sort)).
+/// ([`sort_device_into`](Self::sort_device_into), [`sort_pairs_device_into`](Self::sort_pairs_device_into),
+/// [`merge_device_into`](Self::merge_device_into), their allocating forms, and the host
+/// convenience [`sort`](Self::sort)).
 ///
-/// Every call returns its output shards once they are complete (it synchronizes every handle's
-/// stream). A failure on one device returns [`GpuError::OnDevice`] naming it; the NCCL
-/// communicators are destroyed with the group.
+/// Every call returns once its outputs are complete (it synchronizes every handle's stream). A
+/// failure on one device returns [`GpuError::OnDevice`] naming it; the NCCL communicators are
+/// destroyed with the group.
 pub struct GpuGroup<'g> {
     gpus: Vec<&'g Gpu>,
     exchange: Exchange,
+    scratch: RefCell<Vec<DeviceScratch>>,
     phases: Cell<Phases>,
 }
 
@@ -91,6 +115,12 @@ fn on_device<T>(gpu: &Gpu, result: Result<T, GpuError>) -> Result<T, GpuError> {
     result.map_err(|source| device_error(gpu.context().ordinal(), source))
 }
 
+/// The buffers of one column of a call: the inputs (sorted shards) and the outputs.
+struct Column<'c, T> {
+    inputs: &'c [CudaSlice<T>],
+    outputs: &'c mut [CudaSlice<T>],
+}
+
 impl<'g> GpuGroup<'g> {
     /// A group of `gpus` (at least one; every handle's context alive). On distinct devices with
     /// the NCCL library present, one NCCL communicator a device is made for the exchange;
@@ -117,6 +147,7 @@ impl<'g> GpuGroup<'g> {
         Ok(GpuGroup {
             gpus: gpus.to_vec(),
             exchange,
+            scratch: RefCell::new(gpus.iter().map(|_| DeviceScratch::default()).collect()),
             phases: Cell::new(Phases::default()),
         })
     }
@@ -140,6 +171,25 @@ impl<'g> GpuGroup<'g> {
         }
     }
 
+    /// The length of output shard `shard` of `total` keys: `floor((i + 1) n / p) - floor(i n / p)`.
+    pub fn output_len(&self, shard: usize, total: usize) -> usize {
+        let p = self.gpus.len();
+        shard_boundary(shard + 1, p, total) - shard_boundary(shard, p, total)
+    }
+
+    /// Output shards for `total` keys (or values), shard `i` on handle `i` of
+    /// [`output_len`](Self::output_len); their contents are unset until a call writes them.
+    pub fn output_shards<T: DeviceRepr>(
+        &self,
+        total: usize,
+    ) -> Result<Vec<CudaSlice<T>>, GpuError> {
+        self.gpus
+            .iter()
+            .enumerate()
+            .map(|(i, gpu)| on_device(gpu, uninit_buffer(gpu, self.output_len(i, total))))
+            .collect()
+    }
+
     /// Check that `buffers` holds one buffer per handle, each on its handle's context
     /// (`InvalidInput` naming `what` otherwise).
     fn check_placement<T>(&self, what: &str, buffers: &[CudaSlice<T>]) -> Result<(), GpuError> {
@@ -160,15 +210,55 @@ impl<'g> GpuGroup<'g> {
         Ok(())
     }
 
+    /// Check that `outputs` are placed as the handles and sized as the output shards of `total`
+    /// (`SizeMismatch` naming `what`).
+    fn check_outputs<T>(
+        &self,
+        what: &'static str,
+        outputs: &[CudaSlice<T>],
+        total: usize,
+    ) -> Result<(), GpuError> {
+        self.check_placement(what, outputs)?;
+        for (i, output) in outputs.iter().enumerate() {
+            check_len(what, self.output_len(i, total), output.len())?;
+        }
+        Ok(())
+    }
+
     /// Stable sort of the keys of all `shards` under `comp` (shard `i` a buffer on handle `i`'s
-    /// context, of any length): each shard is sorted in place, then cut, exchanged and merged.
-    /// Returns the output shards, shard `i` on handle `i` holding exactly ranks
-    /// `[floor(i n / p), floor((i + 1) n / p))` of the stable order of the shards' concatenation;
-    /// their concatenation is std's stable sort of it.
+    /// context, of any length) into `out`: each shard is sorted in place, then cut, exchanged
+    /// and merged. Output shard `i` (`out[i]`, on handle `i`, of
+    /// [`output_len`](Self::output_len): [`output_shards`](Self::output_shards) makes them)
+    /// receives exactly ranks `[floor(i n / p), floor((i + 1) n / p))` of the stable order of the
+    /// shards' concatenation: the outputs' concatenation is std's stable sort of it.
     ///
     /// Whatever `comp` answers, each input shard ends a permutation of itself; where it answered
     /// inconsistently (not a strict weak order) the call returns `InvalidInput` naming the
-    /// comparator and no output.
+    /// comparator, and the outputs are unspecified.
+    pub fn sort_device_into<K, C>(
+        &self,
+        shards: &mut [CudaSlice<K>],
+        out: &mut [CudaSlice<K>],
+        comp: &C,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey + DeviceRepr,
+        C: DeviceComparator<K> + ?Sized,
+    {
+        self.check_placement("shards", shards)?;
+        self.check_outputs("out", out, shards.iter().map(CudaSlice::len).sum())?;
+        let start = Instant::now();
+        self.sort_shards(|i, gpu, scratch| {
+            gpu.sort_device(SortBuffers::keys(&mut shards[i]), comp, None, scratch)
+        })?;
+        let keys = Column {
+            inputs: shards,
+            outputs: out,
+        };
+        self.merge_sorted::<K, u8, C>(keys, None, comp, start.elapsed())
+    }
+
+    /// [`sort_device_into`](Self::sort_device_into) into new output shards.
     pub fn sort_device<K, C>(
         &self,
         shards: &mut [CudaSlice<K>],
@@ -178,26 +268,50 @@ impl<'g> GpuGroup<'g> {
         K: DeviceKey + DeviceRepr,
         C: DeviceComparator<K> + ?Sized,
     {
-        self.check_placement("shards", shards)?;
-        let start = Instant::now();
-        let mut scratch: Vec<MergesortScratch> =
-            shards.iter().map(|_| Default::default()).collect();
-        self.each(|i, gpu| {
-            gpu.sort_device(
-                SortBuffers::keys(&mut shards[i]),
-                comp,
-                None,
-                &mut scratch[i],
-            )
-        })?;
-        self.each(|i, gpu| scratch[i].check(gpu))?;
-        self.merge_sorted::<K, u8, C>(shards, None, comp, start.elapsed())
-            .map(|(keys, _)| keys)
+        let mut out = self.output_shards(shards.iter().map(CudaSlice::len).sum())?;
+        self.sort_device_into(shards, &mut out, comp)?;
+        Ok(out)
     }
 
-    /// [`sort_device`](Self::sort_device) of key-value pairs: shard `i` is `keys[i]` with
-    /// `values[i]` (as many), each value moving with its key; equal keys keep shard, then
-    /// position, order. Returns the output key and value shards.
+    /// [`sort_device_into`](Self::sort_device_into) of key-value pairs: shard `i` is `keys[i]`
+    /// with `values[i]` (as many), each value moving with its key into `out_keys` and
+    /// `out_values`; equal keys keep shard, then position, order.
+    pub fn sort_pairs_device_into<K, V, C>(
+        &self,
+        (keys, values): (&mut [CudaSlice<K>], &mut [CudaSlice<V>]),
+        (out_keys, out_values): (&mut [CudaSlice<K>], &mut [CudaSlice<V>]),
+        comp: &C,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey + DeviceRepr,
+        V: DeviceValue + DeviceRepr,
+        C: DeviceComparator<K> + ?Sized,
+    {
+        self.check_placement("keys", keys)?;
+        self.check_placement("values", values)?;
+        for (k, v) in keys.iter().zip(values.iter()) {
+            check_len("values", k.len(), v.len())?;
+        }
+        let total = keys.iter().map(CudaSlice::len).sum();
+        self.check_outputs("out_keys", out_keys, total)?;
+        self.check_outputs("out_values", out_values, total)?;
+        let start = Instant::now();
+        self.sort_shards(|i, gpu, scratch| {
+            let buffers = SortBuffers::pairs(&mut keys[i], &mut values[i]);
+            gpu.sort_device(buffers, comp, None, scratch)
+        })?;
+        let keys = Column {
+            inputs: keys,
+            outputs: out_keys,
+        };
+        let values = Column {
+            inputs: values,
+            outputs: out_values,
+        };
+        self.merge_sorted(keys, Some(values), comp, start.elapsed())
+    }
+
+    /// [`sort_pairs_device_into`](Self::sort_pairs_device_into) into new output shards.
     #[allow(clippy::type_complexity)]
     pub fn sort_pairs_device<K, V, C>(
         &self,
@@ -210,29 +324,37 @@ impl<'g> GpuGroup<'g> {
         V: DeviceValue + DeviceRepr,
         C: DeviceComparator<K> + ?Sized,
     {
-        self.check_placement("keys", keys)?;
-        self.check_placement("values", values)?;
-        for (k, v) in keys.iter().zip(values.iter()) {
-            check_len("values", k.len(), v.len())?;
-        }
-        let start = Instant::now();
-        let mut scratch: Vec<MergesortScratch> = keys.iter().map(|_| Default::default()).collect();
-        self.each(|i, gpu| {
-            let buffers = SortBuffers::pairs(&mut keys[i], &mut values[i]);
-            gpu.sort_device(buffers, comp, None, &mut scratch[i])
-        })?;
-        self.each(|i, gpu| scratch[i].check(gpu))?;
-        let (keys, values) = self.merge_sorted(keys, Some(values), comp, start.elapsed())?;
-        let values = values.ok_or_else(|| {
-            GpuError::InvalidInput("the merge of pairs returned no values".to_owned())
-        })?;
-        Ok((keys, values))
+        let total = keys.iter().map(CudaSlice::len).sum();
+        let mut out_keys = self.output_shards(total)?;
+        let mut out_values = self.output_shards(total)?;
+        self.sort_pairs_device_into((keys, values), (&mut out_keys, &mut out_values), comp)?;
+        Ok((out_keys, out_values))
     }
 
-    /// Stable merge of the sorted `runs` (run `i` on handle `i`, any lengths) into as many
-    /// output shards, cut as [`sort_device`](Self::sort_device)'s (ties: earlier runs first).
-    /// Runs that are not sorted under `comp` still give a permutation of their keys, and the
-    /// call returns `InvalidInput` naming `runs` and no output.
+    /// Stable merge of the sorted `runs` (run `i` on handle `i`, any lengths) into `out`, cut
+    /// as [`sort_device_into`](Self::sort_device_into)'s (ties: earlier runs first). Runs that
+    /// are not sorted under `comp` still give a permutation of their keys, and the call returns
+    /// `InvalidInput` naming `runs`.
+    pub fn merge_device_into<K, C>(
+        &self,
+        runs: &[CudaSlice<K>],
+        out: &mut [CudaSlice<K>],
+        comp: &C,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey + DeviceRepr,
+        C: DeviceComparator<K> + ?Sized,
+    {
+        self.check_placement("runs", runs)?;
+        self.check_outputs("out", out, runs.iter().map(CudaSlice::len).sum())?;
+        let keys = Column {
+            inputs: runs,
+            outputs: out,
+        };
+        self.merge_sorted::<K, u8, C>(keys, None, comp, Duration::ZERO)
+    }
+
+    /// [`merge_device_into`](Self::merge_device_into) into new output shards.
     pub fn merge_device<K, C>(
         &self,
         runs: &[CudaSlice<K>],
@@ -242,9 +364,9 @@ impl<'g> GpuGroup<'g> {
         K: DeviceKey + DeviceRepr,
         C: DeviceComparator<K> + ?Sized,
     {
-        self.check_placement("runs", runs)?;
-        self.merge_sorted::<K, u8, C>(runs, None, comp, Duration::ZERO)
-            .map(|(keys, _)| keys)
+        let mut out = self.output_shards(runs.iter().map(CudaSlice::len).sum())?;
+        self.merge_device_into(runs, &mut out, comp)?;
+        Ok(out)
     }
 
     /// Host convenience: sort `keys` stably under `comp` across the group, the keys split into
@@ -315,35 +437,48 @@ impl<'g> GpuGroup<'g> {
         self.each(|_, _| Ok(()))
     }
 
-    /// Steps 2 to 4 on sorted key shards (and their values): the cuts, the exchange and the
-    /// merge, recording the phases (`sorted`: step 1's time).
-    #[allow(clippy::type_complexity)]
+    /// Step 1: `sort(i, gpu, scratch)` launched on every device (asynchronous, so the devices
+    /// sort together), then every sort's order check (which synchronizes).
+    fn sort_shards(
+        &self,
+        mut sort: impl FnMut(usize, &Gpu, &mut MergesortScratch) -> Result<(), GpuError>,
+    ) -> Result<(), GpuError> {
+        let mut scratch = self.scratch.borrow_mut();
+        self.each(|i, gpu| sort(i, gpu, &mut scratch[i].sort))?;
+        self.each(|i, gpu| scratch[i].sort.check(gpu))
+    }
+
+    /// Steps 2 to 4 on sorted key shards (and their values): the cuts, the exchange into each
+    /// device's tree buffer and the merge into the outputs, recording the phases (`sorted`:
+    /// step 1's time).
     fn merge_sorted<K, V, C>(
         &self,
-        keys: &[CudaSlice<K>],
-        values: Option<&[CudaSlice<V>]>,
+        keys: Column<K>,
+        values: Option<Column<V>>,
         comp: &C,
         sorted: Duration,
-    ) -> Result<(Vec<CudaSlice<K>>, Option<Vec<CudaSlice<V>>>), GpuError>
+    ) -> Result<(), GpuError>
     where
         K: DeviceKey + DeviceRepr,
         V: DeviceValue + DeviceRepr,
         C: DeviceComparator<K> + ?Sized,
     {
         let start = Instant::now();
-        let cuts = self.cuts(keys, comp)?;
+        let cuts = self.cuts(keys.inputs, comp)?;
         let cut = Instant::now();
-        let received_keys = self.exchange(keys, &cuts)?;
-        let received_values = values.map(|v| self.exchange(v, &cuts)).transpose()?;
+        self.exchange(KEYS, keys.inputs, &cuts)?;
+        if let Some(values) = &values {
+            self.exchange(VALUES, values.inputs, &cuts)?;
+        }
         let exchanged = Instant::now();
-        let merged = self.merge_received(received_keys, received_values, &cuts, comp)?;
+        self.merge_received(keys.outputs, values.map(|v| v.outputs), &cuts, comp)?;
         self.phases.set(Phases {
             sort: sorted,
             cuts: cut - start,
             exchange: exchanged - cut,
             merge: exchanged.elapsed(),
         });
-        Ok(merged)
+        Ok(())
     }
 
     /// `step` on every handle in turn (each step asynchronous on its own stream, so the devices
@@ -401,51 +536,54 @@ impl<'g> GpuGroup<'g> {
         Ok(cuts)
     }
 
-    /// Output shard `i`'s pieces, back to back in input order: `cuts[i][k]..cuts[i + 1][k]` of
-    /// every `inputs[k]`, moved by the group's exchange; every stream synchronized after.
+    /// Step 3 for one column: output shard `i`'s pieces (`cuts[i][k]..cuts[i + 1][k]` of every
+    /// `inputs[k]`), back to back in input order, into device `i`'s first tree buffer, by the
+    /// group's exchange; every stream synchronized after.
     fn exchange<T: DeviceRepr>(
         &self,
+        column: usize,
         inputs: &[CudaSlice<T>],
         cuts: &[Vec<usize>],
-    ) -> Result<Vec<CudaSlice<T>>, GpuError> {
-        let p = self.gpus.len();
-        let mut outputs = Vec::with_capacity(p);
-        for (i, gpu) in self.gpus.iter().enumerate() {
-            let len = cuts[i + 1].iter().zip(&cuts[i]).map(|(e, b)| e - b).sum();
-            // Every element is written by the exchange below (the pieces tile the buffer)
-            // before anything reads it.
-            outputs.push(on_device(gpu, uninit_buffer(gpu, len))?);
+    ) -> Result<(), GpuError> {
+        let mut scratch = self.scratch.borrow_mut();
+        let mut targets = Vec::with_capacity(self.gpus.len());
+        for (i, (gpu, device)) in self.gpus.iter().zip(scratch.iter_mut()).enumerate() {
+            let len = self.output_len(i, cuts[cuts.len() - 1].iter().sum());
+            targets.push(on_device(
+                gpu,
+                tree_view_mut::<T>(gpu, &mut device.trees[0][column], len),
+            )?);
         }
         let moved = match &self.exchange {
-            Exchange::Nccl(comms) => comms.exchange(&self.gpus, inputs, &mut outputs, cuts),
+            Exchange::Nccl(comms) => comms.exchange(&self.gpus, inputs, &mut targets, cuts),
             Exchange::None | Exchange::Copies => {
-                copy_pieces(&self.gpus, inputs, &mut outputs, cuts, Pieces::All)
+                copy_pieces(&self.gpus, inputs, &mut targets, cuts)
             }
         };
+        drop(targets);
         // The streams finish before the inputs may be reused or dropped.
         let synchronized = self.each(|_, _| Ok(()));
         moved?;
-        synchronized?;
-        Ok(outputs)
+        synchronized
     }
 
-    /// Each output shard's pieces (with their values, if any) merged into one sorted run: a
-    /// tree of the two-phase merge, pieces `2m` and `2m + 1` a level (earlier pieces as A, so
-    /// ties keep shard order), each level launched on every device before any is waited for.
-    #[allow(clippy::type_complexity)]
+    /// Step 4: each output shard's pieces (with their values, if any) merged into `out_keys`
+    /// (and `out_values`): a tree of the two-phase merge, pieces `2m` and `2m + 1` a level
+    /// (earlier pieces as A, so ties keep shard order), between the device's two tree buffers,
+    /// the last level into the outputs; each level launched on every device before any is
+    /// waited for.
     fn merge_received<K, V, C>(
         &self,
-        mut keys: Vec<CudaSlice<K>>,
-        mut values: Option<Vec<CudaSlice<V>>>,
+        out_keys: &mut [CudaSlice<K>],
+        mut out_values: Option<&mut [CudaSlice<V>]>,
         cuts: &[Vec<usize>],
         comp: &C,
-    ) -> Result<(Vec<CudaSlice<K>>, Option<Vec<CudaSlice<V>>>), GpuError>
+    ) -> Result<(), GpuError>
     where
         K: DeviceKey + DeviceRepr,
         V: DeviceValue + DeviceRepr,
         C: DeviceComparator<K> + ?Sized,
     {
-        let p = self.gpus.len();
         // Each output shard's piece bounds: piece k is what input shard k sent it.
         let mut bounds: Vec<Vec<usize>> = cuts
             .windows(2)
@@ -457,17 +595,57 @@ impl<'g> GpuGroup<'g> {
                 piece_bounds
             })
             .collect();
-        let mut scratch: Vec<MergeScratch> = (0..p).map(|_| MergeScratch::new()).collect();
+        // ceil(log2(p)) levels; one GPU copies its one piece out.
+        let levels = self.gpus.len().next_power_of_two().trailing_zeros().max(1);
+        let mut scratch = self.scratch.borrow_mut();
         let mut unsorted = false;
-        while bounds.iter().any(|b| b.len() > 2) {
+        for level in 0..levels {
+            let last = level + 1 == levels;
             self.each(|i, gpu| {
-                let vals = values.as_mut().map(|v| &mut v[i]);
-                bounds[i] =
-                    merge_level(gpu, &mut keys[i], vals, &bounds[i], comp, &mut scratch[i])?;
+                let device = &mut scratch[i];
+                let len = out_keys[i].len();
+                let [first, second] = &mut device.trees;
+                let (src, dst) = if level % 2 == 0 {
+                    (first, second)
+                } else {
+                    (second, first)
+                };
+                let src_keys = tree_view::<K>(&src[KEYS], len)?;
+                let src_values = match out_values {
+                    Some(_) => Some(tree_view::<V>(&src[VALUES], len)?),
+                    None => None,
+                };
+                let [dst_keys_tree, dst_values_tree] = dst;
+                let mut dst_keys = if last {
+                    out_keys[i].as_view_mut()
+                } else {
+                    tree_view_mut::<K>(gpu, dst_keys_tree, len)?
+                };
+                let mut dst_values = match (&mut out_values, last) {
+                    (Some(out), true) => Some(out[i].as_view_mut()),
+                    (Some(_), false) => Some(tree_view_mut::<V>(gpu, dst_values_tree, len)?),
+                    (None, _) => None,
+                };
+                let level_in = Pieces {
+                    keys: &src_keys,
+                    values: src_values.as_ref(),
+                };
+                let level_out = PiecesMut {
+                    keys: &mut dst_keys,
+                    values: dst_values.as_mut(),
+                };
+                bounds[i] = merge_level(
+                    gpu,
+                    level_in,
+                    level_out,
+                    &bounds[i],
+                    comp,
+                    &mut device.merge,
+                )?;
                 Ok(())
             })?;
-            for (gpu, scratch) in self.gpus.iter().zip(&mut scratch) {
-                unsorted |= scratch.check(gpu).is_err();
+            for (gpu, device) in self.gpus.iter().zip(scratch.iter_mut()) {
+                unsorted |= device.merge.check(gpu).is_err();
             }
         }
         if unsorted {
@@ -477,18 +655,29 @@ impl<'g> GpuGroup<'g> {
                     .to_owned(),
             ));
         }
-        Ok((keys, values))
+        Ok(())
     }
 }
 
-/// One level of the merge of the consecutive sorted pieces of `keys` (and `values`) that
-/// `bounds` delimits, on `gpu`'s stream: piece `2m` merged with `2m + 1` (an odd last piece
-/// merged with nothing, a copy) into a new buffer, which replaces `keys` (and `values`).
-/// Returns the bounds of the merged pieces (the same where there is one piece).
+/// The keys (and values) of one merge level's input.
+struct Pieces<'v, 'b, K, V> {
+    keys: &'v CudaView<'b, K>,
+    values: Option<&'v CudaView<'b, V>>,
+}
+
+/// The keys (and values) of one merge level's output.
+struct PiecesMut<'v, 'b, K, V> {
+    keys: &'v mut CudaViewMut<'b, K>,
+    values: Option<&'v mut CudaViewMut<'b, V>>,
+}
+
+/// One level of the merge of the consecutive sorted pieces of `from` that `bounds` delimits, on
+/// `gpu`'s stream: piece `2m` merged with `2m + 1` (an odd last piece merged with nothing, a
+/// copy) into `to`, the same positions. Returns the bounds of the merged pieces.
 fn merge_level<K, V, C>(
     gpu: &Gpu,
-    keys: &mut CudaSlice<K>,
-    values: Option<&mut CudaSlice<V>>,
+    from: Pieces<K, V>,
+    to: PiecesMut<K, V>,
     bounds: &[usize],
     comp: &C,
     scratch: &mut MergeScratch,
@@ -498,24 +687,18 @@ where
     V: DeviceValue + DeviceRepr,
     C: DeviceComparator<K> + ?Sized,
 {
-    if bounds.len() <= 2 {
-        return Ok(bounds.to_vec());
-    }
-    // Every element is written by this level's merges (the pieces tile the buffer) before
-    // anything reads it.
-    let mut out_keys = uninit_buffer::<K>(gpu, keys.len())?;
-    let mut out_values = match &values {
-        Some(v) => Some(uninit_buffer::<V>(gpu, v.len())?),
-        None => None,
-    };
     let pieces = bounds.len() - 1;
     let mut merged_bounds = vec![0];
+    let PiecesMut {
+        keys: to_keys,
+        values: mut to_values,
+    } = to;
     for a in (0..pieces).step_by(2) {
         let (begin, mid) = (bounds[a], bounds[a + 1]);
         let end = bounds[(a + 2).min(pieces)];
-        let (a_keys, b_keys) = (keys.slice(begin..mid), keys.slice(mid..end));
-        let mut o_keys = out_keys.slice_mut(begin..end);
-        match (&values, &mut out_values) {
+        let (a_keys, b_keys) = (from.keys.slice(begin..mid), from.keys.slice(mid..end));
+        let mut o_keys = to_keys.slice_mut(begin..end);
+        match (from.values, to_values.as_deref_mut()) {
             (Some(v), Some(o)) => {
                 let (a_vals, b_vals) = (v.slice(begin..mid), v.slice(mid..end));
                 let mut o_vals = o.slice_mut(begin..end);
@@ -536,11 +719,29 @@ where
         }
         merged_bounds.push(end);
     }
-    *keys = out_keys;
-    if let (Some(v), Some(o)) = (values, out_values) {
-        *v = o;
-    }
     Ok(merged_bounds)
+}
+
+/// The first `len` elements of a tree buffer as `T`s (the buffer already grown to hold them by
+/// the exchange or an earlier level).
+fn tree_view<T>(tree: &Option<CudaSlice<u8>>, len: usize) -> Result<CudaView<'_, T>, GpuError> {
+    let buffer = tree.as_ref().ok_or(GpuError::Poisoned("tree buffer"))?;
+    // SAFETY: the bytes hold `T`s written by the exchange or an earlier level of the same call
+    // (device allocations are aligned past any key's alignment), and `T` is plain data
+    // (DeviceKey and DeviceValue are Pod): every bit pattern is a value.
+    unsafe { buffer.transmute::<T>(len) }.ok_or(GpuError::Poisoned("tree buffer"))
+}
+
+/// A tree buffer grown to hold `len` `T`s, as `T`s.
+fn tree_view_mut<'t, T: DeviceRepr>(
+    gpu: &Gpu,
+    tree: &'t mut Option<CudaSlice<u8>>,
+    len: usize,
+) -> Result<CudaViewMut<'t, T>, GpuError> {
+    let buffer = gpu.grow_scratch(tree, len * std::mem::size_of::<T>())?;
+    // SAFETY: the buffer holds at least `len` `T`s' bytes (grown above) at an allocation's
+    // alignment; the caller writes them before any read, and `T` is plain data.
+    unsafe { buffer.transmute_mut::<T>(len) }.ok_or(GpuError::Poisoned("tree buffer"))
 }
 
 /// A buffer of `len` elements on `gpu`'s stream whose contents the caller writes before any
