@@ -13,7 +13,7 @@
 //!   tuning names it, lists its kernels and builds its source; [`Gpu::prepare`]);
 //! - primitives, one folder each with its dispatch and tuning: [`merge`], [`mergesort`],
 //!   [`search`] (what the two searches share), [`load_balance`], [`sorted_search`],
-//!   [`segmented_sort`];
+//!   [`segmented_sort`], and [`sharded`] (sort and merge across the GPUs of one host);
 //! - [`variants`]: the textbook merges and Batcher's sort, teaching material built on the
 //!   primitives.
 
