@@ -17,24 +17,28 @@
 //! Output shard `i` (on GPU `i`) then holds exactly ranks `[floor(i n / p), floor((i + 1) n / p))`
 //! of the stable order of the shards' concatenation (ties by shard, then position).
 
+mod buffers;
+mod cuts;
 mod exchange;
+mod host;
+mod tree;
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DeviceRepr};
-use twophase_partition::{
-    clamp_multiway_cut, multiway_co_rank_indexed, shard_boundary, IndexedRuns,
-};
+use cudarc::driver::{CudaSlice, DeviceRepr};
+use twophase_partition::shard_boundary;
 
 use crate::compare::DeviceComparator;
 use crate::error::{check_len, GpuError};
 use crate::key::{DeviceKey, DeviceValue};
-use crate::merge::{MergeAlgorithm, MergeBuffers, MergeScratch};
+use crate::merge::MergeScratch;
 use crate::mergesort::{MergesortScratch, SortBuffers};
 use crate::runtime::device::Gpu;
+use buffers::{device_error, on_device, tree_view, tree_view_mut, uninit_buffer};
+use cuts::shard_cuts;
 use exchange::{copy_pieces, nccl_available, Communicators};
+use tree::{merge_level, Pieces, PiecesMut};
 
 /// How a group moves its pieces between devices.
 enum Exchange {
@@ -100,19 +104,6 @@ impl std::fmt::Debug for GpuGroup<'_> {
             .field("exchange", &self.exchange_name())
             .finish()
     }
-}
-
-/// `source`, an error on device `ordinal`, naming the device.
-fn device_error(ordinal: usize, source: GpuError) -> GpuError {
-    GpuError::OnDevice {
-        ordinal,
-        source: Box::new(source),
-    }
-}
-
-/// `result` of a step on `gpu`'s device, its error naming the device.
-fn on_device<T>(gpu: &Gpu, result: Result<T, GpuError>) -> Result<T, GpuError> {
-    result.map_err(|source| device_error(gpu.context().ordinal(), source))
 }
 
 /// The buffers of one column of a call: the inputs (sorted shards) and the outputs.
@@ -369,74 +360,6 @@ impl<'g> GpuGroup<'g> {
         Ok(out)
     }
 
-    /// Host convenience: sort `keys` stably under `comp` across the group, the keys split into
-    /// equal shards (shard `i` uploaded to handle `i`), sorted, and gathered back in order.
-    pub fn sort<K, C>(&self, keys: &mut [K], comp: &C) -> Result<(), GpuError>
-    where
-        K: DeviceKey + DeviceRepr,
-        C: DeviceComparator<K> + ?Sized,
-    {
-        let (p, n) = (self.gpus.len(), keys.len());
-        let parts: Vec<&[K]> = (0..p)
-            .map(|i| &keys[shard_boundary(i, p, n)..shard_boundary(i + 1, p, n)])
-            .collect();
-        let mut shards = self.upload(&parts)?;
-        let sorted = self.sort_device(&mut shards, comp)?;
-        self.download(&sorted, keys)
-    }
-
-    /// `parts[i]` copied into a new buffer on handle `i` (empty parts included), every copy
-    /// complete on return.
-    pub fn upload<T: DeviceRepr>(&self, parts: &[&[T]]) -> Result<Vec<CudaSlice<T>>, GpuError> {
-        if parts.len() != self.gpus.len() {
-            return Err(GpuError::InvalidInput(format!(
-                "`parts` holds {} slices for {} GPUs",
-                parts.len(),
-                self.gpus.len()
-            )));
-        }
-        let mut buffers = Vec::with_capacity(parts.len());
-        for (gpu, part) in self.gpus.iter().zip(parts) {
-            let mut buffer = on_device(gpu, uninit_buffer(gpu, part.len()))?;
-            if !part.is_empty() {
-                on_device(
-                    gpu,
-                    gpu.stream()
-                        .memcpy_htod(*part, &mut buffer)
-                        .map_err(GpuError::from),
-                )?;
-            }
-            buffers.push(buffer);
-        }
-        self.each(|_, _| Ok(()))?;
-        Ok(buffers)
-    }
-
-    /// The `shards` (shard `i` on handle `i`) copied back to back into `host`, which holds
-    /// exactly their total length (`SizeMismatch` otherwise).
-    pub fn download<T: DeviceRepr>(
-        &self,
-        shards: &[CudaSlice<T>],
-        host: &mut [T],
-    ) -> Result<(), GpuError> {
-        self.check_placement("shards", shards)?;
-        check_len("host", shards.iter().map(CudaSlice::len).sum(), host.len())?;
-        let mut at = 0;
-        for (shard, gpu) in shards.iter().zip(&self.gpus) {
-            let part = &mut host[at..at + shard.len()];
-            if !part.is_empty() {
-                on_device(
-                    gpu,
-                    gpu.stream()
-                        .memcpy_dtoh(shard, part)
-                        .map_err(GpuError::from),
-                )?;
-            }
-            at += shard.len();
-        }
-        self.each(|_, _| Ok(()))
-    }
-
     /// Step 1: `sort(i, gpu, scratch)` launched on every device (asynchronous, so the devices
     /// sort together), then every sort's order check (which synchronizes).
     fn sort_shards(
@@ -464,7 +387,7 @@ impl<'g> GpuGroup<'g> {
         C: DeviceComparator<K> + ?Sized,
     {
         let start = Instant::now();
-        let cuts = self.cuts(keys.inputs, comp)?;
+        let cuts = shard_cuts(&self.gpus, keys.inputs, comp)?;
         let cut = Instant::now();
         self.exchange(KEYS, keys.inputs, &cuts)?;
         if let Some(values) = &values {
@@ -499,41 +422,6 @@ impl<'g> GpuGroup<'g> {
             }
         }
         first_error.map_or(Ok(()), Err)
-    }
-
-    /// The cuts of the sorted `runs` at every output shard boundary: row `i` the count taken
-    /// from each run before output shard `i` (row 0 zeros, row p the runs' lengths), each inner
-    /// row a multiway co-rank over the devices' keys, clamped into a staircase after the row
-    /// before (a no-op on sorted runs under a strict weak order).
-    fn cuts<K, C>(&self, runs: &[CudaSlice<K>], comp: &C) -> Result<Vec<Vec<usize>>, GpuError>
-    where
-        K: DeviceKey + DeviceRepr,
-        C: DeviceComparator<K> + ?Sized,
-    {
-        let p = self.gpus.len();
-        let lens: Vec<usize> = runs.iter().map(CudaSlice::len).collect();
-        let total = lens.iter().sum();
-        let device_runs = DeviceRuns {
-            gpus: &self.gpus,
-            runs,
-            read: RefCell::new(HashMap::new()),
-            failure: RefCell::new(None),
-        };
-        let mut cuts = vec![vec![0; p]];
-        let mut upper = vec![0; p];
-        for shard in 1..p {
-            let diag = shard_boundary(shard, p, total);
-            let mut cut = vec![0; p];
-            let is_less = |a: &K, b: &K| comp.is_less(a, b);
-            multiway_co_rank_indexed(&device_runs, diag, &is_less, &mut cut, &mut upper);
-            if let Some(error) = device_runs.failure.take() {
-                return Err(error);
-            }
-            clamp_multiway_cut(&cuts[shard - 1], &mut cut, diag, &lens);
-            cuts.push(cut);
-        }
-        cuts.push(lens);
-        Ok(cuts)
     }
 
     /// Step 3 for one column: output shard `i`'s pieces (`cuts[i][k]..cuts[i + 1][k]` of every
@@ -656,160 +544,5 @@ impl<'g> GpuGroup<'g> {
             ));
         }
         Ok(())
-    }
-}
-
-/// The keys (and values) of one merge level's input.
-struct Pieces<'v, 'b, K, V> {
-    keys: &'v CudaView<'b, K>,
-    values: Option<&'v CudaView<'b, V>>,
-}
-
-/// The keys (and values) of one merge level's output.
-struct PiecesMut<'v, 'b, K, V> {
-    keys: &'v mut CudaViewMut<'b, K>,
-    values: Option<&'v mut CudaViewMut<'b, V>>,
-}
-
-/// One level of the merge of the consecutive sorted pieces of `from` that `bounds` delimits, on
-/// `gpu`'s stream: piece `2m` merged with `2m + 1` (an odd last piece merged with nothing, a
-/// copy) into `to`, the same positions. Returns the bounds of the merged pieces.
-fn merge_level<K, V, C>(
-    gpu: &Gpu,
-    from: Pieces<K, V>,
-    to: PiecesMut<K, V>,
-    bounds: &[usize],
-    comp: &C,
-    scratch: &mut MergeScratch,
-) -> Result<Vec<usize>, GpuError>
-where
-    K: DeviceKey + DeviceRepr,
-    V: DeviceValue + DeviceRepr,
-    C: DeviceComparator<K> + ?Sized,
-{
-    let pieces = bounds.len() - 1;
-    let mut merged_bounds = vec![0];
-    let PiecesMut {
-        keys: to_keys,
-        values: mut to_values,
-    } = to;
-    for a in (0..pieces).step_by(2) {
-        let (begin, mid) = (bounds[a], bounds[a + 1]);
-        let end = bounds[(a + 2).min(pieces)];
-        let (a_keys, b_keys) = (from.keys.slice(begin..mid), from.keys.slice(mid..end));
-        let mut o_keys = to_keys.slice_mut(begin..end);
-        match (from.values, to_values.as_deref_mut()) {
-            (Some(v), Some(o)) => {
-                let (a_vals, b_vals) = (v.slice(begin..mid), v.slice(mid..end));
-                let mut o_vals = o.slice_mut(begin..end);
-                let buffers = MergeBuffers::pairs(
-                    &a_keys,
-                    &a_vals,
-                    &b_keys,
-                    &b_vals,
-                    &mut o_keys,
-                    &mut o_vals,
-                );
-                gpu.merge_device(buffers, comp, MergeAlgorithm::default(), scratch)?;
-            }
-            _ => {
-                let buffers = MergeBuffers::keys(&a_keys, &b_keys, &mut o_keys);
-                gpu.merge_device(buffers, comp, MergeAlgorithm::default(), scratch)?;
-            }
-        }
-        merged_bounds.push(end);
-    }
-    Ok(merged_bounds)
-}
-
-/// The first `len` elements of a tree buffer as `T`s (the buffer already grown to hold them by
-/// the exchange or an earlier level).
-fn tree_view<T>(tree: &Option<CudaSlice<u8>>, len: usize) -> Result<CudaView<'_, T>, GpuError> {
-    let buffer = tree.as_ref().ok_or(GpuError::Poisoned("tree buffer"))?;
-    // SAFETY: the bytes hold `T`s written by the exchange or an earlier level of the same call
-    // (device allocations are aligned past any key's alignment), and `T` is plain data
-    // (DeviceKey and DeviceValue are Pod): every bit pattern is a value.
-    unsafe { buffer.transmute::<T>(len) }.ok_or(GpuError::Poisoned("tree buffer"))
-}
-
-/// A tree buffer grown to hold `len` `T`s, as `T`s.
-fn tree_view_mut<'t, T: DeviceRepr>(
-    gpu: &Gpu,
-    tree: &'t mut Option<CudaSlice<u8>>,
-    len: usize,
-) -> Result<CudaViewMut<'t, T>, GpuError> {
-    let buffer = gpu.grow_scratch(tree, len * std::mem::size_of::<T>())?;
-    // SAFETY: the buffer holds at least `len` `T`s' bytes (grown above) at an allocation's
-    // alignment; the caller writes them before any read, and `T` is plain data.
-    unsafe { buffer.transmute_mut::<T>(len) }.ok_or(GpuError::Poisoned("tree buffer"))
-}
-
-/// A buffer of `len` elements on `gpu`'s stream whose contents the caller writes before any
-/// read (a one-element allocation behind an empty buffer, where the driver takes no empty one).
-fn uninit_buffer<T: DeviceRepr>(gpu: &Gpu, len: usize) -> Result<CudaSlice<T>, GpuError> {
-    let stream = gpu.stream();
-    // SAFETY: the memory is left unset; every caller writes each element before reading it,
-    // and the length handed out never exceeds the allocation.
-    unsafe {
-        let buffer = stream.alloc::<T>(len.max(1))?;
-        if len > 0 {
-            return Ok(buffer);
-        }
-        Ok(stream.upgrade_device_ptr(buffer.leak(), 0))
-    }
-}
-
-/// Sorted runs on devices, read a key at a time for the multiway co-rank (each key read at most
-/// once a call); the first failed read is kept, and the search then sees zeroed keys (it ends
-/// whatever it reads) until the caller reports the failure.
-struct DeviceRuns<'a, K> {
-    gpus: &'a [&'a Gpu],
-    runs: &'a [CudaSlice<K>],
-    read: RefCell<HashMap<(usize, usize), K>>,
-    failure: RefCell<Option<GpuError>>,
-}
-
-impl<K: DeviceKey + DeviceRepr> DeviceRuns<'_, K> {
-    /// Key `index` of run `run`, copied from its device.
-    fn fetch(&self, run: usize, index: usize) -> Result<K, GpuError> {
-        let gpu = self.gpus[run];
-        let mut key = [K::zeroed()];
-        gpu.stream()
-            .memcpy_dtoh(&self.runs[run].slice(index..index + 1), &mut key)
-            .map_err(GpuError::from)?;
-        gpu.synchronize()?;
-        Ok(key[0])
-    }
-}
-
-impl<K: DeviceKey + DeviceRepr> IndexedRuns for DeviceRuns<'_, K> {
-    type Key = K;
-
-    fn run_count(&self) -> usize {
-        self.runs.len()
-    }
-
-    fn run_len(&self, run: usize) -> usize {
-        self.runs[run].len()
-    }
-
-    fn key(&self, run: usize, index: usize) -> K {
-        if let Some(&key) = self.read.borrow().get(&(run, index)) {
-            return key;
-        }
-        if self.failure.borrow().is_some() {
-            return K::zeroed();
-        }
-        match self.fetch(run, index) {
-            Ok(key) => {
-                self.read.borrow_mut().insert((run, index), key);
-                key
-            }
-            Err(error) => {
-                let ordinal = self.gpus[run].context().ordinal();
-                *self.failure.borrow_mut() = Some(device_error(ordinal, error));
-                K::zeroed()
-            }
-        }
     }
 }
