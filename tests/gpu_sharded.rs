@@ -257,6 +257,31 @@ fn mismatched_buffers_are_invalid_input() {
         ),
     }
     assert!(matches!(GpuGroup::new(&[]), Err(GpuError::InvalidInput(_))));
+
+    // Output shards of the wrong size.
+    let mut shards = group.upload(&[&[3u32, 1][..], &[2]]).expect("upload");
+    let mut short = group.output_shards::<u32>(2).expect("outputs");
+    match group.sort_device_into(&mut shards, &mut short, &Less) {
+        Err(GpuError::SizeMismatch { what, .. }) => assert_eq!(what, "out"),
+        other => panic!("outputs of 2 keys for 3: expected SizeMismatch, got {other:?}"),
+    }
+
+    // On a machine of several GPUs: each shard's buffer on the other handle's context.
+    let devices = handles(2);
+    if devices[0].context().ordinal() != devices[1].context().ordinal() {
+        let group = self::group(&devices);
+        let mut swapped = group.upload(&[&[3u32, 1][..], &[2]]).expect("upload");
+        swapped.swap(0, 1);
+        match group.sort_device(&mut swapped, &Less) {
+            Err(GpuError::InvalidInput(message)) => {
+                assert!(message.contains("`shards[0]`"), "{message}")
+            }
+            other => panic!(
+                "shards on the other contexts: expected InvalidInput, got {:?}",
+                other.map(|v| v.len())
+            ),
+        }
+    }
 }
 
 #[test]
