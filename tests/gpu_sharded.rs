@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{gpu, rng, u32_pattern_keys, PATTERNS};
+use common::{broken_u32_comparators, gpu, multiset, rng, u32_pattern_keys, PATTERNS};
 use rand::rngs::StdRng;
 use rand::Rng;
 use rayon::prelude::*;
@@ -238,6 +238,38 @@ fn sorted_runs_merge_and_unsorted_runs_are_reported() {
                 "unsorted runs: expected InvalidInput, got {:?}",
                 other.map(|v| v.len())
             ),
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn an_inconsistent_comparator_is_invalid_input_and_keeps_every_key() {
+    let mut rng = rng();
+    for gpus in [handles(2), one_device_pair()] {
+        let group = group(&gpus);
+        let n = (1 << 16) + 3;
+        let keys: Vec<u32> = (0..n).map(|_| rng.gen_range(0..64)).collect();
+        let shards = cut(&keys, &split_lengths(&mut rng, n, gpus.len(), 0));
+        for comp in broken_u32_comparators() {
+            let mut device_shards = upload(&group, &shards);
+            match group.sort_device(&mut device_shards, &comp) {
+                // Seen: each input shard still holds its own keys.
+                Err(GpuError::InvalidInput(_)) => {
+                    for (shard, after) in shards.iter().zip(download(&group, &device_shards)) {
+                        assert_eq!(multiset(shard), multiset(&after), "{}", comp.name());
+                    }
+                }
+                // Not seen: the outputs are a permutation of the keys, cut exactly.
+                Ok(out) => {
+                    let out = download(&group, &out);
+                    for (i, shard) in out.iter().enumerate() {
+                        assert_eq!(shard.len(), group.output_len(i, n), "{}", comp.name());
+                    }
+                    assert_eq!(multiset(&out.concat()), multiset(&keys), "{}", comp.name());
+                }
+                Err(other) => panic!("{}: expected InvalidInput, got {other:?}", comp.name()),
+            }
         }
     }
 }

@@ -368,7 +368,28 @@ impl<'g> GpuGroup<'g> {
     ) -> Result<(), GpuError> {
         let mut scratch = self.scratch.borrow_mut();
         self.each(|i, gpu| sort(i, gpu, &mut scratch[i].sort))?;
-        self.each(|i, gpu| scratch[i].sort.check(gpu))
+        let inconsistent = self.order_checks(|i, gpu| scratch[i].sort.check(gpu))?;
+        inconsistent.map_or(Ok(()), Err)
+    }
+
+    /// Every device's order check `check(i, gpu)` (a scratch's `check`, which synchronizes):
+    /// the first `InvalidInput` it reports (the input's order, on whichever device), or the
+    /// first other error, naming its device.
+    fn order_checks(
+        &self,
+        mut check: impl FnMut(usize, &Gpu) -> Result<(), GpuError>,
+    ) -> Result<Option<GpuError>, GpuError> {
+        let mut invalid = None;
+        for (i, gpu) in self.gpus.iter().enumerate() {
+            match check(i, gpu) {
+                Ok(()) => {}
+                Err(error @ GpuError::InvalidInput(_)) => {
+                    invalid.get_or_insert(error);
+                }
+                Err(error) => return Err(device_error(gpu.context().ordinal(), error)),
+            }
+        }
+        Ok(invalid)
     }
 
     /// Steps 2 to 4 on sorted key shards (and their values): the cuts, the exchange into each
@@ -435,8 +456,9 @@ impl<'g> GpuGroup<'g> {
     ) -> Result<(), GpuError> {
         let mut scratch = self.scratch.borrow_mut();
         let mut targets = Vec::with_capacity(self.gpus.len());
+        let total = cuts[cuts.len() - 1].iter().sum();
         for (i, (gpu, device)) in self.gpus.iter().zip(scratch.iter_mut()).enumerate() {
-            let len = self.output_len(i, cuts[cuts.len() - 1].iter().sum());
+            let len = self.output_len(i, total);
             targets.push(on_device(
                 gpu,
                 tree_view_mut::<T>(gpu, &mut device.trees[0][column], len),
@@ -532,9 +554,9 @@ impl<'g> GpuGroup<'g> {
                 )?;
                 Ok(())
             })?;
-            for (gpu, device) in self.gpus.iter().zip(scratch.iter_mut()) {
-                unsorted |= device.merge.check(gpu).is_err();
-            }
+            unsorted |= self
+                .order_checks(|i, gpu| scratch[i].merge.check(gpu))?
+                .is_some();
         }
         if unsorted {
             return Err(GpuError::InvalidInput(
