@@ -31,6 +31,10 @@ const LOG2N_ENV: &str = "TWOPHASE_BENCH_LOG2N";
 const WIDE_LOG2N_LIMIT: u32 = 30;
 /// Milliseconds in a second.
 const MS: f64 = 1e3;
+/// Prints every timed run's exchange time, not only the median.
+const EACH_RUN_ENV: &str = "TWOPHASE_BENCH_EACH_RUN";
+/// Bytes in a GiB.
+const GIB: f64 = (1u64 << 30) as f64;
 
 /// The benchmark's handles: one per device, or two on device 0 where the machine has one.
 fn handles() -> Option<Vec<Gpu>> {
@@ -79,6 +83,9 @@ fn timed(
                 list.push(phase.as_secs_f64() * MS);
             }
         }
+    }
+    if group.is_some() && std::env::var(EACH_RUN_ENV).is_ok() {
+        println!("each run's exchange ms: {:.3?}", phases[2]);
     }
     let phases = if group.is_some() {
         phases.map(median)
@@ -172,6 +179,113 @@ where
     )
 }
 
+/// The in-place sharded sort of `keys` (equal shards, each replaced by its output shard):
+/// checked against the sorted keys, then the median ms and phases.
+fn sharded_in_place_ms(group: &GpuGroup, keys: &[u32]) -> (f64, [f64; 4]) {
+    let n = keys.len();
+    let pristine = group.upload(&shards_of(group, keys)).expect("upload");
+    let mut work = group.upload(&shards_of(group, keys)).expect("upload");
+    group
+        .sort_device_in_place(&mut work, &Less)
+        .expect("sharded sort in place");
+    let mut got = vec![0u32; n];
+    group.download(&work, &mut got).expect("download");
+    let mut expected = keys.to_vec();
+    expected.par_sort_unstable();
+    assert!(got == expected, "the in-place sharded sort differs");
+    let work = std::cell::RefCell::new(work);
+    timed(
+        Some(group),
+        || restore(group, &pristine, &mut work.borrow_mut()),
+        || {
+            group
+                .sort_device_in_place(&mut work.borrow_mut(), &Less)
+                .expect("sharded sort in place")
+        },
+    )
+}
+
+/// A sum of a well-mixed hash of every key: equal for two orders of the same keys, and (with
+/// overwhelming probability) different where a key was lost or duplicated.
+fn key_hash_sum(keys: &[u32]) -> u64 {
+    keys.par_iter()
+        .map(|&k| {
+            let mut z = u64::from(k).wrapping_add(0x9e37_79b9_7f4a_7c15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        })
+        .reduce(|| 0, u64::wrapping_add)
+}
+
+/// Bytes of device memory a one-GPU mergesort of a key takes: the keys and the sort's second
+/// buffer.
+const ONE_GPU_BYTES_PER_U32: usize = 2 * 4;
+/// How far past one GPU's capacity the capacity run goes: its keys' sort on one GPU would need
+/// this many times that GPU's whole memory.
+const PAST_ONE_GPU: f64 = 1.25;
+/// Selects the capacity run: more u32 keys than one GPU's sort can hold, sorted in place.
+const BEYOND_ENV: &str = "TWOPHASE_BENCH_BEYOND";
+
+/// The capacity run: `PAST_ONE_GPU` times the u32 keys one GPU's sort holds (by GPU 0's total
+/// memory), generated on the host in equal shards, sorted in place across the group once, and
+/// checked: every output shard of its exact size, the concatenation ascending, and the same
+/// multiset (a hash sum over the keys, taken as they were made).
+fn beyond_one_gpu(group: &GpuGroup) {
+    let gpus = group.gpus();
+    let (free, total_memory) = gpus[0].context().mem_get_info().expect("memory info");
+    let n = (total_memory as f64 * PAST_ONE_GPU / ONE_GPU_BYTES_PER_U32 as f64) as usize;
+    let p = gpus.len();
+    println!(
+        "capacity run: {n} u32 keys ({:.1} GiB) on {p} GPUs; one GPU's sort of them needs {:.1} GiB, GPU 0 has {:.1} GiB ({:.1} free)",
+        (n * 4) as f64 / GIB,
+        (n * ONE_GPU_BYTES_PER_U32) as f64 / GIB,
+        total_memory as f64 / GIB,
+        free as f64 / GIB
+    );
+    let start = Instant::now();
+    let mut keys = vec![0u32; n];
+    keys.par_chunks_mut(1 << 20)
+        .enumerate()
+        .for_each(|(c, chunk)| {
+            for (j, key) in chunk.iter_mut().enumerate() {
+                *key = splitmix_u32(c * (1 << 20) + j);
+            }
+        });
+    let hash = key_hash_sum(&keys);
+    let mut shards = group.upload(&shards_of(group, &keys)).expect("upload");
+    println!("made and uploaded in {:.1} s", start.elapsed().as_secs_f64());
+    let start = Instant::now();
+    group
+        .sort_device_in_place(&mut shards, &Less)
+        .expect("capacity sort");
+    let ms = start.elapsed().as_secs_f64() * MS;
+    let phases = group.last_phases();
+    group.download(&shards, &mut keys).expect("download");
+    let sorted = keys.par_windows(2).all(|w| w[0] <= w[1]);
+    let kept = key_hash_sum(&keys) == hash;
+    for (i, shard) in shards.iter().enumerate() {
+        assert_eq!(shard.len(), group.output_len(i, n), "output shard {i}");
+    }
+    assert!(sorted && kept, "capacity run: sorted {sorted}, keys kept {kept}");
+    println!(
+        "capacity run sorted and checked: {ms:.1} ms ({:.2} Gkeys/s); sort {:.1}, cuts {:.1}, exchange {:.1}, merge {:.1} ms",
+        n as f64 / (ms / MS) / 1e9,
+        phases.sort.as_secs_f64() * MS,
+        phases.cuts.as_secs_f64() * MS,
+        phases.exchange.as_secs_f64() * MS,
+        phases.merge.as_secs_f64() * MS
+    );
+}
+
+/// The capacity run's keys: SplitMix64 of the position, low 32 bits.
+fn splitmix_u32(i: usize) -> u32 {
+    let mut z = (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 31)) as u32
+}
+
 /// The sharded sort of `keys` with their positions as values: checked against the stable sort
 /// of the pairs, then the median ms and phases.
 fn sharded_pairs_ms(group: &GpuGroup, keys: &[u32], values: &[u32]) -> (f64, [f64; 4]) {
@@ -232,6 +346,14 @@ fn main() {
         device_name(&gpus[0]),
         group.exchange_name()
     );
+    if std::env::var(BEYOND_ENV).is_ok() {
+        if gpus[0].context().ordinal() == gpus[1].context().ordinal() {
+            println!("capacity run skipped: the handles share one device");
+        } else {
+            beyond_one_gpu(&group);
+        }
+        return;
+    }
     println!("| keys | n (all GPUs) | one GPU ms | sharded ms | speed-up | sort | cuts | exchange | merge | exchange GB/s (bytes crossing) |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for log2n in TOTAL_LOG2N {
@@ -243,6 +365,8 @@ fn main() {
         let keys: Vec<u32> = random_keys(n, rand::random());
         let one = single_gpu_ms(&gpus[0], &keys, None);
         print_row("u32", log2n, p, 4, one, sharded_ms(&group, &keys));
+        let in_place = sharded_in_place_ms(&group, &keys);
+        print_row("u32 in place", log2n, p, 4, one, in_place);
         if log2n >= WIDE_LOG2N_LIMIT {
             continue;
         }

@@ -316,14 +316,87 @@ fn the_host_convenience_sorts_in_place() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn large_shards_sort_at_2_pow_27_per_gpu() {
+fn large_shards_sort_at_2_pow_28_per_gpu() {
     let gpus = handles(2);
     let p = gpus.len();
-    let per_gpu = 1usize << 27;
+    let per_gpu = 1usize << 28;
     let n = per_gpu * p;
     let keys: Vec<u32> = (0..n)
         .into_par_iter()
         .map(|i| common::splitmix_u32(0x5eed, i))
         .collect();
-    check_sort(&gpus, &keys, &vec![per_gpu; p], &Less, "2^27 a GPU");
+    check_sort(&gpus, &keys, &vec![per_gpu; p], &Less, "2^28 a GPU");
+}
+
+/// Handles on device 0 for in-place groups of `p`: the copies exchange, with merge trees of one
+/// (p = 2), two (p = 3, 4: the even count, which copies the pieces out first) and three levels.
+fn same_device_handles(p: usize) -> Vec<Gpu> {
+    (0..p).map(|_| gpu()).collect()
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_in_place_sort_replaces_each_shard_with_its_output_shard() {
+    let mut rng = rng();
+    let groups = [
+        handles(2),
+        same_device_handles(3),
+        same_device_handles(4),
+        same_device_handles(5),
+    ];
+    for gpus in &groups {
+        let group = group(gpus);
+        let p = gpus.len();
+        for n in [0, 1, 3, 1000, (1 << 16) + 1, (1 << 20) + 3] {
+            for pattern in PATTERNS {
+                let keys = u32_pattern_keys(&mut rng, n, pattern, 4);
+                let lengths = split_lengths(&mut rng, n, p, 0);
+                let mut shards = upload(&group, &cut(&keys, &lengths));
+                let what = format!("in place, p = {p}, n = {n}, {pattern:?}");
+                group.sort_device_in_place(&mut shards, &Less).expect(&what);
+                let mut expected = keys.clone();
+                expected.sort_unstable();
+                assert_exact_shards(&download(&group, &shards), &expected, &what);
+            }
+            // Pairs: duplicate-heavy keys, their values the global index.
+            let keys: Vec<u32> = (0..n).map(|_| rng.gen_range(0..8)).collect();
+            let values: Vec<u32> = (0..n as u32).collect();
+            let lengths = split_lengths(&mut rng, n, p, 0);
+            let mut key_shards = upload(&group, &cut(&keys, &lengths));
+            let mut value_shards = upload(&group, &cut(&values, &lengths));
+            group
+                .sort_pairs_device_in_place(&mut key_shards, &mut value_shards, &Less)
+                .expect("pairs in place");
+            let mut expected: Vec<(u32, u32)> = keys.iter().copied().zip(values).collect();
+            expected.sort_by_key(|pair| pair.0);
+            let got: Vec<(u32, u32)> = download(&group, &key_shards)
+                .concat()
+                .into_iter()
+                .zip(download(&group, &value_shards).concat())
+                .collect();
+            assert_eq!(got, expected, "pairs in place, p = {p}, n = {n}");
+        }
+
+        // Shards that are not the output shards' sizes: SizeMismatch naming them, untouched.
+        let mut uneven = upload(&group, &cut(&[3u32, 2, 1], &split_lengths(&mut rng, 3, p, 3)));
+        match group.sort_device_in_place(&mut uneven, &Less) {
+            Err(GpuError::SizeMismatch { what, .. }) => assert_eq!(what, "shards"),
+            other => panic!("uneven shards in place: expected SizeMismatch, got {other:?}"),
+        }
+        assert_eq!(download(&group, &uneven).concat(), [3, 2, 1]);
+
+        // An inconsistent comparator: InvalidInput, or exact shards; the keys are all kept.
+        let n = (1 << 16) + 3;
+        let keys: Vec<u32> = (0..n).map(|_| rng.gen_range(0..64)).collect();
+        let lengths = split_lengths(&mut rng, n, p, 0);
+        for comp in broken_u32_comparators() {
+            let mut shards = upload(&group, &cut(&keys, &lengths));
+            match group.sort_device_in_place(&mut shards, &comp) {
+                Ok(()) | Err(GpuError::InvalidInput(_)) => {}
+                Err(other) => panic!("{}: expected InvalidInput, got {other:?}", comp.name()),
+            }
+            let after = download(&group, &shards);
+            assert_eq!(multiset(&after.concat()), multiset(&keys), "{}", comp.name());
+        }
+    }
 }

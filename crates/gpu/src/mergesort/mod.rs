@@ -100,6 +100,15 @@ impl MergesortScratch {
     pub fn check(&mut self, gpu: &Gpu) -> Result<(), GpuError> {
         self.input_check.check(gpu, MERGESORT_STATUS)
     }
+
+    /// The sort's second buffers of keys and values (bytes), which no call keeps anything in
+    /// between calls: the in-place sort across GPUs lends them as the buffers its exchange
+    /// receives into.
+    pub(crate) fn buffers_mut(
+        &mut self,
+    ) -> (&mut Option<CudaSlice<u8>>, &mut Option<CudaSlice<u8>>) {
+        (&mut self.keys, &mut self.values)
+    }
 }
 
 impl Gpu {

@@ -11,7 +11,7 @@ use crate::key::DeviceKey;
 
 impl GpuGroup<'_> {
     /// Host convenience: sort `keys` stably under `comp` across the group, the keys split into
-    /// equal shards (shard `i` uploaded to handle `i`), sorted, and gathered back in order.
+    /// equal shards (shard `i` uploaded to handle `i`), sorted in place, and gathered back in order.
     pub fn sort<K, C>(&self, keys: &mut [K], comp: &C) -> Result<(), GpuError>
     where
         K: DeviceKey + DeviceRepr,
@@ -22,8 +22,8 @@ impl GpuGroup<'_> {
             .map(|i| &keys[shard_boundary(i, p, n)..shard_boundary(i + 1, p, n)])
             .collect();
         let mut shards = self.upload(&parts)?;
-        let sorted = self.sort_device(&mut shards, comp)?;
-        self.download(&sorted, keys)
+        self.sort_device_in_place(&mut shards, comp)?;
+        self.download(&shards, keys)
     }
 
     /// `parts[i]` copied into a new buffer on handle `i` (empty parts included), every copy

@@ -21,6 +21,7 @@ mod buffers;
 mod cuts;
 mod exchange;
 mod host;
+mod in_place;
 mod tree;
 
 use std::cell::{Cell, RefCell};
@@ -81,6 +82,8 @@ pub struct GpuGroup<'g> {
     exchange: Exchange,
     scratch: RefCell<Vec<DeviceScratch>>,
     phases: Cell<Phases>,
+    /// The cuts' time in the call under way.
+    cut_time: Cell<Duration>,
 }
 
 /// How long each step of a group's last sort or merge took on the host clock (each step ends
@@ -140,6 +143,7 @@ impl<'g> GpuGroup<'g> {
             exchange,
             scratch: RefCell::new(gpus.iter().map(|_| DeviceScratch::default()).collect()),
             phases: Cell::new(Phases::default()),
+            cut_time: Cell::new(Duration::ZERO),
         })
     }
 
@@ -408,21 +412,54 @@ impl<'g> GpuGroup<'g> {
         C: DeviceComparator<K> + ?Sized,
     {
         let start = Instant::now();
-        let cuts = shard_cuts(&self.gpus, keys.inputs, comp)?;
-        let cut = Instant::now();
-        self.exchange(KEYS, keys.inputs, &cuts)?;
-        if let Some(values) = &values {
-            self.exchange(VALUES, values.inputs, &cuts)?;
+        let (cuts, exchanged) = self.cut_and_exchange(
+            keys.inputs,
+            values.as_ref().map(|v| v.inputs),
+            comp,
+        )?;
+        let merge = Merge {
+            cuts: &cuts,
+            in_place: false,
+        };
+        self.merge_received(keys.outputs, values.map(|v| v.outputs), merge, comp)?;
+        self.record_phases(sorted, start, exchanged);
+        Ok(())
+    }
+
+    /// Steps 2 and 3: the cuts of the sorted `keys` shards, then the exchange of the keys (and
+    /// `values`) into each device's first tree buffer. Returns the cuts and the time the
+    /// exchange ended, the cuts' time recorded for [`record_phases`](Self::record_phases).
+    fn cut_and_exchange<K, V, C>(
+        &self,
+        keys: &[CudaSlice<K>],
+        values: Option<&[CudaSlice<V>]>,
+        comp: &C,
+    ) -> Result<(Vec<Vec<usize>>, Instant), GpuError>
+    where
+        K: DeviceKey + DeviceRepr,
+        V: DeviceValue + DeviceRepr,
+        C: DeviceComparator<K> + ?Sized,
+    {
+        let start = Instant::now();
+        let cuts = shard_cuts(&self.gpus, keys, comp)?;
+        self.cut_time.set(start.elapsed());
+        self.exchange(KEYS, keys, &cuts)?;
+        if let Some(values) = values {
+            self.exchange(VALUES, values, &cuts)?;
         }
-        let exchanged = Instant::now();
-        self.merge_received(keys.outputs, values.map(|v| v.outputs), &cuts, comp)?;
+        Ok((cuts, Instant::now()))
+    }
+
+    /// The phases of a call whose steps 2 to 4 started at `start` and whose exchange ended at
+    /// `exchanged` (now: the merge's end), step 1 having taken `sorted`.
+    fn record_phases(&self, sorted: Duration, start: Instant, exchanged: Instant) {
+        let cuts = self.cut_time.get();
         self.phases.set(Phases {
             sort: sorted,
-            cuts: cut - start,
-            exchange: exchanged - cut,
+            cuts,
+            exchange: (exchanged - start).saturating_sub(cuts),
             merge: exchanged.elapsed(),
         });
-        Ok(())
     }
 
     /// `step` on every handle in turn (each step asynchronous on its own stream, so the devices
@@ -479,14 +516,15 @@ impl<'g> GpuGroup<'g> {
 
     /// Step 4: each output shard's pieces (with their values, if any) merged into `out_keys`
     /// (and `out_values`): a tree of the two-phase merge, pieces `2m` and `2m + 1` a level
-    /// (earlier pieces as A, so ties keep shard order), between the device's two tree buffers,
-    /// the last level into the outputs; each level launched on every device before any is
-    /// waited for.
+    /// (earlier pieces as A, so ties keep shard order), each level launched on every device
+    /// before any is waited for. Out of place the levels alternate between the device's two
+    /// tree buffers, the last into the outputs; in place (`merge.in_place`: the outputs are the
+    /// sent shards) between the first tree buffer and the outputs.
     fn merge_received<K, V, C>(
         &self,
         out_keys: &mut [CudaSlice<K>],
         mut out_values: Option<&mut [CudaSlice<V>]>,
-        cuts: &[Vec<usize>],
+        merge: Merge,
         comp: &C,
     ) -> Result<(), GpuError>
     where
@@ -495,7 +533,8 @@ impl<'g> GpuGroup<'g> {
         C: DeviceComparator<K> + ?Sized,
     {
         // Each output shard's piece bounds: piece k is what input shard k sent it.
-        let mut bounds: Vec<Vec<usize>> = cuts
+        let mut bounds: Vec<Vec<usize>> = merge
+            .cuts
             .windows(2)
             .map(|cut| {
                 let mut piece_bounds = vec![0];
@@ -507,42 +546,71 @@ impl<'g> GpuGroup<'g> {
             .collect();
         // ceil(log2(p)) levels; one GPU copies its one piece out.
         let levels = self.gpus.len().next_power_of_two().trailing_zeros().max(1);
+        let places = level_places(levels, merge.in_place);
         let mut scratch = self.scratch.borrow_mut();
+        if places.first().is_some_and(|&(from, _)| from == Place::Output) {
+            // In place with an even number of levels: the received pieces start from the
+            // outputs, so that the last level ends there.
+            self.each(|i, gpu| {
+                let len = out_keys[i].len();
+                let received = tree_view::<K>(&scratch[i].trees[0][KEYS], len)?;
+                gpu.stream().memcpy_dtod(&received, &mut out_keys[i])?;
+                if let Some(out) = &mut out_values {
+                    let received = tree_view::<V>(&scratch[i].trees[0][VALUES], len)?;
+                    gpu.stream().memcpy_dtod(&received, &mut out[i])?;
+                }
+                Ok(())
+            })?;
+        }
         let mut unsorted = false;
-        for level in 0..levels {
-            let last = level + 1 == levels;
+        for (from, to) in places {
             self.each(|i, gpu| {
                 let device = &mut scratch[i];
                 let len = out_keys[i].len();
+                // The tree buffer read or written (the other tree, or the outputs, is the
+                // other side).
                 let [first, second] = &mut device.trees;
-                let (src, dst) = if level % 2 == 0 {
+                let (from_tree, to_tree) = if from == Place::Tree(0) {
                     (first, second)
                 } else {
                     (second, first)
                 };
-                let src_keys = tree_view::<K>(&src[KEYS], len)?;
-                let src_values = match out_values {
-                    Some(_) => Some(tree_view::<V>(&src[VALUES], len)?),
-                    None => None,
+                let [to_tree_keys, to_tree_values] = to_tree;
+                let has_values = out_values.is_some();
+                let (from_out, to_out) = match to {
+                    Place::Output => (None, Some(&mut out_keys[i])),
+                    Place::Tree(_) => (Some(&out_keys[i]), None),
                 };
-                let [dst_keys_tree, dst_values_tree] = dst;
-                let mut dst_keys = if last {
-                    out_keys[i].as_view_mut()
-                } else {
-                    tree_view_mut::<K>(gpu, dst_keys_tree, len)?
+                let from_keys = match (from, from_out) {
+                    (Place::Output, Some(out)) => out.slice(0..len),
+                    _ => tree_view::<K>(&from_tree[KEYS], len)?,
                 };
-                let mut dst_values = match (&mut out_values, last) {
-                    (Some(out), true) => Some(out[i].as_view_mut()),
-                    (Some(_), false) => Some(tree_view_mut::<V>(gpu, dst_values_tree, len)?),
-                    (None, _) => None,
+                let mut to_keys = match to_out {
+                    Some(out) => out.as_view_mut(),
+                    None => tree_view_mut::<K>(gpu, to_tree_keys, len)?,
+                };
+                let (from_vals, to_vals) = match (&mut out_values, to) {
+                    (Some(out), Place::Output) => (None, Some(&mut out[i])),
+                    (Some(out), Place::Tree(_)) => (Some(&out[i]), None),
+                    (None, _) => (None, None),
+                };
+                let from_values = match (has_values, from, from_vals) {
+                    (false, _, _) => None,
+                    (true, Place::Output, Some(out)) => Some(out.slice(0..len)),
+                    (true, _, _) => Some(tree_view::<V>(&from_tree[VALUES], len)?),
+                };
+                let mut to_values = match (has_values, to_vals) {
+                    (false, _) => None,
+                    (true, Some(out)) => Some(out.as_view_mut()),
+                    (true, None) => Some(tree_view_mut::<V>(gpu, to_tree_values, len)?),
                 };
                 let level_in = Pieces {
-                    keys: &src_keys,
-                    values: src_values.as_ref(),
+                    keys: &from_keys,
+                    values: from_values.as_ref(),
                 };
                 let level_out = PiecesMut {
-                    keys: &mut dst_keys,
-                    values: dst_values.as_mut(),
+                    keys: &mut to_keys,
+                    values: to_values.as_mut(),
                 };
                 bounds[i] = merge_level(
                     gpu,
@@ -566,5 +634,70 @@ impl<'g> GpuGroup<'g> {
             ));
         }
         Ok(())
+    }
+}
+
+/// What the merge of the received pieces works from: the exchange's cuts, and whether the
+/// outputs are the sent shards themselves (the in-place sort).
+#[derive(Clone, Copy)]
+struct Merge<'c> {
+    cuts: &'c [Vec<usize>],
+    in_place: bool,
+}
+
+/// Where a merge level reads or writes: a device's tree buffer, or its output shard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    Tree(usize),
+    Output,
+}
+
+/// The (from, to) of each of `levels` merge levels, the received pieces in tree buffer 0 and the
+/// last level into the outputs. Out of place the levels alternate between the two tree buffers;
+/// in place between tree buffer 0 and the outputs, starting from the outputs (after a copy of
+/// the pieces there) when `levels` is even.
+fn level_places(levels: u32, in_place: bool) -> Vec<(Place, Place)> {
+    (0..levels)
+        .map(|level| {
+            let last = level + 1 == levels;
+            if in_place {
+                // Levels counted back from the last, which writes the outputs.
+                let to_outputs = (levels - 1 - level) % 2 == 0;
+                if to_outputs {
+                    (Place::Tree(0), Place::Output)
+                } else {
+                    (Place::Output, Place::Tree(0))
+                }
+            } else {
+                let from = (level % 2) as usize;
+                let to = if last { Place::Output } else { Place::Tree(1 - from) };
+                (Place::Tree(from), to)
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_read_what_the_level_before_wrote_and_end_in_the_outputs() {
+        for in_place in [false, true] {
+            for levels in 1..6 {
+                let places = level_places(levels, in_place);
+                assert_eq!(places.len(), levels as usize);
+                assert_eq!(places[places.len() - 1].1, Place::Output);
+                for pair in places.windows(2) {
+                    assert_eq!(pair[0].1, pair[1].0);
+                }
+                for &(from, to) in &places {
+                    assert_ne!(from, to);
+                }
+                // The received pieces are in tree 0, or copied to the outputs first.
+                let first = places[0].0;
+                assert!(first == Place::Tree(0) || (in_place && first == Place::Output));
+            }
+        }
     }
 }

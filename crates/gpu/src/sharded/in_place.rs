@@ -1,0 +1,118 @@
+//! The sort across GPUs in place: each shard sorted, sent, and replaced by its output shard, in about twice its bytes a device.
+
+use std::time::Instant;
+
+use cudarc::driver::{CudaSlice, DeviceRepr};
+
+use super::{GpuGroup, Merge, KEYS, VALUES};
+use crate::compare::DeviceComparator;
+use crate::error::{check_len, GpuError};
+use crate::key::{DeviceKey, DeviceValue};
+use crate::mergesort::SortBuffers;
+
+impl GpuGroup<'_> {
+    /// Stable sort of the keys of all `shards` under `comp`, each shard replaced by its output
+    /// shard: shard `i` (on handle `i`) must hold exactly
+    /// [`output_len(i, n)`](Self::output_len) keys (`SizeMismatch` naming `shards` otherwise;
+    /// [`upload`](Self::upload) of equal parts makes them), and ends holding ranks
+    /// `[floor(i n / p), floor((i + 1) n / p))` of the stable order of their concatenation, as
+    /// [`sort_device_into`](Self::sort_device_into) writes them.
+    ///
+    /// A device holds its shard and one buffer of the same size: the mergesort's second buffer
+    /// receives the exchanged pieces, and the merge levels alternate between it and the shard.
+    /// [`sort_device_into`](Self::sort_device_into) holds four (shard, output, the sort's
+    /// buffer and the received pieces'), so in place the group sorts about twice as many keys,
+    /// `p` times what one GPU's sort holds.
+    ///
+    /// On a comparator that answers inconsistently the call returns `InvalidInput` naming it,
+    /// and the shards hold a permutation of their keys together.
+    pub fn sort_device_in_place<K, C>(
+        &self,
+        shards: &mut [CudaSlice<K>],
+        comp: &C,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey + DeviceRepr,
+        C: DeviceComparator<K> + ?Sized,
+    {
+        self.check_outputs("shards", shards, shards.iter().map(CudaSlice::len).sum())?;
+        let start = Instant::now();
+        self.sort_shards(|i, gpu, scratch| {
+            gpu.sort_device(SortBuffers::keys(&mut shards[i]), comp, None, scratch)
+        })?;
+        let sorted = start.elapsed();
+        self.with_lent_buffers(|group| {
+            let start = Instant::now();
+            let (cuts, exchanged) = group.cut_and_exchange::<K, u8, C>(shards, None, comp)?;
+            let merge = Merge {
+                cuts: &cuts,
+                in_place: true,
+            };
+            group.merge_received::<K, u8, C>(shards, None, merge, comp)?;
+            group.record_phases(sorted, start, exchanged);
+            Ok(())
+        })
+    }
+
+    /// [`sort_device_in_place`](Self::sort_device_in_place) of key-value pairs: shard `i` is
+    /// `keys[i]` with `values[i]` (as many), each value moving with its key; equal keys keep
+    /// shard, then position, order.
+    pub fn sort_pairs_device_in_place<K, V, C>(
+        &self,
+        keys: &mut [CudaSlice<K>],
+        values: &mut [CudaSlice<V>],
+        comp: &C,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey + DeviceRepr,
+        V: DeviceValue + DeviceRepr,
+        C: DeviceComparator<K> + ?Sized,
+    {
+        let total = keys.iter().map(CudaSlice::len).sum();
+        self.check_outputs("keys", keys, total)?;
+        self.check_placement("values", values)?;
+        for (k, v) in keys.iter().zip(values.iter()) {
+            check_len("values", k.len(), v.len())?;
+        }
+        let start = Instant::now();
+        self.sort_shards(|i, gpu, scratch| {
+            let buffers = SortBuffers::pairs(&mut keys[i], &mut values[i]);
+            gpu.sort_device(buffers, comp, None, scratch)
+        })?;
+        let sorted = start.elapsed();
+        self.with_lent_buffers(|group| {
+            let start = Instant::now();
+            let (cuts, exchanged) = group.cut_and_exchange(keys, Some(&*values), comp)?;
+            let merge = Merge {
+                cuts: &cuts,
+                in_place: true,
+            };
+            group.merge_received(keys, Some(values), merge, comp)?;
+            group.record_phases(sorted, start, exchanged);
+            Ok(())
+        })
+    }
+
+    /// `steps` with each device's first tree buffers (keys, values) swapped with its
+    /// mergesort's second buffers, which the sort of the shards has just grown to a shard's
+    /// size, and swapped back after whatever `steps` returned.
+    fn with_lent_buffers(
+        &self,
+        steps: impl FnOnce(&Self) -> Result<(), GpuError>,
+    ) -> Result<(), GpuError> {
+        let swap = |group: &Self| {
+            for device in group.scratch.borrow_mut().iter_mut() {
+                let (keys, values) = device.sort.buffers_mut();
+                let [tree_keys, tree_values] = &mut device.trees[0];
+                std::mem::swap(tree_keys, keys);
+                std::mem::swap(tree_values, values);
+            }
+        };
+        // KEYS and VALUES name the columns swapped above, in that order.
+        const _: () = assert!(KEYS == 0 && VALUES == 1);
+        swap(self);
+        let result = steps(self);
+        swap(self);
+        result
+    }
+}
