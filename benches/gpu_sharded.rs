@@ -254,7 +254,10 @@ fn beyond_one_gpu(group: &GpuGroup) {
         });
     let hash = key_hash_sum(&keys);
     let mut shards = group.upload(&shards_of(group, &keys)).expect("upload");
-    println!("made and uploaded in {:.1} s", start.elapsed().as_secs_f64());
+    println!(
+        "made and uploaded in {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
     let start = Instant::now();
     group
         .sort_device_in_place(&mut shards, &Less)
@@ -267,7 +270,10 @@ fn beyond_one_gpu(group: &GpuGroup) {
     for (i, shard) in shards.iter().enumerate() {
         assert_eq!(shard.len(), group.output_len(i, n), "output shard {i}");
     }
-    assert!(sorted && kept, "capacity run: sorted {sorted}, keys kept {kept}");
+    assert!(
+        sorted && kept,
+        "capacity run: sorted {sorted}, keys kept {kept}"
+    );
     println!(
         "capacity run sorted and checked: {ms:.1} ms ({:.2} Gkeys/s); sort {:.1}, cuts {:.1}, exchange {:.1}, merge {:.1} ms",
         n as f64 / (ms / MS) / 1e9,

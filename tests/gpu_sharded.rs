@@ -378,7 +378,10 @@ fn the_in_place_sort_replaces_each_shard_with_its_output_shard() {
         }
 
         // Shards that are not the output shards' sizes: SizeMismatch naming them, untouched.
-        let mut uneven = upload(&group, &cut(&[3u32, 2, 1], &split_lengths(&mut rng, 3, p, 3)));
+        let mut uneven = upload(
+            &group,
+            &cut(&[3u32, 2, 1], &split_lengths(&mut rng, 3, p, 3)),
+        );
         match group.sort_device_in_place(&mut uneven, &Less) {
             Err(GpuError::SizeMismatch { what, .. }) => assert_eq!(what, "shards"),
             other => panic!("uneven shards in place: expected SizeMismatch, got {other:?}"),
@@ -396,7 +399,12 @@ fn the_in_place_sort_replaces_each_shard_with_its_output_shard() {
                 Err(other) => panic!("{}: expected InvalidInput, got {other:?}", comp.name()),
             }
             let after = download(&group, &shards);
-            assert_eq!(multiset(&after.concat()), multiset(&keys), "{}", comp.name());
+            assert_eq!(
+                multiset(&after.concat()),
+                multiset(&keys),
+                "{}",
+                comp.name()
+            );
         }
     }
 }

@@ -5,6 +5,7 @@ use std::mem::size_of;
 use cudarc::driver::{CudaSlice, CudaViewMut, DevicePtr, DevicePtrMut, DeviceRepr};
 use cudarc::nccl::{result as nccl, sys as nccl_sys};
 
+use super::layout::ReceiveLayout;
 use crate::error::GpuError;
 use crate::runtime::device::Gpu;
 
@@ -48,18 +49,17 @@ impl Communicators {
     }
 
     /// Move every piece: output shard `i` (on `gpus[i]`, `outputs[i]`) receives from every input
-    /// shard `k` (`inputs[k]`, on `gpus[k]`) its elements `[cuts[i][k], cuts[i + 1][k])`, the
-    /// pieces back to back in `k` order: one NCCL group of sends and receives on the handles'
-    /// streams, a shard's piece for its own device included (NCCL copies it on the device).
+    /// shard `k` (`inputs[k]`, on `gpus[k]`) its elements `layout.sent[i][k]` at
+    /// `layout.slots[i][k]`: one NCCL group of sends and receives on the handles' streams, a
+    /// shard's piece for its own device included (NCCL copies it on the device).
     pub(super) fn exchange<T: DeviceRepr>(
         &self,
         gpus: &[&Gpu],
         inputs: &[CudaSlice<T>],
         outputs: &mut [CudaViewMut<T>],
-        cuts: &[Vec<usize>],
+        layout: &ReceiveLayout,
     ) -> Result<(), GpuError> {
         let p = gpus.len();
-        let offsets = piece_offsets(cuts);
         // The raw addresses, each taken on its own device's stream (one stream orders every
         // use of a handle's buffers, so the guards record nothing).
         let sources: Vec<u64> = (0..p)
@@ -75,14 +75,16 @@ impl Communicators {
         let mut first_error = None;
         for k in 0..p {
             for i in 0..p {
-                let (begin, end) = (cuts[i][k], cuts[i + 1][k]);
+                let sent = &layout.sent[i][k];
+                let (begin, end) = (sent.start, sent.end);
                 if begin == end {
                     continue;
                 }
                 // SAFETY: elements [begin, end) lie inside input shard k (the cuts are a
-                // staircase within each shard's length), whose address is on device k; the
-                // stream and communicator are device k's; the shard outlives the call, which
-                // synchronizes every stream before it returns.
+                // staircase within each shard's length, and the layout only moves a start
+                // down), whose address is on device k; the stream and communicator are device
+                // k's; the shard outlives the call, which synchronizes every stream before it
+                // returns.
                 let sent = unsafe {
                     nccl::send(
                         (sources[k] + bytes(begin) as u64) as *const _,
@@ -96,12 +98,12 @@ impl Communicators {
                 if let Err(e) = sent {
                     first_error.get_or_insert(nccl_error("ncclSend", e));
                 }
-                // SAFETY: output shard i holds the sum of its pieces' lengths (the caller
-                // sized it so), and piece k's place [offsets[i][k], + end - begin) lies inside
-                // it; the stream and communicator are device i's.
+                // SAFETY: output i's buffer holds layout.lens[i] elements (the caller sized
+                // it so), and the range's place [slots[i][k], + end - begin) lies inside it;
+                // the stream and communicator are device i's.
                 let received = unsafe {
                     nccl::recv(
-                        (targets[i] + bytes(offsets[i][k]) as u64) as *mut _,
+                        (targets[i] + bytes(layout.slots[i][k]) as u64) as *mut _,
                         bytes(end - begin),
                         nccl_sys::ncclDataType_t::ncclUint8,
                         k as i32,
@@ -134,25 +136,6 @@ impl Drop for Communicators {
     }
 }
 
-/// Where piece `k` of output shard `i` starts in that shard: the lengths of its pieces from the
-/// input shards before `k`.
-fn piece_offsets(cuts: &[Vec<usize>]) -> Vec<Vec<usize>> {
-    cuts.windows(2)
-        .map(|cut| {
-            let mut offset = 0;
-            cut[0]
-                .iter()
-                .zip(&cut[1])
-                .map(|(begin, end)| {
-                    let at = offset;
-                    offset += end - begin;
-                    at
-                })
-                .collect()
-        })
-        .collect()
-}
-
 /// The exchange by copies, for handles that share a device (NCCL takes one rank a device) or a
 /// machine without NCCL: every piece copied into its output shard on the output device's stream
 /// (the driver's peer copy between contexts).
@@ -160,22 +143,20 @@ pub(super) fn copy_pieces<T: DeviceRepr>(
     gpus: &[&Gpu],
     inputs: &[CudaSlice<T>],
     outputs: &mut [CudaViewMut<T>],
-    cuts: &[Vec<usize>],
+    layout: &ReceiveLayout,
 ) -> Result<(), GpuError> {
     let p = gpus.len();
-    let offsets = piece_offsets(cuts);
     for i in 0..p {
-        for k in 0..p {
-            let (begin, end) = (cuts[i][k], cuts[i + 1][k]);
-            if begin == end {
+        for (k, input) in inputs.iter().enumerate() {
+            let sent = layout.sent[i][k].clone();
+            if sent.is_empty() {
                 continue;
             }
-            let piece = inputs[k].slice(begin..end);
-            let at = offsets[i][k];
-            let mut place = outputs[i].slice_mut(at..at + (end - begin));
+            let at = layout.slots[i][k];
+            let mut place = outputs[i].slice_mut(at..at + sent.len());
             gpus[i]
                 .stream()
-                .memcpy_dtod(&piece, &mut place)
+                .memcpy_dtod(&input.slice(sent), &mut place)
                 .map_err(GpuError::from)?;
         }
     }

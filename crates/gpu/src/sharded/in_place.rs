@@ -1,9 +1,12 @@
 //! The sort across GPUs in place: each shard sorted, sent, and replaced by its output shard, in about twice its bytes a device.
 
+use std::mem::size_of;
 use std::time::Instant;
 
 use cudarc::driver::{CudaSlice, DeviceRepr};
 
+use super::buffers::on_device;
+use super::layout::receive_capacity;
 use super::{GpuGroup, Merge, KEYS, VALUES};
 use crate::compare::DeviceComparator;
 use crate::error::{check_len, GpuError};
@@ -18,7 +21,7 @@ impl GpuGroup<'_> {
     /// `[floor(i n / p), floor((i + 1) n / p))` of the stable order of their concatenation, as
     /// [`sort_device_into`](Self::sort_device_into) writes them.
     ///
-    /// A device holds its shard and one buffer of the same size: the mergesort's second buffer
+    /// A device holds its shard and one buffer of about its size: the mergesort's second buffer
     /// receives the exchanged pieces, and the merge levels alternate between it and the shard.
     /// [`sort_device_into`](Self::sort_device_into) holds four (shard, output, the sort's
     /// buffer and the received pieces'), so in place the group sorts about twice as many keys,
@@ -36,6 +39,7 @@ impl GpuGroup<'_> {
         C: DeviceComparator<K> + ?Sized,
     {
         self.check_outputs("shards", shards, shards.iter().map(CudaSlice::len).sum())?;
+        self.grow_lent_buffers(shards, None::<&[CudaSlice<u8>]>)?;
         let start = Instant::now();
         self.sort_shards(|i, gpu, scratch| {
             gpu.sort_device(SortBuffers::keys(&mut shards[i]), comp, None, scratch)
@@ -43,9 +47,9 @@ impl GpuGroup<'_> {
         let sorted = start.elapsed();
         self.with_lent_buffers(|group| {
             let start = Instant::now();
-            let (cuts, exchanged) = group.cut_and_exchange::<K, u8, C>(shards, None, comp)?;
+            let (received, exchanged) = group.cut_and_exchange::<K, u8, C>(shards, None, comp)?;
             let merge = Merge {
-                cuts: &cuts,
+                received: &received,
                 in_place: true,
             };
             group.merge_received::<K, u8, C>(shards, None, merge, comp)?;
@@ -74,6 +78,7 @@ impl GpuGroup<'_> {
         for (k, v) in keys.iter().zip(values.iter()) {
             check_len("values", k.len(), v.len())?;
         }
+        self.grow_lent_buffers(keys, Some(&*values))?;
         let start = Instant::now();
         self.sort_shards(|i, gpu, scratch| {
             let buffers = SortBuffers::pairs(&mut keys[i], &mut values[i]);
@@ -82,15 +87,38 @@ impl GpuGroup<'_> {
         let sorted = start.elapsed();
         self.with_lent_buffers(|group| {
             let start = Instant::now();
-            let (cuts, exchanged) = group.cut_and_exchange(keys, Some(&*values), comp)?;
+            let (received, exchanged) = group.cut_and_exchange(keys, Some(&*values), comp)?;
             let merge = Merge {
-                cuts: &cuts,
+                received: &received,
                 in_place: true,
             };
             group.merge_received(keys, Some(values), merge, comp)?;
             group.record_phases(sorted, start, exchanged);
             Ok(())
         })
+    }
+
+    /// Each device's mergesort buffers grown, before the sort of the shards, to hold what the
+    /// exchange will receive into them ([`receive_capacity`]): the sort then takes them as they
+    /// are, and the exchange needs no buffer of its own.
+    fn grow_lent_buffers<K: DeviceRepr, V: DeviceRepr>(
+        &self,
+        keys: &[CudaSlice<K>],
+        values: Option<&[CudaSlice<V>]>,
+    ) -> Result<(), GpuError> {
+        let p = self.gpus.len();
+        let mut scratch = self.scratch.borrow_mut();
+        for (i, (gpu, device)) in self.gpus.iter().zip(scratch.iter_mut()).enumerate() {
+            let (lent_keys, lent_values) = device.sort.buffers_mut();
+            let len = keys[i].len();
+            let key_bytes = size_of::<K>() * receive_capacity(len, p, size_of::<K>());
+            on_device(gpu, gpu.grow_scratch(lent_keys, key_bytes).map(|_| ()))?;
+            if values.is_some() {
+                let value_bytes = size_of::<V>() * receive_capacity(len, p, size_of::<V>());
+                on_device(gpu, gpu.grow_scratch(lent_values, value_bytes).map(|_| ()))?;
+            }
+        }
+        Ok(())
     }
 
     /// `steps` with each device's first tree buffers (keys, values) swapped with its

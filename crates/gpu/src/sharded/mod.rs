@@ -22,9 +22,12 @@ mod cuts;
 mod exchange;
 mod host;
 mod in_place;
+mod layout;
+mod receive;
 mod tree;
 
 use std::cell::{Cell, RefCell};
+use std::mem::size_of;
 use std::time::{Duration, Instant};
 
 use cudarc::driver::{CudaSlice, DeviceRepr};
@@ -36,10 +39,10 @@ use crate::key::{DeviceKey, DeviceValue};
 use crate::merge::MergeScratch;
 use crate::mergesort::{MergesortScratch, SortBuffers};
 use crate::runtime::device::Gpu;
-use buffers::{device_error, on_device, tree_view, tree_view_mut, uninit_buffer};
+use buffers::{device_error, on_device, tree_view_mut, uninit_buffer};
 use cuts::shard_cuts;
 use exchange::{copy_pieces, nccl_available, Communicators};
-use tree::{merge_level, Pieces, PiecesMut};
+use layout::ReceiveLayout;
 
 /// How a group moves its pieces between devices.
 enum Exchange {
@@ -412,13 +415,10 @@ impl<'g> GpuGroup<'g> {
         C: DeviceComparator<K> + ?Sized,
     {
         let start = Instant::now();
-        let (cuts, exchanged) = self.cut_and_exchange(
-            keys.inputs,
-            values.as_ref().map(|v| v.inputs),
-            comp,
-        )?;
+        let (received, exchanged) =
+            self.cut_and_exchange(keys.inputs, values.as_ref().map(|v| v.inputs), comp)?;
         let merge = Merge {
-            cuts: &cuts,
+            received: &received,
             in_place: false,
         };
         self.merge_received(keys.outputs, values.map(|v| v.outputs), merge, comp)?;
@@ -427,14 +427,14 @@ impl<'g> GpuGroup<'g> {
     }
 
     /// Steps 2 and 3: the cuts of the sorted `keys` shards, then the exchange of the keys (and
-    /// `values`) into each device's first tree buffer. Returns the cuts and the time the
+    /// `values`) into each device's first tree buffer. Returns where the pieces lie (keys, then values) and the time the
     /// exchange ended, the cuts' time recorded for [`record_phases`](Self::record_phases).
     fn cut_and_exchange<K, V, C>(
         &self,
         keys: &[CudaSlice<K>],
         values: Option<&[CudaSlice<V>]>,
         comp: &C,
-    ) -> Result<(Vec<Vec<usize>>, Instant), GpuError>
+    ) -> Result<(Vec<ReceiveLayout>, Instant), GpuError>
     where
         K: DeviceKey + DeviceRepr,
         V: DeviceValue + DeviceRepr,
@@ -443,11 +443,11 @@ impl<'g> GpuGroup<'g> {
         let start = Instant::now();
         let cuts = shard_cuts(&self.gpus, keys, comp)?;
         self.cut_time.set(start.elapsed());
-        self.exchange(KEYS, keys, &cuts)?;
+        let mut received = vec![self.exchange(KEYS, keys, &cuts)?];
         if let Some(values) = values {
-            self.exchange(VALUES, values, &cuts)?;
+            received.push(self.exchange(VALUES, values, &cuts)?);
         }
-        Ok((cuts, Instant::now()))
+        Ok((received, Instant::now()))
     }
 
     /// The phases of a call whose steps 2 to 4 started at `start` and whose exchange ended at
@@ -483,165 +483,44 @@ impl<'g> GpuGroup<'g> {
     }
 
     /// Step 3 for one column: output shard `i`'s pieces (`cuts[i][k]..cuts[i + 1][k]` of every
-    /// `inputs[k]`), back to back in input order, into device `i`'s first tree buffer, by the
-    /// group's exchange; every stream synchronized after.
+    /// `inputs[k]`), in input order at the aligned places of their [`ReceiveLayout`], into
+    /// device `i`'s first tree buffer, by the group's exchange; every stream synchronized after.
+    /// Returns the layout.
     fn exchange<T: DeviceRepr>(
         &self,
         column: usize,
         inputs: &[CudaSlice<T>],
         cuts: &[Vec<usize>],
-    ) -> Result<(), GpuError> {
+    ) -> Result<ReceiveLayout, GpuError> {
+        let layout = ReceiveLayout::new(cuts, size_of::<T>());
         let mut scratch = self.scratch.borrow_mut();
         let mut targets = Vec::with_capacity(self.gpus.len());
-        let total = cuts[cuts.len() - 1].iter().sum();
         for (i, (gpu, device)) in self.gpus.iter().zip(scratch.iter_mut()).enumerate() {
-            let len = self.output_len(i, total);
             targets.push(on_device(
                 gpu,
-                tree_view_mut::<T>(gpu, &mut device.trees[0][column], len),
+                tree_view_mut::<T>(gpu, &mut device.trees[0][column], layout.lens[i]),
             )?);
         }
         let moved = match &self.exchange {
-            Exchange::Nccl(comms) => comms.exchange(&self.gpus, inputs, &mut targets, cuts),
+            Exchange::Nccl(comms) => comms.exchange(&self.gpus, inputs, &mut targets, &layout),
             Exchange::None | Exchange::Copies => {
-                copy_pieces(&self.gpus, inputs, &mut targets, cuts)
+                copy_pieces(&self.gpus, inputs, &mut targets, &layout)
             }
         };
         drop(targets);
         // The streams finish before the inputs may be reused or dropped.
         let synchronized = self.each(|_, _| Ok(()));
         moved?;
-        synchronized
-    }
-
-    /// Step 4: each output shard's pieces (with their values, if any) merged into `out_keys`
-    /// (and `out_values`): a tree of the two-phase merge, pieces `2m` and `2m + 1` a level
-    /// (earlier pieces as A, so ties keep shard order), each level launched on every device
-    /// before any is waited for. Out of place the levels alternate between the device's two
-    /// tree buffers, the last into the outputs; in place (`merge.in_place`: the outputs are the
-    /// sent shards) between the first tree buffer and the outputs.
-    fn merge_received<K, V, C>(
-        &self,
-        out_keys: &mut [CudaSlice<K>],
-        mut out_values: Option<&mut [CudaSlice<V>]>,
-        merge: Merge,
-        comp: &C,
-    ) -> Result<(), GpuError>
-    where
-        K: DeviceKey + DeviceRepr,
-        V: DeviceValue + DeviceRepr,
-        C: DeviceComparator<K> + ?Sized,
-    {
-        // Each output shard's piece bounds: piece k is what input shard k sent it.
-        let mut bounds: Vec<Vec<usize>> = merge
-            .cuts
-            .windows(2)
-            .map(|cut| {
-                let mut piece_bounds = vec![0];
-                for (begin, end) in cut[0].iter().zip(&cut[1]) {
-                    piece_bounds.push(piece_bounds[piece_bounds.len() - 1] + end - begin);
-                }
-                piece_bounds
-            })
-            .collect();
-        // ceil(log2(p)) levels; one GPU copies its one piece out.
-        let levels = self.gpus.len().next_power_of_two().trailing_zeros().max(1);
-        let places = level_places(levels, merge.in_place);
-        let mut scratch = self.scratch.borrow_mut();
-        if places.first().is_some_and(|&(from, _)| from == Place::Output) {
-            // In place with an even number of levels: the received pieces start from the
-            // outputs, so that the last level ends there.
-            self.each(|i, gpu| {
-                let len = out_keys[i].len();
-                let received = tree_view::<K>(&scratch[i].trees[0][KEYS], len)?;
-                gpu.stream().memcpy_dtod(&received, &mut out_keys[i])?;
-                if let Some(out) = &mut out_values {
-                    let received = tree_view::<V>(&scratch[i].trees[0][VALUES], len)?;
-                    gpu.stream().memcpy_dtod(&received, &mut out[i])?;
-                }
-                Ok(())
-            })?;
-        }
-        let mut unsorted = false;
-        for (from, to) in places {
-            self.each(|i, gpu| {
-                let device = &mut scratch[i];
-                let len = out_keys[i].len();
-                // The tree buffer read or written (the other tree, or the outputs, is the
-                // other side).
-                let [first, second] = &mut device.trees;
-                let (from_tree, to_tree) = if from == Place::Tree(0) {
-                    (first, second)
-                } else {
-                    (second, first)
-                };
-                let [to_tree_keys, to_tree_values] = to_tree;
-                let has_values = out_values.is_some();
-                let (from_out, to_out) = match to {
-                    Place::Output => (None, Some(&mut out_keys[i])),
-                    Place::Tree(_) => (Some(&out_keys[i]), None),
-                };
-                let from_keys = match (from, from_out) {
-                    (Place::Output, Some(out)) => out.slice(0..len),
-                    _ => tree_view::<K>(&from_tree[KEYS], len)?,
-                };
-                let mut to_keys = match to_out {
-                    Some(out) => out.as_view_mut(),
-                    None => tree_view_mut::<K>(gpu, to_tree_keys, len)?,
-                };
-                let (from_vals, to_vals) = match (&mut out_values, to) {
-                    (Some(out), Place::Output) => (None, Some(&mut out[i])),
-                    (Some(out), Place::Tree(_)) => (Some(&out[i]), None),
-                    (None, _) => (None, None),
-                };
-                let from_values = match (has_values, from, from_vals) {
-                    (false, _, _) => None,
-                    (true, Place::Output, Some(out)) => Some(out.slice(0..len)),
-                    (true, _, _) => Some(tree_view::<V>(&from_tree[VALUES], len)?),
-                };
-                let mut to_values = match (has_values, to_vals) {
-                    (false, _) => None,
-                    (true, Some(out)) => Some(out.as_view_mut()),
-                    (true, None) => Some(tree_view_mut::<V>(gpu, to_tree_values, len)?),
-                };
-                let level_in = Pieces {
-                    keys: &from_keys,
-                    values: from_values.as_ref(),
-                };
-                let level_out = PiecesMut {
-                    keys: &mut to_keys,
-                    values: to_values.as_mut(),
-                };
-                bounds[i] = merge_level(
-                    gpu,
-                    level_in,
-                    level_out,
-                    &bounds[i],
-                    comp,
-                    &mut device.merge,
-                )?;
-                Ok(())
-            })?;
-            unsorted |= self
-                .order_checks(|i, gpu| scratch[i].merge.check(gpu))?
-                .is_some();
-        }
-        if unsorted {
-            return Err(GpuError::InvalidInput(
-                "`runs` (or the shards) are not sorted under the comparator, or it is not a \
-                 strict weak order: the output is a permutation of them in unspecified order"
-                    .to_owned(),
-            ));
-        }
-        Ok(())
+        synchronized.map(|()| layout)
     }
 }
 
-/// What the merge of the received pieces works from: the exchange's cuts, and whether the
+/// What the merge of the received pieces works from: where the exchange put them, and whether the
 /// outputs are the sent shards themselves (the in-place sort).
 #[derive(Clone, Copy)]
 struct Merge<'c> {
-    cuts: &'c [Vec<usize>],
+    /// The layout of each column's received pieces: keys, then values if any.
+    received: &'c [ReceiveLayout],
     in_place: bool,
 }
 
@@ -662,7 +541,7 @@ fn level_places(levels: u32, in_place: bool) -> Vec<(Place, Place)> {
             let last = level + 1 == levels;
             if in_place {
                 // Levels counted back from the last, which writes the outputs.
-                let to_outputs = (levels - 1 - level) % 2 == 0;
+                let to_outputs = (levels - 1 - level).is_multiple_of(2);
                 if to_outputs {
                     (Place::Tree(0), Place::Output)
                 } else {
@@ -670,7 +549,11 @@ fn level_places(levels: u32, in_place: bool) -> Vec<(Place, Place)> {
                 }
             } else {
                 let from = (level % 2) as usize;
-                let to = if last { Place::Output } else { Place::Tree(1 - from) };
+                let to = if last {
+                    Place::Output
+                } else {
+                    Place::Tree(1 - from)
+                };
                 (Place::Tree(from), to)
             }
         })
