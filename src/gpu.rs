@@ -2,8 +2,14 @@
 
 use std::sync::{Mutex, PoisonError};
 
+/// The cudarc version the GPU backend is built on, for device buffers of the key types
+/// (`CudaSlice<K>`) that [`Gpu::sort_device`] and the other device calls take.
+pub use twophase_gpu::cudarc;
 pub use twophase_gpu::merge::{MergeAlgorithm, MergeBuffers, MergeSlices, MergeTuning};
 pub use twophase_gpu::mergesort::{DeviceSort, MergesortScratch, MergesortTuning, SortBuffers};
+/// What this machine offers the GPU backend (driver, NVRTC, devices, kernel cache) and why a part
+/// is missing: [`diagnose::diagnose`], as `twophase info` prints it.
+pub use twophase_gpu::runtime::diagnose;
 pub use twophase_gpu::{
     CudaComparator, DeviceComparator, DeviceKey, DeviceValue, FloatKey, Gpu, GpuError, GpuGroup,
     Greater, Less, MergeScratch, PrimitiveKey, ProgramTuning, TotalOrder, TotalOrderDesc,

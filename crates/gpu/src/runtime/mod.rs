@@ -3,6 +3,7 @@
 //! Nothing here names a primitive: primitives sit above and import from here.
 
 pub mod device;
+pub mod diagnose;
 pub mod fault;
 pub mod launch;
 pub mod module_cache;

@@ -220,22 +220,35 @@ const GROUP_OR_WORLD_WRITE: u32 = 0o022;
 pub fn private_cache_dir(dir: &Path) -> Option<PathBuf> {
     #[cfg(unix)]
     {
-        use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+        use std::os::unix::fs::DirBuilderExt;
         let _ = std::fs::DirBuilder::new()
             .recursive(true)
             .mode(CACHE_DIR_MODE)
             .create(dir);
         let meta = std::fs::metadata(dir).ok()?;
-        // SAFETY: getuid has no preconditions and cannot fail.
-        let user = unsafe { libc::getuid() };
-        let private =
-            meta.is_dir() && meta.uid() == user && meta.mode() & GROUP_OR_WORLD_WRITE == 0;
-        private.then(|| dir.to_path_buf())
+        is_private_cache_dir(&meta).then(|| dir.to_path_buf())
     }
     #[cfg(not(unix))]
     {
         std::fs::create_dir_all(dir).ok()?;
         Some(dir.to_path_buf())
+    }
+}
+
+/// Whether a folder with metadata `meta` can be trusted as a cache ([`private_cache_dir`]): a
+/// folder owned by this user that neither its group nor others can write into (on Unix; any
+/// folder elsewhere).
+pub fn is_private_cache_dir(meta: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: getuid has no preconditions and cannot fail.
+        let user = unsafe { libc::getuid() };
+        meta.is_dir() && meta.uid() == user && meta.mode() & GROUP_OR_WORLD_WRITE == 0
+    }
+    #[cfg(not(unix))]
+    {
+        meta.is_dir()
     }
 }
 
