@@ -3,6 +3,7 @@
 #
 # Usage (from the repository root, the folder filled by scripts/device.sh, default .gpu/):
 #   bash .gpu/run.sh [NAME ...]   NAME = main_<x>, example_<x>, test_<x> or bench_<x> from the folder; default: all.
+#   bash .gpu/run.sh cli          the twophase command on 2^27 keys, checked by NumPy, and its bench (cli.sh).
 #   bash .gpu/run.sh sanitize [TOOL ...] [test_<x> ...]
 #                                 compute-sanitizer over the GPU tests (TOOL = memcheck, racecheck,
 #                                 synccheck, initcheck; default: all four; test_<x>: only those
@@ -46,6 +47,14 @@ export TWOPHASE_CUB_SEGMENTED_RESULTS=$OUT/cub_segmented_sort.txt
 # The variant benchmark's CSV (scripts/plots.sh draws it).
 export TWOPHASE_VARIANTS_CSV=$OUT/variants.csv
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.total --format=csv
+
+# ---- the command line ----
+
+# `run.sh cli`: the twophase command at the GPU's sizes (scripts/cli-device.sh, copied as cli.sh).
+if [ "${1:-}" = cli ]; then
+  bash "$GPU_DIR/cli.sh"
+  exit $?
+fi
 
 mode=normal
 if [ "${1:-}" = sanitize ]; then

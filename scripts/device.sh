@@ -32,7 +32,8 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and "bench" in t["kind"] and t["name"].startswith("gpu_"):
         print(t["name"], m["executable"])' \
   | while read -r name exe; do cp "$exe" "$GPU_DIR/bench_$name"; done
-# The main job (README's first command), run on the GPU there.
+# The main job (README's first command) and the twophase command (`run.sh cli`, cli.sh), run
+# on the GPU there.
 target_dir=${CARGO_TARGET_DIR:-target}
 cargo build --release --bin twophase >&2
 cp "$target_dir/release/twophase" "$GPU_DIR/main_twophase"
@@ -42,6 +43,7 @@ for src in examples/*.rs; do name=$(basename "$src" .rs); cp "$target_dir/releas
 strip --strip-debug "$GPU_DIR"/test_* "$GPU_DIR"/bench_* "$GPU_DIR"/main_* "$GPU_DIR"/example_* 2>/dev/null || true
 cp benches/peers/*.cu benches/peers/*.cuh "$GPU_DIR/"
 cp scripts/device-run.sh "$GPU_DIR/run.sh"
+cp scripts/cli-device.sh "$GPU_DIR/cli.sh"
 cp scripts/ncu_mergesort.py scripts/nccl_bandwidth.py "$GPU_DIR/"
 ls -la "$GPU_DIR" >&2
 du -sh "$GPU_DIR" >&2
@@ -51,4 +53,5 @@ cat <<CMD
 # each; name executables to run only those:
 bash $name/run.sh            # or e.g.: bash $name/run.sh test_gpu_variants bench_gpu_variants
 bash $name/run.sh sanitize   # or e.g.: bash $name/run.sh sanitize racecheck synccheck
+bash $name/run.sh cli        # the twophase command: 2^27 u32 .npy on the GPU and the CPU, bench
 CMD
