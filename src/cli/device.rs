@@ -32,9 +32,16 @@ fn check_device_memory(gpu: &Gpu, what: &str, bytes: u64) -> Result<(), CliError
     Ok(())
 }
 
-/// Copy `host` to a new device buffer and wait for the copy.
-fn upload<T: DeviceRepr>(gpu: &Gpu, host: &[T]) -> Result<CudaSlice<T>, CliError> {
-    Ok(gpu.stream().clone_htod(host)?)
+/// Copy `host` to a new device buffer of at least one element (the driver allocates no empty
+/// buffer): its first `host.len()` elements are the data.
+fn upload<T: DeviceRepr + ValidAsZeroBits>(
+    gpu: &Gpu,
+    host: &[T],
+) -> Result<CudaSlice<T>, CliError> {
+    let mut device = gpu.stream().alloc_zeros::<T>(host.len().max(1))?;
+    gpu.stream()
+        .memcpy_htod(host, &mut device.slice_mut(..host.len()))?;
+    Ok(device)
 }
 
 /// Bytes of a slice.
@@ -52,7 +59,7 @@ pub fn sort<K, V, C>(
 ) -> Result<(), CliError>
 where
     K: Key,
-    V: DeviceValue + DeviceRepr,
+    V: DeviceValue + DeviceRepr + ValidAsZeroBits,
     C: DeviceComparator<K>,
 {
     let count = keys.len();
@@ -114,7 +121,7 @@ pub fn merge<K, C>(
     report: &mut Reporter,
 ) -> Result<Vec<K>, CliError>
 where
-    K: Key + ValidAsZeroBits,
+    K: Key,
     C: DeviceComparator<K>,
 {
     let mut merged: Vec<K> = bytemuck::zeroed_vec(a.len() + b.len());
@@ -136,7 +143,11 @@ where
         let mut scratch = MergeScratch::new();
         let mut out = device_out.slice_mut(..merged.len());
         gpu.merge_device(
-            MergeBuffers::keys(&device_a, &device_b, &mut out),
+            MergeBuffers::keys(
+                &device_a.slice(..a.len()),
+                &device_b.slice(..b.len()),
+                &mut out,
+            ),
             comp,
             MergeAlgorithm::TwoPhase(None),
             &mut scratch,
@@ -200,7 +211,7 @@ where
         let mut scratch = SearchScratch::new();
         gpu.sorted_search_device(
             &device_needles,
-            &device_haystack,
+            &device_haystack.slice(..haystack.len()),
             &mut device_bounds,
             bound,
             comp,

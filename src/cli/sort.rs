@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use twophase::gpu::cudarc::driver::DeviceRepr;
+use twophase::gpu::cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use twophase::{DeviceComparator, DeviceValue};
 
 use super::array::{self, ArrayFile};
@@ -258,7 +258,7 @@ impl SortJob<'_> {
 }
 
 /// An unsigned word that values are moved as, with its byte swap (for big-endian files).
-pub trait Word: DeviceValue + DeviceRepr {
+pub trait Word: DeviceValue + DeviceRepr + ValidAsZeroBits {
     fn swap_bytes(self) -> Self;
 }
 
@@ -294,7 +294,7 @@ struct GpuSort<'a, K, V> {
     report: &'a mut Reporter,
 }
 
-impl<K: Key, V: DeviceValue + DeviceRepr> OrderVisitor<K> for GpuSort<'_, K, V> {
+impl<K: Key, V: Word> OrderVisitor<K> for GpuSort<'_, K, V> {
     type Output = Result<(), CliError>;
 
     fn visit<C: DeviceComparator<K>>(self, comp: &C) -> Self::Output {
