@@ -5,6 +5,7 @@ use twophase::gpu::Gpu;
 use twophase::Backend;
 
 use super::error::CliError;
+use super::report::Reporter;
 use super::BackendChoice;
 
 /// Where a command runs.
@@ -24,7 +25,13 @@ const OPEN_ADVICE: &str = "try again; where it persists, check `nvidia-smi` for 
 /// present (and then its failures are errors, as the library never falls back silently), else
 /// the CPU. `Gpu` fails, saying why, where no GPU is usable. Either way a GPU runner needs NVRTC,
 /// checked here so that its absence is named before any file is read.
-pub fn choose(choice: BackendChoice) -> Result<Runner, CliError> {
+/// The choice is timed as the phase "open backend" of `report` (opening the GPU's context and
+/// loading NVRTC, where the GPU runs).
+pub fn choose(choice: BackendChoice, report: &mut Reporter) -> Result<Runner, CliError> {
+    report.phase("open backend", None, || choose_untimed(choice))
+}
+
+fn choose_untimed(choice: BackendChoice) -> Result<Runner, CliError> {
     if choice == BackendChoice::Cpu
         || (choice == BackendChoice::Auto && twophase::backend() == Backend::Cpu)
     {

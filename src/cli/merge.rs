@@ -15,7 +15,7 @@ use super::{device, memory, MergeArgs};
 /// `twophase merge`.
 pub fn run(args: &MergeArgs) -> Result<(), CliError> {
     let mut report = Reporter::new(args.report.quiet, args.report.timings);
-    let runner = backend::choose(args.backend.choice())?;
+    let runner = backend::choose(args.backend.choice(), &mut report)?;
     let mut output = PendingOutput::create(&args.output)?;
     let a = array::open(&args.a, args.dtype, None, "A")?;
     let b = array::open(&args.b, args.dtype, Some(a.dtype), "B")?;

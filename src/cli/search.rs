@@ -19,7 +19,7 @@ const BOUND_DTYPE: Dtype = Dtype::I64;
 /// `twophase search`.
 pub fn run(args: &SearchArgs) -> Result<(), CliError> {
     let mut report = Reporter::new(args.report.quiet, args.report.timings);
-    let runner = backend::choose(args.backend.choice())?;
+    let runner = backend::choose(args.backend.choice(), &mut report)?;
     let mut output = PendingOutput::create(&args.output)?;
     let haystack = array::open(&args.haystack, args.dtype, None, "HAYSTACK")?;
     let needles = array::open(&args.needles, args.dtype, Some(haystack.dtype), "NEEDLES")?;

@@ -80,7 +80,7 @@ pub fn check_sorted<K: Key, C: DeviceComparator<K>>(
 /// `twophase sort`.
 pub fn run(args: &SortArgs) -> Result<(), CliError> {
     let mut report = Reporter::new(args.report.quiet, args.report.timings);
-    let runner = backend::choose(args.backend.choice())?;
+    let runner = backend::choose(args.backend.choice(), &mut report)?;
     let output_path = args
         .output
         .clone()
