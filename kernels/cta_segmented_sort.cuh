@@ -3,40 +3,62 @@
 // Part of the segmented-sort program, after kernels/segmented_sort.cu (its parameter blocks,
 // control words and segment searches).
 
-// The composite key of the block sort's register sort: a key and the tile offset of its piece
-// (the start of its segment within the tile, or, outside every segment, its own position), so
-// that sorting by (piece, key) sorts each segment's part of a thread's keys and leaves keys
-// outside segments in place.
+// Whether the block sort's register sort orders equal keys by position: where they can be told
+// apart (values ride along, or equivalents are not identical), so that it is stable.
+constexpr bool SORT_BY_POSITION = TP_HAS_VALUES || !key_compare::equivalents_identical;
+
+// Bits of a piece's start in its packed (start, end) entry of the block sort's piece table, and
+// in a piece_key's word when sorting by position (the key's tile position below).
+constexpr unsigned PIECE_SHIFT = 16;
+constexpr unsigned PIECE_END_MASK = (1u << PIECE_SHIFT) - 1;
+constexpr unsigned PIECE_POSITION_MASK = (1u << PIECE_SHIFT) - 1;
+
+// The composite key of the block sort's register sort: a key and its `piece` word, the tile
+// offset of its piece (the start of its segment within the tile, or, outside every segment, its
+// own position), with SORT_BY_POSITION shifted up over the key's own tile position, so that
+// sorting by (piece, key) sorts each segment's part of a thread's keys and leaves keys outside
+// segments in place, and sorting by (piece, key, position) does so stably.
 struct piece_key {
   key_type key;
   unsigned piece;
+  __device__ __forceinline__ unsigned start() const { return SORT_BY_POSITION ? piece >> PIECE_SHIFT : piece; }
 };
 
+// Order by piece, then key.
 struct piece_compare {
   static constexpr bool equivalents_identical = key_compare::equivalents_identical;
   static constexpr bool trusted_order = key_compare::trusted_order;
   __device__ __forceinline__ bool operator()(const piece_key& a, const piece_key& b) const {
-    return a.piece != b.piece ? a.piece < b.piece : key_compare()(a.key, b.key);
+    return a.start() != b.start() ? a.piece < b.piece : key_compare()(a.key, b.key);
   }
 };
 
-// Bits of a piece's start in its packed (start, end) entry of the block sort's piece table.
-constexpr unsigned PIECE_SHIFT = 16;
-constexpr unsigned PIECE_END_MASK = (1u << PIECE_SHIFT) - 1;
+// Order by piece, then key, then position (SORT_BY_POSITION): a total order (no two keys share a
+// position) whose every sort is the stable sort by (piece, key), so that an unstable sorting
+// network serves.
+struct piece_position_compare {
+  static constexpr bool equivalents_identical = true;
+  static constexpr bool trusted_order = key_compare::trusted_order;
+  __device__ __forceinline__ bool operator()(const piece_key& a, const piece_key& b) const {
+    if (a.start() != b.start()) return a.piece < b.piece;
+    const key_compare comp;
+    return comp(a.key, b.key) || (!comp(b.key, a.key) && a.piece < b.piece);
+  }
+};
 
 // Shared memory of a block-sort tile (dynamic: SegmentedSortTuning::blocksort_shared_bytes):
 // NV + 1 keys, the piece table (each position's piece as its packed tile-local start and end),
-// then with values the NV tile positions; later the NV values and positions of the
-// permutation, as in the mergesort's block sort.
+// then with values the NV tile positions (each sorted position's source) and the tile's NV
+// values, copied in while the keys are sorted and gathered from there by source.
 template <int NV>
 struct segsort_smem {
   static_assert(NV <= (int)PIECE_END_MASK, "tile positions must fit a piece entry's 16-bit halves");
   static constexpr int KEY_BYTES = align16((NV + 1) * (int)sizeof(key_type));
   static constexpr int PIECE_BYTES = align16(NV * (int)sizeof(unsigned));
-  static constexpr int SORT_BYTES = KEY_BYTES + PIECE_BYTES + (TP_HAS_VALUES ? NV * (int)sizeof(int) : 0);
-  static constexpr int VALUE_BYTES = align16(NV * (int)sizeof(value_type));
-  static constexpr int PERMUTE_BYTES = TP_HAS_VALUES ? VALUE_BYTES + NV * (int)sizeof(int) : 0;
-  static constexpr int BYTES = SORT_BYTES > PERMUTE_BYTES ? SORT_BYTES : PERMUTE_BYTES;
+  static constexpr int ID_BYTES = TP_HAS_VALUES ? align16(NV * (int)sizeof(int)) : 0;
+  static constexpr int SORT_BYTES = KEY_BYTES + PIECE_BYTES + ID_BYTES;
+  static constexpr int VALUE_BYTES = TP_HAS_VALUES ? align16(NV * (int)sizeof(value_type)) : 0;
+  static constexpr int BYTES = SORT_BYTES + VALUE_BYTES;
 };
 
 // Sort one tile by (piece, key) into shared memory: `loaded` holds this thread's keys (thread t
@@ -63,26 +85,30 @@ __device__ __forceinline__ void cta_segmented_sort(const piece_key (&loaded)[VT]
   const int valid = checked ? max(0, min(VT, count - first)) : VT;
   __shared__ int warp_walk_starts[CHECK_WALKS ? NT / twophase::WARP_THREADS : 1];
   piece_key sorted[VT];
-  int ids[VT];
 #pragma unroll
-  for (int i = 0; i < VT; ++i) {
-    sorted[i] = loaded[i];
-    ids[i] = first + i;
-  }
-  if constexpr (!checked && !TRACK_IDS && key_compare::equivalents_identical) {
+  for (int i = 0; i < VT; ++i) sorted[i] = loaded[i];
+  // A full tile by a sorting network (Batcher's: 59 compare-exchanges for 15 keys, where the
+  // stable odd-even transposition takes 105), with SORT_BY_POSITION under the total order with
+  // positions (each key's position rides in its piece word: no payload moves); a partial tile by
+  // the transposition, whose count check keeps its padding in place.
+  static_assert(!TRACK_IDS || SORT_BY_POSITION, "tracked positions ride in the piece words");
+  if constexpr (!checked && !SORT_BY_POSITION) {
     twophase::network_sort<VT>(sorted, piece_compare());
+  } else if constexpr (!checked) {
+    twophase::network_sort<VT>(sorted, piece_position_compare());
   } else {
-    twophase::serial_sort<VT>(sorted, ids, valid, piece_compare());
+    int unused[VT] = {};
+    twophase::serial_sort<VT>(sorted, unused, valid, piece_compare());
   }
 #pragma unroll
   for (int i = 0; i < VT; ++i) {
     keys_shared[first + i] = sorted[i].key;
-    if (TRACK_IDS) ids_shared[first + i] = ids[i];
+    if (TRACK_IDS) ids_shared[first + i] = (int)(sorted[i].piece & PIECE_POSITION_MASK);
   }
   // This thread's first position is the midpoint of its pair at the level where it begins the
   // pair's second run (coop twice its lowest set bit); its piece straddles there when it starts
   // before this thread's positions.
-  const bool straddles_at_first = tid > 0 && first < count && (int)loaded[0].piece < first;
+  const bool straddles_at_first = tid > 0 && first < count && (int)loaded[0].start() < first;
 
 #pragma unroll 1
   for (int coop = 2; coop <= NT; coop *= 2) {
@@ -169,6 +195,16 @@ __device__ __forceinline__ void segsort_blocksort_tile(const twophase::segsort_b
   key_type* keys_shared = reinterpret_cast<key_type*>(smem);
   unsigned* pieces_shared = reinterpret_cast<unsigned*>(smem + segsort_smem<NV>::KEY_BYTES);
   int* ids_shared = reinterpret_cast<int*>(smem + segsort_smem<NV>::KEY_BYTES + segsort_smem<NV>::PIECE_BYTES);
+  value_type* vals_shared = reinterpret_cast<value_type*>(smem + segsort_smem<NV>::SORT_BYTES);
+  // The tile's values on their way to shared memory (where cp.async can take them) while the keys
+  // are sorted, instead of one load latency after the sort.
+  if constexpr (TP_HAS_VALUES && copies_async<value_type>()) {
+#pragma unroll
+    for (int i = 0; i < VT; ++i) {
+      const int idx = NT * i + tid;
+      if (!checked || idx < tile_cnt) segsort_copy_async(vals_shared + idx, p.vals + tile_start + idx);
+    }
+  }
   twophase::load_tile<NT, VT, checked>(p.keys, tile_start, tile_cnt, p.keys, tile_start, tile_cnt, keys_shared, tid);
 
   // Each position's piece: the segment of this thread's first position by binary search, then a
@@ -197,7 +233,7 @@ __device__ __forceinline__ void segsort_blocksort_tile(const twophase::segsort_b
     }
     pieces_shared[pos] = (unsigned)piece_start << PIECE_SHIFT | (unsigned)piece_end;
     keys[i].key = twophase_key_image(keys_shared[checked ? min(pos, tile_cnt - 1) : pos]);
-    keys[i].piece = (unsigned)piece_start;
+    keys[i].piece = SORT_BY_POSITION ? (unsigned)piece_start << PIECE_SHIFT | (unsigned)pos : (unsigned)piece_start;
   }
   // Every read of the loaded tile (a padding position of the last tile reads its last key)
   // before the register sorts overwrite it.
@@ -211,24 +247,21 @@ __device__ __forceinline__ void segsort_blocksort_tile(const twophase::segsort_b
     if (!checked || idx < tile_cnt) keys_out[tile_start + idx] = image_out(keys_shared[idx]);
   }
   if (TP_HAS_VALUES) {
-    value_type* vals_shared = reinterpret_cast<value_type*>(smem);
-    int* permute_ids_shared = reinterpret_cast<int*>(smem + segsort_smem<NV>::VALUE_BYTES);
-    int ids[VT];
+    if constexpr (!copies_async<value_type>()) {
 #pragma unroll
-    for (int i = 0; i < VT; ++i) ids[i] = ids_shared[VT * tid + i];
-    __syncthreads();
-#pragma unroll
-    for (int i = 0; i < VT; ++i) {
-      const int idx = NT * i + tid;
-      if (!checked || idx < tile_cnt) vals_shared[idx] = p.vals[tile_start + idx];
+      for (int i = 0; i < VT; ++i) {
+        const int idx = NT * i + tid;
+        if (!checked || idx < tile_cnt) vals_shared[idx] = p.vals[tile_start + idx];
+      }
     }
-#pragma unroll
-    for (int i = 0; i < VT; ++i) permute_ids_shared[VT * tid + i] = ids[i];
-    __syncthreads();
+    segsort_copy_wait();
+    __syncthreads();  // every thread's values in shared memory
+    // Each sorted position's value, gathered by its source (the sort's last barrier made the
+    // sources visible), coalesced.
 #pragma unroll
     for (int i = 0; i < VT; ++i) {
       const int idx = NT * i + tid;
-      if (!checked || idx < tile_cnt) vals_out[tile_start + idx] = vals_shared[permute_ids_shared[idx]];
+      if (!checked || idx < tile_cnt) vals_out[tile_start + idx] = vals_shared[ids_shared[idx]];
     }
   }
 }

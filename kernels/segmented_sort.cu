@@ -192,24 +192,60 @@ struct located_from {
   __device__ __forceinline__ T operator[](size_type i) const { return all[base + i]; }
 };
 
-// A range [begin, end) of a level's inputs no longer than a tile: it spans at most two tiles,
-// whose buffers are looked up once, so that each read is one load.
-template <typename T>
-struct span_reader {
-  const T* first_tile;
-  const T* second_tile;
-  size_type split;
-  __device__ __forceinline__ span_reader(const located<T>& all, size_type begin, size_type end) {
+// Where a range [begin, end) of a level's inputs no longer than a tile lies: it spans at most two
+// tiles, whose buffers are looked up once (for the keys and the values alike). `split` is the
+// offset from `begin` where the second tile starts.
+struct span_place {
+  bool first_scratch, second_scratch;
+  int split;
+  __device__ __forceinline__ span_place(const unsigned long long* masks, unsigned level, size_type begin,
+                                        size_type end) {
     constexpr size_type NV = (size_type)TP_NT * TP_VT;
     const size_type tile = begin / NV;
-    split = (tile + 1) * NV;
+    split = (int)((tile + 1) * NV - begin);
     // Each tile's mask only where the range reaches it (an empty range may start past the last
     // tile).
-    first_tile = end > begin && in_scratch(all.masks, tile, all.level) ? all.scratch : all.keys;
-    second_tile = end > split && in_scratch(all.masks, tile + 1, all.level) ? all.scratch : all.keys;
+    first_scratch = end > begin && in_scratch(masks, tile, level);
+    second_scratch = end > begin + split && in_scratch(masks, tile + 1, level);
   }
-  __device__ __forceinline__ T operator[](size_type pos) const { return (pos < split ? first_tile : second_tile)[pos]; }
 };
+
+// The elements of a span_place's range in one of the two buffers: offset i from `begin` is at
+// at(i), one select and an add.
+template <typename T>
+struct span_reader {
+  const T* first;
+  const T* second;
+  int split;
+  __device__ __forceinline__ span_reader(const T* keys, const T* scratch, const span_place& place, size_type begin)
+      : first((place.first_scratch ? scratch : keys) + begin),
+        second((place.second_scratch ? scratch : keys) + begin),
+        split(place.split) {}
+  __device__ __forceinline__ const T* at(int i) const { return (i < split ? first : second) + i; }
+};
+
+// Whether `T` moves to shared memory by cp.async: the sizes it copies (4, 8 or 16 bytes), at
+// their natural alignment (so that every element of a typed buffer is aligned for it).
+template <typename T>
+constexpr bool copies_async() {
+  return (sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16) && alignof(T) >= sizeof(T);
+}
+
+// Start copying `*src` to shared `*dst` without waiting for it (cp.async, sm_80+; as the
+// mergesort's four-way tile copies its values, kernels/mergesort_quad_tile.cu copy_async);
+// segsort_copy_wait() waits for this thread's copies. The block sort's values and the merge
+// levels' straddles move so, their loads in flight while the block does other work.
+template <typename T>
+__device__ __forceinline__ void segsort_copy_async(T* dst, const T* src) {
+  static_assert(copies_async<T>(), "cp.async copies 4, 8 or 16 aligned bytes");
+  const unsigned shared_address = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(shared_address), "l"(src), "n"(sizeof(T))
+               : "memory");
+}
+
+__device__ __forceinline__ void segsort_copy_wait() {
+  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;" ::: "memory");
+}
 
 // Check the segments: CSR starts from 0, not decreasing, within the keys; or ranges in order,
 // each start <= end <= the next start, within the keys. One thread a segment; any fault marks

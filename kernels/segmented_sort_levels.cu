@@ -76,10 +76,140 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
   }
 }
 
+// A tile's straddle inputs: A's keys and values, then B's, each range in at most two tiles.
+struct straddle_inputs {
+  span_reader<key_type> a_keys, b_keys;
+  span_reader<value_type> a_vals, b_vals;
+  int a_cnt;
+};
+
+// Positions a thread of a merge-level tile moves through registers a round (keys and values):
+// with VT, the pairs of 2-byte keys or 8-byte values spilled at MERGE_REGISTERS.
+constexpr int COPY_BATCH = 8;
+// Whether values move in batches through registers: wider ones (a byte array of a user layout
+// can take a register a byte) move one at a time.
+constexpr bool BATCH_VALUES = sizeof(value_type) <= 8;
+
+// Load a tile's straddle inputs (`cnt` in all) to shared memory in tile order, strided so that
+// neighbouring threads read neighbouring positions, each position's address found once for its
+// key and its value: by cp.async where the type allows it (finished by segsort_copy_wait, so
+// that the loads stay in flight while the block copies the rest of its tile), else through
+// registers in rounds of COPY_BATCH, every load of a round issued before its first store.
+template <int NT, int VT>
+__device__ __forceinline__ void load_straddle(key_type* keys_shared, value_type* vals_shared,
+                                              const straddle_inputs& in, int cnt, int tid) {
+  constexpr bool KEYS_ASYNC = copies_async<key_type>();
+  constexpr bool VALS_ASYNC = copies_async<value_type>();
+#pragma unroll
+  for (int round = 0; round < VT; round += COPY_BATCH) {
+    // (Every register array of the merge tile starts defined: elements left unassigned under a
+    // predicate were carried from one tile of the grid-stride loop to the next, and spilled.)
+    key_type k[COPY_BATCH] = {};
+    value_type v[COPY_BATCH] = {};
+#pragma unroll
+    for (int i = 0; i < COPY_BATCH; ++i) {
+      const int idx = NT * (round + i) + tid;
+      if (round + i >= VT || idx >= cnt) continue;
+      const bool from_a = idx < in.a_cnt;
+      const int offset = from_a ? idx : idx - in.a_cnt;
+      const bool second = offset >= (from_a ? in.a_keys.split : in.b_keys.split);
+      // (Selects of pointers: a reference to the chosen reader put the readers in local memory.)
+      const key_type* key = (from_a ? (second ? in.a_keys.second : in.a_keys.first)
+                                    : (second ? in.b_keys.second : in.b_keys.first)) +
+                            offset;
+      if constexpr (KEYS_ASYNC) {
+        segsort_copy_async(keys_shared + idx, key);
+      } else {
+        k[i] = *key;
+      }
+      if constexpr (TP_HAS_VALUES) {
+        const value_type* val = (from_a ? (second ? in.a_vals.second : in.a_vals.first)
+                                        : (second ? in.b_vals.second : in.b_vals.first)) +
+                                offset;
+        if constexpr (VALS_ASYNC) {
+          segsort_copy_async(vals_shared + idx, val);
+        } else if constexpr (BATCH_VALUES) {
+          v[i] = *val;
+        } else {
+          vals_shared[idx] = *val;
+        }
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < COPY_BATCH; ++i) {
+      const int idx = NT * (round + i) + tid;
+      if (round + i >= VT || idx >= cnt) continue;
+      if (!KEYS_ASYNC) keys_shared[idx] = k[i];
+      if (TP_HAS_VALUES && !VALS_ASYNC && BATCH_VALUES) vals_shared[idx] = v[i];
+    }
+  }
+}
+
+// Copy the tile's positions [0, tile_cnt) outside [skip0, skip1) from the `in` buffers to the
+// `out` ones (all four offset to the tile's start), keys mapped by `image_out`, values
+// alongside: strided over the threads as the tile's other accesses, in rounds of COPY_BATCH
+// positions a thread, every load of a round (keys and values) issued before its first store,
+// where one element at a time left the copy bound by load latency.
+template <int NT, int VT>
+__device__ __forceinline__ void copy_unmerged(const key_type* in_keys, key_type* out_keys, const value_type* in_vals,
+                                              value_type* out_vals, int tile_cnt, int skip0, int skip1, int tid,
+                                              key_image_out image_out) {
+#pragma unroll
+  for (int round = 0; round < VT; round += COPY_BATCH) {
+    key_type k[COPY_BATCH] = {};
+    value_type v[COPY_BATCH] = {};
+#pragma unroll
+    for (int i = 0; i < COPY_BATCH; ++i) {
+      const int idx = NT * (round + i) + tid;
+      if (round + i < VT && idx < tile_cnt && (idx < skip0 || idx >= skip1)) {
+        k[i] = in_keys[idx];
+        if (TP_HAS_VALUES && BATCH_VALUES) v[i] = in_vals[idx];
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < COPY_BATCH; ++i) {
+      const int idx = NT * (round + i) + tid;
+      if (round + i < VT && idx < tile_cnt && (idx < skip0 || idx >= skip1)) {
+        out_keys[idx] = image_out(k[i]);
+        if (TP_HAS_VALUES && BATCH_VALUES) out_vals[idx] = v[i];
+      }
+    }
+  }
+  if (TP_HAS_VALUES && !BATCH_VALUES) {
+#pragma unroll 1
+    for (int idx = tid; idx < tile_cnt; idx += NT) {
+      if (idx < skip0 || idx >= skip1) out_vals[idx] = in_vals[idx];
+    }
+  }
+}
+
+// Shared memory of a merge-level tile (dynamic: SegmentedSortTuning::merge_shared_bytes): the
+// straddle's keys (NV + 1 slots: the serial merge reads one past), the merged outputs' NV source
+// positions and, with values, the straddle's NV values, each region its own: the straddle stays
+// in place while the sources are stored, and both keys and values are gathered from it.
+template <int NV>
+struct merge_smem {
+  static constexpr int KEY_BYTES = align16((NV + 1) * (int)sizeof(key_type));
+  static constexpr int SOURCE_BYTES = align16(NV * (int)sizeof(int));
+  static constexpr int VALUE_BYTES = TP_HAS_VALUES ? NV * (int)sizeof(value_type) : 0;
+  static constexpr int BYTES = KEY_BYTES + SOURCE_BYTES + VALUE_BYTES;
+};
+
+// Registers a thread of the merge-level tile is held to: left free, ptxas took 128 for u32
+// pairs (four 128-thread blocks an SM); held to 64 with values (eight blocks) and to 56 for keys
+// alone (nine, as before), the shipped types spill at most 8 bytes (u16 keys, u64 pairs: two
+// words once a tile; ptxas's stack frame as scripts/kernel_resources.py reads it), and 16-byte
+// keys or 12-byte values none.
+constexpr int MERGE_REGISTERS = TP_HAS_VALUES ? 64 : 56;
+constexpr int MERGE_MIN_BLOCKS = twophase::blocks_by_registers(MERGE_REGISTERS, TP_NT);
+
 // Phase 2 of level `level`: every tile of its work list rewritten into its other buffer: its
 // outputs inside the straddle merged (NT threads, VT outputs each, through shared memory as the
-// mergesort's pass tiles), the rest copied. The grid strides over the list.
-extern "C" __global__ void __launch_bounds__(TP_NT)
+// mergesort's pass tiles), the rest copied. The grid strides over the list. A tile's straddle
+// keys and values go to shared memory by cp.async while its threads copy the rest of the tile;
+// the merge leaves each output's source there, and the keys and values are gathered by source
+// into coalesced stores.
+extern "C" __global__ void __launch_bounds__(TP_NT, MERGE_MIN_BLOCKS)
     twophase_segsort_merge(key_type* keys, key_type* scratch_keys, value_type* vals, value_type* scratch_vals,
                            size_type count, const unsigned long long* masks, const size_type* straddles,
                            const unsigned* control, const unsigned* list, const size_type* partitions,
@@ -93,9 +223,10 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
   const unsigned listed = control[CONTROL_LIST_COUNTS + level];
   const bool bad_level = CHECK_ORDER && control[control_bad(SEGSORT_MAX_LEVELS, level)] != 0;
   const twophase::input_check check = {status, nullptr, 0};
-  const located<key_type> all_keys = {keys, scratch_keys, masks, level};
-  const located<value_type> all_vals = {vals, scratch_vals, masks, level};
   key_type* keys_shared = reinterpret_cast<key_type*>(smem);
+  int* sources_shared = reinterpret_cast<int*>(smem + merge_smem<NV>::KEY_BYTES);
+  value_type* vals_shared =
+      reinterpret_cast<value_type*>(smem + merge_smem<NV>::KEY_BYTES + merge_smem<NV>::SOURCE_BYTES);
   const int tid = threadIdx.x;
   for (size_type e = blockIdx.x; e < listed; e += gridDim.x) {
     const size_type tile = list[e];
@@ -107,43 +238,29 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
     const key_image_out image_out = {(mask >> level) == 1};
     const straddle s = tile_straddle(straddles, tile, level);
     const tile_merge m(tile, count, s, partitions);
-    // The tile's outputs outside the straddle keep their keys (and values).
-    const key_type* in_keys = from_scratch ? scratch_keys : keys;
-    const value_type* in_vals = from_scratch ? scratch_vals : vals;
-    for (size_type pos = t0 + tid; pos < t1; pos += NT) {
-      if (pos < m.m0 || pos >= m.m1 || bad_level) {
-        out_keys[pos] = image_out(in_keys[pos]);
-        if (TP_HAS_VALUES) out_vals[pos] = in_vals[pos];
-      }
-    }
-    if (bad_level) continue;
     const int tile_cnt = (int)(m.m1 - m.m0);
     const int a_cnt = (int)(m.a1 - m.a0);
     const int b_cnt = tile_cnt - a_cnt;
     __syncthreads();  // the previous tile's last reads of shared memory
-    const span_reader<key_type> a_keys(all_keys, m.a0, m.a1), b_keys(all_keys, m.b0, m.b0 + b_cnt);
-    if constexpr (TP_HAS_VALUES) {
-      // Pairs: one key at a time (the registers of VT keys in flight cost the pairs tile half its
-      // blocks: 128 registers a thread).
-#pragma unroll
-      for (int i = 0; i < VT; ++i) {
-        const int idx = NT * i + tid;
-        if (idx < tile_cnt) keys_shared[idx] = idx < a_cnt ? a_keys[m.a0 + idx] : b_keys[m.b0 + (idx - a_cnt)];
-      }
-    } else {
-      // Every load issued before any store to shared memory, to keep VT loads in flight a thread.
-      key_type loaded[VT];
-#pragma unroll
-      for (int i = 0; i < VT; ++i) {
-        const int idx = NT * i + tid;
-        if (idx < tile_cnt) loaded[i] = idx < a_cnt ? a_keys[m.a0 + idx] : b_keys[m.b0 + (idx - a_cnt)];
-      }
-#pragma unroll
-      for (int i = 0; i < VT; ++i) {
-        const int idx = NT * i + tid;
-        if (idx < tile_cnt) keys_shared[idx] = loaded[i];
-      }
+    if (!bad_level) {
+      const span_place a(masks, level, m.a0, m.a1), b(masks, level, m.b0, m.b0 + b_cnt);
+      const straddle_inputs in = {{keys, scratch_keys, a, m.a0},
+                                  {keys, scratch_keys, b, m.b0},
+                                  {vals, scratch_vals, a, m.a0},
+                                  {vals, scratch_vals, b, m.b0},
+                                  a_cnt};
+      load_straddle<NT, VT>(keys_shared, vals_shared, in, tile_cnt, tid);
     }
+    // The tile's outputs outside the straddle (all of them on a bad level) keep their keys and
+    // values.
+    const int skip0 = bad_level ? 0 : (int)(m.m0 - t0), skip1 = bad_level ? 0 : (int)(m.m1 - t0);
+    const key_type* in_keys = from_scratch ? scratch_keys : keys;
+    const value_type* in_vals = from_scratch ? scratch_vals : vals;
+    // (Keys alone have no value buffers to offset.)
+    copy_unmerged<NT, VT>(in_keys + t0, out_keys + t0, TP_HAS_VALUES ? in_vals + t0 : nullptr,
+                          TP_HAS_VALUES ? out_vals + t0 : nullptr, (int)(t1 - t0), skip0, skip1, tid, image_out);
+    if (bad_level) continue;
+    segsort_copy_wait();
     __syncthreads();
     const int diag = min(VT * tid, tile_cnt);
     const int mp = twophase::merge_path<twophase::bounds_lower, int>(keys_shared, a_cnt, keys_shared + a_cnt, b_cnt,
@@ -151,52 +268,56 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
     if (CHECK_ORDER) twophase::publish_walk_start(warp_walk_starts, mp);
     twophase::merge_range range = {mp, a_cnt, a_cnt + diag - mp, tile_cnt};
     key_type merged[VT];
-    int sources[VT];
+    int sources[VT] = {};
     if (range.total() > 0) {
       twophase::serial_merge<twophase::bounds_lower, VT, true>(keys_shared, range, key_compare(), merged, sources);
     }
-    bool unmerged = false;
     if (CHECK_ORDER) {
       const bool has_next = VT * (tid + 1) < tile_cnt;
-      unmerged = !twophase::walks_tile_exactly(warp_walk_starts, mp, range.a_begin, has_next);
-    }
-    if (unmerged) {
-      // The walks did not tile the merge (an inconsistent comparator): A then B as they are.
-      if (tid == 0) twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
-      for (int idx = tid; idx < tile_cnt; idx += NT) {
-        const size_type src = idx < a_cnt ? m.a0 + idx : m.b0 + (idx - a_cnt);
-        out_keys[m.m0 + idx] = image_out(all_keys[src]);
-        if (TP_HAS_VALUES) out_vals[m.m0 + idx] = all_vals[src];
+      if (!twophase::walks_tile_exactly(warp_walk_starts, mp, range.a_begin, has_next)) {
+        // The walks did not tile the merge (an inconsistent comparator): A then B as they are.
+        if (diag < tile_cnt) {
+          twophase::concatenate<VT, true>(keys_shared, 0, a_cnt, a_cnt, diag, tile_cnt - diag, merged, sources);
+        }
+        if (tid == 0) twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
       }
-      continue;
     }
-    __syncthreads();
+    // Each output's source, in thread order (its own region: the straddle stays as it is, and
+    // the merge's reads of it need no barrier before these stores).
 #pragma unroll
     for (int i = 0; i < VT; ++i) {
-      if (VT * tid + i < tile_cnt) keys_shared[VT * tid + i] = image_out(merged[i]);
+      if (VT * tid + i < tile_cnt) sources_shared[VT * tid + i] = sources[i];
     }
     __syncthreads();
+    // The merged keys and values gathered by source, in strided order: coalesced stores.
+    key_type* merged_keys = out_keys + m.m0;
+    key_type k[VT] = {};
 #pragma unroll
     for (int i = 0; i < VT; ++i) {
       const int idx = NT * i + tid;
-      if (idx < tile_cnt) out_keys[m.m0 + idx] = keys_shared[idx];
+      if (idx < tile_cnt) k[i] = keys_shared[sources_shared[idx]];
     }
-    if (TP_HAS_VALUES) {
-      int* sources_shared = reinterpret_cast<int*>(smem);
-      const span_reader<value_type> a_vals(all_vals, m.a0, m.a1), b_vals(all_vals, m.b0, m.b0 + b_cnt);
-      __syncthreads();
 #pragma unroll
-      for (int i = 0; i < VT; ++i) {
-        if (VT * tid + i < tile_cnt) sources_shared[VT * tid + i] = sources[i];
-      }
-      __syncthreads();
+    for (int i = 0; i < VT; ++i) {
+      const int idx = NT * i + tid;
+      if (idx < tile_cnt) merged_keys[idx] = image_out(k[i]);
+    }
+    if (TP_HAS_VALUES && !BATCH_VALUES) {
+      value_type* merged_vals = out_vals + m.m0;
+#pragma unroll 1
+      for (int idx = tid; idx < tile_cnt; idx += NT) merged_vals[idx] = vals_shared[sources_shared[idx]];
+    } else if (TP_HAS_VALUES) {
+      value_type* merged_vals = out_vals + m.m0;
+      value_type v[VT] = {};
 #pragma unroll
       for (int i = 0; i < VT; ++i) {
         const int idx = NT * i + tid;
-        if (idx < tile_cnt) {
-          const int src = sources_shared[idx];
-          out_vals[m.m0 + idx] = src < a_cnt ? a_vals[m.a0 + src] : b_vals[m.b0 + (src - a_cnt)];
-        }
+        if (idx < tile_cnt) v[i] = vals_shared[sources_shared[idx]];
+      }
+#pragma unroll
+      for (int i = 0; i < VT; ++i) {
+        const int idx = NT * i + tid;
+        if (idx < tile_cnt) merged_vals[idx] = v[i];
       }
     }
   }

@@ -296,7 +296,7 @@ impl SegmentedSortScratch {
         }?;
         let merge_shared = kernels.allow_dynamic_shared(
             SEGMENTED_SORT_ENTRY_MERGE,
-            tuning.merge_shared_bytes(key_bytes),
+            tuning.merge_shared_bytes(key_bytes, value_bytes),
             MAX_STATIC_SHARED_BYTES,
             gpu.max_shared_per_block_optin(),
         )?;

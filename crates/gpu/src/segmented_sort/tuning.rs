@@ -5,7 +5,7 @@ use std::mem::size_of;
 use crate::error::GpuError;
 use crate::runtime::shape::{check_launch_shape_within, MAX_OPTIN_SHARED_BYTES};
 
-/// Bytes of a position's entry in the block sort's piece table (kernels/segmented_sort.cu
+/// Bytes of a position's entry in the block sort's piece table (kernels/cta_segmented_sort.cuh
 /// `segsort_smem`).
 const PIECE_BYTES: usize = size_of::<u32>();
 /// Threads of a warp (the merge tile keeps one walk start a warp).
@@ -51,9 +51,10 @@ impl SegmentedSortTuning {
         Self { threads, vt }
     }
 
-    /// Dynamic shared memory of the block sort (kernels/segmented_sort.cu `segsort_smem`): the
-    /// NV + 1 keys, the piece table (a 32-bit entry a position), with values the NV tile
-    /// positions, or the values' permutation if larger; plus the walk check (one int a warp).
+    /// Dynamic shared memory of the block sort (kernels/cta_segmented_sort.cuh `segsort_smem`):
+    /// the NV + 1 keys, the piece table (a 32-bit entry a position), with values the NV tile
+    /// positions and the NV values (copied in while the keys sort, each region its own); plus the
+    /// walk check (one int a warp).
     pub const fn blocksort_shared_bytes(&self, key_bytes: usize, value_bytes: usize) -> usize {
         let nv = self.tile();
         let keys = aligned((nv + 1) * key_bytes) + aligned(nv * PIECE_BYTES);
@@ -61,18 +62,17 @@ impl SegmentedSortTuning {
         if value_bytes == 0 {
             return keys + walk_check;
         }
-        let positions = nv * size_of::<i32>();
-        let sort = keys + positions;
-        let permute = aligned(nv * value_bytes) + positions;
-        aligned(if sort > permute { sort } else { permute }) + walk_check
+        keys + aligned(nv * size_of::<i32>()) + aligned(nv * value_bytes) + walk_check
     }
 
-    /// Dynamic shared memory of a merge-level tile: NV + 1 keys, later the NV source positions.
-    pub const fn merge_shared_bytes(&self, key_bytes: usize) -> usize {
+    /// Dynamic shared memory of a merge-level tile (kernels/segmented_sort_levels.cu
+    /// `merge_smem`): the straddle's NV + 1 keys, the merged outputs' NV source positions and,
+    /// with values, the straddle's NV values, each in a region of its own: the straddle stays in
+    /// place while the sources are stored, and the keys and values are gathered from it by
+    /// source.
+    pub const fn merge_shared_bytes(&self, key_bytes: usize, value_bytes: usize) -> usize {
         let nv = self.tile();
-        let keys = (nv + 1) * key_bytes;
-        let sources = nv * size_of::<i32>();
-        aligned(if keys > sources { keys } else { sources })
+        aligned((nv + 1) * key_bytes) + aligned(nv * size_of::<i32>()) + aligned(nv * value_bytes)
     }
 
     /// Check the tuning against what the kernels support for these types.
@@ -87,7 +87,7 @@ impl SegmentedSortTuning {
         }
         let shared = self
             .blocksort_shared_bytes(key_bytes, value_bytes)
-            .max(self.merge_shared_bytes(key_bytes));
+            .max(self.merge_shared_bytes(key_bytes, value_bytes));
         check_launch_shape_within(self.threads, self.vt, true, shared, MAX_OPTIN_SHARED_BYTES)
     }
 }
