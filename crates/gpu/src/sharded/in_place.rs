@@ -9,9 +9,8 @@ use super::buffers::on_device;
 use super::layout::receive_capacity;
 use super::{GpuGroup, Merge, KEYS, VALUES};
 use crate::compare::DeviceComparator;
-use crate::error::{check_len, GpuError};
+use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
-use crate::mergesort::SortBuffers;
 
 impl GpuGroup<'_> {
     /// Stable sort of the keys of all `shards` under `comp`, each shard replaced by its output
@@ -40,11 +39,7 @@ impl GpuGroup<'_> {
     {
         self.check_outputs("shards", shards, shards.iter().map(CudaSlice::len).sum())?;
         self.grow_lent_buffers(shards, None::<&[CudaSlice<u8>]>)?;
-        let start = Instant::now();
-        self.sort_shards(|i, gpu, scratch| {
-            gpu.sort_device(SortBuffers::keys(&mut shards[i]), comp, None, scratch)
-        })?;
-        let sorted = start.elapsed();
+        let sorted = self.sort_key_shards(shards, comp)?;
         self.with_lent_buffers(|group| {
             let start = Instant::now();
             let (received, exchanged) = group.cut_and_exchange::<K, u8, C>(shards, None, comp)?;
@@ -74,17 +69,9 @@ impl GpuGroup<'_> {
     {
         let total = keys.iter().map(CudaSlice::len).sum();
         self.check_outputs("keys", keys, total)?;
-        self.check_placement("values", values)?;
-        for (k, v) in keys.iter().zip(values.iter()) {
-            check_len("values", k.len(), v.len())?;
-        }
+        self.check_values(keys, values)?;
         self.grow_lent_buffers(keys, Some(&*values))?;
-        let start = Instant::now();
-        self.sort_shards(|i, gpu, scratch| {
-            let buffers = SortBuffers::pairs(&mut keys[i], &mut values[i]);
-            gpu.sort_device(buffers, comp, None, scratch)
-        })?;
-        let sorted = start.elapsed();
+        let sorted = self.sort_pair_shards(keys, values, comp)?;
         self.with_lent_buffers(|group| {
             let start = Instant::now();
             let (received, exchanged) = group.cut_and_exchange(keys, Some(&*values), comp)?;

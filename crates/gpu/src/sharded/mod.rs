@@ -23,6 +23,7 @@ mod exchange;
 mod host;
 mod in_place;
 mod layout;
+mod local_sort;
 mod receive;
 mod tree;
 
@@ -37,7 +38,7 @@ use crate::compare::DeviceComparator;
 use crate::error::{check_len, GpuError};
 use crate::key::{DeviceKey, DeviceValue};
 use crate::merge::MergeScratch;
-use crate::mergesort::{MergesortScratch, SortBuffers};
+use crate::mergesort::MergesortScratch;
 use crate::runtime::device::Gpu;
 use buffers::{device_error, on_device, tree_view_mut, uninit_buffer};
 use cuts::shard_cuts;
@@ -245,15 +246,12 @@ impl<'g> GpuGroup<'g> {
     {
         self.check_placement("shards", shards)?;
         self.check_outputs("out", out, shards.iter().map(CudaSlice::len).sum())?;
-        let start = Instant::now();
-        self.sort_shards(|i, gpu, scratch| {
-            gpu.sort_device(SortBuffers::keys(&mut shards[i]), comp, None, scratch)
-        })?;
+        let sorted = self.sort_key_shards(shards, comp)?;
         let keys = Column {
             inputs: shards,
             outputs: out,
         };
-        self.merge_sorted::<K, u8, C>(keys, None, comp, start.elapsed())
+        self.merge_sorted::<K, u8, C>(keys, None, comp, sorted)
     }
 
     /// [`sort_device_into`](Self::sort_device_into) into new output shards.
@@ -286,18 +284,11 @@ impl<'g> GpuGroup<'g> {
         C: DeviceComparator<K> + ?Sized,
     {
         self.check_placement("keys", keys)?;
-        self.check_placement("values", values)?;
-        for (k, v) in keys.iter().zip(values.iter()) {
-            check_len("values", k.len(), v.len())?;
-        }
+        self.check_values(keys, values)?;
         let total = keys.iter().map(CudaSlice::len).sum();
         self.check_outputs("out_keys", out_keys, total)?;
         self.check_outputs("out_values", out_values, total)?;
-        let start = Instant::now();
-        self.sort_shards(|i, gpu, scratch| {
-            let buffers = SortBuffers::pairs(&mut keys[i], &mut values[i]);
-            gpu.sort_device(buffers, comp, None, scratch)
-        })?;
+        let sorted = self.sort_pair_shards(keys, values, comp)?;
         let keys = Column {
             inputs: keys,
             outputs: out_keys,
@@ -306,7 +297,7 @@ impl<'g> GpuGroup<'g> {
             inputs: values,
             outputs: out_values,
         };
-        self.merge_sorted(keys, Some(values), comp, start.elapsed())
+        self.merge_sorted(keys, Some(values), comp, sorted)
     }
 
     /// [`sort_pairs_device_into`](Self::sort_pairs_device_into) into new output shards.
@@ -367,16 +358,18 @@ impl<'g> GpuGroup<'g> {
         Ok(out)
     }
 
-    /// Step 1: `sort(i, gpu, scratch)` launched on every device (asynchronous, so the devices
-    /// sort together), then every sort's order check (which synchronizes).
-    fn sort_shards(
+    /// Check that `values` are placed as the handles and each as long as its shard of `keys`
+    /// (`InvalidInput` or `SizeMismatch` naming `values`).
+    fn check_values<K, V>(
         &self,
-        mut sort: impl FnMut(usize, &Gpu, &mut MergesortScratch) -> Result<(), GpuError>,
+        keys: &[CudaSlice<K>],
+        values: &[CudaSlice<V>],
     ) -> Result<(), GpuError> {
-        let mut scratch = self.scratch.borrow_mut();
-        self.each(|i, gpu| sort(i, gpu, &mut scratch[i].sort))?;
-        let inconsistent = self.order_checks(|i, gpu| scratch[i].sort.check(gpu))?;
-        inconsistent.map_or(Ok(()), Err)
+        self.check_placement("values", values)?;
+        for (k, v) in keys.iter().zip(values) {
+            check_len("values", k.len(), v.len())?;
+        }
+        Ok(())
     }
 
     /// Every device's order check `check(i, gpu)` (a scratch's `check`, which synchronizes):
