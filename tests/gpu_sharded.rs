@@ -287,8 +287,9 @@ fn mismatched_buffers_are_invalid_input() {
         other => panic!("outputs of 2 keys for 3: expected SizeMismatch, got {other:?}"),
     }
 
-    // On a machine of several GPUs: each shard's buffer on the other handle's context.
-    let devices = handles(2);
+    // On a machine of several GPUs: each shard's buffer on the other handle's context (the
+    // first two devices).
+    let devices: Vec<Gpu> = handles(2).into_iter().take(2).collect();
     if devices[0].context().ordinal() != devices[1].context().ordinal() {
         let group = self::group(&devices);
         let mut swapped = group.upload(&[&[3u32, 1][..], &[2]]).expect("upload");
