@@ -23,6 +23,8 @@ use twophase_gpu::cudarc::driver::{CudaSlice, DeviceRepr};
 const WARMUP: usize = 10;
 /// Timed runs per measurement; the median is reported.
 const REPS: usize = 100;
+/// Lanes per partition search timed at the shipped tuning besides the automatic choice.
+const LANES_SWEEP: [u32; 6] = [1, 2, 4, 8, 16, 32];
 /// Poison of the u64 outputs.
 const POISON_U64: u64 = 0xDEAD_BEEF_DEAD_BEEF;
 
@@ -94,6 +96,15 @@ impl Case<'_> {
             ms,
             bytes: self.bytes,
         });
+        for lanes in LANES_SWEEP {
+            gpu.set_partition_lanes(Some(lanes)).expect("lanes");
+            let correct = sets.check(stream, &mut shipped);
+            let ms = sets.time(gpu, WARMUP, REPS, &mut shipped);
+            println!(
+                "lanes {kind} 2^{log2n} partition lanes={lanes}: {ms:.4} ms (correct: {correct})"
+            );
+        }
+        gpu.set_partition_lanes(None).expect("lanes");
         if log2n != LARGEST_LOG2N {
             return;
         }

@@ -30,8 +30,16 @@ const REPS: usize = 41;
 const PDL_ALTERNATIONS: usize = 3;
 /// Size (log2 of keys) of the profile mode (`--profile`): every configuration sorts once after
 /// one untimed sort, so that a kernel profiler (scripts/ncu_mergesort.py) sees each sort's
-/// kernels in a known order.
+/// kernels in a known order. `TWOPHASE_PROFILE_LOG2N` picks another size.
 const PROFILE_LOG2N: u32 = 27;
+
+/// The profile mode's size: `TWOPHASE_PROFILE_LOG2N`, else [`PROFILE_LOG2N`].
+fn profile_log2n() -> u32 {
+    std::env::var("TWOPHASE_PROFILE_LOG2N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(PROFILE_LOG2N)
+}
 
 /// What to run: the timed table with its sweeps, or the profile mode.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -367,9 +375,10 @@ impl Bench<'_> {
         let stream = gpu.stream();
         let mut scratch = MergesortScratch::new();
         let value_bytes = if pairs { 4 } else { 0 };
+        let profile_sizes = [profile_log2n()];
         let sizes: &[u32] = match mode {
             Mode::Time => &SIZES,
-            Mode::Profile => &[PROFILE_LOG2N],
+            Mode::Profile => &profile_sizes,
         };
         for &log2n in sizes {
             let n = 1usize << log2n;

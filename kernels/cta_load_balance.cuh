@@ -5,21 +5,14 @@ namespace twophase {
 
 // Load-balancing merge path (twophase_partition::load_balance_path): at output diagonal `diag` of
 // the merge of the work items 0..total (A) with the segment starts scan[0, num_segments) (B), how
-// many items precede it. Upper bound: a start equal to an item index comes first.
+// many items precede it, searched by a group of `lanes` lanes (first_untaken). Upper bound: a
+// start equal to an item index comes first.
 template <typename index_t>
 __device__ __forceinline__ size_type load_balance_path(size_type total, const index_t* __restrict__ scan,
-                                                       size_type num_segments, size_type diag) {
-  size_type begin = diag > num_segments ? diag - num_segments : 0;
-  size_type end = diag < total ? diag : total;
-  while (begin < end) {
-    const size_type mid = begin + (end - begin) / 2;
-    if (mid < (size_type)scan[diag - 1 - mid]) {
-      begin = mid + 1;
-    } else {
-      end = mid;
-    }
-  }
-  return begin;
+                                                       size_type num_segments, size_type diag, int lanes) {
+  const size_type begin = diag > num_segments ? diag - num_segments : 0;
+  const size_type end = diag < total ? diag : total;
+  return first_untaken(begin, end, lanes, [&](size_type mid) { return mid < (size_type)scan[diag - 1 - mid]; });
 }
 
 // Shared memory of one load-balancing tile of NV = NT * VT merge outputs: the tile's segment

@@ -49,38 +49,22 @@ struct lbs_for_each_fields : lbs_tile_inputs {
 typedef checked_params<lbs_for_each_fields> lbs_for_each_params;
 }  // namespace twophase
 
-// Boundaries per partition block; blocks overlap by one (partition.cuh, overlapped_boundary).
-constexpr int LBS_PARTITION_GROUPS = TP_PARTITION_NT;
-
-// Phase 1: partitions[p] = items before output diagonal min(p * spacing, total + num_segments).
-// Each boundary after the block's first is checked against the one before it: a pair out of
-// order means the scan is not a valid exclusive scan (reported to the repair slot and as
-// STATUS_SCAN_INVALID).
+// Phase 1: partitions[p] = items before output diagonal min(p * spacing, total + num_segments),
+// searched by groups of `lanes` lanes (twophase::search_partitions). Each boundary after the
+// block's first is checked against the one before it: a pair out of order means the scan is not a
+// valid exclusive scan (reported to the repair slot and as STATUS_SCAN_INVALID).
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_lbs_partition(const index_type* __restrict__ scan, size_type num_segments, size_type total,
                            size_type spacing, size_type num_partitions, size_type* __restrict__ partitions,
-                           unsigned long long* status, unsigned long long* repair, unsigned generation) {
+                           size_type lanes, unsigned long long* status, unsigned long long* repair,
+                           unsigned generation) {
   twophase::pdl_launch_dependents();
-  __shared__ size_type paths[LBS_PARTITION_GROUPS];
   const twophase::input_check check = {status, repair, generation};
-  const int group = threadIdx.x;
-  const size_type p = twophase::overlapped_boundary(group, LBS_PARTITION_GROUPS);
-  const bool active = p < num_partitions;
   const size_type count = total + num_segments;
-  const size_type diag = twophase::load_balance_diagonal(p, spacing, count);
-  size_type path = 0;
-  if (active) {
-    path = twophase::load_balance_path(total, scan, num_segments, diag);
-    partitions[p] = path;
-  }
-  paths[group] = path;
-  __syncthreads();
-  if (active && group > 0 &&
-      !twophase::monotone_step(paths[group - 1], twophase::load_balance_diagonal(p - 1, spacing, count), path,
-                               diag)) {
-    twophase::report_bad_boundary(check, p - 1);
-    twophase::raise_status(check, twophase::STATUS_SCAN_INVALID);
-  }
+  twophase::search_partitions<TP_PARTITION_NT>(
+      num_partitions, partitions, (int)lanes, check, twophase::STATUS_SCAN_INVALID,
+      [&](size_type p) { return twophase::load_balance_diagonal(p, spacing, count); },
+      [&](size_type diag) { return twophase::load_balance_path(total, scan, num_segments, diag, (int)lanes); });
 }
 
 // Writes each item's segment, and its rank when `ranks` is not null.

@@ -20,34 +20,26 @@ struct merge_tile_fields : merge_inputs<key_type> {
 typedef checked_params<merge_tile_fields> merge_tile_params;
 }  // namespace twophase
 
-// Phase 1: partitions[p] = merge path (A elements before) at output diagonal min(p * spacing, total).
-// Blocks overlap by one boundary (twophase::overlapped_boundary), so that each block checks every
-// adjacent pair of its boundaries: a pair out of order (unsorted inputs, or a comparator that is
-// not a strict weak order) is reported to the repair slot, and the tile kernel repairs the path.
+// Phase 1: partitions[p] = merge path (A elements before) at output diagonal min(p * spacing, total),
+// searched by groups of `lanes` lanes (twophase::search_partitions). Blocks overlap by one
+// boundary, so that each block checks every adjacent pair of its boundaries: a pair out of order
+// (unsorted inputs, or a comparator that is not a strict weak order) is reported to the repair
+// slot, and the tile kernel repairs the path.
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_merge_partition(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
                              size_type b_count, size_type spacing, size_type num_partitions,
-                             size_type* __restrict__ partitions, unsigned long long* status,
+                             size_type* __restrict__ partitions, size_type lanes, unsigned long long* status,
                              unsigned long long* repair, unsigned generation) {
   twophase::pdl_launch_dependents();  // the tile kernel's blocks wait for this grid's partitions
-  __shared__ size_type paths[TP_PARTITION_NT];
   const twophase::input_check check = {status, repair, generation};
-  const int group = threadIdx.x;
-  const size_type p = twophase::overlapped_boundary(group, TP_PARTITION_NT);
   const size_type total = a_count + b_count;
-  const size_type diag = min(p * spacing, total);
-  size_type path = 0;
-  if (p < num_partitions) {
-    path = twophase::merge_path<twophase::bounds_lower, size_type>(a, a_count, b, b_count, diag, key_compare());
-    partitions[p] = path;
-  }
-  paths[group] = path;
-  __syncthreads();
-  if (group > 0 && p < num_partitions &&
-      !twophase::monotone_step(paths[group - 1], min((p - 1) * spacing, total), path, diag)) {
-    twophase::report_bad_boundary(check, p - 1);
-    twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
-  }
+  twophase::search_partitions<TP_PARTITION_NT>(
+      num_partitions, partitions, (int)lanes, check, twophase::STATUS_ORDER_INCONSISTENT,
+      [&](size_type p) { return min(p * spacing, total); },
+      [&](size_type diag) {
+        return twophase::group_merge_path<twophase::bounds_lower>(a, a_count, b, b_count, diag, key_compare(),
+                                                                  (int)lanes);
+      });
 }
 
 // Phase 2: tile t produces outputs [t * NV, min((t + 1) * NV, total)), between its two boundaries

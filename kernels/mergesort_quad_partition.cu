@@ -43,7 +43,7 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
   const size_type diag = pos - quad.starts[0];
   size_type counts[4] = {0, 0, 0, 0};
   if (p < num_cuts) {  // the whole group: its lanes share p
-    const unsigned group = cut_group_mask(lanes);
+    const unsigned group = twophase::search_group_mask(lanes);
     const run_pair x_pair = {quad.starts[0], quad.starts[1], quad.starts[2]};
     const run_pair y_pair = {quad.starts[2], quad.starts[3], quad.starts[4]};
     const size_type nx = x_pair.total(), ny = y_pair.total();
@@ -56,7 +56,7 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
       // of it)?
       size_type j_lo = (begin + spacing - 1) / spacing, j_hi = (end + spacing - 1) / spacing;
       while (j_lo < j_hi) {
-        const kary_round round = {j_lo, j_hi - j_lo, lanes, reciprocal};
+        const twophase::kary_round round = {j_lo, j_hi - j_lo, lanes, reciprocal};
         bool answer = false;
         if (lane < round.active_lanes()) {
           const size_type xi = round.probe(lane) * spacing, yt = diag - xi;
@@ -64,7 +64,7 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
           const key_type y_key = element_before(keys, y_pair, sampled_path(y_pair, samples, yt), yt);
           answer = twophase::takes_a<twophase::bounds_lower>(x_key, y_key, key_compare());
         }
-        const int t = group_trues(group, lanes, answer);
+        const int t = twophase::group_trues(group, lanes, answer);
         if (t > 0) {
           j_lo = round.probe(t - 1) + 1;
           begin = max(begin, (j_lo - 1) * spacing + 1);

@@ -35,6 +35,88 @@ __device__ __forceinline__ int_t merge_path(a_it a, int_t a_count, b_it b, int_t
   return begin;
 }
 
+// ---- Search groups: the lanes of a warp that search one boundary together. ----
+
+// Most lanes of a search group: one warp.
+enum : int { MAX_SEARCH_LANES = 32 };
+
+// One round of a `lanes`-ary search for the first `false` of a monotone predicate (true then
+// false) over candidates [lo, lo + n): lane `l` probes candidate `probe(l)`, all n when
+// n <= lanes, else `lanes` evenly spread ones, about n * (l + 1) / (lanes + 1) past lo (with one
+// lane, a binary search's middle). The lanes of a group then agree, from the ballot of their
+// answers, on the candidates left: with `t` answers true (a prefix of the lanes, the predicate
+// being monotone), the first false lies past probe(t - 1) and at or before probe(t).
+struct kary_round {
+  size_type lo, n;
+  int lanes;
+  // (2^32 - 1) / (lanes + 1), rounded down so that every probe stays below lo + n. (A 64-bit
+  // division in every round would be a subroutine of dependent instructions on the search's chain.)
+  unsigned reciprocal;
+  __device__ __forceinline__ int active_lanes() const { return n < (size_type)lanes ? (int)n : lanes; }
+  __device__ __forceinline__ size_type probe(int l) const {
+    return n <= (size_type)lanes ? lo + l : lo + __umul64hi(n * (size_type)(l + 1), (size_type)reciprocal << 32);
+  }
+};
+
+// The lanes of this thread's search group (`lanes` consecutive lanes of a warp, a power of two)
+// as a mask of the warp, for the group's ballots.
+__device__ __forceinline__ unsigned search_group_mask(int lanes) {
+  const unsigned group_bits = lanes == MAX_SEARCH_LANES ? 0xffffffffu : (1u << lanes) - 1;
+  return group_bits << (threadIdx.x % MAX_SEARCH_LANES / lanes * lanes);
+}
+
+// The `true` answers of a search group's lanes, as a count: the predicate is monotone over the
+// lanes' probes, so the true answers are the first ones. A group of one lane skips the warp
+// vote (`lanes` is the same in every thread, so the branch never diverges).
+__device__ __forceinline__ int group_trues(unsigned group_mask, int lanes, bool answer) {
+  return lanes == 1 ? (int)answer : __popc(__ballot_sync(group_mask, answer) & group_mask);
+}
+
+// The first candidate in [begin, end) at which `taken` is false (end if none), for a predicate
+// that is true and then false, searched by a group of `lanes` lanes of one warp (a power of two
+// up to MAX_SEARCH_LANES; every lane of the group calls with the same bounds and gets the
+// answer). One lane runs the binary search; more lanes probe `lanes` candidates a round and keep
+// the span between the last true and the first false, so a chain of log2(n) dependent loads
+// becomes one of log(n) / log(lanes + 1) rounds. Whatever `taken` answers, the result lies in
+// [begin, end].
+template <typename pred_t>
+__device__ __forceinline__ size_type first_untaken(size_type begin, size_type end, int lanes, pred_t taken) {
+  if (lanes == 1) {
+    while (begin < end) {
+      const size_type mid = begin + (end - begin) / 2;
+      if (taken(mid)) {
+        begin = mid + 1;
+      } else {
+        end = mid;
+      }
+    }
+    return begin;
+  }
+  const int lane = threadIdx.x & (lanes - 1);
+  const unsigned group = search_group_mask(lanes);
+  const unsigned reciprocal = 0xffffffffu / (unsigned)(lanes + 1);
+  while (begin < end) {
+    const kary_round round = {begin, end - begin, lanes, reciprocal};
+    bool answer = false;
+    if (lane < round.active_lanes()) answer = taken(round.probe(lane));
+    const int t = group_trues(group, lanes, answer);
+    if (t > 0) begin = round.probe(t - 1) + 1;
+    if (t < round.active_lanes()) end = round.probe(t);
+  }
+  return begin;
+}
+
+// merge_path on global arrays, searched by a group of `lanes` lanes (first_untaken).
+template <bounds_t bounds, typename key_t, typename comp_t>
+__device__ __forceinline__ size_type group_merge_path(const key_t* __restrict__ a, size_type a_count,
+                                                      const key_t* __restrict__ b, size_type b_count, size_type diag,
+                                                      comp_t comp, int lanes) {
+  const size_type begin = diag > b_count ? diag - b_count : 0;
+  const size_type end = diag < a_count ? diag : a_count;
+  return first_untaken(begin, end, lanes,
+                       [&](size_type mid) { return takes_a<bounds>(a[mid], b[diag - 1 - mid], comp); });
+}
+
 // The slices of A and B that produce one contiguous piece of a merge's output
 // (twophase_partition::MergeRange), in 32-bit tile-local indices: B follows A in one buffer.
 struct merge_range {
@@ -120,6 +202,7 @@ struct partition_fields : inputs_t {
   size_type spacing;
   size_type num_partitions;
   size_type* partitions;
+  size_type lanes;  // lanes a boundary's search group (search_partitions)
 };
 
 template <typename inputs_t>
@@ -183,6 +266,35 @@ __device__ __forceinline__ size_type clamped_tile_end(size_type a0, size_type a1
 // the same value.
 __device__ __forceinline__ size_type overlapped_boundary(int group, int groups) {
   return (size_type)blockIdx.x * (groups - 1) + group;
+}
+
+// The body of a partition kernel of NT threads: boundaries [0, num_partitions) at the diagonals
+// `diagonal(p)`, each searched by a group of `lanes` lanes (a power of two dividing NT, up to
+// MAX_SEARCH_LANES), `path_at(diag)` called by every lane of the group. The groups of a block
+// search boundaries [blockIdx.x * (groups - 1), + groups) (overlapped_boundary); each group's first
+// lane writes partitions[p] and checks it against the boundary before it: a pair out of order is
+// reported to the repair slot and raises `bad_bit`.
+template <int NT, typename diagonal_fn, typename path_fn>
+__device__ __forceinline__ void search_partitions(size_type num_partitions, size_type* __restrict__ partitions,
+                                                  int lanes, const input_check& check, unsigned bad_bit,
+                                                  diagonal_fn diagonal, path_fn path_at) {
+  __shared__ size_type paths[NT];
+  const int group = threadIdx.x / lanes;
+  const bool leader = threadIdx.x % lanes == 0;
+  const size_type p = overlapped_boundary(group, NT / lanes);
+  const bool active = p < num_partitions;  // the whole group: its lanes share p
+  const size_type diag = diagonal(p);
+  size_type path = 0;
+  if (active) {
+    path = path_at(diag);
+    if (leader) partitions[p] = path;
+  }
+  if (leader) paths[group] = path;
+  __syncthreads();
+  if (leader && active && group > 0 && !monotone_step(paths[group - 1], diagonal(p - 1), path, diag)) {
+    report_bad_boundary(check, p - 1);
+    raise_status(check, bad_bit);
+  }
 }
 
 // The statuses of the adjacent pairs out of order among positions [first - 1, last] of a run of

@@ -34,44 +34,31 @@ typedef checked_params<search_tile_fields> search_tile_params;
 
 constexpr twophase::bounds_t SEARCH_BOUNDS = TP_UPPER ? twophase::bounds_upper : twophase::bounds_lower;
 
-// Boundaries per partition block; blocks overlap by one (partition.cuh, overlapped_boundary).
-constexpr int SEARCH_PARTITION_GROUPS = TP_PARTITION_NT;
-
 // Output diagonal of boundary p: min(p * spacing, total).
 __device__ __forceinline__ size_type search_diagonal(size_type p, size_type spacing, size_type total) {
   const size_type diag = p * spacing;
   return diag < total ? diag : total;
 }
 
-// Phase 1: partitions[p] = needles before output diagonal min(p * spacing, needles + haystack).
-// Each boundary after the block's first is checked against the one before it; the first pair
-// out of order is reported to the repair slot.
+// Phase 1: partitions[p] = needles before output diagonal min(p * spacing, needles + haystack),
+// searched by groups of `lanes` lanes (twophase::search_partitions). Each boundary after the
+// block's first is checked against the one before it; the first pair out of order is reported to
+// the repair slot.
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_search_partition(const key_type* __restrict__ needles, size_type needle_count,
                               const key_type* __restrict__ haystack, size_type haystack_count, size_type spacing,
-                              size_type num_partitions, size_type* __restrict__ partitions,
+                              size_type num_partitions, size_type* __restrict__ partitions, size_type lanes,
                               unsigned long long* status, unsigned long long* repair, unsigned generation) {
   twophase::pdl_launch_dependents();
-  __shared__ size_type paths[SEARCH_PARTITION_GROUPS];
   const twophase::input_check check = {status, repair, generation};
-  const int group = threadIdx.x;
-  const size_type p = twophase::overlapped_boundary(group, SEARCH_PARTITION_GROUPS);
-  const bool active = p < num_partitions;
   const size_type total = needle_count + haystack_count;
-  const size_type diag = search_diagonal(p, spacing, total);
-  size_type path = 0;
-  if (active) {
-    path = twophase::merge_path<SEARCH_BOUNDS, size_type>(needles, needle_count, haystack, haystack_count, diag,
-                                                          key_compare());
-    partitions[p] = path;
-  }
-  paths[group] = path;
-  __syncthreads();
-  if (active && group > 0 &&
-      !twophase::monotone_step(paths[group - 1], search_diagonal(p - 1, spacing, total), path, diag)) {
-    twophase::report_bad_boundary(check, p - 1);
-    twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
-  }
+  twophase::search_partitions<TP_PARTITION_NT>(
+      num_partitions, partitions, (int)lanes, check, twophase::STATUS_ORDER_INCONSISTENT,
+      [&](size_type p) { return search_diagonal(p, spacing, total); },
+      [&](size_type diag) {
+        return twophase::group_merge_path<SEARCH_BOUNDS>(needles, needle_count, haystack, haystack_count, diag,
+                                                         key_compare(), (int)lanes);
+      });
 }
 
 // Phase 2: tile t covers merge outputs [t * NV, min((t + 1) * NV, total)); each of its needles gets

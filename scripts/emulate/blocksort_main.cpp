@@ -19,7 +19,8 @@ static void run_blocksort(const std::vector<key_type>& in, std::vector<key_type>
     memcpy(&vals_in[i], &id, sizeof(id) < sizeof(value_type) ? sizeof(id) : sizeof(value_type));
   }
   launch((count + NV - 1) / NV, TP_NT, [&] {
-    twophase_blocksort(keys_in.get(), vals_in.get(), count, keys_out.get(), vals_out.get(), status.words);
+    twophase_blocksort(keys_in.get(), vals_in.get(), count, keys_out.get(), vals_out.get(), status.words,
+                       /*image_out=*/0);
   });
   out.assign(keys_out.get(), keys_out.get() + count);
   ids.assign(count, 0);

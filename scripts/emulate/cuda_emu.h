@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -62,13 +64,28 @@ inline int __shfl_down_sync(unsigned, int v, int d) {
 }
 
 inline std::vector<unsigned> g_ballot;
-inline unsigned __ballot_sync(unsigned, int predicate) {
+// The barriers of the lane groups that vote with a mask narrower than the warp (a search group of
+// a partition kernel), made on first use within a block: (warp, mask) -> barrier of its lanes.
+inline std::mutex g_group_mutex;
+inline std::map<std::pair<int, unsigned>, std::unique_ptr<std::barrier<>>> g_group_barriers;
+inline std::barrier<>& group_barrier(int warp, unsigned mask) {
+  std::lock_guard<std::mutex> lock(g_group_mutex);
+  std::unique_ptr<std::barrier<>>& barrier = g_group_barriers[{warp, mask}];
+  if (!barrier) barrier = std::make_unique<std::barrier<>>(__builtin_popcount(mask));
+  return *barrier;
+}
+// Every lane of `mask` calls (as on the device); the bits of the lanes outside it are those of
+// this lane's last vote of the warp and are ignored by the callers, which mask the answer.
+inline unsigned __ballot_sync(unsigned mask, int predicate) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   g_ballot[threadIdx.x] = predicate ? 1u << lane : 0u;
-  g_warp_barriers[warp]->arrive_and_wait();
+  std::barrier<>* barrier = mask == 0xffffffffu ? g_warp_barriers[warp].get() : &group_barrier(warp, mask);
+  barrier->arrive_and_wait();
   unsigned bits = 0;
-  for (int l = 0; l < 32; ++l) bits |= g_ballot[warp * 32 + l];
-  g_warp_barriers[warp]->arrive_and_wait();
+  for (int l = 0; l < 32; ++l) {
+    if (mask >> l & 1u) bits |= g_ballot[warp * 32 + l];
+  }
+  barrier->arrive_and_wait();
   return bits;
 }
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
@@ -107,6 +124,7 @@ void launch(unsigned grid, unsigned threads, F kernel) {
   for (unsigned b = 0; b < grid; ++b) {
     g_block_barrier = std::make_unique<std::barrier<>>(threads);
     g_warp_barriers.clear();
+    g_group_barriers.clear();
     for (unsigned w = 0; w < (threads + 31) / 32; ++w) g_warp_barriers.push_back(std::make_unique<std::barrier<>>(32));
     for (auto& s : g_or_slots) s = 0;
     for (auto& s : g_and_slots) s = 0;

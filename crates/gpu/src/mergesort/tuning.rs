@@ -2,7 +2,8 @@
 
 use crate::error::GpuError;
 use crate::runtime::shape::{
-    check_launch_shape, check_launch_shape_within, MAX_OPTIN_SHARED_BYTES,
+    check_launch_shape, check_launch_shape_within, lanes_within, MAX_OPTIN_SHARED_BYTES,
+    MAX_SEARCH_LANES,
 };
 
 /// `bytes` rounded up to the 16-byte alignment at which the kernels start each shared-memory
@@ -321,7 +322,7 @@ const FOUR_WAY_MIN_BYTES: usize = 1 << 26;
 const PDL_MAX_BYTES: usize = 256 << 20;
 
 /// Threads of a warp: a four-way cut's lanes vote within one.
-pub(super) const WARP_LANES: u32 = 32;
+pub(super) const WARP_LANES: u32 = MAX_SEARCH_LANES;
 
 impl MergesortTuning {
     /// Lanes per four-way cut for `cuts` cuts on a device of `multiprocessors` SMs: the most (a
@@ -350,17 +351,6 @@ impl MergesortTuning {
             1
         }
     }
-}
-
-/// The most lanes per search (a power of two up to a warp, at least one) that keep `searches`
-/// searches within `threads_per_sm` threads an SM.
-fn lanes_within(threads_per_sm: usize, searches: usize, multiprocessors: u32) -> u32 {
-    let budget = threads_per_sm * multiprocessors as usize / searches.max(1);
-    let mut lanes = 1;
-    while lanes < WARP_LANES && (2 * lanes) as usize <= budget {
-        lanes *= 2;
-    }
-    lanes
 }
 
 /// Words per four-way cut (kernels/mergesort_quad_partition.cuh): the counts taken from X, from run 0 and from

@@ -2,7 +2,7 @@
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cudarc::driver::{sys as driver_sys, CudaContext, CudaFunction, CudaSlice, CudaStream};
@@ -12,6 +12,7 @@ use super::fault::{self, lock_recover, ContextHealth};
 use super::module_cache::{compile_cached, Kernels};
 use super::program;
 use crate::error::GpuError;
+use crate::runtime::shape::MAX_SEARCH_LANES;
 
 /// First architecture with programmatic dependent launch (griddepcontrol): Hopper, sm_90.
 pub const PDL_MIN_ARCH: u32 = 90;
@@ -39,6 +40,9 @@ pub struct Gpu {
     /// Whether the second kernel of a two-kernel primitive is launched as a programmatic dependent
     /// of the first (sm_90+), so that its launch overlaps the first kernel's tail.
     pub(crate) programmatic_launch: AtomicBool,
+    /// Lanes per boundary search of the two-phase partition kernels, or 0 for the automatic
+    /// choice ([`Gpu::set_partition_lanes`]).
+    pub(crate) partition_lanes: AtomicU32,
     /// The host-slice calls' scratch, one value per scratch type ([`Gpu::with_pooled_scratch`]):
     /// the runtime holds them without knowing any primitive's type.
     pub(crate) scratch_pool: Mutex<HashMap<TypeId, Box<dyn Any + Send>>>,
@@ -176,6 +180,7 @@ impl Gpu {
             staging: Mutex::new(Vec::new()),
             scratch_pool: Mutex::new(HashMap::new()),
             programmatic_launch: AtomicBool::new(arch >= PDL_MIN_ARCH),
+            partition_lanes: AtomicU32::new(0),
         })
     }
 
@@ -286,6 +291,26 @@ impl Gpu {
     /// Whether programmatic dependent launch is in use.
     pub fn programmatic_launch(&self) -> bool {
         self.programmatic_launch.load(Ordering::Relaxed)
+    }
+
+    /// Fix the lanes that search each boundary of the merge's, the load-balancing search's and
+    /// the sorted search's partition kernels (a power of two up to 32), or `None` for the
+    /// automatic choice by the number of boundaries (the default). For tuning sweeps: the results
+    /// are the same either way.
+    pub fn set_partition_lanes(&self, lanes: Option<u32>) -> Result<(), GpuError> {
+        let lanes = lanes.unwrap_or(0);
+        if lanes != 0 && !(lanes.is_power_of_two() && lanes <= MAX_SEARCH_LANES) {
+            return Err(GpuError::InvalidInput(format!(
+                "partition lanes = {lanes} must be a power of two up to {MAX_SEARCH_LANES}"
+            )));
+        }
+        self.partition_lanes.store(lanes, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The lanes fixed by [`Gpu::set_partition_lanes`], if any.
+    pub(crate) fn partition_lanes_override(&self) -> Option<u32> {
+        Some(self.partition_lanes.load(Ordering::Relaxed)).filter(|&lanes| lanes != 0)
     }
 
     /// The device architecture as NVRTC names it (90 for sm_90).

@@ -5,16 +5,18 @@ use cudarc::driver::{CudaSlice, DevicePtrMut};
 use crate::error::GpuError;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::LaunchShape;
-use crate::runtime::shape::{overlapped_partition_blocks, MAX_GRID_X, PARTITION_THREADS};
+use crate::runtime::shape::{overlapped_blocks, partition_lanes, MAX_GRID_X, PARTITION_THREADS};
 use crate::runtime::status::InputCheck;
 
 /// What both kernels of a two-phase launch get besides their own buffers: the spacing of the
-/// tile boundaries (merge outputs per tile), the partitions buffer and the input check's words.
+/// tile boundaries (merge outputs per tile), the partitions buffer, the lanes that search each
+/// boundary together and the input check's words.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PartitionArgs {
     pub(crate) spacing: u64,
     pub(crate) num_partitions: u64,
     pub(crate) partitions: u64,
+    pub(crate) lanes: u64,
     pub(crate) status: u64,
     pub(crate) repair: u64,
     pub(crate) generation: u32,
@@ -32,6 +34,7 @@ macro_rules! partition_params {
                 spacing: u64,
                 num_partitions: u64,
                 partitions: u64,
+                lanes: u64,
                 ..check_words,
             }
         }
@@ -44,6 +47,7 @@ macro_rules! partition_params {
                     spacing: args.spacing,
                     num_partitions: args.num_partitions,
                     partitions: args.partitions,
+                    lanes: args.lanes,
                     status: args.status,
                     repair: args.repair,
                     generation: args.generation,
@@ -66,7 +70,8 @@ impl Gpu {
     /// The two phases of a launch over `count` merge outputs in tiles of `tile` outputs (`outputs`
     /// names what `count` counts, for the too-large error): takes the scratch's check words and
     /// partitions buffer, then runs `partition` (to launch the partition kernel at the shape
-    /// given: blocks of PARTITION_THREADS that overlap by one boundary, covering all
+    /// given: blocks of PARTITION_THREADS, each boundary searched by a group of
+    /// [`partition_lanes`] lanes, the blocks' groups overlapping by one boundary and covering all
     /// `count / tile + 1` of them) and `tiles` (to launch the tile kernel at the shape given: one
     /// block of `threads` per tile, a programmatic dependent of the partition kernel). Both get
     /// the same [`PartitionArgs`], whose buffers stay valid on this stream until both launches
@@ -91,11 +96,17 @@ impl Gpu {
         let check = scratch.input_check.call_args(self)?;
         let buf = self.grow_scratch(&mut scratch.partitions, num_partitions)?;
         let (partitions, _guard) = buf.device_ptr_mut(&stream);
-        let partition_blocks = overlapped_partition_blocks(num_partitions)?;
+        let lanes = self
+            .partition_lanes_override()
+            .unwrap_or_else(|| partition_lanes(num_partitions, self.multiprocessors()));
+        let groups = (PARTITION_THREADS / lanes) as usize;
+        let partition_blocks = u32::try_from(overlapped_blocks(num_partitions, groups))
+            .map_err(|_| GpuError::TooLarge(format!("{num_partitions} partitions")))?;
         let args = PartitionArgs {
             spacing: tile as u64,
             num_partitions: num_partitions as u64,
             partitions,
+            lanes: u64::from(lanes),
             status: check.status,
             repair: check.repair,
             generation: check.generation,

@@ -23,13 +23,33 @@ const WARP: u32 = 32;
 /// Most items per thread: the VT register arrays of keys and indices must stay in registers.
 const MAX_VT: u32 = 64;
 
-/// Blocks of a partition kernel whose blocks overlap by one boundary (each computes
-/// PARTITION_THREADS boundaries, the first of them the previous block's last), so that every
-/// adjacent pair of boundaries is checked inside one block (kernels/partition.cuh), as a launch's
-/// grid size.
-pub(crate) fn overlapped_partition_blocks(num_partitions: usize) -> Result<u32, GpuError> {
-    let blocks = overlapped_blocks(num_partitions, PARTITION_THREADS as usize);
-    u32::try_from(blocks).map_err(|_| GpuError::TooLarge(format!("{num_partitions} partitions")))
+/// Most lanes of one boundary search: a warp (kernels/partition.cuh, `MAX_SEARCH_LANES`).
+pub(crate) const MAX_SEARCH_LANES: u32 = 32;
+
+/// Threads an SM that the partition kernels of the merge, the load-balancing search and the
+/// sorted search may put on their boundary searches: each boundary gets the most lanes that stay
+/// within it ([`partition_lanes`]). On the H100 the fastest lanes put 16-33 thousand threads on a
+/// merge's boundaries at 2^20 and 2^24 keys, and one lane was fastest from 16 thousand boundaries
+/// up (more lanes only added loads): 128 an SM.
+pub(crate) const PARTITION_SEARCH_THREADS_PER_SM: usize = 128;
+
+/// The most lanes per search (a power of two up to a warp, at least one) that keep `searches`
+/// searches within `threads_per_sm` threads an SM of `multiprocessors` SMs. Few searches leave
+/// the memory system idle while each one's chain of dependent loads runs, so more lanes shorten
+/// the chains; many searches already fill it, and more lanes would only add loads.
+pub(crate) fn lanes_within(threads_per_sm: usize, searches: usize, multiprocessors: u32) -> u32 {
+    let budget = threads_per_sm * multiprocessors as usize / searches.max(1);
+    let mut lanes = 1;
+    while lanes < MAX_SEARCH_LANES && (2 * lanes) as usize <= budget {
+        lanes *= 2;
+    }
+    lanes
+}
+
+/// Lanes per boundary search of a two-phase partition kernel with `boundaries` boundaries on a
+/// device of `multiprocessors` SMs ([`lanes_within`] [`PARTITION_SEARCH_THREADS_PER_SM`]).
+pub(crate) fn partition_lanes(boundaries: usize, multiprocessors: u32) -> u32 {
+    lanes_within(PARTITION_SEARCH_THREADS_PER_SM, boundaries, multiprocessors)
 }
 
 /// Blocks of `groups` boundaries each, overlapping by one, that cover `num_partitions` boundaries.
@@ -136,14 +156,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn overlapped_partition_blocks_cover_every_boundary_pair() {
-        let per_block = PARTITION_THREADS as usize - 1;
-        for partitions in [1usize, 2, per_block, per_block + 1, per_block + 2, 10_000] {
-            let blocks = overlapped_partition_blocks(partitions).expect("blocks") as usize;
-            // Block b computes boundaries [b * per_block, b * per_block + per_block]: the last
-            // one reaches the last boundary, and no block starts past it.
-            assert!(blocks * per_block + 1 >= partitions, "{partitions}");
-            assert!((blocks - 1) * per_block < partitions.max(1), "{partitions}");
+    fn overlapped_blocks_cover_every_boundary_pair() {
+        for lanes in [1u32, 2, 4, 8, 16, 32] {
+            let groups = (PARTITION_THREADS / lanes) as usize;
+            let per_block = groups - 1;
+            for partitions in [1usize, 2, per_block, per_block + 1, per_block + 2, 10_000] {
+                let blocks = overlapped_blocks(partitions, groups);
+                // Block b computes boundaries [b * per_block, b * per_block + per_block]: the last
+                // one reaches the last boundary, and no block starts past it.
+                assert!(blocks * per_block + 1 >= partitions, "{lanes} {partitions}");
+                assert!(
+                    (blocks - 1) * per_block < partitions.max(1),
+                    "{lanes} {partitions}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn partition_lanes_shrink_as_boundaries_grow() {
+        // 132 SMs at 128 threads each: 16896 search threads.
+        assert_eq!(partition_lanes(132, 132), MAX_SEARCH_LANES);
+        assert_eq!(partition_lanes(16_896 / 4, 132), 4);
+        assert_eq!(partition_lanes(16_896 / 4 + 1, 132), 2);
+        assert_eq!(partition_lanes(16_646, 132), 1);
+        assert_eq!(partition_lanes(1 << 20, 132), 1);
+        assert_eq!(partition_lanes(0, 132), MAX_SEARCH_LANES);
+        for boundaries in [1usize, 7, 1000, 1 << 16] {
+            let lanes = partition_lanes(boundaries, 132);
+            assert!(lanes.is_power_of_two() && PARTITION_THREADS.is_multiple_of(lanes));
         }
     }
 }
