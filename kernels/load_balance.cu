@@ -56,13 +56,13 @@ typedef checked_params<lbs_for_each_fields> lbs_for_each_params;
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_lbs_partition(const index_type* __restrict__ scan, size_type num_segments, size_type total,
                            size_type spacing, size_type num_partitions, size_type* __restrict__ partitions,
-                           size_type lanes, unsigned long long* status, unsigned long long* repair,
-                           unsigned generation) {
+                           size_type lanes, unsigned* arrivals, unsigned long long* status,
+                           unsigned long long* repair, unsigned generation) {
   twophase::pdl_launch_dependents();
   const twophase::input_check check = {status, repair, generation};
   const size_type count = total + num_segments;
   twophase::search_partitions<TP_PARTITION_NT>(
-      num_partitions, partitions, (int)lanes, check, twophase::STATUS_SCAN_INVALID,
+      num_partitions, partitions, (int)lanes, arrivals, check, twophase::STATUS_SCAN_INVALID,
       [&](size_type p) { return twophase::load_balance_diagonal(p, spacing, count); },
       [&](size_type diag) { return twophase::load_balance_path(total, scan, num_segments, diag, (int)lanes); });
 }

@@ -28,13 +28,13 @@ typedef checked_params<merge_tile_fields> merge_tile_params;
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_merge_partition(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
                              size_type b_count, size_type spacing, size_type num_partitions,
-                             size_type* __restrict__ partitions, size_type lanes, unsigned long long* status,
-                             unsigned long long* repair, unsigned generation) {
+                             size_type* __restrict__ partitions, size_type lanes, unsigned* arrivals,
+                             unsigned long long* status, unsigned long long* repair, unsigned generation) {
   twophase::pdl_launch_dependents();  // the tile kernel's blocks wait for this grid's partitions
   const twophase::input_check check = {status, repair, generation};
   const size_type total = a_count + b_count;
   twophase::search_partitions<TP_PARTITION_NT>(
-      num_partitions, partitions, (int)lanes, check, twophase::STATUS_ORDER_INCONSISTENT,
+      num_partitions, partitions, (int)lanes, arrivals, check, twophase::STATUS_ORDER_INCONSISTENT,
       [&](size_type p) { return min(p * spacing, total); },
       [&](size_type diag) {
         return twophase::group_merge_path<twophase::bounds_lower>(a, a_count, b, b_count, diag, key_compare(),

@@ -21,6 +21,7 @@ struct blocksort_params {
   key_type* keys_out;
   value_type* vals_out;
   unsigned long long* status;
+  const unsigned* guard;
   unsigned image_out;
 };
 
@@ -33,6 +34,7 @@ struct mergesort_partition_params {
   int lanes;
   size_type* partitions;
   unsigned long long* status;
+  const unsigned* guard;
   unsigned long long* repair;
   unsigned generation;
 };
@@ -46,6 +48,7 @@ struct mergesort_tile_params {
   const value_type* vals_src;
   value_type* vals_dst;
   unsigned long long* status;
+  const unsigned* guard;
   unsigned long long* repair;
   unsigned generation;
   unsigned image_out;
@@ -61,6 +64,7 @@ struct mergesort_quad_partition_params {
   int lanes;
   size_type* cuts;
   unsigned long long* status;
+  const unsigned* guard;
   unsigned long long* samples_repair;
   unsigned long long* cuts_repair;
   unsigned generation;
@@ -75,6 +79,7 @@ struct mergesort_quad_tile_params {
   const value_type* vals_src;
   value_type* vals_dst;
   unsigned long long* status;
+  const unsigned* guard;
   unsigned long long* cuts_repair;
   unsigned generation;
   unsigned image_out;
@@ -107,9 +112,14 @@ struct key_image_out {
 // and its writes to be visible (before touching global memory: a pass's partition kernel writes
 // the partitions the previous tile kernel reads), then lets its own dependent be scheduled.
 // Both are no-ops for a kernel launched normally.
-__device__ __forceinline__ void follow_previous_kernel() {
+// `guard` (null in a plain sort) is the word of a caller's check that ran before the sort (the
+// segmented sort's check of its segments, when one CSR segment makes it the plain sort): where it
+// is non-zero the input was refused, every kernel of the sort returns at once, and the keys stay
+// as they were. Returns whether the kernel goes on.
+__device__ __forceinline__ bool follow_previous_kernel(const unsigned* guard) {
   twophase::pdl_wait();
   twophase::pdl_launch_dependents();
+  return guard == nullptr || *(volatile const unsigned*)guard == 0;
 }
 
 // Shared memory of one block-sort tile (dynamic: the host passes BYTES, MergesortTuning::
@@ -201,10 +211,11 @@ __device__ __forceinline__ void blocksort_tile(const key_type* keys_in, const va
 
 extern "C" __global__ void __launch_bounds__(TP_NT)
     twophase_blocksort(const key_type* keys_in, const value_type* vals_in, size_type count, key_type* keys_out,
-                       value_type* vals_out, unsigned long long* status, unsigned image_out) {
+                       value_type* vals_out, unsigned long long* status, const unsigned* guard,
+                       unsigned image_out) {
   constexpr int NV = TP_NT * TP_VT;
   extern __shared__ __align__(16) unsigned char smem[];
-  follow_previous_kernel();
+  if (!follow_previous_kernel(guard)) return;
   // Only the status word: the block sort has no partitions to repair.
   const twophase::input_check check = {status, nullptr, 0};
   const key_image_out map_out = {image_out != 0};

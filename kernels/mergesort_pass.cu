@@ -10,9 +10,9 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_mergesort_partition(const key_type* __restrict__ keys, size_type count, size_type run,
                                  size_type spacing, size_type num_partitions, int lanes,
                                  size_type* __restrict__ partitions, unsigned long long* status,
-                                 unsigned long long* repair, unsigned generation) {
+                                 const unsigned* guard, unsigned long long* repair, unsigned generation) {
   static_assert(TP_PARTITION_NT % 32 == 0, "search groups must not straddle warps");
-  follow_previous_kernel();
+  if (!follow_previous_kernel(guard)) return;
   const int shift = __ffs(lanes) - 1;  // lanes = 2^shift
   const int group = threadIdx.x >> shift, groups = blockDim.x >> shift;
   const bool leader = (threadIdx.x & (lanes - 1)) == 0;
@@ -64,14 +64,14 @@ extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
     twophase_mergesort_tile(const key_type* __restrict__ src, size_type count, size_type run,
                             const size_type* __restrict__ partitions, key_type* __restrict__ dst,
                             const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst,
-                            unsigned long long* status, unsigned long long* repair, unsigned generation,
-                            unsigned image_out) {
+                            unsigned long long* status, const unsigned* guard, unsigned long long* repair,
+                            unsigned generation, unsigned image_out) {
   constexpr int NT = TP_PASS_NT;
   constexpr int VT = TP_VT;
   constexpr int NV = NT * VT;
   __shared__ __align__(16) unsigned char smem[pass_smem<NV>::BYTES];
   static_assert(pass_smem<NV>::BYTES <= 48 * 1024, "tile too large for static shared memory");
-  follow_previous_kernel();
+  if (!follow_previous_kernel(guard)) return;
   const twophase::input_check check = {status, repair, generation};
   const size_type tile = blockIdx.x;
   const size_type diag0 = tile * NV;

@@ -25,10 +25,11 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_mergesort_quad_partition(const key_type* __restrict__ keys, size_type count, size_type run,
                                       const size_type* __restrict__ partitions, size_type spacing,
                                       size_type num_cuts, int lanes, size_type* __restrict__ cuts,
-                                      unsigned long long* status, unsigned long long* samples_repair,
-                                      unsigned long long* cuts_repair, unsigned generation) {
+                                      unsigned long long* status, const unsigned* guard,
+                                      unsigned long long* samples_repair, unsigned long long* cuts_repair,
+                                      unsigned generation) {
   static_assert(TP_PARTITION_NT % 32 == 0, "cut groups must not straddle warps");
-  follow_previous_kernel();
+  if (!follow_previous_kernel(guard)) return;
   const twophase::input_check samples_check = {status, samples_repair, generation};
   const quad_samples samples(partitions, spacing, count, run, samples_check);
   const int shift = __ffs(lanes) - 1;  // lanes = 2^shift

@@ -315,13 +315,13 @@ extern "C" __global__ void __launch_bounds__(TP_QUAD_NT, QUAD_MIN_BLOCKS_PER_SM)
     twophase_mergesort_quad_tile(const key_type* __restrict__ src, size_type count, size_type run,
                                  const size_type* __restrict__ cuts, key_type* __restrict__ dst,
                                  const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst,
-                                 unsigned long long* status, unsigned long long* cuts_repair, unsigned generation,
-                                 unsigned image_out) {
+                                 unsigned long long* status, const unsigned* guard,
+                                 unsigned long long* cuts_repair, unsigned generation, unsigned image_out) {
   constexpr int NV = TP_QUAD_NT * TP_VT;
   // Dynamic: quad_smem<NV, TP_VT>::BYTES (MergesortTuning::quad_shared_bytes), past 48 KiB for
   // the larger tiles.
   extern __shared__ __align__(16) unsigned char smem[];
-  follow_previous_kernel();
+  if (!follow_previous_kernel(guard)) return;
   const twophase::input_check check = {status, cuts_repair, generation};
   const key_image_out map_out = {image_out != 0};
   if ((size_type)(blockIdx.x + 1) * NV <= count) {

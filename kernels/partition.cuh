@@ -202,7 +202,8 @@ struct partition_fields : inputs_t {
   size_type spacing;
   size_type num_partitions;
   size_type* partitions;
-  size_type lanes;  // lanes a boundary's search group (search_partitions)
+  size_type lanes;      // lanes a boundary's search group (search_partitions)
+  unsigned* arrivals;   // the blocks' arrival count (search_partitions), 0 between launches
 };
 
 template <typename inputs_t>
@@ -270,18 +271,24 @@ __device__ __forceinline__ size_type overlapped_boundary(int group, int groups) 
 
 // The body of a partition kernel of NT threads: boundaries [0, num_partitions) at the diagonals
 // `diagonal(p)`, each searched by a group of `lanes` lanes (a power of two dividing NT, up to
-// MAX_SEARCH_LANES), `path_at(diag)` called by every lane of the group. The groups of a block
-// search boundaries [blockIdx.x * (groups - 1), + groups) (overlapped_boundary); each group's first
-// lane writes partitions[p] and checks it against the boundary before it: a pair out of order is
-// reported to the repair slot and raises `bad_bit`.
+// MAX_SEARCH_LANES), `path_at(diag)` called by every lane of the group. The groups of block `b`
+// search boundaries [b * groups, + groups), each once, and each group's first lane writes
+// partitions[p] and checks it against the boundary before it in the block; the block that
+// arrives last (`arrivals`, a word that is 0 between launches: atomicInc wraps it back) checks the
+// pairs across blocks from the written boundaries. A pair out of order is reported to the repair
+// slot and raises `bad_bit`. Every boundary is searched once, so the pairs checked are the pairs
+// stored even for a comparator whose answers change from call to call (blocks that overlapped by
+// a boundary could store one search's answer and check another's).
 template <int NT, typename diagonal_fn, typename path_fn>
 __device__ __forceinline__ void search_partitions(size_type num_partitions, size_type* __restrict__ partitions,
-                                                  int lanes, const input_check& check, unsigned bad_bit,
-                                                  diagonal_fn diagonal, path_fn path_at) {
+                                                  int lanes, unsigned* arrivals, const input_check& check,
+                                                  unsigned bad_bit, diagonal_fn diagonal, path_fn path_at) {
   __shared__ size_type paths[NT];
+  __shared__ bool last_block;
+  const int groups = NT / lanes;
   const int group = threadIdx.x / lanes;
   const bool leader = threadIdx.x % lanes == 0;
-  const size_type p = overlapped_boundary(group, NT / lanes);
+  const size_type p = (size_type)blockIdx.x * groups + group;
   const bool active = p < num_partitions;  // the whole group: its lanes share p
   const size_type diag = diagonal(p);
   size_type path = 0;
@@ -294,6 +301,22 @@ __device__ __forceinline__ void search_partitions(size_type num_partitions, size
   if (leader && active && group > 0 && !monotone_step(paths[group - 1], diagonal(p - 1), path, diag)) {
     report_bad_boundary(check, p - 1);
     raise_status(check, bad_bit);
+  }
+  __threadfence();  // this thread's boundary before the block's arrival is counted
+  __syncthreads();
+  if (threadIdx.x == 0) last_block = atomicInc(arrivals, gridDim.x - 1) == gridDim.x - 1;
+  __syncthreads();
+  if (!last_block) return;
+  __threadfence();  // every block's boundaries before this block reads them
+  for (size_type b = 1 + threadIdx.x; b < gridDim.x; b += NT) {
+    const size_type first = b * groups;  // block b's first boundary, after block b - 1's last
+    if (first >= num_partitions) break;
+    const size_type before = *(volatile const size_type*)(partitions + first - 1);
+    const size_type at = *(volatile const size_type*)(partitions + first);
+    if (!monotone_step(before, diagonal(first - 1), at, diagonal(first))) {
+      report_bad_boundary(check, first - 1);
+      raise_status(check, bad_bit);
+    }
   }
 }
 

@@ -48,12 +48,13 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_search_partition(const key_type* __restrict__ needles, size_type needle_count,
                               const key_type* __restrict__ haystack, size_type haystack_count, size_type spacing,
                               size_type num_partitions, size_type* __restrict__ partitions, size_type lanes,
-                              unsigned long long* status, unsigned long long* repair, unsigned generation) {
+                              unsigned* arrivals, unsigned long long* status, unsigned long long* repair,
+                              unsigned generation) {
   twophase::pdl_launch_dependents();
   const twophase::input_check check = {status, repair, generation};
   const size_type total = needle_count + haystack_count;
   twophase::search_partitions<TP_PARTITION_NT>(
-      num_partitions, partitions, (int)lanes, check, twophase::STATUS_ORDER_INCONSISTENT,
+      num_partitions, partitions, (int)lanes, arrivals, check, twophase::STATUS_ORDER_INCONSISTENT,
       [&](size_type p) { return search_diagonal(p, spacing, total); },
       [&](size_type diag) {
         return twophase::group_merge_path<SEARCH_BOUNDS>(needles, needle_count, haystack, haystack_count, diag,

@@ -331,7 +331,10 @@ fn segmented_sort_rejects_invalid_segments() {
     }
     // On the device only the kernels see the offsets.
     let mut scratch = SegmentedSortScratch::new();
-    let device_bad: [(&[u64], Option<&[u64]>); 5] = [
+    // (One CSR segment is the plain mergesort's sort, whose kernels read the check's verdict:
+    // a start past 0 must leave the keys as they were there too.)
+    let device_bad: [(&[u64], Option<&[u64]>); 6] = [
+        (&[1], None),
         (&[1, 30], None),
         (&[0, 5000, 4000], None),
         (&[0, 20_000], None),
@@ -362,24 +365,27 @@ fn segmented_sort_rejects_invalid_segments() {
         assert_invalid_input(scratch.check(&gpu), &case, "the segments are invalid");
         assert!(d_keys.download(&gpu, &case) == keys, "{case}: keys moved");
     }
-    // The scratch is clean again: a valid sort after the faults checks out.
-    let mut d_keys = Guarded::new(&gpu, &keys, 7);
-    let d_starts = Guarded::new(&gpu, &[0u64, 5000], 0);
-    let s = d_starts.view();
-    gpu.segmented_sort_device(
-        SortBuffers::keys(&mut d_keys.view_mut()),
-        DeviceSegments::Starts(&s),
-        &Less,
-        None,
-        &mut scratch,
-    )
-    .expect("valid device sort");
-    scratch.check(&gpu).expect("no fault after a valid sort");
-    let expected = reference(&keys, Segments::Starts(&[0, 5000]), u32::cmp);
-    assert!(
-        d_keys.download(&gpu, "valid") == expected,
-        "valid device sort differs"
-    );
+    // The scratch is clean again: valid sorts after the faults check out (one segment, and two).
+    for starts in [&[0u64][..], &[0, 5000]] {
+        let case = format!("valid device starts {starts:?}");
+        let mut d_keys = Guarded::new(&gpu, &keys, 7);
+        let d_starts = Guarded::new(&gpu, starts, 0);
+        let s = d_starts.view();
+        gpu.segmented_sort_device(
+            SortBuffers::keys(&mut d_keys.view_mut()),
+            DeviceSegments::Starts(&s),
+            &Less,
+            None,
+            &mut scratch,
+        )
+        .unwrap_or_else(|e| panic!("{case}: {e}"));
+        scratch
+            .check(&gpu)
+            .unwrap_or_else(|e| panic!("{case}: fault after a valid sort: {e}"));
+        let host_starts: Vec<usize> = starts.iter().map(|&s| s as usize).collect();
+        let expected = reference(&keys, Segments::Starts(&host_starts), u32::cmp);
+        assert!(d_keys.download(&gpu, &case) == expected, "{case}: differs");
+    }
 }
 
 /// A comparator that is not a strict weak order: every segment stays a permutation of its keys,

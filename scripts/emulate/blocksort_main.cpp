@@ -20,7 +20,7 @@ static void run_blocksort(const std::vector<key_type>& in, std::vector<key_type>
   }
   launch((count + NV - 1) / NV, TP_NT, [&] {
     twophase_blocksort(keys_in.get(), vals_in.get(), count, keys_out.get(), vals_out.get(), status.words,
-                       /*image_out=*/0);
+                       /*guard=*/nullptr, /*image_out=*/0);
   });
   out.assign(keys_out.get(), keys_out.get() + count);
   ids.assign(count, 0);

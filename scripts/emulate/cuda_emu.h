@@ -98,6 +98,14 @@ inline size_t __cvta_generic_to_shared(const void* p) { return (size_t)p; }
 // do not run; reaching one aborts.
 #define EMU_PTX(...) (fprintf(stderr, "inline PTX reached in the emulation\n"), abort())
 
+inline unsigned atomicInc(unsigned* p, unsigned limit) {
+  std::atomic_ref<unsigned> a(*p);
+  unsigned old = a.load();
+  while (!a.compare_exchange_weak(old, old >= limit ? 0u : old + 1)) {
+  }
+  return old;
+}
+inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline unsigned long long atomicOr(unsigned long long* p, unsigned long long v) {
   return std::atomic_ref<unsigned long long>(*p).fetch_or(v);
 }

@@ -13,7 +13,7 @@ inline std::mt19937_64 seeded(int argc, char** argv) { return std::mt19937_64(ar
 
 // The partition kernel's grid for a merge of `count` items in tiles of `nv`: its boundaries (one
 // more than the tiles), the lanes searching each one, and its blocks (TP_PARTITION_NT / lanes
-// boundaries each, overlapping by one).
+// boundaries each).
 struct partition_grid {
   size_t num_partitions;
   unsigned lanes;
@@ -21,9 +21,12 @@ struct partition_grid {
 };
 inline partition_grid partition_grid_for(size_t count, size_t nv, size_t partition_nt, unsigned lanes) {
   const size_t num_partitions = (count + nv - 1) / nv + 1;
-  const size_t per_block = partition_nt / lanes - 1;
-  return {num_partitions, lanes, (unsigned)std::max<size_t>(1, (num_partitions - 1 + per_block - 1) / per_block)};
+  const size_t per_block = partition_nt / lanes;
+  return {num_partitions, lanes, (unsigned)((num_partitions + per_block - 1) / per_block)};
 }
+
+// The partition blocks' arrival count, 0 between launches (the kernels wrap it back).
+inline unsigned g_partition_arrivals = 0;
 
 // Lanes per boundary search of successive partition launches: one lane, a group within a warp,
 // and a whole warp, in turn.
@@ -55,15 +58,20 @@ std::unique_ptr<T[]> exact_copy(const std::vector<T>& v) {
 
 // The partition kernel's launch over `count` items in tiles of `nv`, `partition_nt` threads a
 // block, each boundary searched by the lanes next_partition_lanes() gives: `parts` gets the grid's
-// boundaries, poisoned, and every block runs partition(num_partitions, parts, lanes). Returns the
-// grid (its boundaries: one more than the tiles).
+// boundaries, poisoned, and every block runs partition(num_partitions, parts, lanes, arrivals).
+// Returns the grid (its boundaries: one more than the tiles).
 template <typename size_type, typename partition_t>
 partition_grid launch_partitions(size_t count, size_t nv, size_t partition_nt, std::vector<size_type>& parts,
                                  partition_t partition) {
   const partition_grid grid = partition_grid_for(count, nv, partition_nt, next_partition_lanes());
   parts.assign(grid.num_partitions, (size_type)0xabababababull);
   size_type* pp = parts.data();
-  launch(grid.blocks, (unsigned)partition_nt, [&] { partition(grid.num_partitions, pp, (size_type)grid.lanes); });
+  launch(grid.blocks, (unsigned)partition_nt,
+         [&] { partition(grid.num_partitions, pp, (size_type)grid.lanes, &g_partition_arrivals); });
+  if (g_partition_arrivals != 0) {
+    fprintf(stderr, "partition arrivals not back at 0: %u\n", g_partition_arrivals);
+    abort();
+  }
   return grid;
 }
 

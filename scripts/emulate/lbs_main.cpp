@@ -14,8 +14,8 @@ struct lbs_result {
 static void partition(const index_type* scan, size_t nseg, size_t total, std::vector<size_type>& parts,
                       unsigned long long* words, unsigned gen) {
   const size_t NV = TP_NT * TP_VT;
-  launch_partitions(total + nseg, NV, TP_PARTITION_NT, parts, [&](size_type num_partitions, size_type* pp, size_type lanes) {
-    twophase_lbs_partition(scan, nseg, total, NV, num_partitions, pp, lanes, words, words + 1, gen);
+  launch_partitions(total + nseg, NV, TP_PARTITION_NT, parts, [&](size_type num_partitions, size_type* pp, size_type lanes, unsigned* arrivals) {
+    twophase_lbs_partition(scan, nseg, total, NV, num_partitions, pp, lanes, arrivals, words, words + 1, gen);
   });
 }
 

@@ -25,8 +25,9 @@ static void run_merge(const std::vector<key_type>& a, const std::vector<key_type
   if (count > 0) {
     std::vector<size_type> partitions;
     const partition_grid grid =
-        launch_partitions(count, NV, TP_PARTITION_NT, partitions, [&](size_type num_partitions, size_type* pp, size_type lanes) {
-          twophase_merge_partition(ap.get(), a.size(), bp.get(), b.size(), NV, num_partitions, pp, lanes, words, words + 1, gen);
+        launch_partitions(count, NV, TP_PARTITION_NT, partitions, [&](size_type num_partitions, size_type* pp, size_type lanes, unsigned* arrivals) {
+          twophase_merge_partition(ap.get(), a.size(), bp.get(), b.size(), NV, num_partitions, pp, lanes,
+                                   arrivals, words, words + 1, gen);
         });
     launch(grid.num_partitions - 1, TP_NT, [&] {
       twophase_merge_tile(ap.get(), a.size(), bp.get(), b.size(), partitions.data(), o.get(), avp, bvp, ovp, words,

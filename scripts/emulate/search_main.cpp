@@ -16,8 +16,9 @@ static void run_search(const std::vector<key_type>& needles, const std::vector<k
   for (size_t i = 0; i < needles.size(); ++i) o[i] = (index_type)0xDEADBEEFu;
   std::vector<size_type> partitions;
   const partition_grid grid =
-      launch_partitions(count, NV, TP_PARTITION_NT, partitions, [&](size_type num_partitions, size_type* pp, size_type lanes) {
-        twophase_search_partition(n.get(), needles.size(), h.get(), haystack.size(), NV, num_partitions, pp, lanes, words,
+      launch_partitions(count, NV, TP_PARTITION_NT, partitions, [&](size_type num_partitions, size_type* pp, size_type lanes, unsigned* arrivals) {
+        twophase_search_partition(n.get(), needles.size(), h.get(), haystack.size(), NV, num_partitions, pp, lanes,
+                                  arrivals, words,
                                   words + 1, gen);
       });
   launch(grid.num_partitions - 1, TP_NT, [&] {

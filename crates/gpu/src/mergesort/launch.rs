@@ -22,6 +22,7 @@ param_block! {
         keys_out: u64,
         vals_out: u64,
         status: u64,
+        guard: u64,
         // In every block of the sort's kernels: whether this launch stores the sort's final keys,
         // mapped back from their integer image (kernels/mergesort_blocksort.cu key_image_out).
         image_out: u32,
@@ -39,6 +40,7 @@ param_block! {
         lanes: i32,
         partitions: u64,
         status: u64,
+        guard: u64,
         repair: u64,
         generation: u32,
     }
@@ -55,6 +57,7 @@ param_block! {
         vals_src: u64,
         vals_dst: u64,
         status: u64,
+        guard: u64,
         repair: u64,
         generation: u32,
         image_out: u32,
@@ -73,6 +76,7 @@ param_block! {
         lanes: i32,
         cuts: u64,
         status: u64,
+        guard: u64,
         samples_repair: u64,
         cuts_repair: u64,
         generation: u32,
@@ -90,6 +94,7 @@ param_block! {
         vals_src: u64,
         vals_dst: u64,
         status: u64,
+        guard: u64,
         cuts_repair: u64,
         generation: u32,
         image_out: u32,
@@ -117,7 +122,7 @@ pub(super) fn param_layouts(tuning: MergesortTuning) -> Vec<&'static ParamLayout
 impl MergesortScratch {
     /// The mergesort's launches (at least two keys): the block sort, then the merge passes,
     /// stable and in place from the caller's view (the passes ping-pong with this scratch).
-    pub(super) fn launch_passes(
+    pub(crate) fn launch_passes(
         &mut self,
         sort: SortLaunch,
         tuning: MergesortTuning,
@@ -129,6 +134,7 @@ impl MergesortScratch {
             buffers,
             key_bytes,
             trusted,
+            guard,
         } = sort;
         let SortAddresses {
             keys,
@@ -185,6 +191,7 @@ impl MergesortScratch {
             keys_out: first.0,
             vals_out: first.1,
             status: blocksort_check.status,
+            guard,
             image_out: u32::from(passes == 0),
         };
         // Past the static limit, a kernel's shared memory opts in up to the device's maximum.
@@ -259,6 +266,7 @@ impl MergesortScratch {
                 lanes: lanes as i32,
                 partitions,
                 status: check.status,
+                guard,
                 repair: check.repair,
                 generation: check.generation,
             };
@@ -303,6 +311,7 @@ impl MergesortScratch {
                 vals_src: src.1,
                 vals_dst: dst.1,
                 status: check.status,
+                guard,
                 repair: check.repair,
                 generation: check.generation,
                 image_out: u32::from(four_way_passes == 0 && pass + 1 == two_way_passes),
@@ -350,6 +359,7 @@ impl MergesortScratch {
                 lanes: lanes as i32,
                 cuts,
                 status: check.status,
+                guard,
                 samples_repair: check.repair,
                 cuts_repair: check.second_repair,
                 generation: check.generation,
@@ -377,6 +387,7 @@ impl MergesortScratch {
                 vals_src: src.1,
                 vals_dst: dst.1,
                 status: check.status,
+                guard,
                 cuts_repair: check.second_repair,
                 generation: check.generation,
                 image_out: u32::from(quad_pass + 1 == four_way_passes),

@@ -101,6 +101,13 @@ impl MergesortScratch {
         self.input_check.check(gpu, MERGESORT_STATUS)
     }
 
+    /// Wait for this handle's stream, then return and clear the status bits the sorts that used
+    /// this scratch raised since the last check (for a caller that reports them under its own
+    /// names).
+    pub(crate) fn take_status(&mut self, gpu: &Gpu) -> Result<u32, GpuError> {
+        self.input_check.take_status(gpu)
+    }
+
     /// The sort's second buffers of keys and values (bytes), which no call keeps anything in
     /// between calls: the in-place sort across GPUs lends them as the buffers its exchange
     /// receives into.
@@ -166,6 +173,7 @@ impl Gpu {
                 buffers,
                 key_bytes: size_of::<K>(),
                 trusted: crate::compare::is_trusted(comp),
+                guard: 0,
             },
             tuning,
         )
@@ -246,6 +254,10 @@ pub struct SortLaunch<'a> {
     /// Whether the comparator is one of twophase's own orders, trusted to be a strict weak
     /// order ([`DeviceComparator::trusted_order`]).
     pub(crate) trusted: bool,
+    /// The address of a caller's check word (a `u32` on the device) that the mergesort's
+    /// kernels read before touching the keys, each returning at once where it is non-zero (the
+    /// caller refused its input on the device); 0 for none. Batcher's sort takes no guard.
+    pub(crate) guard: u64,
 }
 
 impl SortLaunch<'_> {

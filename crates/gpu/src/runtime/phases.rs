@@ -5,18 +5,19 @@ use cudarc::driver::{CudaSlice, DevicePtrMut};
 use crate::error::GpuError;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::LaunchShape;
-use crate::runtime::shape::{overlapped_blocks, partition_lanes, MAX_GRID_X, PARTITION_THREADS};
+use crate::runtime::shape::{partition_lanes, MAX_GRID_X, PARTITION_THREADS};
 use crate::runtime::status::InputCheck;
 
 /// What both kernels of a two-phase launch get besides their own buffers: the spacing of the
 /// tile boundaries (merge outputs per tile), the partitions buffer, the lanes that search each
-/// boundary together and the input check's words.
+/// boundary together, the partition blocks' arrival count and the input check's words.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PartitionArgs {
     pub(crate) spacing: u64,
     pub(crate) num_partitions: u64,
     pub(crate) partitions: u64,
     pub(crate) lanes: u64,
+    pub(crate) arrivals: u64,
     pub(crate) status: u64,
     pub(crate) repair: u64,
     pub(crate) generation: u32,
@@ -35,6 +36,7 @@ macro_rules! partition_params {
                 num_partitions: u64,
                 partitions: u64,
                 lanes: u64,
+                arrivals: u64,
                 ..check_words,
             }
         }
@@ -48,6 +50,7 @@ macro_rules! partition_params {
                     num_partitions: args.num_partitions,
                     partitions: args.partitions,
                     lanes: args.lanes,
+                    arrivals: args.arrivals,
                     status: args.status,
                     repair: args.repair,
                     generation: args.generation,
@@ -64,6 +67,9 @@ pub(crate) use partition_params;
 pub(crate) struct PhaseScratch {
     pub(crate) input_check: InputCheck,
     partitions: Option<CudaSlice<u64>>,
+    /// The partition kernel's count of arrived blocks (kernels/partition.cuh
+    /// `search_partitions`): zeroed once, and back at 0 after every launch.
+    arrivals: Option<CudaSlice<u32>>,
 }
 
 impl Gpu {
@@ -71,8 +77,8 @@ impl Gpu {
     /// names what `count` counts, for the too-large error): takes the scratch's check words and
     /// partitions buffer, then runs `partition` (to launch the partition kernel at the shape
     /// given: blocks of PARTITION_THREADS, each boundary searched by a group of
-    /// [`partition_lanes`] lanes, the blocks' groups overlapping by one boundary and covering all
-    /// `count / tile + 1` of them) and `tiles` (to launch the tile kernel at the shape given: one
+    /// [`partition_lanes`] lanes, the blocks' groups covering all `count / tile + 1` of them)
+    /// and `tiles` (to launch the tile kernel at the shape given: one
     /// block of `threads` per tile, a programmatic dependent of the partition kernel). Both get
     /// the same [`PartitionArgs`], whose buffers stay valid on this stream until both launches
     /// are made.
@@ -100,13 +106,22 @@ impl Gpu {
             .partition_lanes_override()
             .unwrap_or_else(|| partition_lanes(num_partitions, self.multiprocessors()));
         let groups = (PARTITION_THREADS / lanes) as usize;
-        let partition_blocks = u32::try_from(overlapped_blocks(num_partitions, groups))
+        let partition_blocks = u32::try_from(num_partitions.div_ceil(groups))
             .map_err(|_| GpuError::TooLarge(format!("{num_partitions} partitions")))?;
+        if scratch.arrivals.is_none() {
+            scratch.arrivals = Some(stream.alloc_zeros::<u32>(1)?);
+        }
+        let (arrivals, _arrivals_guard) = scratch
+            .arrivals
+            .as_mut()
+            .ok_or(GpuError::Poisoned("partition arrivals"))?
+            .device_ptr_mut(&stream);
         let args = PartitionArgs {
             spacing: tile as u64,
             num_partitions: num_partitions as u64,
             partitions,
             lanes: u64::from(lanes),
+            arrivals,
             status: check.status,
             repair: check.repair,
             generation: check.generation,

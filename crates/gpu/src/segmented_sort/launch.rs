@@ -14,6 +14,7 @@ use crate::runtime::launch::{param_block, KernelParams, LaunchShape, ParamLayout
 use crate::runtime::module_cache::Kernels;
 use crate::runtime::shape::{grid_blocks, MAX_GRID_X, MAX_STATIC_SHARED_BYTES, PARTITION_THREADS};
 use crate::runtime::staging::SortAddresses;
+use crate::runtime::status::CheckArgs;
 
 /// Levels a sort can have: tiles are numbered in 32 bits (kernels/segmented_sort.cu
 /// `SEGSORT_MAX_LEVELS`).
@@ -158,6 +159,48 @@ fn straddle_entries(num_tiles: usize, levels: usize) -> usize {
 }
 
 impl SegmentedSortScratch {
+    /// The first launches of a call: the control words cleared (one memset, a node of a captured
+    /// graph: no segment fault, empty work lists, no bad level), then the check of the segments
+    /// over `count` keys with `kernels`' check kernel. Returns the control words' address and the
+    /// call's check.
+    pub(super) fn launch_check(
+        &mut self,
+        gpu: &Gpu,
+        kernels: &Kernels,
+        count: usize,
+        segments: SegmentAddresses,
+    ) -> Result<(u64, CheckArgs), GpuError> {
+        let [check_kernel] = kernels.functions([SEGMENTED_SORT_ENTRY_CHECK])?;
+        let stream = gpu.stream().clone();
+        let control_buf = gpu.grow_scratch(&mut self.control, CONTROL_WORDS)?;
+        stream.memset_zeros(control_buf)?;
+        let control = control_buf.device_ptr_mut(&stream).0;
+        let check = self.input_check.call_args(gpu)?;
+        let check_params = CheckParams {
+            starts: segments.starts,
+            ends: segments.ends,
+            num_segments: segments.count as u64,
+            count: count as u64,
+            control,
+            status: check.status,
+        };
+        // SAFETY: the block is twophase_segsort_check's (kernels/segmented_sort.cu; the program
+        // asserts the layouts equal); one thread a segment reads `starts` (and `ends`, when not
+        // null) at indices below `num_segments`, their lengths; it writes only the control and
+        // status words of this scratch.
+        unsafe {
+            gpu.launch(
+                check_kernel,
+                LaunchShape::new(
+                    grid_blocks(segments.count.div_ceil(PARTITION_THREADS as usize))?,
+                    PARTITION_THREADS,
+                ),
+                &check_params,
+            )
+        }?;
+        Ok((control, check))
+    }
+
     /// The segmented sort's launches, in place from the caller's view.
     pub(super) fn launch(&mut self, launch: SegmentedLaunch) -> Result<(), GpuError> {
         let SegmentedLaunch {
@@ -176,8 +219,7 @@ impl SegmentedSortScratch {
             count,
             layout,
         } = buffers;
-        let [check_kernel, plan, blocksort, partition, verify, merge] = kernels.functions([
-            SEGMENTED_SORT_ENTRY_CHECK,
+        let [plan, blocksort, partition, verify, merge] = kernels.functions([
             SEGMENTED_SORT_ENTRY_PLAN,
             SEGMENTED_SORT_ENTRY_BLOCKSORT,
             SEGMENTED_SORT_ENTRY_PARTITION,
@@ -192,7 +234,6 @@ impl SegmentedSortScratch {
             )));
         }
         let levels = levels_of(num_tiles);
-        let stream = gpu.stream().clone();
         let scratch_keys = gpu.grow_scratch_address(&mut self.keys, count * key_bytes)?;
         let scratch_values = if layout.is_some() {
             gpu.grow_scratch_address(&mut self.values, count * value_bytes)?
@@ -206,37 +247,9 @@ impl SegmentedSortScratch {
         )?;
         let lists = gpu.grow_scratch_address(&mut self.lists, (levels * num_tiles).max(1))?;
         let partitions = gpu.grow_scratch_address(&mut self.partitions, num_tiles + 1)?;
-        let control_buf = gpu.grow_scratch(&mut self.control, CONTROL_WORDS)?;
-        // One memset a call (a node of a captured graph): no segment fault, empty work lists,
-        // no bad level.
-        stream.memset_zeros(control_buf)?;
-        let control = control_buf.device_ptr_mut(&stream).0;
-        let check = self.input_check.call_args(gpu)?;
+        let (control, check) = self.launch_check(gpu, kernels, count, segments)?;
         let count_arg = count as u64;
         let num_segments = segments.count as u64;
-
-        let check_params = CheckParams {
-            starts: segments.starts,
-            ends: segments.ends,
-            num_segments,
-            count: count_arg,
-            control,
-            status: check.status,
-        };
-        // SAFETY: the block is twophase_segsort_check's (kernels/segmented_sort.cu; the program
-        // asserts the layouts equal); one thread a segment reads `starts` (and `ends`, when not
-        // null) at indices below `num_segments`, their lengths; it writes only the control and
-        // status words of this scratch.
-        unsafe {
-            gpu.launch(
-                check_kernel,
-                LaunchShape::new(
-                    grid_blocks(segments.count.div_ceil(PARTITION_THREADS as usize))?,
-                    PARTITION_THREADS,
-                ),
-                &check_params,
-            )
-        }?;
         let plan_params = PlanParams {
             starts: segments.starts,
             ends: segments.ends,

@@ -7,14 +7,18 @@ use cudarc::driver::{CudaSlice, DevicePtr};
 use crate::compare::{is_trusted, DeviceComparator};
 use crate::error::{check_len, GpuError};
 use crate::key::{DeviceKey, DeviceValue};
-use crate::mergesort::{DeviceSortBuffers, SortArgs, CTA_MERGESORT_CUH, MERGESORT_BLOCKSORT_CU};
+use crate::mergesort::{
+    DeviceSortBuffers, MergesortScratch, SortArgs, SortLaunch, CTA_MERGESORT_CUH,
+    MERGESORT_BLOCKSORT_CU,
+};
 use crate::primitive::{value_bytes, ProgramTuning};
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::ParamLayout;
 use crate::runtime::program::{entry_points, CTA_MERGE_CUH, PARTITION_CUH, SERIAL_CUH};
 use crate::runtime::staging::{SortAddresses, Staged};
 use crate::runtime::status::{
-    messages, InputCheck, StatusNames, STATUS_ORDER_INCONSISTENT, STATUS_SEGMENTS_INVALID,
+    messages, status_error, InputCheck, StatusNames, STATUS_ORDER_INCONSISTENT,
+    STATUS_SEGMENTS_INVALID,
 };
 
 mod launch;
@@ -195,6 +199,8 @@ pub struct SegmentedSortScratch {
     partitions: Option<CudaSlice<u64>>,
     control: Option<CudaSlice<u32>>,
     input_check: InputCheck,
+    /// The plain mergesort's scratch, for the call whose one CSR segment is the whole input.
+    mergesort: MergesortScratch,
 }
 
 /// What the segmented sort's status bits say.
@@ -214,7 +220,11 @@ impl SegmentedSortScratch {
     /// saw its comparator answer inconsistently: `Err(InvalidInput)` naming the argument. The
     /// status is cleared.
     pub fn check(&mut self, gpu: &Gpu) -> Result<(), GpuError> {
-        self.input_check.check(gpu, SEGMENTED_SORT_STATUS)
+        let bits = self.input_check.take_status(gpu)? | self.mergesort.take_status(gpu)?;
+        match status_error(bits, SEGMENTED_SORT_STATUS) {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
     }
 }
 
@@ -233,6 +243,9 @@ impl Gpu {
     /// `tuning`, or (`None`) the shipped one for the types. Asynchronous on this handle's
     /// stream, with no allocation once `scratch` is large enough and no host read-back, so that
     /// it can be captured in a CUDA graph.
+    ///
+    /// One CSR start (the whole input, when valid) runs the plain mergesort's kernels, which read
+    /// the check of the start before touching a key; other segments run the segmented kernels.
     ///
     /// The segments are checked on the device: invalid ones leave the keys untouched, and
     /// [`SegmentedSortScratch::check`] (which synchronizes) reports them, as it reports a
@@ -302,6 +315,31 @@ impl Gpu {
             return Ok(());
         }
         let kernels = self.program_kernels::<K, C, _>(comp, buffers.layout, tuning)?;
+        if segments.ends == 0 && segments.count == 1 {
+            // One CSR segment is valid only as the whole input (start 0): the plain mergesort's
+            // sort, with its larger tiles and four-way passes. The check runs first, and every
+            // mergesort kernel reads its verdict (the control word) and touches no key where it
+            // refused the start.
+            let (control, _) = scratch.launch_check(self, &kernels, buffers.count, segments)?;
+            if buffers.count < 2 {
+                return Ok(());
+            }
+            let sort_tuning =
+                self.shipped_mergesort_tuning(size_of::<K>(), value_bytes, buffers.count);
+            let sort_kernels =
+                self.program_kernels::<K, C, _>(comp, buffers.layout, sort_tuning)?;
+            return scratch.mergesort.launch_passes(
+                SortLaunch {
+                    gpu: self,
+                    kernels: &sort_kernels,
+                    buffers,
+                    key_bytes: size_of::<K>(),
+                    trusted: is_trusted(comp),
+                    guard: control,
+                },
+                sort_tuning,
+            );
+        }
         scratch.launch(launch::SegmentedLaunch {
             gpu: self,
             kernels: &kernels,
