@@ -27,6 +27,8 @@ __device__ __forceinline__ size_type load_balance_path(size_type total, const in
 // item's segment slot (NV ints).
 template <int NV>
 struct load_balance_shared {
+  // After the tile's starts: larger than every tile-local item, so that the walk never takes it.
+  static constexpr int START_SENTINEL = 0x7fffffff;
   int starts[NV + 2];
   int segments[NV];
 };
@@ -40,6 +42,9 @@ template <>
 struct tile_offset<4> {
   typedef unsigned type;
 };
+
+// Rounds of 8-byte starts a tile thread keeps in flight (cta_load_balance): two registers each.
+constexpr int WIDE_START_ROUNDS_IN_FLIGHT = 4;
 
 // The load-balancing merge path of boundary p: min(p * spacing, total + num_segments).
 __device__ __forceinline__ size_type load_balance_diagonal(size_type p, size_type spacing, size_type count) {
@@ -87,33 +92,47 @@ __device__ __forceinline__ void cta_load_balance(const index_t* __restrict__ sca
   // That, the start before the tile at most a0, and scan[0] == 0 (so a tile with items and
   // b0 == 0 holds starts) are what a valid scan guarantees of the tile's part; a tile that breaks
   // them still walks in bounds (the walk stays in the tile for any start values) but calls no op.
-  // All VT loads are issued before any is checked and stored, to keep VT loads in flight per
-  // thread (checked as each arrived, the loads went out one at a time).
+  // A thread's loads are all issued before any is checked and stored, to keep them in flight
+  // together (checked as each arrived, the loads went out one at a time); 8-byte starts a few
+  // rounds at a time, as VT rounds of them did not fit the registers. The rounds stop at the
+  // first one past the tile's starts, a block-uniform test: a tile of NV outputs holds b_cnt
+  // starts, fewer than NV unless every segment is empty, and a predicated round past them cost as
+  // many instructions as a live one. In the last live round, a thread past the last start loads
+  // (and checks) that start again rather than branching around its load.
+  // Each start is taken relative to a0, wrapping past a_cnt when below a0. With 32-bit indices
+  // the arithmetic is 32-bit and as exact (every start and a1 are below 2^32, so a start below
+  // a0 wraps to at least 2^32 - a0 > a_cnt); 64-bit compares cost about 19 instructions a start.
+  // The bound is checked once, on the largest start (a max a start, not a compare and an or).
   const size_type open_start = b0 > 0 ? (size_type)scan[b0 - 1] : 0;
   bool bad_scan = open_start > a0 || (b0 == 0 && a_cnt > 0 && b_cnt == 0);
-  index_t loaded[VT];
-#pragma unroll
-  for (int i = 0; i < VT; ++i) {
-    const int idx = NT * i + tid;
-    if (idx < b_cnt) loaded[i] = scan[b0 + idx];
-  }
-  // Each start relative to a0, wrapping past a_cnt when below a0. With 32-bit indices the
-  // arithmetic is 32-bit and as exact (every start and a1 are below 2^32, so a start below a0
-  // wraps to at least 2^32 - a0 > a_cnt); 64-bit compares cost about 19 instructions a start.
   using offset_t = typename tile_offset<sizeof(index_t)>::type;
+  constexpr int ROUNDS_IN_FLIGHT = sizeof(index_t) == sizeof(unsigned) ? VT : WIDE_START_ROUNDS_IN_FLIGHT;
+  const index_t* tile_scan = scan + b0;
+  offset_t last_start = 0;
 #pragma unroll
-  for (int i = 0; i < VT; ++i) {
-    const int idx = NT * i + tid;
-    if (idx < b_cnt) {
-      const offset_t start = (offset_t)loaded[i] - (offset_t)a0;
-      bad_scan |= start > (offset_t)a_cnt;
+  for (int first = 0; first < VT; first += ROUNDS_IN_FLIGHT) {
+    index_t loaded[ROUNDS_IN_FLIGHT];
+#pragma unroll
+    for (int r = 0; r < ROUNDS_IN_FLIGHT; ++r) {
+      const int i = first + r;
+      if (i >= VT || NT * i >= b_cnt) break;
+      loaded[r] = tile_scan[(unsigned)min(NT * i + tid, b_cnt - 1)];
+    }
+#pragma unroll
+    for (int r = 0; r < ROUNDS_IN_FLIGHT; ++r) {
+      const int i = first + r;
+      if (i >= VT || NT * i >= b_cnt) break;
+      const int idx = NT * i + tid;
+      const offset_t start = (offset_t)loaded[r] - (offset_t)a0;
+      last_start = max(last_start, start);
       if (i == 0 && tid == 0) bad_scan |= b0 == 0 && start != 0;  // scan[0] == 0
-      shared.starts[1 + idx] = (int)start;
+      if (idx < b_cnt) shared.starts[1 + idx] = (int)start;
     }
   }
+  bad_scan |= last_start > (offset_t)a_cnt;
   if (tid == 0) {
-    shared.starts[0] = 0;
-    shared.starts[b_cnt + 1] = 0x7fffffff;
+    shared.starts[0] = 0;  // slot 0's start, clamped to the tile
+    shared.starts[b_cnt + 1] = shared.START_SENTINEL;
   }
   __syncthreads();
   // Adjacent starts inside the tile must not decrease. Not unrolled: hoisting its loads cost
