@@ -140,18 +140,27 @@ __device__ __forceinline__ void cta_load_balance(const index_t* __restrict__ sca
 #pragma unroll 1
   for (int idx = tid + 1; idx < b_cnt; idx += NT) bad_scan |= shared.starts[1 + idx] < shared.starts[idx];
 
-  // Phase 1 inside the tile: this thread's merge path at diagonal VT * tid, upper bound, 32-bit.
+  // Phase 1 inside the tile: this thread's merge path at diagonal VT * tid, upper bound, 32-bit:
+  // the items before the diagonal, the first m in [lo, hi] with !(m < starts[diag - m]) (B
+  // element diag - 1 - m is slot diag - m). Found by binary lifting: steps of fixed powers of two,
+  // largest first, each moving `begin` past a probe that still precedes the path. Branch-free,
+  // the same steps for every thread, 6 instructions a step against 10 an iteration of the
+  // bisection loop it replaces (11 steps at NV = 3840, where bisection took about 10). A probe
+  // past hi is clamped to hi, where a valid scan's predicate is false (starts[diag - a_cnt] is at
+  // most a_cnt, and starts[0] = 0 at most diag), so the clamp never moves `begin` wrongly; on
+  // another scan the final clamp keeps `begin` in [lo, hi]. Every probe reads starts[0, b_cnt].
+  // hi - lo <= min(a_cnt, b_cnt) <= NV / 2, less than the sum of the steps.
+  constexpr int SEARCH_STEP_MAX = 1 << (ceil_log2(NV / 2 + 1) - 1);
   const int diag = min(VT * tid, tile_cnt);
-  int begin = diag > b_cnt ? diag - b_cnt : 0;
-  int end = diag < a_cnt ? diag : a_cnt;
-  while (begin < end) {
-    const int mid = (begin + end) >> 1;
-    if (mid < shared.starts[diag - mid]) {  // B element diag - 1 - mid is slot diag - mid
-      begin = mid + 1;
-    } else {
-      end = mid;
-    }
+  const int lo = diag > b_cnt ? diag - b_cnt : 0;
+  const int hi = diag < a_cnt ? diag : a_cnt;
+  int begin = lo;
+#pragma unroll
+  for (int step = SEARCH_STEP_MAX; step > 0; step >>= 1) {
+    const int probe = min(begin + step - 1, hi);
+    if (probe < shared.starts[diag - probe]) begin = probe + 1;
   }
+  begin = min(begin, hi);
   merge_range range = {begin, a_cnt, 1 + diag - begin, 1 + b_cnt};
 
   // Phase 2: VT merge steps per thread; each item's segment slot goes to shared memory.
