@@ -161,10 +161,18 @@ __device__ __forceinline__ void cta_load_balance(const index_t* __restrict__ sca
     if (probe < shared.starts[diag - probe]) begin = probe + 1;
   }
   begin = min(begin, hi);
-  merge_range range = {begin, a_cnt, 1 + diag - begin, 1 + b_cnt};
 
-  // Phase 2: VT merge steps per thread; each item's segment slot goes to shared memory.
-  serial_load_balance<VT>(shared.starts, range, shared.segments);
+  // Phase 2: VT merge steps per thread; each item's segment slot goes to shared memory. B is the
+  // tile's starts from slot 1 on, indexed from 0, so that the number of starts taken before an
+  // item, which the walk records, is its slot. Only the threads at the end of the last tile have
+  // fewer than VT outputs left. The walk writes segments only below begin + VT <= VT * (tid + 1)
+  // whatever the starts (serial_load_balance).
+  merge_range range = {begin, a_cnt, diag - begin, b_cnt};
+  if (range.total() >= VT) {
+    serial_load_balance<VT, false>(shared.starts + 1, range, shared.segments);
+  } else {
+    serial_load_balance<VT, true>(shared.starts + 1, range, shared.segments);
+  }
   if (__syncthreads_or(bad_scan)) {
     if (tid == 0) raise_status(check, STATUS_SCAN_INVALID);
     return;
