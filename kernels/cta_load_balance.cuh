@@ -23,8 +23,8 @@ __device__ __forceinline__ size_type load_balance_path(size_type total, const in
 }
 
 // Shared memory of one load-balancing tile of NV = NT * VT merge outputs: the tile's segment
-// starts (NV + 2 ints: the segment open at the tile start, up to NV starts, a sentinel) and each
-// item's segment slot (NV ints).
+// starts relative to its first item (NV + 2 ints: 0 for the segment open at the tile start, up
+// to NV starts, a sentinel) and each item's segment slot (NV ints).
 template <int NV>
 struct load_balance_shared {
   // After the tile's starts: larger than every tile-local item, so that the walk never takes it.
@@ -52,12 +52,69 @@ __device__ __forceinline__ size_type load_balance_diagonal(size_type p, size_typ
   return diag < count ? diag : count;
 }
 
-// Tile `blockIdx.x` of the load-balancing search: outputs [tile * NV, min((tile + 1) * NV, total +
-// num_segments)) of the merge of items with segment starts. Calls op(item, segment, rank) (64-bit
-// global values) once per work item of the tile, in strided order: thread `tid` handles the tile's
+// A tile's walk as its op sees it (tile-local, so that the op's hand-out loop runs on 32-bit
+// offsets): item a0 + idx, for idx < a_cnt, lies in the segment of slot slots[idx]. Slot 0 is
+// segment b0 - 1, open at the tile's start, which began open_rank items before a0; slot k >= 1
+// is segment b0 - 1 + k, from a0 + starts[k] (0 <= starts[k] <= idx for its items). starts[0]
+// is 0, slot 0's start clamped to the tile.
+struct load_balance_tile {
+  size_type a0;
+  size_type b0;
+  size_type open_rank;
+  int a_cnt;
+  const int* starts;
+  const int* slots;
+
+  __device__ __forceinline__ size_type item(int idx) const { return a0 + (size_type)idx; }
+  __device__ __forceinline__ size_type segment(int slot) const { return b0 - 1 + (size_type)slot; }
+  // Item a0 + idx's rank in its segment: its distance from the segment's start.
+  __device__ __forceinline__ size_type rank(int idx, int slot) const {
+    return (size_type)(idx - starts[slot]) + (slot > 0 ? 0 : open_rank);
+  }
+  // The rank modulo 2^32: exact when ranks are below 2^32, as with 32-bit indices (rank <= item <
+  // total <= 2^32 - 1).
+  __device__ __forceinline__ unsigned rank32(int idx, int slot) const {
+    return (unsigned)(idx - starts[slot]) + (slot > 0 ? 0u : (unsigned)open_rank);
+  }
+};
+
+// The rank of item a0 + idx as an index_t: 32-bit arithmetic for 32-bit indices, else 64-bit.
+template <typename index_t>
+__device__ __forceinline__ index_t tile_rank(const load_balance_tile& tile, int idx, int slot) {
+  if constexpr (sizeof(index_t) == 4) {
+    return (index_t)tile.rank32(idx, slot);
+  } else {
+    return (index_t)tile.rank(idx, slot);
+  }
+}
+
+// Calls f(idx, slot) for each item of the tile in strided order: thread `tid` takes the tile's
 // items tid, tid + NT, ..., so that item-indexed accesses of consecutive threads are coalesced.
-// Inside the tile, items and starts are 32-bit and relative to the tile's first item a0; the start
-// of the segment open at the tile's beginning (which may lie far before a0) stays 64-bit.
+// Each round tests the items left to the thread against a constant (one compare a round).
+template <int NT, int VT, typename f_t>
+__device__ __forceinline__ void for_each_tile_item(const load_balance_tile& tile, f_t f) {
+  const int tid = threadIdx.x;
+  const int left = tile.a_cnt - tid;
+#pragma unroll
+  for (int i = 0; i < VT; ++i) {
+    if (NT * i < left) f(NT * i + tid, tile.slots[NT * i + tid]);
+  }
+}
+
+// Calls op(item, segment, rank) (64-bit global values) for each item of the tile, in strided order:
+// the generic hand-out, for ops that need global values (the user's snippet, interval move).
+template <int NT, int VT, typename op_t>
+__device__ __forceinline__ void for_each_global_item(const load_balance_tile& tile, const op_t& op) {
+  for_each_tile_item<NT, VT>(tile,
+                             [&](int idx, int slot) { op(tile.item(idx), tile.segment(slot), tile.rank(idx, slot)); });
+}
+
+// Tile `blockIdx.x` of the load-balancing search: outputs [tile * NV, min((tile + 1) * NV, total +
+// num_segments)) of the merge of items with segment starts. Hands the walked tile to
+// op.hand_out<NT, VT>(load_balance_tile), which visits each work item once, in strided order
+// (for_each_tile_item; for_each_global_item calls op(item, segment, rank) with 64-bit values).
+// Inside the tile, items and starts are 32-bit and relative to the tile's first item a0; how far
+// before a0 the segment open at the tile's beginning started stays 64-bit.
 //
 // Any scan keeps every access in bounds: the tile's boundaries follow the repaired monotone path
 // (partition.cuh), and the tile checks what a valid scan guarantees of its part (every start
@@ -177,17 +234,8 @@ __device__ __forceinline__ void cta_load_balance(const index_t* __restrict__ sca
     if (tid == 0) raise_status(check, STATUS_SCAN_INVALID);
     return;
   }
-
-#pragma unroll
-  for (int i = 0; i < VT; ++i) {
-    const int idx = NT * i + tid;
-    if (idx < a_cnt) {
-      const int slot = shared.segments[idx];
-      const size_type item = a0 + idx;
-      const size_type start = slot > 0 ? a0 + (size_type)shared.starts[slot] : open_start;
-      op(item, b0 - 1 + (size_type)slot, item - start);
-    }
-  }
+  const load_balance_tile walked = {a0, b0, a0 - open_start, a_cnt, shared.starts, shared.segments};
+  op.template hand_out<NT, VT>(walked);
 }
 
 }  // namespace twophase
