@@ -67,13 +67,32 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
       [&](size_type diag) { return twophase::load_balance_path(total, scan, num_segments, diag, (int)lanes); });
 }
 
+// Each op hands out a walked tile (twophase::load_balance_tile). The library's own ops work on
+// the tile-local form: pointers rebased once a tile, 32-bit offsets inside it, index_type
+// arithmetic for segments and ranks; the user's snippet and interval move take the global 64-bit
+// (item, segment, rank).
+
 // Writes each item's segment, and its rank when `ranks` is not null.
 struct segments_op {
   index_type* __restrict__ segments;
   index_type* __restrict__ ranks;
-  __device__ __forceinline__ void operator()(size_type item, size_type segment, size_type rank) const {
-    segments[item] = (index_type)segment;
-    if (ranks) ranks[item] = (index_type)rank;
+  template <int NT, int VT>
+  __device__ __forceinline__ void hand_out(const twophase::load_balance_tile& tile) const {
+    index_type* tile_segments = segments + tile.a0;
+    // Segment b0 - 1 + slot in index_type: for 32-bit indices the 32-bit sum is the 64-bit one
+    // truncated, exact since every segment is below num_segments <= 2^32 - 1. (A tile whose
+    // b0 is 0 hands out no slot 0: scan[0] == 0 puts slot 1 before its first item.)
+    const index_type open_segment = (index_type)(tile.b0 - 1);
+    if (ranks) {
+      index_type* tile_ranks = ranks + tile.a0;
+      twophase::for_each_tile_item<NT, VT>(tile, [&](int idx, int slot) {
+        tile_segments[idx] = open_segment + (index_type)slot;
+        tile_ranks[idx] = twophase::tile_rank<index_type>(tile, idx, slot);
+      });
+    } else {
+      twophase::for_each_tile_item<NT, VT>(
+          tile, [&](int idx, int slot) { tile_segments[idx] = open_segment + (index_type)slot; });
+    }
   }
 };
 
@@ -81,8 +100,14 @@ struct segments_op {
 struct expand_op {
   const value_type* __restrict__ values;
   value_type* __restrict__ out;
-  __device__ __forceinline__ void operator()(size_type item, size_type segment, size_type) const {
-    out[item] = values[segment];
+  template <int NT, int VT>
+  __device__ __forceinline__ void hand_out(const twophase::load_balance_tile& tile) const {
+    value_type* tile_out = out + tile.a0;
+    // The segment in index_type arithmetic, as segments_op's: a 32-bit index into values for
+    // 32-bit indices.
+    const index_type open_segment = (index_type)(tile.b0 - 1);
+    twophase::for_each_tile_item<NT, VT>(
+        tile, [&](int idx, int slot) { tile_out[idx] = values[open_segment + (index_type)slot]; });
   }
 };
 
@@ -108,13 +133,21 @@ struct move_op {
     }
     output[to_base + rank] = input[from_base + rank];
   }
+  template <int NT, int VT>
+  __device__ __forceinline__ void hand_out(const twophase::load_balance_tile& tile) const {
+    twophase::for_each_global_item<NT, VT>(tile, *this);
+  }
 };
 
-// The user's snippet with its arguments.
+// The user's snippet with its arguments, given the global (item, segment, rank) (docs/search.md).
 struct user_op {
   twophase_op_args args;
   __device__ __forceinline__ void operator()(size_type item, size_type segment, size_type rank) const {
     load_balance_user_op()(item, segment, rank, args);
+  }
+  template <int NT, int VT>
+  __device__ __forceinline__ void hand_out(const twophase::load_balance_tile& tile) const {
+    twophase::for_each_global_item<NT, VT>(tile, *this);
   }
 };
 

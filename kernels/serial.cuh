@@ -117,20 +117,27 @@ __device__ __forceinline__ void network_sort(key_t (&keys)[VT], comp_t comp) {
 // Load-balancing search (twophase_serial::serial_load_balance): walk min(VT, range.total()) steps of
 // the merge of the tile's work items range.a_begin.. (A, the counting sequence) with the segment
 // starts starts[range.b_begin .. range.b_end) (B), upper bound: an offset equal to an item comes
-// first. Taking an offset enters the next segment; taking an item records its segment slot
-// (range.b_begin - 1) in segments[item] (shared memory) instead of returning register arrays, so
-// that the caller can hand items out in strided order. `starts` must hold a sentinel larger than
-// every item at starts[range.b_end].
-template <int VT>
+// first. Taking an offset enters the next segment; taking an item records range.b_begin in
+// segments[item] (shared memory) instead of returning register arrays, so that the caller can
+// hand items out in strided order. With `starts` the tile's starts from its first, that is the
+// number of starts before the item: its segment's slot (slot 0, the segment open before them).
+// `starts` must hold a sentinel larger than every item at starts[range.b_end], and no start may
+// exceed range.a_end, so that an exhausted A never wins without a test of its own (the twin, for
+// any scan, tests range.a_begin < range.a_end). A tile checks that of its starts before it uses
+// the walk's result; for any start values the walk writes segments only below range.a_begin + VT
+// and reads starts only up to the sentinel. With `checked`, only the first min(VT, range.total())
+// steps are walked (as serial_merge's checked form), for the threads at a partial tile's end; the
+// unchecked form needs range.total() >= VT and saves a compare and a branch a step.
+template <int VT, bool checked>
 __device__ __forceinline__ void serial_load_balance(const int* starts, merge_range& range, int* segments) {
-  const int count = min(VT, range.total());
+  const int count = checked ? min(VT, range.total()) : VT;
   int b_key = starts[range.b_begin];
 #pragma unroll
   for (int i = 0; i < VT; ++i) {
-    if (i >= count) break;
-    const bool take_item = range.a_valid() && range.a_begin < b_key;
+    if (checked && i >= count) break;
+    const bool take_item = range.a_begin < b_key;
     if (take_item) {
-      segments[range.a_begin] = range.b_begin - 1;
+      segments[range.a_begin] = range.b_begin;
       ++range.a_begin;
     } else {
       ++range.b_begin;

@@ -6,10 +6,13 @@
 #include KERNEL_SOURCE
 
 struct lbs_result {
-  std::vector<index_type> segments, ranks;
-  std::vector<value_type> moved;
-  unsigned long long bits_search, bits_move;
+  std::vector<index_type> segments, ranks, segments_alone;
+  std::vector<value_type> moved, expanded;
+  unsigned long long bits_search, bits_alone, bits_expand, bits_move;
 };
+
+// The value interval expand replicates for segment s.
+static value_type segment_value(size_t s) { return (value_type)(0x5eed0000ull + s * 7); }
 
 static void partition(const index_type* scan, size_t nseg, size_t total, std::vector<size_type>& parts,
                       unsigned long long* words, unsigned gen) {
@@ -38,6 +41,28 @@ static lbs_result run(const std::vector<size_t>& scan_in, size_t total, const st
   r.segments.assign(seg.get(), seg.get() + total);
   r.ranks.assign(rank.get(), rank.get() + total);
   r.bits_search = words[0];
+  words[0] = 0;
+  // Segments alone (no ranks): the hand-out without them.
+  for (size_t i = 0; i < total; ++i) seg[i] = (index_type)~0ull;
+  ++gen;
+  partition(scan.get(), nseg, total, parts, words, gen);
+  pp = parts.data();
+  launch(num_tiles, TP_NT, [&] { twophase_lbs_tile(scan.get(), nseg, total, pp, seg.get(), nullptr, words, words + 1, gen); });
+  r.segments_alone.assign(seg.get(), seg.get() + total);
+  r.bits_alone = words[0];
+  words[0] = 0;
+  // Expand.
+  std::unique_ptr<value_type[]> values(new value_type[nseg]), expanded(new value_type[total]);
+  for (size_t s = 0; s < nseg; ++s) values[s] = segment_value(s);
+  for (size_t i = 0; i < total; ++i) expanded[i] = (value_type)~0ull;
+  ++gen;
+  partition(scan.get(), nseg, total, parts, words, gen);
+  pp = parts.data();
+  launch(num_tiles, TP_NT, [&] {
+    twophase_interval_expand(scan.get(), nseg, total, pp, values.get(), expanded.get(), words, words + 1, gen);
+  });
+  r.expanded.assign(expanded.get(), expanded.get() + total);
+  r.bits_expand = words[0];
   words[0] = 0;
   // Move.
   std::unique_ptr<index_type[]> g(gather ? new index_type[nseg] : nullptr), s(scatter ? new index_type[nseg] : nullptr);
@@ -68,12 +93,20 @@ int main(int argc, char** argv) {
   unsigned long long* words = status.words;
   unsigned& gen = status.gen;
   int failures = 0;
-  for (size_t total : sizes_around_tiles(NV, 1)) {
+  // Segment sizes: short with a third empty; mostly empty (tiles of many more starts than
+  // items); long (segments spanning tiles, so that tiles start inside them).
+  enum { SHORT, MOSTLY_EMPTY, LONG, SIZE_SHAPES };
+  for (int trial = 0; trial < SIZE_SHAPES * (int)sizes_around_tiles(NV, 1).size(); ++trial) {
+    const int shape = trial % SIZE_SHAPES;
+    const size_t total = sizes_around_tiles(NV, 1)[trial / SIZE_SHAPES];
     // Valid scan with empty segments.
     std::vector<size_t> counts;
     size_t left = total;
     while (left > 0) {
-      size_t c = rng() % 3 == 0 ? 0 : std::min<size_t>(left, rng() % 17);
+      size_t c = shape == SHORT          ? (rng() % 3 == 0 ? 0 : rng() % 17)
+                 : shape == MOSTLY_EMPTY ? (rng() % 8 == 0 ? rng() % 5 : 0)
+                                         : (rng() % 4 == 0 ? 0 : rng() % (3 * NV));
+      c = std::min<size_t>(left, c);
       counts.push_back(c);
       left -= c;
     }
@@ -112,10 +145,11 @@ int main(int argc, char** argv) {
       lbs_result r = run(sc, total, &gather, &scatter, total, total, words, gen);
       bool ok = true;
       if (valid) {
-        ok &= r.bits_search == 0;
+        ok &= r.bits_search == 0 && r.bits_alone == 0 && r.bits_expand == 0;
         for (size_t item = 0; item < total; ++item) {
           size_t s = std::upper_bound(sc.begin(), sc.end(), item) - sc.begin() - 1;
           ok &= (size_t)r.segments[item] == s && (size_t)r.ranks[item] == item - sc[s];
+          ok &= (size_t)r.segments_alone[item] == s && r.expanded[item] == segment_value(s);
         }
         if (bad_pos) ok &= (r.bits_move & 16) != 0; else ok &= r.bits_move == 0;
         if (!bad_pos) {
@@ -124,14 +158,23 @@ int main(int argc, char** argv) {
         }
       } else {
         ok &= (r.bits_search & 8) != 0;
+        ok &= (r.bits_alone & 8) != 0 && (r.bits_expand & 8) != 0;
         ok &= (r.bits_move & 8) != 0;
         for (size_t i = 0; i < total; ++i) {
           bool untouched = r.segments[i] == (index_type)~0ull && r.ranks[i] == (index_type)~0ull;
           bool in_range = (size_t)r.segments[i] < sc.size() && (size_t)r.ranks[i] <= i;
           ok &= untouched || in_range;
+          ok &= r.segments_alone[i] == (index_type)~0ull || (size_t)r.segments_alone[i] < sc.size();
+          bool expanded_untouched = r.expanded[i] == (value_type)~0ull;
+          ok &= expanded_untouched || (r.expanded[i] >= segment_value(0) && r.expanded[i] < segment_value(sc.size()) &&
+                                       (r.expanded[i] - segment_value(0)) % 7 == 0);
         }
       }
-      if (!ok) { ++failures; printf("FAIL total=%zu %s bits=%llx/%llx\n", total, label, r.bits_search, r.bits_move); }
+      if (!ok) {
+        ++failures;
+        printf("FAIL shape=%d total=%zu %s bits=%llx/%llx/%llx/%llx\n", shape, total, label, r.bits_search,
+               r.bits_alone, r.bits_expand, r.bits_move);
+      }
     }
   }
   printf("%s: %d failures\n", argv[0], failures);

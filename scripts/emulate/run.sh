@@ -16,14 +16,15 @@ seeds=("$@")
 work=$(mktemp -d "${TMPDIR:-/tmp}/twophase-emulate.XXXXXXXX")
 trap 'rm -rf "$work"' EXIT
 # The programs: 4-byte keys alone and with 4-byte values, 8-byte keys; both search bounds; the
-# load balance with 4- and 8-byte indices; the textbook merges; the mergesort's block sort, keys
-# alone and with values.
+# load balance with 4- and 8-byte indices (4- and 8-byte values with the 4-byte ones); the
+# textbook merges; the mergesort's block sort, keys alone and with values.
 programs=(
   "merge merge_b4_unsigned_int_keys_less_nt384_vt21"
   "merge merge_b3_unsigned_int_v4a4_less_nt384_vt17"
   "merge merge_b3_unsigned_long_long_keys_less_nt256_vt19"
   "search sorted_search_lower_unsigned_int_unsigned_int_keys_less_nt256_vt23"
   "search sorted_search_upper_unsigned_int_unsigned_int_keys_less_nt256_vt23"
+  "lbs load_balance_unsigned_int_v4a4_none_nt256_vt15"
   "lbs load_balance_unsigned_int_v8a8_none_nt256_vt15"
   "lbs load_balance_unsigned_long_long_v8a8_none_nt256_vt15"
   "textbook merge_textbook_tpb8_unsigned_int_keys_less_nt128_vt8"
