@@ -118,6 +118,25 @@ struct Meter<'a> {
 }
 
 impl Meter<'_> {
+    /// Poison `out`, run `run(out)` once and assert that it wrote `want` (`what` names the
+    /// configuration in the message).
+    fn check(
+        &self,
+        p: &Swept,
+        want: &[usize],
+        out: &mut CudaSlice<u32>,
+        what: &str,
+        run: impl FnOnce(&mut CudaSlice<u32>),
+    ) {
+        let stream = self.gpu.stream();
+        stream
+            .memcpy_htod(&vec![POISON_U32; want.len()], out)
+            .expect("poison");
+        run(out);
+        let got = stream.clone_dtoh(out).expect("download");
+        assert!(same_indices(&got, want), "{} {what} {}", p.name, p.differs);
+    }
+
     /// The shipped tuning and then each of the primitive's sweep: poison `out`, run
     /// `run(tuning, out)` once and check it against `want`, then time it, a row each. Returns
     /// the fastest.
@@ -128,21 +147,13 @@ impl Meter<'_> {
         out: &mut CudaSlice<u32>,
         mut run: impl FnMut(T, &mut CudaSlice<u32>),
     ) -> Best {
-        let stream = self.gpu.stream();
-        let poison = vec![POISON_U32; want.len()];
         let shipped = T::shipped().shape();
         let mut best = (f64::MAX, shipped);
         for (threads, vt) in std::iter::once(shipped).chain(p.sweep.iter().copied()) {
             let tuning = T::of((threads, vt));
-            stream.memcpy_htod(&poison, out).expect("poison");
-            run(tuning, out);
-            let got = stream.clone_dtoh(out).expect("download");
-            assert!(
-                same_indices(&got, want),
-                "{} {threads}x{vt} {}",
-                p.name,
-                p.differs
-            );
+            self.check(p, want, out, &format!("{threads}x{vt}"), |out| {
+                run(tuning, out)
+            });
             let ms = time_events(self.gpu, WARMUP, REPS, |_| run(tuning, out));
             let tag = if (threads, vt) == shipped {
                 " (shipped)"
@@ -172,19 +183,11 @@ impl Meter<'_> {
         out: &mut CudaSlice<u32>,
         mut run: impl FnMut(T, &mut CudaSlice<u32>),
     ) {
-        let stream = self.gpu.stream();
-        let poison = vec![POISON_U32; want.len()];
         for lanes in LANES_SWEEP {
             self.gpu.set_partition_lanes(Some(lanes)).expect("lanes");
-            stream.memcpy_htod(&poison, out).expect("poison");
-            run(T::shipped(), out);
-            let got = stream.clone_dtoh(out).expect("download");
-            assert!(
-                same_indices(&got, want),
-                "{} lanes={lanes} {}",
-                p.name,
-                p.differs
-            );
+            self.check(p, want, out, &format!("lanes={lanes}"), |out| {
+                run(T::shipped(), out)
+            });
             let ms = time_events(self.gpu, WARMUP, REPS, |_| run(T::shipped(), out));
             row(
                 &format!("{} {}, shipped, partition lanes {lanes}", p.name, p.case),

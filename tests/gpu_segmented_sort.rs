@@ -72,6 +72,20 @@ fn sizes() -> Vec<usize> {
     boundary_sizes(&[tile], &[(1 << 16) + 1, 1 << 20, (1 << 24) + 3])
 }
 
+/// A device sort (`sort`, with the scratch) that must succeed and leave the scratch's check clean
+/// (`case` names it in the panic).
+fn sort_clean(
+    gpu: &Gpu,
+    scratch: &mut SegmentedSortScratch,
+    case: &str,
+    sort: impl FnOnce(&mut SegmentedSortScratch) -> Result<(), twophase::gpu::GpuError>,
+) {
+    sort(scratch).unwrap_or_else(|e| panic!("{case}: {e}"));
+    scratch
+        .check(gpu)
+        .unwrap_or_else(|e| panic!("{case}: the check after the sort: {e}"));
+}
+
 /// Sort `keys` by segments on the GPU and compare with std per segment, bit for bit.
 fn check<K: DeviceKey + Send + Sync, C: DeviceComparator<K> + Sync>(
     gpu: &Gpu,
@@ -261,17 +275,15 @@ fn segmented_sort_device_buffers_stay_in_bounds() {
             };
             let mut d_keys = Guarded::new(&gpu, &keys, 0xDEAD_BEEF);
             let mut d_values = Guarded::new(&gpu, &values, 0xDEAD_BEEF);
-            gpu.segmented_sort_device(
-                SortBuffers::pairs(&mut d_keys.view_mut(), &mut d_values.view_mut()),
-                device_segments,
-                &Less,
-                None,
-                &mut scratch,
-            )
-            .unwrap_or_else(|e| panic!("{case}: {e}"));
-            scratch
-                .check(&gpu)
-                .unwrap_or_else(|e| panic!("{case}: {e}"));
+            sort_clean(&gpu, &mut scratch, &case, |scratch| {
+                gpu.segmented_sort_device(
+                    SortBuffers::pairs(&mut d_keys.view_mut(), &mut d_values.view_mut()),
+                    device_segments,
+                    &Less,
+                    None,
+                    scratch,
+                )
+            });
             let got_keys = d_keys.download(&gpu, &case);
             let got_values = d_values.download(&gpu, &case);
             d_starts.download(&gpu, &case);
@@ -371,17 +383,15 @@ fn segmented_sort_rejects_invalid_segments() {
         let mut d_keys = Guarded::new(&gpu, &keys, 7);
         let d_starts = Guarded::new(&gpu, starts, 0);
         let s = d_starts.view();
-        gpu.segmented_sort_device(
-            SortBuffers::keys(&mut d_keys.view_mut()),
-            DeviceSegments::Starts(&s),
-            &Less,
-            None,
-            &mut scratch,
-        )
-        .unwrap_or_else(|e| panic!("{case}: {e}"));
-        scratch
-            .check(&gpu)
-            .unwrap_or_else(|e| panic!("{case}: fault after a valid sort: {e}"));
+        sort_clean(&gpu, &mut scratch, &case, |scratch| {
+            gpu.segmented_sort_device(
+                SortBuffers::keys(&mut d_keys.view_mut()),
+                DeviceSegments::Starts(&s),
+                &Less,
+                None,
+                scratch,
+            )
+        });
         let host_starts: Vec<usize> = starts.iter().map(|&s| s as usize).collect();
         let expected = reference(&keys, Segments::Starts(&host_starts), u32::cmp);
         assert!(d_keys.download(&gpu, &case) == expected, "{case}: differs");
