@@ -2,8 +2,8 @@
 
 use crate::error::GpuError;
 use crate::runtime::shape::{
-    check_launch_shape, check_launch_shape_within, lanes_within, MAX_OPTIN_SHARED_BYTES,
-    MAX_SEARCH_LANES,
+    check_launch_shape, check_launch_shape_within, lanes_within, valid_search_lanes,
+    MAX_OPTIN_SHARED_BYTES, MAX_SEARCH_LANES,
 };
 
 /// `bytes` rounded up to the 16-byte alignment at which the kernels start each shared-memory
@@ -274,8 +274,7 @@ impl MergesortTuning {
             ((self.pass_tile() + 1) * key_bytes).max(self.pass_tile() * size_of::<i32>());
         check_launch_shape(self.pass_threads, self.vt, true, pass_shared)?;
         // Every pass's partition searches use the lanes, two-way passes' too.
-        let lanes = self.quad_cut_lanes;
-        if lanes != 0 && !(lanes.is_power_of_two() && lanes <= WARP_LANES) {
+        if !valid_search_lanes(self.quad_cut_lanes) {
             return Err(GpuError::InvalidTuning(format!(
                 "quad_cut_lanes = {} must be 0 or a power of two up to {WARP_LANES}",
                 self.quad_cut_lanes

@@ -12,7 +12,7 @@ use super::fault::{self, lock_recover, ContextHealth};
 use super::module_cache::{compile_cached, Kernels};
 use super::program;
 use crate::error::GpuError;
-use crate::runtime::shape::MAX_SEARCH_LANES;
+use crate::runtime::shape::{valid_search_lanes, MAX_SEARCH_LANES};
 
 /// First architecture with programmatic dependent launch (griddepcontrol): Hopper, sm_90.
 pub const PDL_MIN_ARCH: u32 = 90;
@@ -299,7 +299,7 @@ impl Gpu {
     /// are the same either way.
     pub fn set_partition_lanes(&self, lanes: Option<u32>) -> Result<(), GpuError> {
         let lanes = lanes.unwrap_or(0);
-        if lanes != 0 && !(lanes.is_power_of_two() && lanes <= MAX_SEARCH_LANES) {
+        if !valid_search_lanes(lanes) {
             return Err(GpuError::InvalidInput(format!(
                 "partition lanes = {lanes} must be a power of two up to {MAX_SEARCH_LANES}"
             )));

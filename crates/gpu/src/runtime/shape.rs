@@ -33,6 +33,12 @@ pub(crate) const MAX_SEARCH_LANES: u32 = 32;
 /// up (more lanes only added loads): 128 an SM.
 pub(crate) const PARTITION_SEARCH_THREADS_PER_SM: usize = 128;
 
+/// Whether `lanes` is a valid lanes-per-search setting: 0 (the automatic choice) or a power of
+/// two up to a warp.
+pub(crate) fn valid_search_lanes(lanes: u32) -> bool {
+    lanes == 0 || (lanes.is_power_of_two() && lanes <= MAX_SEARCH_LANES)
+}
+
 /// The most lanes per search (a power of two up to a warp, at least one) that keep `searches`
 /// searches within `threads_per_sm` threads an SM of `multiprocessors` SMs. Few searches leave
 /// the memory system idle while each one's chain of dependent loads runs, so more lanes shorten
