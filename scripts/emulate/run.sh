@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 #! Run the shipped merge, sorted-search, load-balance and block-sort kernels on host threads under AddressSanitizer (no GPU): valid, unsorted and inconsistent-comparator inputs.
 #
-# Usage: scripts/emulate/run.sh [SEED ...]   (default seeds: 1 2)
+# Usage: scripts/emulate/run.sh [SEED ...]   (default seeds: 1 2; TWOPHASE_EMULATE_ONLY=<harness>
+# runs one harness's programs: merge, search, lbs, textbook or blocksort)
 # Needs NVRTC on LD_LIBRARY_PATH (the compile test dumps the generated program sources) and g++
 # with C++20 (std::barrier). Each program is built as shipped and, where its comparator is
-# `a < b`, with `a <= b` and with a hash of both keys (not strict weak orders: only the
+# `a < b`, with `a <= b`, with a hash of both keys and with an answer read off the clock (not
+# strict weak orders, the last not even a function: only the
 # permutation and the bounds are checked, not the order or the detection), and, where it is
 # trusted (the mergesort's own orders compile no checks), as a user comparator (the checked
 # kernels, with the same order). Prints one line per
@@ -31,6 +33,12 @@ programs=(
   "blocksort mergesort_pass128_quad256r64_unsigned_int_keys_less_nt1024_vt37"
   "blocksort mergesort_pass256_quad256r64_unsigned_int_v4a4_less_nt512_vt11"
 )
+only=${TWOPHASE_EMULATE_ONLY:-}
+selected=()
+for entry in "${programs[@]}"; do
+  [ -z "$only" ] || [ "${entry%% *}" = "$only" ] && selected+=("$entry")
+done
+programs=("${selected[@]}")
 for entry in "${programs[@]}"; do
   read -r _ name <<<"$entry"
   TWOPHASE_CUBIN_DUMP="$work/src" TWOPHASE_CUBIN_FILTER="$name" \
@@ -59,7 +67,7 @@ for entry in "${programs[@]}"; do
   read -r harness name <<<"$entry"
   src="$work/src/twophase_$name.cu"
   variants=(less)
-  grep -q '^return a < b;' "$src" && variants+=(le hash)
+  grep -q '^return a < b;' "$src" && variants+=(le hash clock)
   grep -q 'trusted_order = true' "$src" && variants+=(user)
   for variant in "${variants[@]}"; do
     kernel="$work/$name.$variant.cu"
@@ -70,6 +78,8 @@ for entry in "${programs[@]}"; do
       le) consistent=0; sed -e 's/trusted_order = true/trusted_order = false/' -e 's/^return a < b;/return a <= b;/' "$src" >"$kernel" ;;
       hash) consistent=0; sed -e 's/trusted_order = true/trusted_order = false/' \
               -e 's/^return a < b;/return (((a * 2654435761u) ^ (b * 40503u)) >> 13) \& 1;/' "$src" >"$kernel" ;;
+      clock) consistent=0; sed -e 's/trusted_order = true/trusted_order = false/' \
+              -e 's/^return a < b;/return (clock64() >> 3) \& 1;/' "$src" >"$kernel" ;;
     esac
     exe="$work/$name.$variant"
     g++ -std=c++20 -O1 -fsanitize=address -pthread -I scripts/emulate -DKERNEL_SOURCE="\"$kernel\"" \
