@@ -26,10 +26,13 @@
 // comparators with an end outside it, and writes only the middle. A skipped comparator can make a
 // key wrong only within k of the window's edge, and a wrong key spreads by at most k per stage
 // after that, so after the strides K + K/2 + ... + 1 = 2K - 1 every key of the middle is right.
-// The windows overlap, so the fused launch reads one buffer and writes the other.
+// The windows overlap, so the fused launch reads one buffer and writes the other. The halo's
+// compare-exchanges are run again by the neighbouring window, which is right only if they are
+// answered the same there: the host fuses only under twophase's own orders, and runs every
+// stride of a user comparator's levels as a global stage (one compare-exchange, one answer).
 //
-// Any keys and any (deterministic) comparator: every compare-exchange leaves its two keys in
-// place or swaps them, so the output is a permutation of the input; every position touched is
+// Any keys and any comparator: every compare-exchange leaves its two keys in place or swaps
+// them, and each is run once, so the output is a permutation of the input; every position touched is
 // checked against n (global) and against the tile or window (shared), so nothing outside the
 // buffers is read or written. An inconsistent comparator only leaves the order unspecified.
 
@@ -37,7 +40,7 @@ using twophase::size_type;
 
 namespace twophase {
 // The kernels' parameter blocks, twins of BatcherBlockParams, BatcherStageParams and
-// BatcherFusedParams in crates/gpu/src/variants/batcher.rs (the generated program
+// BatcherFusedParams in crates/gpu/src/variants/batcher/mod.rs (the generated program
 // static_asserts the layouts equal and that each kernel's parameters are these fields in order).
 struct batcher_block_params {
   const key_type* src;

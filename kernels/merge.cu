@@ -21,10 +21,9 @@ typedef checked_params<merge_tile_fields> merge_tile_params;
 }  // namespace twophase
 
 // Phase 1: partitions[p] = merge path (A elements before) at output diagonal min(p * spacing, total),
-// searched by groups of `lanes` lanes (twophase::search_partitions). Blocks overlap by one
-// boundary, so that each block checks every adjacent pair of its boundaries: a pair out of order
-// (unsorted inputs, or a comparator that is not a strict weak order) is reported to the repair
-// slot, and the tile kernel repairs the path.
+// searched once each by groups of `lanes` lanes (twophase::search_partitions), which checks every
+// adjacent pair as stored: a pair out of order (unsorted inputs, or a comparator that is not a
+// strict weak order) is reported to the repair slot, and the tile kernel repairs the path.
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_merge_partition(const key_type* __restrict__ a, size_type a_count, const key_type* __restrict__ b,
                              size_type b_count, size_type spacing, size_type num_partitions,

@@ -33,6 +33,7 @@ struct mergesort_partition_params {
   size_type num_partitions;
   int lanes;
   size_type* partitions;
+  unsigned* arrivals;
   unsigned long long* status;
   const unsigned* guard;
   unsigned long long* repair;
@@ -63,6 +64,7 @@ struct mergesort_quad_partition_params {
   size_type num_cuts;
   int lanes;
   size_type* cuts;
+  unsigned* arrivals;
   unsigned long long* status;
   const unsigned* guard;
   unsigned long long* samples_repair;

@@ -2,22 +2,22 @@
 // Part of the mergesort program, after mergesort_blocksort.cu and mergesort_partition.cuh.
 
 // Phase 1 of a merge pass: partitions[p] = pass_boundary at output min(p * spacing, count), one
-// group of `lanes` lanes a boundary (the host picks them, MergesortTuning::boundary_search_lanes).
-// With CHECK_ORDER the blocks overlap by one boundary (twophase::overlapped_boundary) and each
-// checks every adjacent pair of its boundaries inside one pair of runs: a pair out of order (the
-// comparator answered inconsistently) goes to the repair slot, which the tile kernel follows.
+// group of `lanes` lanes a boundary (the host picks them, MergesortTuning::boundary_search_lanes),
+// each boundary searched once. With CHECK_ORDER every adjacent pair of stored boundaries inside
+// one pair of runs is checked (inside a block from shared memory, across blocks by the block that
+// arrives last, twophase::check_pairs_across_blocks): a pair out of order (the comparator answered
+// inconsistently) goes to the repair slot, which the tile kernel follows.
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_mergesort_partition(const key_type* __restrict__ keys, size_type count, size_type run,
                                  size_type spacing, size_type num_partitions, int lanes,
-                                 size_type* __restrict__ partitions, unsigned long long* status,
+                                 size_type* __restrict__ partitions, unsigned* arrivals, unsigned long long* status,
                                  const unsigned* guard, unsigned long long* repair, unsigned generation) {
   static_assert(TP_PARTITION_NT % 32 == 0, "search groups must not straddle warps");
   if (!follow_previous_kernel(guard)) return;
   const int shift = __ffs(lanes) - 1;  // lanes = 2^shift
   const int group = threadIdx.x >> shift, groups = blockDim.x >> shift;
   const bool leader = (threadIdx.x & (lanes - 1)) == 0;
-  const size_type p = CHECK_ORDER ? twophase::overlapped_boundary(group, groups)
-                                  : ((size_type)blockIdx.x * blockDim.x + threadIdx.x) >> shift;
+  const size_type p = ((size_type)blockIdx.x * blockDim.x + threadIdx.x) >> shift;
   const size_type pos = min(p * spacing, count);
   size_type boundary = 0;
   if (p < num_partitions) {  // the whole group: its lanes share p
@@ -25,18 +25,25 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     if (leader) partitions[p] = boundary;
   }
   if constexpr (CHECK_ORDER) {
+    const twophase::input_check check = {status, repair, generation};
+    // The pair (q - 1, q) of boundaries with paths `before` and `at`: reported when both lie in
+    // one pair of runs and the step between them is not monotone.
+    const auto check_step = [&](size_type q, size_type before, size_type at) {
+      const size_type prev_pos = min((q - 1) * spacing, count), at_pos = min(q * spacing, count);
+      const bool same_pair = mergesort_pair(count, run, prev_pos).a_begin == mergesort_pair(count, run, at_pos).a_begin;
+      if (same_pair && !twophase::monotone_step(before, prev_pos, at, at_pos)) {
+        twophase::report_bad_boundary(check, q - 1);
+        twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
+      }
+    };
     __shared__ size_type boundaries[TP_PARTITION_NT];
     if (leader) boundaries[group] = boundary;
     __syncthreads();
-    if (leader && group > 0 && p < num_partitions) {
-      const size_type prev_pos = min((p - 1) * spacing, count);
-      const bool same_pair = mergesort_pair(count, run, prev_pos).a_begin == mergesort_pair(count, run, pos).a_begin;
-      if (same_pair && !twophase::monotone_step(boundaries[group - 1], prev_pos, boundary, pos)) {
-        const twophase::input_check check = {status, repair, generation};
-        twophase::report_bad_boundary(check, p - 1);
-        twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
-      }
-    }
+    if (leader && group > 0 && p < num_partitions) check_step(p, boundaries[group - 1], boundary);
+    twophase::check_pairs_across_blocks<TP_PARTITION_NT>(num_partitions, groups, arrivals, [&](size_type first) {
+      check_step(first, *(volatile const size_type*)(partitions + first - 1),
+                 *(volatile const size_type*)(partitions + first));
+    });
   }
 }
 

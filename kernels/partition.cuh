@@ -261,30 +261,44 @@ __device__ __forceinline__ size_type clamped_tile_end(size_type a0, size_type a1
   return a1 - a0 > tile_cnt ? a0 + tile_cnt : a1;
 }
 
-// Partition kernels check each boundary against the one before it. Blocks overlap by one
-// boundary (block `blk` of `groups` searches computes boundaries [blk * (groups - 1), + groups)),
-// so that every adjacent pair lies inside one block; the shared boundary is written twice with
-// the same value.
-__device__ __forceinline__ size_type overlapped_boundary(int group, int groups) {
-  return (size_type)blockIdx.x * (groups - 1) + group;
+// The pairs of boundaries across the blocks of a partition launch whose blocks each store
+// `groups` boundaries ([b * groups, + groups) for block b, `num_partitions` in all), checked by
+// the block that arrives last (`arrivals`, a word that is 0 between launches: atomicInc wraps it
+// back): `check_pair(first)` for the first boundary of every block but block 0, which reads the
+// stored boundaries `first - 1` and `first` (volatile: other blocks wrote them) and reports a
+// pair out of order. Called by every thread of every block, after the block's boundaries are
+// stored. Each boundary is searched once and the pairs checked are the pairs stored, so this
+// holds for a comparator whose answers change from call to call too (blocks that overlapped by a
+// boundary, each searching it, could store one search's answer and check another's).
+template <int NT, typename pair_fn>
+__device__ __forceinline__ void check_pairs_across_blocks(size_type num_partitions, int groups, unsigned* arrivals,
+                                                          pair_fn check_pair) {
+  __shared__ bool last_block;
+  __threadfence();  // this thread's boundary before the block's arrival is counted
+  __syncthreads();
+  if (threadIdx.x == 0) last_block = atomicInc(arrivals, gridDim.x - 1) == gridDim.x - 1;
+  __syncthreads();
+  if (!last_block) return;
+  __threadfence();  // every block's boundaries before this block reads them
+  for (size_type b = 1 + threadIdx.x; b < gridDim.x; b += NT) {
+    const size_type first = b * groups;  // block b's first boundary, after block b - 1's last
+    if (first >= num_partitions) break;
+    check_pair(first);
+  }
 }
 
 // The body of a partition kernel of NT threads: boundaries [0, num_partitions) at the diagonals
 // `diagonal(p)`, each searched by a group of `lanes` lanes (a power of two dividing NT, up to
 // MAX_SEARCH_LANES), `path_at(diag)` called by every lane of the group. The groups of block `b`
 // search boundaries [b * groups, + groups), each once, and each group's first lane writes
-// partitions[p] and checks it against the boundary before it in the block; the block that
-// arrives last (`arrivals`, a word that is 0 between launches: atomicInc wraps it back) checks the
-// pairs across blocks from the written boundaries. A pair out of order is reported to the repair
-// slot and raises `bad_bit`. Every boundary is searched once, so the pairs checked are the pairs
-// stored even for a comparator whose answers change from call to call (blocks that overlapped by
-// a boundary could store one search's answer and check another's).
+// partitions[p] and checks it against the boundary before it in the block; the pairs across
+// blocks are checked from the stored boundaries (check_pairs_across_blocks). A pair out of order
+// is reported to the repair slot and raises `bad_bit`.
 template <int NT, typename diagonal_fn, typename path_fn>
 __device__ __forceinline__ void search_partitions(size_type num_partitions, size_type* __restrict__ partitions,
                                                   int lanes, unsigned* arrivals, const input_check& check,
                                                   unsigned bad_bit, diagonal_fn diagonal, path_fn path_at) {
   __shared__ size_type paths[NT];
-  __shared__ bool last_block;
   const int groups = NT / lanes;
   const int group = threadIdx.x / lanes;
   const bool leader = threadIdx.x % lanes == 0;
@@ -302,22 +316,14 @@ __device__ __forceinline__ void search_partitions(size_type num_partitions, size
     report_bad_boundary(check, p - 1);
     raise_status(check, bad_bit);
   }
-  __threadfence();  // this thread's boundary before the block's arrival is counted
-  __syncthreads();
-  if (threadIdx.x == 0) last_block = atomicInc(arrivals, gridDim.x - 1) == gridDim.x - 1;
-  __syncthreads();
-  if (!last_block) return;
-  __threadfence();  // every block's boundaries before this block reads them
-  for (size_type b = 1 + threadIdx.x; b < gridDim.x; b += NT) {
-    const size_type first = b * groups;  // block b's first boundary, after block b - 1's last
-    if (first >= num_partitions) break;
+  check_pairs_across_blocks<NT>(num_partitions, groups, arrivals, [&](size_type first) {
     const size_type before = *(volatile const size_type*)(partitions + first - 1);
     const size_type at = *(volatile const size_type*)(partitions + first);
     if (!monotone_step(before, diagonal(first - 1), at, diagonal(first))) {
       report_bad_boundary(check, first - 1);
       raise_status(check, bad_bit);
     }
-  }
+  });
 }
 
 // The statuses of the adjacent pairs out of order among positions [first - 1, last] of a run of

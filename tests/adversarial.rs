@@ -13,6 +13,7 @@
 mod common;
 
 use std::mem::size_of;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use common::bounds::reference_bounds;
 use common::checks::{
@@ -91,9 +92,13 @@ const HASH_B: u32 = 40_503;
 /// The bit the xor comparator answers with.
 const XOR_BIT: u32 = 4;
 
-/// Comparators on u32 that are not strict weak orders: not irreflexive (`<=`, always true), and
+/// The host side of the clock comparator: a shared counter, hashed (Knuth's multiplier; the top
+/// bit).
+static CLOCK_COIN: AtomicU32 = AtomicU32::new(0);
+
+/// Comparators on u32 that are not strict weak orders: not irreflexive (`<=`, always true),
 /// answers that are a hash of both keys (inconsistent between `(a, b)` and `(b, a)`, and not
-/// transitive).
+/// transitive), and answers read off the clock (not even a function: asking twice may differ).
 fn inconsistent_comparators() -> Vec<U32Comparator> {
     let hash = format!("return ((a * {HASH_A}u) ^ (b * {HASH_B}u)) & 1;");
     let xor = format!("return (a ^ b) & {XOR_BIT};");
@@ -104,6 +109,13 @@ fn inconsistent_comparators() -> Vec<U32Comparator> {
         }),
         U32Comparator::new("adv_xor_bit", &xor, |a, b| (a ^ b) & XOR_BIT != 0),
         U32Comparator::new("adv_always", "return true;", |_, _| true),
+        U32Comparator::new("adv_clock", "return (clock64() >> 3) & 1;", |_, _| {
+            CLOCK_COIN
+                .fetch_add(1, Ordering::Relaxed)
+                .wrapping_mul(HASH_A)
+                >> 31
+                != 0
+        }),
     ]
 }
 

@@ -398,8 +398,9 @@ fn segmented_sort_rejects_invalid_segments() {
     }
 }
 
-/// A comparator that is not a strict weak order: every segment stays a permutation of its keys,
-/// and a detected inconsistency is an `InvalidInput` naming the comparator.
+/// Comparators that are not strict weak orders (one not even a function): every segment stays a
+/// permutation of its keys, and a detected inconsistency is an `InvalidInput` naming the
+/// comparator.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn segmented_sort_inconsistent_comparator_keeps_segments_permutations() {
@@ -417,9 +418,16 @@ fn segmented_sort_inconsistent_comparator_keeps_segments_permutations() {
             (|a: &u32, b: &u32| if (a ^ b) & 1 == 1 { a < b } else { a > b })
                 as fn(&u32, &u32) -> bool,
         ),
+        // Not even a function: the same two keys may be answered differently each time (the
+        // host side answers `<=`, never asked on the device).
+        CudaComparator::new(
+            "clock_coin",
+            "return (clock64() >> 3) & 1;",
+            (|a: &u32, b: &u32| a <= b) as fn(&u32, &u32) -> bool,
+        ),
     ];
     for n in sizes().into_iter().filter(|&n| n <= 1 << 20) {
-        for dist in ["uniform2000", "one"] {
+        for dist in ["all32", "uniform2000", "one"] {
             let starts = segment_starts(dist, n);
             let segments = Segments::Starts(&starts);
             for comp in &comparators {

@@ -175,8 +175,8 @@ impl Gpu {
                 // SAFETY: the block is twophase_merge_partition's (kernels/merge.cu; the program
                 // asserts the layouts equal); `partitions` holds `num_partitions` entries, the
                 // inputs `a_count` and `b_count` keys, the check's words live in the scratch, all
-                // valid on this stream until the launches are made (launch_phases). The shape's
-                // blocks overlap by one boundary and cover every boundary.
+                // valid on this stream until the launches are made (launch_phases), as is the
+                // arrival word (0 between launches). The shape's groups cover every boundary.
                 unsafe { self.launch(partition, shape, &params) }
             },
             |shape, phase| {

@@ -7,9 +7,7 @@ use super::{
 };
 use crate::error::GpuError;
 use crate::runtime::launch::{param_block, KernelParams, LaunchShape, ParamLayout};
-use crate::runtime::shape::{
-    grid_blocks, overlapped_blocks, MAX_GRID_X, MAX_STATIC_SHARED_BYTES, PARTITION_THREADS,
-};
+use crate::runtime::shape::{grid_blocks, MAX_GRID_X, MAX_STATIC_SHARED_BYTES, PARTITION_THREADS};
 use crate::runtime::staging::SortAddresses;
 use crate::runtime::status::CheckArgs;
 
@@ -39,6 +37,7 @@ param_block! {
         num_partitions: u64,
         lanes: i32,
         partitions: u64,
+        arrivals: u64,
         status: u64,
         guard: u64,
         repair: u64,
@@ -75,6 +74,7 @@ param_block! {
         num_cuts: u64,
         lanes: i32,
         cuts: u64,
+        arrivals: u64,
         status: u64,
         guard: u64,
         samples_repair: u64,
@@ -173,6 +173,7 @@ impl MergesortScratch {
         };
         let partitions =
             gpu.grow_scratch_address(&mut self.partitions, num_pass_tiles.max(num_quad_tiles) + 1)?;
+        let arrivals = gpu.arrivals_address(&mut self.arrivals)?;
         let cuts = if four_way_passes > 0 {
             gpu.grow_scratch_address(&mut self.cuts, QUAD_CUT_WORDS * (num_quad_tiles + 1))?
         } else {
@@ -228,19 +229,9 @@ impl MergesortScratch {
         let dependent = count < tuning.pdl_below_keys;
         let partition_blocks =
             |threads: usize| grid_blocks(threads.div_ceil(PARTITION_THREADS as usize));
-        // Checked partition kernels overlap their blocks by one boundary (a group of `lanes`
-        // threads a boundary).
-        let pass_partition_blocks = |boundaries: usize, lanes: u32| {
-            if trusted {
-                partition_blocks(boundaries * lanes as usize)
-            } else {
-                grid_blocks(overlapped_blocks(
-                    boundaries,
-                    (PARTITION_THREADS / lanes) as usize,
-                ))
-            }
-        };
-
+        // One group of `lanes` threads a boundary.
+        let pass_partition_blocks =
+            |boundaries: usize, lanes: u32| partition_blocks(boundaries * lanes as usize);
         // Lanes per search of `searches` two-way boundaries or (`quad`) four-way cuts: the
         // tuning's, or chosen by their number.
         let search_lanes = |searches: usize, quad: bool| match (tuning.quad_cut_lanes, quad) {
@@ -265,6 +256,7 @@ impl MergesortScratch {
                 num_partitions: boundaries as u64,
                 lanes: lanes as i32,
                 partitions,
+                arrivals,
                 status: check.status,
                 guard,
                 repair: check.repair,
@@ -273,9 +265,8 @@ impl MergesortScratch {
             // SAFETY: the block is twophase_mergesort_partition's (kernels/mergesort_pass.cu;
             // the program asserts the layouts equal); `partitions` was grown to hold max(num_pass_tiles, num_quad_tiles) + 1 >=
             // `boundaries` entries; `keys` holds `count` keys; one group of `lanes` threads (a
-            // power of two up to 32, validated or chosen above) per boundary, the blocks
-            // overlapping by one boundary for an untrusted comparator as the kernel does
-            // (CHECK_ORDER); the check's words live in the scratch.
+            // power of two up to 32, validated or chosen above) per boundary; the check's words
+            // and the arrival word (0 between launches) live in the scratch.
             unsafe {
                 gpu.launch(
                     partition,
@@ -358,6 +349,7 @@ impl MergesortScratch {
                 num_cuts: num_cuts as u64,
                 lanes: lanes as i32,
                 cuts,
+                arrivals,
                 status: check.status,
                 guard,
                 samples_repair: check.repair,
@@ -367,8 +359,7 @@ impl MergesortScratch {
             // SAFETY: the block is twophase_mergesort_quad_partition's
             // (kernels/mergesort_quad_partition.cu; the program asserts the layouts equal); one
             // group of `lanes` threads (a power of two up to 32, validated or chosen
-            // above) per cut, the blocks overlapping by one cut for an untrusted comparator as
-            // the kernel does; `cuts` holds QUAD_CUT_WORDS entries per cut; the samples (and
+            // above) per cut; `cuts` holds QUAD_CUT_WORDS entries per cut; the samples (and
             // their repair slot, this pass's generation) are written by the launch before, which
             // this one waits for; the check's words live in the scratch.
             unsafe {

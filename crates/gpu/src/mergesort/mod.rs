@@ -79,6 +79,8 @@ pub struct MergesortScratch {
     partitions: Option<CudaSlice<u64>>,
     /// Four-way cuts: three counts per quad-tile boundary.
     cuts: Option<CudaSlice<u64>>,
+    /// The checked partition kernels' arrival count (0 between launches).
+    arrivals: Option<CudaSlice<u32>>,
     keys: Option<CudaSlice<u8>>,
     values: Option<CudaSlice<u8>>,
     input_check: InputCheck,

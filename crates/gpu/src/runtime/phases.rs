@@ -108,14 +108,7 @@ impl Gpu {
         let groups = (PARTITION_THREADS / lanes) as usize;
         let partition_blocks = u32::try_from(num_partitions.div_ceil(groups))
             .map_err(|_| GpuError::TooLarge(format!("{num_partitions} partitions")))?;
-        if scratch.arrivals.is_none() {
-            scratch.arrivals = Some(stream.alloc_zeros::<u32>(1)?);
-        }
-        let (arrivals, _arrivals_guard) = scratch
-            .arrivals
-            .as_mut()
-            .ok_or(GpuError::Poisoned("partition arrivals"))?
-            .device_ptr_mut(&stream);
+        let arrivals = self.arrivals_address(&mut scratch.arrivals)?;
         let args = PartitionArgs {
             spacing: tile as u64,
             num_partitions: num_partitions as u64,

@@ -42,6 +42,25 @@ impl Gpu {
         let (address, _guard) = self.grow_scratch(slot, len)?.device_ptr_mut(&stream);
         Ok(address)
     }
+
+    /// The arrival word of the checked partition kernels in `slot` (allocated zeroed on first
+    /// use; each launch that counts its blocks there leaves it 0 again, kernels/partition.cuh
+    /// check_pairs_across_blocks), as its raw device address on this handle's stream.
+    pub(crate) fn arrivals_address(
+        &self,
+        slot: &mut Option<CudaSlice<u32>>,
+    ) -> Result<u64, GpuError> {
+        self.ensure_alive()?;
+        let stream = self.stream.clone();
+        if slot.is_none() {
+            *slot = Some(stream.alloc_zeros::<u32>(1)?);
+        }
+        let (address, _guard) = slot
+            .as_mut()
+            .ok_or(GpuError::Poisoned("partition arrivals"))?
+            .device_ptr_mut(&stream);
+        Ok(address)
+    }
 }
 
 /// A handle's pooled scratch of one type, taken out of the pool for one host-slice call and put

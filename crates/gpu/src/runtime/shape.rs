@@ -58,14 +58,6 @@ pub(crate) fn partition_lanes(boundaries: usize, multiprocessors: u32) -> u32 {
     lanes_within(PARTITION_SEARCH_THREADS_PER_SM, boundaries, multiprocessors)
 }
 
-/// Blocks of `groups` boundaries each, overlapping by one, that cover `num_partitions` boundaries.
-pub(crate) fn overlapped_blocks(num_partitions: usize, groups: usize) -> usize {
-    num_partitions
-        .saturating_sub(1)
-        .div_ceil(groups.saturating_sub(1).max(1))
-        .max(1)
-}
-
 /// Largest grid a kernel may use: CUDA's limit on gridDim.x (2^31 - 1).
 pub const MAX_GRID_X: u64 = (1 << 31) - 1;
 
@@ -160,24 +152,6 @@ pub(crate) use tile_tuning;
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn overlapped_blocks_cover_every_boundary_pair() {
-        for lanes in [1u32, 2, 4, 8, 16, 32] {
-            let groups = (PARTITION_THREADS / lanes) as usize;
-            let per_block = groups - 1;
-            for partitions in [1usize, 2, per_block, per_block + 1, per_block + 2, 10_000] {
-                let blocks = overlapped_blocks(partitions, groups);
-                // Block b computes boundaries [b * per_block, b * per_block + per_block]: the last
-                // one reaches the last boundary, and no block starts past it.
-                assert!(blocks * per_block + 1 >= partitions, "{lanes} {partitions}");
-                assert!(
-                    (blocks - 1) * per_block < partitions.max(1),
-                    "{lanes} {partitions}"
-                );
-            }
-        }
-    }
 
     #[test]
     fn partition_lanes_shrink_as_boundaries_grow() {

@@ -142,7 +142,11 @@ fn grid(items: usize, per_block: usize) -> Result<u32, GpuError> {
 impl BatcherScratch {
     /// Batcher's launches (at least two keys): the block sort, then for each larger level its
     /// global stages and one fused launch, ping-ponging with this scratch so that the last
-    /// fused launch writes into the caller's buffers.
+    /// fused launch writes into the caller's buffers. Under a comparator that is not one of
+    /// twophase's own orders every stride is a global stage, in place: the fused windows
+    /// overlap, and a halo's compare-exchanges, run again by the next window, could be answered
+    /// differently there by a comparator whose answers change from call to call (two windows
+    /// would then write the same key twice and lose another).
     fn launch_network(&mut self, sort: SortLaunch, tuning: BatcherTuning) -> Result<(), GpuError> {
         let value_bytes = sort.value_bytes();
         let SortLaunch {
@@ -150,6 +154,7 @@ impl BatcherScratch {
             kernels,
             key_bytes,
             buffers,
+            trusted,
             ..
         } = sort;
         let (keys, values, count) = (buffers.keys, buffers.values, buffers.count);
@@ -165,18 +170,25 @@ impl BatcherScratch {
             BATCHER_STAGE_THREADS,
         );
         let fused_shape = LaunchShape::new(grid(count, tuning.fused_outputs())?, tuning.threads);
-        // The levels p >= tile (p < count), each ending in one fused launch.
-        let fused_levels = (0..)
+        // The levels p >= tile (p < count), each ending in one fused launch where the comparator
+        // is trusted.
+        let levels = (0..)
             .map(|level| (tile as u128) << level)
             .take_while(|&p| p < count as u128)
             .count();
+        let fused_levels = if trusted { levels } else { 0 };
         let bytes = |size: usize| {
             count
                 .checked_mul(size)
                 .ok_or_else(|| GpuError::TooLarge(format!("{count} elements of {size} bytes")))
         };
-        let other_keys = gpu.grow_scratch_address(&mut self.keys, bytes(key_bytes)?)?;
-        let other_values = if buffers.layout.is_some() {
+        let fuse = fused_levels > 0;
+        let other_keys = if fuse {
+            gpu.grow_scratch_address(&mut self.keys, bytes(key_bytes)?)?
+        } else {
+            0
+        };
+        let other_values = if fuse && buffers.layout.is_some() {
             gpu.grow_scratch_address(&mut self.values, bytes(value_bytes)?)?
         } else {
             0
@@ -201,11 +213,16 @@ impl BatcherScratch {
         // reading and writing the same buffer is safe; values are touched only when the program
         // has them.
         unsafe { gpu.launch(block, block_shape, &block_params) }?;
-        let fused_stride = tuning.fused_stride() as u64;
+        // The strides a level runs as global stages: all of them without fused launches.
+        let last_stage = if fuse {
+            tuning.fused_stride() as u64
+        } else {
+            0
+        };
         let mut p = tile as u64;
         while p < n {
             let mut k = p;
-            while k > fused_stride {
+            while k > last_stage {
                 let stage_params = BatcherStageParams {
                     keys: current.0,
                     vals: current.1,
@@ -219,6 +236,10 @@ impl BatcherScratch {
                 // elements.
                 unsafe { gpu.launch(stage, stage_shape, &stage_params) }?;
                 k /= 2;
+            }
+            if !fuse {
+                p *= 2;
+                continue;
             }
             let fused_params = BatcherFusedParams {
                 src: current.0,
