@@ -1,8 +1,8 @@
 //! The textbook merges' shared helpers (namespace textbook): views of a piece, in-order checks, co-ranks.
 #pragma once
 // The host prepends a prelude defining key_type, key_compare, value_type, TP_NT, TP_VT,
-// TP_HAS_VALUES (program.rs) and TP_TILES_PER_BLOCK (textbook.rs), then partition.cuh and
-// serial.cuh. The kernels are those of Hwu, Kirk and El Hajj, Programming Massively Parallel
+// TP_HAS_VALUES, TP_PARTITION_NT (program.rs) and TP_TILES_PER_BLOCK (variants/textbook), then
+// partition.cuh and serial.cuh. The kernels are those of Hwu, Kirk and El Hajj, Programming Massively Parallel
 // Processors, 4th ed., ch. 12, written anew; where they differ from the published code, a
 // comment says so and why. Common to all three:
 // - Sizes and offsets of the global arrays are 64-bit (size_type): the published kernels use
@@ -15,20 +15,31 @@
 //   only): serial_merge reports where each output came from, and the value is copied from there.
 // - Each thread owns VT outputs per tile (basic: per thread), a compile-time constant, where the
 //   published kernels divide a runtime output count by the thread count.
-// - Any keys and any (deterministic) comparator keep every read and write inside the inputs'
-//   and the output's ranges, and the output a permutation of the input. Each co-rank is in
-//   bounds on its own; a piece of the merge (a thread's outputs in the basic kernel, a block's
-//   in the others) whose two co-ranks are out of order writes nothing and reports its index to
-//   the repair slot (partition.cuh), and twophase_merge_repair then writes the outputs from the
-//   first such piece on as the rest of A followed by the rest of B. Inside a tile, pieces out of
-//   order make the whole tile a concatenation of what it consumes. The published kernels
-//   assume sorted inputs and a strict weak order, and read and write out of bounds otherwise.
+// - The published kernels search the co-ranks of both ends of every piece (basic: each thread
+//   both of its own; tiled and circular: thread 0 both of its block's), so each boundary between
+//   two pieces is searched twice, and assume sorted inputs and a strict weak order: otherwise
+//   they read and write out of bounds. Here any keys and any comparator, even one whose answers
+//   change from call to call (a boundary searched twice can then be answered twice, and the two
+//   pieces overlap or leave a gap that neither piece's own check sees), keep every read and write
+//   inside the inputs' and the output's ranges and the output a permutation of the input: every
+//   boundary is searched exactly once and read by both pieces it separates.
+//   - Between blocks: the block cuts come from a partition launch (twophase_textbook_partition,
+//     on twophase::search_partitions as the two-phase merge's): it searches each cut once, checks
+//     every adjacent pair as stored and reports the first pair out of order to the repair slot
+//     (partition.cuh), and every block reads its two cuts repaired past that boundary
+//     (block_range), so that the blocks cover both inputs exactly once.
+//   - Within a block: each thread searches only the co-rank of its outputs' end and takes its
+//     start from the thread before through shared memory (thread 0: the block's or the tile's
+//     start); one barrier checks that every thread's step is monotone. Where one is not, the
+//     block's outputs (basic) or the tile's (tiled, circular) are what it consumes of A followed
+//     by what it consumes of B, and STATUS_ORDER_INCONSISTENT is raised.
 // - Unsorted inputs are detected: the tiled and circular kernels check every key they load
 //   against the key before it (a first-level cache hit), and raise STATUS_FIRST_UNSORTED /
 //   STATUS_SECOND_UNSORTED for A / B. The basic kernel, which loads no tiles, checks in registers
 //   that its merged outputs are in order (the first against the keys before its pieces), and
-//   when not, its pieces of A and B. STATUS_ORDER_INCONSISTENT: co-ranks out of order (unsorted
-//   input or an inconsistent comparator), or outputs out of order from inputs in order.
+//   when not, its pieces of A and B. STATUS_ORDER_INCONSISTENT: block cuts or a thread's co-ranks
+//   out of order (unsorted input or an inconsistent comparator), or outputs out of order from
+//   inputs in order.
 
 using twophase::merge_range;
 using twophase::size_type;
@@ -154,27 +165,52 @@ __device__ __forceinline__ void concatenate_to_global(keys_it keys, int a_used, 
   }
 }
 
+// A thread's outputs [d0, d1) of a piece of the merge and the A keys before each end.
+struct thread_co_ranks {
+  int d0, d1;
+  int m0, m1;
+};
+
+// The co-ranks of this thread's outputs [d0, d1) of a piece (a block's or a tile's outputs) over
+// `a_len` A keys and `b_len` B keys, with d1 = d0 + VT clamped to the piece's `count` outputs: the
+// end searched (the thread's only search) and stored in ends[threadIdx.x], the start read from the
+// thread before (0 for thread 0), so that neighbours agree on the boundary between them whatever
+// the comparator answers. The last thread's end (d1 == count) is the piece's consumption of A.
+// Every thread of the block calls (one barrier); a barrier must come before `ends` is written
+// again.
+template <typename a_it, typename b_it>
+__device__ __forceinline__ thread_co_ranks find_co_ranks(a_it a_view, int a_len, b_it b_view, int b_len, int count,
+                                                         int (&ends)[NT]) {
+  const int tid = threadIdx.x;
+  thread_co_ranks r;
+  r.d0 = min(VT * tid, count);
+  r.d1 = min(r.d0 + VT, count);
+  r.m1 = twophase::merge_path<twophase::bounds_lower, int>(a_view, a_len, b_view, b_len, r.d1, key_compare());
+  ends[tid] = r.m1;
+  __syncthreads();
+  r.m0 = tid > 0 ? ends[tid - 1] : 0;
+  return r;
+}
+
 // One tile of the tiled and circular kernels, its keys loaded: every thread finds the co-ranks of
-// its VT outputs among the tile's out_cnt (over a_view's a_len keys and b_view's b_len), checks
-// with the others that the pieces are in order (one barrier) and merges its piece (`keys`: tile
-// position i, A's then B's, a_len of A) to out + first, or, where the pieces were out of order,
-// writes its share of the consumed keys concatenated (STATUS_ORDER_INCONSISTENT). The value
-// pointers start at the tile's first A and B keys. Returns the A keys the tile consumed: the
-// last thread's end co-rank, passed on through `a_used_shared`. The tile's keys are still being
-// read when it returns: a barrier must come before they are overwritten.
+// its VT outputs among the tile's out_cnt (over a_view's a_len keys and b_view's b_len;
+// find_co_ranks, through `ends`), checks with the others that the pieces are in order (a second
+// barrier) and merges its piece (`keys`: tile position i, A's then B's, a_len of A) to
+// out + first, or, where the pieces were out of order, writes its share of the consumed keys
+// concatenated (STATUS_ORDER_INCONSISTENT). The value pointers start at the tile's first A and B
+// keys. Returns the A keys the tile consumed: the last thread's end co-rank, read from `ends`.
+// The tile's keys and `ends` are still being read when it returns: a barrier must come before
+// they are overwritten.
 template <typename view_t, typename keys_it>
 __device__ __forceinline__ int merge_tile(view_t a_view, int a_len, view_t b_view, int b_len, keys_it keys, int out_cnt,
                                           size_type out_pos, key_type* out, const value_type* a_vals,
-                                          const value_type* b_vals, value_type* out_vals, int& a_used_shared,
+                                          const value_type* b_vals, value_type* out_vals, int (&ends)[NT],
                                           const twophase::input_check& check, int* b_used = nullptr) {
   const int tid = threadIdx.x;
-  const int d0 = min(VT * tid, out_cnt);
-  const int d1 = min(d0 + VT, out_cnt);
-  const int m0 = twophase::merge_path<twophase::bounds_lower, int>(a_view, a_len, b_view, b_len, d0, key_compare());
-  const int m1 = twophase::merge_path<twophase::bounds_lower, int>(a_view, a_len, b_view, b_len, d1, key_compare());
-  if (tid == NT - 1) a_used_shared = m1;  // d1 == out_cnt: the tile's consumption of A
+  const thread_co_ranks r = find_co_ranks(a_view, a_len, b_view, b_len, out_cnt, ends);
+  const int d0 = r.d0, d1 = r.d1, m0 = r.m0, m1 = r.m1;
   const bool pieces_in_order = __syncthreads_and(twophase::monotone_step(m0, d0, m1, d1));
-  const int a_used = a_used_shared;
+  const int a_used = ends[NT - 1];  // d1 == out_cnt in the last thread: the tile's consumption of A
   if (b_used) *b_used = out_cnt - a_used;
   const size_type first = out_pos + d0;
   if (pieces_in_order) {
@@ -193,30 +229,41 @@ __device__ __forceinline__ int merge_tile(view_t a_view, int a_len, view_t b_vie
   return a_used;
 }
 
-// The co-rank (A elements among the first `diag` outputs) of the whole merge, on global memory.
-__device__ __forceinline__ size_type global_co_rank(const key_type* a, size_type a_count, const key_type* b,
-                                                    size_type b_count, size_type diag) {
-  return twophase::merge_path<twophase::bounds_lower, size_type>(a, a_count, b, b_count, diag, key_compare());
-}
+// A block's cut of the whole merge: its outputs [out_begin, out_end) and the A keys before each
+// end (a_begin, a_end); the B keys before each end are the rest.
+struct block_cut {
+  size_type out_begin, out_end, a_begin, a_end;
+  __device__ __forceinline__ size_type b_begin() const { return out_begin - a_begin; }
+  __device__ __forceinline__ size_type b_end() const { return out_end - a_end; }
+};
 
-// The block's output range [*out_begin, *out_end) and the co-ranks at both ends, found by two
-// threads at once. The published tiled kernel has thread 0 run both searches one after the other.
-// Returns whether the two co-ranks make a valid piece (the same answer in every thread); when
-// not, thread 0 reports the block to the repair slot.
-__device__ __forceinline__ bool block_range(const key_type* a, size_type a_count, const key_type* b,
-                                            size_type b_count, size_type* cuts, size_type* out_begin,
-                                            size_type* out_end, const twophase::input_check& check) {
-  const size_type total = a_count + b_count;
-  *out_begin = (size_type)blockIdx.x * BLOCK_OUTPUTS;
-  *out_end = *out_begin + BLOCK_OUTPUTS < total ? *out_begin + BLOCK_OUTPUTS : total;
-  if (threadIdx.x < 2) cuts[threadIdx.x] = global_co_rank(a, a_count, b, b_count, threadIdx.x ? *out_end : *out_begin);
-  __syncthreads();
-  const bool valid = twophase::monotone_step(cuts[0], *out_begin, cuts[1], *out_end);
-  if (!valid && threadIdx.x == 0) {
-    twophase::report_bad_boundary(check, blockIdx.x);
-    twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
+// This block's cut, `spacing` outputs (the last block's fewer; the spacing of the partition
+// launch), from the partition launch's boundaries `partitions` (one per block and one more), as
+// twophase_merge_tile reads its tile's: repaired past the first bad boundary of this launch
+// (twophase::repaired_boundary) and the end kept within `spacing` of the start
+// (twophase::clamped_tile_end, a no-op on boundaries searched once and checked), so
+// that the blocks cover both inputs exactly once and each block's ranges lie inside them
+// whatever the comparator answered. Read only after twophase::pdl_wait.
+__device__ __forceinline__ block_cut block_range(const size_type* __restrict__ partitions, size_type a_count,
+                                                 size_type total, size_type spacing,
+                                                 const twophase::input_check& check) {
+  const size_type block = blockIdx.x;
+  block_cut cut;
+  cut.out_begin = block * spacing;
+  cut.out_end = cut.out_begin + spacing < total ? cut.out_begin + spacing : total;
+  size_type a0 = partitions[block];
+  size_type a1 = partitions[block + 1];
+  const size_type bad = twophase::first_bad_boundary(check);
+  if (bad != twophase::NO_BAD_BOUNDARY) {
+    // bad < 2^32 and spacing < 2^31: the product does not overflow.
+    const size_type bad_diag = bad * spacing < total ? bad * spacing : total;
+    const size_type bad_path = partitions[bad];
+    a0 = twophase::repaired_boundary(block, a0, cut.out_begin, bad, bad_path, bad_diag, a_count);
+    a1 = twophase::repaired_boundary(block + 1, a1, cut.out_end, bad, bad_path, bad_diag, a_count);
   }
-  return valid;
+  cut.a_begin = a0;
+  cut.a_end = twophase::clamped_tile_end(a0, a1, cut.out_end - cut.out_begin);
+  return cut;
 }
 
 // The key before position `pos` of a global input (none at its start): the predecessor a piece's

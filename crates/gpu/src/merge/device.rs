@@ -6,7 +6,6 @@ use crate::key::DeviceKey;
 use crate::merge::{DeviceMergeBuffers, MergeScratch, MergeTuning};
 use crate::primitive::ProgramTuning;
 use crate::runtime::device::Gpu;
-use crate::runtime::status::InputCheck;
 use crate::variants::textbook::{MergeVariant, TextbookMergeTuning};
 
 impl Gpu {
@@ -17,14 +16,11 @@ impl Gpu {
     /// tuning, or a [`MergeVariant`] (the textbook kernels at theirs). Asynchronous on this
     /// handle's stream.
     ///
-    /// Whatever the keys and the (deterministic) comparator, `out` receives a permutation of
-    /// `a` and `b`, in unspecified order where the inputs are not sorted under `comp` (or the
-    /// comparator answers inconsistently). The two-phase merge records that in the scratch:
-    /// [`MergeScratch::check`] (which synchronizes) reports it as `InvalidInput` naming `a` or
-    /// `b`. The textbook kernels are followed by a repair launch that rewrites any part whose
-    /// co-ranks came out of order, and do not report unsorted input on this call (the
-    /// host-slice [`merge_variant`](Self::merge_variant) does); `scratch` is the two-phase
-    /// merge's only.
+    /// Whatever the keys and the comparator, `out` receives a permutation of `a` and `b`, in
+    /// unspecified order where the inputs are not sorted under `comp` (or the comparator answers
+    /// inconsistently). Every algorithm records that in the scratch (whose partitions both the
+    /// two-phase merge and the textbook kernels' block cuts use): [`MergeScratch::check`] (which
+    /// synchronizes) reports it as `InvalidInput` naming `a` or `b`, or the comparator.
     pub fn merge_device<K, C, M>(
         &self,
         buffers: M,
@@ -46,7 +42,6 @@ impl Gpu {
             }
             MergeAlgorithm::Variant(variant, tuning) => {
                 let tuning = tuning.unwrap_or(TextbookMergeTuning::for_layout::<K>(M::VALUES));
-                let mut check = InputCheck::new();
                 buffers.with_args(self, |args| {
                     self.launch_merge_variant::<K, C>(
                         variant,
@@ -55,8 +50,7 @@ impl Gpu {
                         M::VALUES,
                         tuning,
                         scratch,
-                        &mut check,
-                        true,
+                        None,
                     )
                 })
             }

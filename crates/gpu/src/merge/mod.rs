@@ -145,7 +145,7 @@ param_block! {
 }
 
 /// What a merge's count of outputs counts, in its too-large error.
-const MERGE_OUTPUTS: &str = "outputs";
+pub(crate) const MERGE_OUTPUTS: &str = "outputs";
 
 impl Gpu {
     pub(crate) fn launch_merge<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(

@@ -84,9 +84,24 @@ impl Gpu {
     /// are made.
     pub(crate) fn launch_phases(
         &self,
+        count: (usize, &str),
+        tile: (usize, u32),
+        scratch: &mut PhaseScratch,
+        partition: impl FnOnce(LaunchShape, PartitionArgs) -> Result<(), GpuError>,
+        tiles: impl FnOnce(LaunchShape, PartitionArgs) -> Result<(), GpuError>,
+    ) -> Result<(), GpuError> {
+        self.launch_phases_checked(count, tile, scratch, None, partition, tiles)
+    }
+
+    /// [`launch_phases`](Self::launch_phases) with the check words taken from `check` instead
+    /// of the scratch's own check when given (a caller that reads the launch's status apart from
+    /// the scratch's, under its own names).
+    pub(crate) fn launch_phases_checked(
+        &self,
         (count, outputs): (usize, &str),
         (tile, threads): (usize, u32),
         scratch: &mut PhaseScratch,
+        check: Option<&mut InputCheck>,
         partition: impl FnOnce(LaunchShape, PartitionArgs) -> Result<(), GpuError>,
         tiles: impl FnOnce(LaunchShape, PartitionArgs) -> Result<(), GpuError>,
     ) -> Result<(), GpuError> {
@@ -99,7 +114,7 @@ impl Gpu {
         }
         let stream = self.stream().clone();
         // The check words are taken first, then the partitions buffer.
-        let check = scratch.input_check.call_args(self)?;
+        let check = check.unwrap_or(&mut scratch.input_check).call_args(self)?;
         let buf = self.grow_scratch(&mut scratch.partitions, num_partitions)?;
         let (partitions, _guard) = buf.device_ptr_mut(&stream);
         let lanes = self

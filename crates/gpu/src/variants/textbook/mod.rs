@@ -12,13 +12,13 @@ use crate::error::GpuError;
 use crate::key::DeviceKey;
 use crate::merge::host::HostMergeSlices;
 use crate::merge::{
-    merge_block, merge_inputs, merge_outputs, MergeArgs, MergeScratch, MergeTuning,
+    merge_block, merge_inputs, merge_outputs, MergeArgs, MergeScratch, MergeTuning, MERGE_OUTPUTS,
 };
 use crate::primitive::ProgramTuning;
 use crate::runtime::device::Gpu;
-use crate::runtime::launch::{check_words, param_block, KernelParams, LaunchShape, ParamLayout};
+use crate::runtime::launch::{check_words, param_block, KernelParams, ParamLayout};
+use crate::runtime::phases::partition_params;
 use crate::runtime::program::{ValueLayout, PARTITION_CUH, SERIAL_CUH};
-use crate::runtime::shape::MAX_GRID_X;
 use crate::runtime::status::{
     messages, status_error, InputCheck, StatusNames, STATUS_FIRST_UNSORTED,
     STATUS_ORDER_INCONSISTENT, STATUS_SECOND_UNSORTED,
@@ -30,18 +30,15 @@ pub use tuning::{
     TextbookMergeTuning, TEXTBOOK_THREADS, TEXTBOOK_TILES_PER_BLOCK, TEXTBOOK_VT, TEXTBOOK_VT_WIDE,
 };
 
+/// Entry point of the partition launch before each textbook merge: the co-rank at every block's
+/// cut, each searched once.
+pub const TEXTBOOK_ENTRY_PARTITION: &str = "twophase_textbook_partition";
 /// Entry point of the basic merge (co-ranks and merge on global memory).
 pub const TEXTBOOK_ENTRY_BASIC: &str = "twophase_merge_basic";
 /// Entry point of the tiled merge (shared-memory tiles, reloaded every iteration).
 pub const TEXTBOOK_ENTRY_TILED: &str = "twophase_merge_tiled";
 /// Entry point of the circular-buffer merge (shared-memory rings).
 pub const TEXTBOOK_ENTRY_CIRCULAR: &str = "twophase_merge_circular";
-/// Entry point of the repair that follows a device-buffer textbook merge: rewrites the outputs
-/// from the first piece whose co-ranks were out of order as a concatenation (a no-op otherwise).
-pub const TEXTBOOK_ENTRY_REPAIR: &str = "twophase_merge_repair";
-/// Blocks of the repair launch: a grid-stride loop over the outputs when a repair is needed, one
-/// load and an exit per block when not (the common case), so a small fixed grid.
-const REPAIR_BLOCKS: u32 = 256;
 
 /// What the status bits of a textbook merge mean. Co-ranks out of order come from unsorted
 /// inputs as well as from an inconsistent comparator, so that bit names both; when an input is
@@ -91,7 +88,8 @@ pub enum MergeVariant {
     /// [`Gpu::merge_device`]): merge path partitions once per tile, then a
     /// register-unrolled serial merge and coalesced stores. The fastest of the four on the H100
     /// from 2^24 outputs on (1.39x the tiled kernel at 2^27), hence the default; at 2^20 the
-    /// basic kernel measured 10% faster (one launch instead of two; docs/benchmarks.md).
+    /// basic kernel measured 10% faster (docs/benchmarks.md), when it was one launch instead of
+    /// two (its block cuts now come from a partition launch too; not measured since).
     #[default]
     TwoPhase,
 }
@@ -116,6 +114,16 @@ impl MergeVariant {
     }
 }
 
+partition_params! {
+    /// The parameter block of `twophase_textbook_partition` (kernels/merge_textbook.cu).
+    struct TextbookPartitionParams as "textbook_partition_params" {
+        a: u64,
+        a_count: u64,
+        b: u64,
+        b_count: u64,
+    }
+}
+
 param_block! {
     /// The parameter block of `twophase_merge_basic`, `twophase_merge_tiled` and
     /// `twophase_merge_circular` (kernels/merge_textbook.cu).
@@ -125,26 +133,19 @@ param_block! {
         "twophase_merge_circular"
     ] {
         ..merge_inputs,
+        partitions: u64,
         ..merge_outputs,
-        ..check_words,
-    }
-}
-
-param_block! {
-    /// The parameter block of `twophase_merge_repair` (kernels/merge_textbook.cu).
-    struct TextbookRepairParams as "merge_repair_params" {
-        ..merge_inputs,
-        ..merge_outputs,
-        spacing: u64,
         ..check_words,
     }
 }
 
 impl Gpu {
     /// Run one merge of `args` with `variant`: the two-phase merge at its shipped tuning, or a
-    /// textbook kernel at `tuning` checking its input into `check`, followed by the repair launch
-    /// when `repair` (device-buffer calls, whose output must be a permutation whatever the
-    /// input; a host-slice call returns an error instead of an output the repair would fix).
+    /// textbook kernel at `tuning` after the partition launch of its block cuts (two launches
+    /// through [`Gpu::launch_phases_checked`], on the scratch's partitions), checking its input
+    /// into `check`, or into the scratch's own check when `None` (the device-buffer call, whose
+    /// caller reads it through [`MergeScratch::check`]). The output is a permutation of the
+    /// inputs whatever the keys and the comparator.
     #[allow(clippy::too_many_arguments)] // The call's shape: each argument is one part of it.
     pub(crate) fn launch_merge_variant<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
         &self,
@@ -154,8 +155,7 @@ impl Gpu {
         values: ValueLayout,
         tuning: TextbookMergeTuning,
         scratch: &mut MergeScratch,
-        check: &mut InputCheck,
-        repair: bool,
+        check: Option<&mut InputCheck>,
     ) -> Result<(), GpuError> {
         let entry = match variant {
             MergeVariant::TwoPhase => {
@@ -172,59 +172,48 @@ impl Gpu {
             return Ok(());
         }
         let kernels = self.program_kernels::<K, C, _>(comp, values, tuning)?;
-        let function = kernels.function(entry)?;
+        let [partition, merge] = kernels.functions([TEXTBOOK_ENTRY_PARTITION, entry])?;
+        // Outputs of one block, the spacing of the block cuts: the kernels' TILE (basic) or
+        // BLOCK_OUTPUTS (tiled, circular).
         let per_block = if variant == MergeVariant::Basic {
             tuning.tile()
         } else {
             tuning.block_outputs()
         };
-        let blocks = total.div_ceil(per_block);
-        if blocks as u64 > MAX_GRID_X {
-            return Err(GpuError::TooLarge(format!(
-                "{total} outputs need {blocks} blocks"
-            )));
-        }
-        let check = check.call_args(self)?;
-        let params = merge_block!(TextbookMergeParams { args, check });
-        // SAFETY: the block is that of the three merge kernels of kernels/merge_textbook.cu (the
-        // program asserts the layouts equal); the inputs hold a_count and b_count keys, the
-        // output (and output values) a_count + b_count, as checked by the callers; the value
-        // addresses are read only when the program has values; the status and repair addresses
-        // are the words of the caller's InputCheck; the grid covers every output (per_block
-        // outputs per block), and every buffer stays valid on this stream until the callers'
-        // guards drop after the launch. The kernels stay inside these ranges for any keys and
-        // comparator (kernels/merge_textbook.cu).
-        unsafe {
-            self.launch(
-                function,
-                LaunchShape::new(blocks as u32, tuning.threads),
-                &params,
-            )
-        }?;
-        if repair {
-            let spacing = if variant == MergeVariant::Basic {
-                u64::from(tuning.vt)
-            } else {
-                tuning.block_outputs() as u64
-            };
-            let repair_params = merge_block!(TextbookRepairParams {
-                args,
-                check,
-                spacing
-            });
-            // SAFETY: the block is twophase_merge_repair's (kernels/merge_textbook.cu; the
-            // program asserts the layouts equal): the same buffers and check as the merge launch,
-            // plus the piece spacing; it writes only outputs below a_count + b_count from inputs
-            // below a_count and b_count, after the merge on the same stream.
-            unsafe {
-                self.launch(
-                    kernels.function(TEXTBOOK_ENTRY_REPAIR)?,
-                    LaunchShape::new(REPAIR_BLOCKS, tuning.threads),
-                    &repair_params,
-                )
-            }?;
-        }
-        Ok(())
+        let (a_count, b_count) = (args.a_count as u64, args.b_count as u64);
+        self.launch_phases_checked(
+            (total, MERGE_OUTPUTS),
+            (per_block, tuning.threads),
+            &mut scratch.phases,
+            check,
+            |shape, phase| {
+                let params = TextbookPartitionParams::new(args.a, a_count, args.b, b_count, phase);
+                // SAFETY: the block is twophase_textbook_partition's (kernels/merge_textbook.cu;
+                // the program asserts the layouts equal); `partitions` holds `num_partitions`
+                // entries, the inputs `a_count` and `b_count` keys, the check's words live in the
+                // scratch or the caller's check, all valid on this stream until the launches are
+                // made (launch_phases_checked). The shape's blocks cover every boundary.
+                unsafe { self.launch(partition, shape, &params) }
+            },
+            |shape, phase| {
+                let params = merge_block!(TextbookMergeParams {
+                    args,
+                    phase,
+                    partitions: phase.partitions
+                });
+                // SAFETY: the block is that of the three merge kernels of
+                // kernels/merge_textbook.cu (the program asserts the layouts equal); the inputs
+                // hold a_count and b_count keys, the output (and output values) a_count +
+                // b_count, as checked by the callers; the value addresses are read only when the
+                // program has values; the grid has one block per `per_block` outputs, the
+                // spacing of the partitions it reads; every buffer stays valid on this stream
+                // until the callers' guards drop after the launch. As a programmatic dependent,
+                // each kernel waits (griddepcontrol.wait) for the partition kernel before
+                // reading the partitions, and stays inside these ranges for any keys and
+                // comparator (kernels/merge_textbook.cu).
+                unsafe { self.launch(merge, shape, &params) }
+            },
+        )
     }
 
     /// Host convenience: merge sorted host slices on the GPU with `variant`:
@@ -253,8 +242,7 @@ impl Gpu {
                 S::VALUES,
                 tuning,
                 scratch,
-                &mut check,
-                false,
+                Some(&mut check),
             )
         })?;
         let names = if S::VALUES.is_some() {
@@ -273,8 +261,8 @@ impl Gpu {
 
 impl ProgramTuning for TextbookMergeTuning {
     /// The shared sources, then `kernels/merge_textbook.cuh` (the helpers the textbook merge
-    /// kernels share) and `kernels/merge_textbook.cu` (the basic, tiled and circular-buffer
-    /// merge kernels and the repair).
+    /// kernels share) and `kernels/merge_textbook.cu` (the partition kernel of the block cuts and
+    /// the basic, tiled and circular-buffer merge kernels).
     const SOURCES: &'static [&'static str] = &[
         PARTITION_CUH,
         SERIAL_CUH,
@@ -293,10 +281,10 @@ impl ProgramTuning for TextbookMergeTuning {
 
     fn entries(self) -> &'static [&'static str] {
         &[
+            TEXTBOOK_ENTRY_PARTITION,
             TEXTBOOK_ENTRY_BASIC,
             TEXTBOOK_ENTRY_TILED,
             TEXTBOOK_ENTRY_CIRCULAR,
-            TEXTBOOK_ENTRY_REPAIR,
         ]
     }
 
@@ -305,7 +293,10 @@ impl ProgramTuning for TextbookMergeTuning {
     }
 
     fn params(self) -> Vec<&'static ParamLayout> {
-        vec![&TextbookMergeParams::LAYOUT, &TextbookRepairParams::LAYOUT]
+        vec![
+            &TextbookPartitionParams::LAYOUT,
+            &TextbookMergeParams::LAYOUT,
+        ]
     }
 
     const SHIPPED: &'static [fn(usize, usize) -> Self] = &[Self::for_types];

@@ -38,10 +38,11 @@ impl TextbookMergeTuning {
     }
 
     /// Check the tuning against what the kernels support for keys of `key_bytes` bytes: the
-    /// tiled kernel's 2 x tile + 1 keys (and the block's two cuts) in static shared memory.
+    /// tiled kernel's 2 x tile + 1 keys (and every thread's end co-rank, an `int`, passed to the
+    /// next thread) in static shared memory.
     pub fn validate(&self, key_bytes: usize) -> Result<(), GpuError> {
-        const CUTS_BYTES: usize = 2 * size_of::<u64>() + size_of::<i32>();
-        let shared = (2 * self.tile() + 1) * key_bytes + CUTS_BYTES;
+        let ends_bytes = self.threads as usize * size_of::<i32>();
+        let shared = (2 * self.tile() + 1) * key_bytes + ends_bytes;
         check_launch_shape(self.threads, self.vt, false, shared)?;
         if self.tiles_per_block == 0 {
             return Err(GpuError::InvalidTuning("tiles_per_block = 0".into()));
