@@ -19,7 +19,7 @@ use common::bounds::reference_bounds;
 use common::checks::{
     assert_pairs_permutation, assert_permutation, boundary_sizes, test_scale, Guarded,
 };
-use common::{gpu, rng, same_bits, splitmix_u32, U32Comparator};
+use common::{gpu, rng, same_bits, splitmix_u32, U32Comparator, CLOCK_COIN_BODY};
 use rand::rngs::StdRng;
 use rand::Rng;
 use twophase::gpu::{
@@ -109,7 +109,7 @@ fn inconsistent_comparators() -> Vec<U32Comparator> {
         }),
         U32Comparator::new("adv_xor_bit", &xor, |a, b| (a ^ b) & XOR_BIT != 0),
         U32Comparator::new("adv_always", "return true;", |_, _| true),
-        U32Comparator::new("adv_clock", "return (clock64() >> 3) & 1;", |_, _| {
+        U32Comparator::new("adv_clock", CLOCK_COIN_BODY, |_, _| {
             CLOCK_COIN
                 .fetch_add(1, Ordering::Relaxed)
                 .wrapping_mul(HASH_A)

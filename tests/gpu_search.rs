@@ -6,7 +6,7 @@ use std::fmt::Debug;
 
 use common::{
     assert_invalid_input, broken_u32_comparators, gpu, invalid_input, rng, setup, upload,
-    U32Comparator,
+    U32Comparator, CLOCK_COIN_BODY,
 };
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -610,7 +610,7 @@ fn broken_comparators() -> Vec<U32Comparator> {
     let mut comparators = broken_u32_comparators();
     comparators.push(CudaComparator::new(
         "clock_coin",
-        "return (clock64() >> 3) & 1;",
+        CLOCK_COIN_BODY,
         |_: &u32, _: &u32| false,
     ));
     comparators

@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 use common::checks::{assert_permutation, boundary_sizes, test_scale, Guarded};
 use common::{
     assert_invalid_input, gpu, order, rec_key_descending, rng, same_bits, special_f32, special_f64,
-    Rec,
+    Rec, CLOCK_COIN_BODY,
 };
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -422,7 +422,7 @@ fn segmented_sort_inconsistent_comparator_keeps_segments_permutations() {
         // host side answers `<=`, never asked on the device).
         CudaComparator::new(
             "clock_coin",
-            "return (clock64() >> 3) & 1;",
+            CLOCK_COIN_BODY,
             (|a: &u32, b: &u32| a <= b) as fn(&u32, &u32) -> bool,
         ),
     ];

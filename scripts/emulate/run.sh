@@ -79,7 +79,7 @@ for entry in "${programs[@]}"; do
       hash) consistent=0; sed -e 's/trusted_order = true/trusted_order = false/' \
               -e 's/^return a < b;/return (((a * 2654435761u) ^ (b * 40503u)) >> 13) \& 1;/' "$src" >"$kernel" ;;
       clock) consistent=0; sed -e 's/trusted_order = true/trusted_order = false/' \
-              -e 's/^return a < b;/return (clock64() >> 3) \& 1;/' "$src" >"$kernel" ;;
+              -e 's/^return a < b;/return ((unsigned long long)clock64() * 0x9E3779B97F4A7C15ull) >> 63;/' "$src" >"$kernel" ;;
     esac
     exe="$work/$name.$variant"
     g++ -std=c++20 -O1 -fsanitize=address -pthread -I scripts/emulate -DKERNEL_SOURCE="\"$kernel\"" \

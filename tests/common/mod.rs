@@ -480,6 +480,14 @@ pub fn multiset<T: Ord + Clone>(v: &[T]) -> Vec<T> {
     v
 }
 
+/// The CUDA body of a comparator whose answer changes from call to call: the top bit of the clock
+/// times a 64-bit odd constant. All 64 bits of the clock stay live: with only its low half used
+/// (`(clock64() >> 3) & 1`), NVRTC 13.0's ptxas for sm_90 was seen to read the clock with a
+/// 64-bit CS2R into an odd register, an illegal instruction that loses the context (a compiler
+/// fault, docs/reliability.md "Known limits").
+pub const CLOCK_COIN_BODY: &str =
+    "return ((unsigned long long)clock64() * 0x9E3779B97F4A7C15ull) >> 63;";
+
 /// A comparator on u32 given as a CUDA snippet and the same Rust predicate.
 pub type U32Comparator = CudaComparator<u32, fn(&u32, &u32) -> bool>;
 
