@@ -7,6 +7,7 @@
 //! and prints a markdown table. Every variant is checked correct on fresh random keys with a
 //! poisoned output before it is timed; times are CUDA-event medians after warm-up runs. The
 //! 2^30 sort also times the host's `slice::sort_unstable` on the same keys, once.
+//! TWOPHASE_VARIANTS_GROUP=merge or =sort runs one group alone.
 
 mod common;
 use common::{
@@ -140,6 +141,44 @@ fn bench_sorts(
     }
 }
 
+/// The sort group: Batcher's and the two-phase sort at every size and CUB's from its peer, then
+/// the 2^30 sort beside the host's `slice::sort_unstable` of `host_input` (`std_sort`, running).
+fn bench_all_sorts(
+    gpu: &Gpu,
+    cub_sort: &HashMap<(String, u32), f64>,
+    host_input: Vec<u32>,
+    std_sort: std::thread::JoinHandle<(Vec<u32>, f64)>,
+    rows: &mut Vec<Row>,
+) {
+    for log2n in SIZES {
+        let input = random_keys::<u32>(1 << log2n, rand::random());
+        let mut expected = input.clone();
+        expected.par_sort_unstable();
+        let pristine = gpu.stream().clone_htod(&input).expect("upload");
+        bench_sorts(gpu, &pristine, &expected, log2n, SORT_REPS, rows);
+        for (peer, variant) in [("cub-merge", "cub"), ("cub-radix", "cub-radix")] {
+            if let Some(&ms) = cub_sort.get(&(format!("{peer}-u32"), log2n)) {
+                rows.push(Row {
+                    group: "sort",
+                    variant: variant.into(),
+                    log2n,
+                    ms,
+                });
+            }
+        }
+    }
+    let pristine = gpu.stream().clone_htod(&host_input).expect("upload");
+    drop(host_input);
+    let (expected, std_ms) = std_sort.join().expect("std sort thread");
+    bench_sorts(gpu, &pristine, &expected, HOST_LOG2N, BIG_SORT_REPS, rows);
+    rows.push(Row {
+        group: "sort",
+        variant: "std".into(),
+        log2n: HOST_LOG2N,
+        ms: std_ms,
+    });
+}
+
 fn main() {
     let Some(gpu) = open_gpu() else {
         return;
@@ -158,9 +197,17 @@ fn main() {
         copy_rate_gbs(&gpu, WARMUP, SORT_REPS)
     );
 
+    // TWOPHASE_VARIANTS_GROUP: one group alone ("merge" or "sort"), else both.
+    let group = std::env::var("TWOPHASE_VARIANTS_GROUP").unwrap_or_default();
+    let (run_merges, run_sorts) = (group != "sort", group != "merge");
+
     // The host's std sort of the 2^30 keys runs on its own thread while the GPU is measured.
     let host_n = 1usize << HOST_LOG2N;
-    let host_input: Vec<u32> = random_keys(host_n, rand::random());
+    let host_input: Vec<u32> = if run_sorts {
+        random_keys(host_n, rand::random())
+    } else {
+        Vec::new()
+    };
     let std_sort = {
         let mut keys = host_input.clone();
         std::thread::spawn(move || {
@@ -171,41 +218,12 @@ fn main() {
     };
 
     let mut rows = Vec::new();
-    bench_merges(&gpu, l2, &cub_merge, &mut rows);
-    for log2n in SIZES {
-        let input = random_keys::<u32>(1 << log2n, rand::random());
-        let mut expected = input.clone();
-        expected.par_sort_unstable();
-        let pristine = gpu.stream().clone_htod(&input).expect("upload");
-        bench_sorts(&gpu, &pristine, &expected, log2n, SORT_REPS, &mut rows);
-        for (peer, variant) in [("cub-merge", "cub"), ("cub-radix", "cub-radix")] {
-            if let Some(&ms) = cub_sort.get(&(format!("{peer}-u32"), log2n)) {
-                rows.push(Row {
-                    group: "sort",
-                    variant: variant.into(),
-                    log2n,
-                    ms,
-                });
-            }
-        }
+    if run_merges {
+        bench_merges(&gpu, l2, &cub_merge, &mut rows);
     }
-    let pristine = gpu.stream().clone_htod(&host_input).expect("upload");
-    drop(host_input);
-    let (expected, std_ms) = std_sort.join().expect("std sort thread");
-    bench_sorts(
-        &gpu,
-        &pristine,
-        &expected,
-        HOST_LOG2N,
-        BIG_SORT_REPS,
-        &mut rows,
-    );
-    rows.push(Row {
-        group: "sort",
-        variant: "std".into(),
-        log2n: HOST_LOG2N,
-        ms: std_ms,
-    });
+    if run_sorts {
+        bench_all_sorts(&gpu, &cub_sort, host_input, std_sort, &mut rows);
+    }
 
     let find = |group: &str, variant: &str, log2n: u32| {
         rows.iter()

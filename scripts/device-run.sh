@@ -180,11 +180,12 @@ if [ ${#selected[@]} -eq 0 ]; then
 fi
 
 # Peers: cub_<x> for each bench_gpu_<x>; the variant benchmark reads the merge and mergesort
-# peers' results. Each is built once, in the background while the tests run.
+# peers' results (TWOPHASE_PEERS names fewer, e.g. `cub_merge` with TWOPHASE_VARIANTS_GROUP=merge).
+# Each is built once, in the background while the tests run.
 peers=()
 for bench in "${selected[@]}"; do
   case $bench in
-    bench_gpu_variants) wanted="cub_merge cub_mergesort" ;;
+    bench_gpu_variants) wanted=${TWOPHASE_PEERS:-cub_merge cub_mergesort} ;;
     bench_gpu_*) wanted=cub_${bench#bench_gpu_} ;;
     *) continue ;;
   esac
