@@ -42,14 +42,8 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
                                 unsigned long long* status, unsigned long long* repair, unsigned generation) {
   twophase::pdl_launch_dependents();  // the merge kernel's blocks wait for this grid's partitions
   const twophase::input_check check = {status, repair, generation};
-  const size_type total = a_count + b_count;
-  twophase::search_partitions<TP_PARTITION_NT>(
-      num_partitions, partitions, (int)lanes, arrivals, check, twophase::STATUS_ORDER_INCONSISTENT,
-      [&](size_type p) { return min(p * spacing, total); },
-      [&](size_type diag) {
-        return twophase::group_merge_path<twophase::bounds_lower>(a, a_count, b, b_count, diag, key_compare(),
-                                                                  (int)lanes);
-      });
+  twophase::merge_partitions<TP_PARTITION_NT>(a, a_count, b, b_count, spacing, num_partitions, partitions, (int)lanes,
+                                              arrivals, check, key_compare());
 }
 
 // Basic: thread t of block w merges outputs [t * VT, (t + 1) * VT) of the block's TILE, after

@@ -326,6 +326,22 @@ __device__ __forceinline__ void search_partitions(size_type num_partitions, size
   });
 }
 
+// Phase 1 of a merge of A and B (the two-phase merge's and the textbook merges' partition
+// kernels): partitions[p] = merge path (A elements before) at output min(p * spacing, total),
+// each searched once by a group of `lanes` lanes and checked pair by pair as stored
+// (search_partitions); a pair out of order goes to the repair slot as STATUS_ORDER_INCONSISTENT.
+template <int NT, typename key_t, typename comp_t>
+__device__ __forceinline__ void merge_partitions(const key_t* __restrict__ a, size_type a_count,
+                                                 const key_t* __restrict__ b, size_type b_count, size_type spacing,
+                                                 size_type num_partitions, size_type* __restrict__ partitions,
+                                                 int lanes, unsigned* arrivals, const input_check& check, comp_t comp) {
+  const size_type total = a_count + b_count;
+  search_partitions<NT>(
+      num_partitions, partitions, lanes, arrivals, check, STATUS_ORDER_INCONSISTENT,
+      [&](size_type p) { return min(p * spacing, total); },
+      [&](size_type diag) { return group_merge_path<bounds_lower>(a, a_count, b, b_count, diag, comp, lanes); });
+}
+
 // The statuses of the adjacent pairs out of order among positions [first - 1, last] of a run of
 // the tile ending at `run_end` (pairs (i - 1, i) for max(first, run_begin + 1) <= i <= min(last,
 // run_end - 1)), as `bit`. `keys_it` is indexable by tile position (shared memory, or the
