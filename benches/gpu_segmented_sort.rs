@@ -21,6 +21,7 @@ use twophase::gpu::{
     SegmentedSortScratch, SegmentedSortTuning, SortBuffers,
 };
 use twophase_gpu::cudarc::driver::{CudaSlice, DeviceRepr};
+use twophase_gpu::segmented_sort::SHORT_MAX;
 
 /// Untimed runs before timing (module load, first touch, clock ramp).
 const WARMUP: usize = 5;
@@ -44,12 +45,13 @@ const SWEEP_SHAPES: [(u32, u32); 7] = [
     (512, 7),
 ];
 
-/// The sweep: each shape's time for segments of 32, uniform 1..=2000 and one segment, 2^27 u32.
+/// The sweep: each shape's time for segments of 1..=200 and 1..=2000 keys and one segment, 2^27
+/// u32. (Segments of 32 keys take the short path, which has no tile shape.)
 fn sweep(bench: &Bench) {
     const LOG2N: u32 = 27;
     let n = 1usize << LOG2N;
     let keys: Vec<u32> = random_keys(n, rand::random());
-    for dist in ["all32", "uniform2000", "one"] {
+    for dist in ["uniform200", "uniform2000", "one"] {
         let starts = segment_starts(dist, n);
         for (threads, vt) in SWEEP_SHAPES {
             let shaped = Bench {
@@ -66,6 +68,17 @@ fn sweep(bench: &Bench) {
 fn selected(name: &str, log2n: u32) -> bool {
     std::env::var(ROW_ENV).map_or(true, |row| row == name)
         && std::env::var(LOG2N_ENV).map_or(true, |l| l == log2n.to_string())
+}
+
+/// The length of the longest CSR segment of `starts` over `n` keys: at most
+/// [`SHORT_MAX`] takes the segmented sort's short path (one thread a segment).
+fn longest_segment(starts: &[usize], n: usize) -> usize {
+    starts
+        .iter()
+        .zip(starts.iter().skip(1).chain([&n]))
+        .map(|(start, end)| end - start)
+        .max()
+        .unwrap_or(0)
 }
 
 /// A record sorted by a user comparator, descending by `score` (the row CUB cannot run).
@@ -289,6 +302,8 @@ fn main() {
             let extra = if dist == "one" {
                 let plain = bench.mergesort_ms(&keys);
                 format!("plain mergesort {plain:.4} ms ({:.2}x of it)", ms / plain)
+            } else if longest_segment(&starts, n) <= SHORT_MAX {
+                format!("short path (no segment over {SHORT_MAX} keys)")
             } else {
                 String::new()
             };

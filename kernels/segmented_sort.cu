@@ -2,8 +2,12 @@
 // One program: the prelude (key_type, key_compare, value_type, TP_NT, TP_VT, TP_HAS_VALUES), then
 // partition.cuh, serial.cuh, cta_merge.cuh, cta_mergesort.cuh and mergesort_blocksort.cu (for
 // size_type, follow_previous_kernel, align16, CHECK_ORDER, the key image and the block sort's
-// cta_sort), then this file, cta_segmented_sort.cuh (the block sort) and segmented_sort_levels.cu
-// (the merge levels).
+// cta_sort), then this file, cta_segmented_sort.cuh (the block sort), segmented_sort_levels.cu
+// (the merge levels) and segmented_sort_short.cu (the short path). The tuning's defines give
+// TP_SHORT_MAX, TP_SHORT_NT, TP_SHORT_KEY_BYTES and TP_SHORT_VALUE_BYTES.
+//
+// Where every segment is short (at most TP_SHORT_MAX keys) one kernel sorts them all, a thread a
+// segment (segmented_sort_short.cu), and the kernels below return at once (tile_path_off).
 //
 // The keys are cut into tiles of NV = TP_NT * TP_VT, as in the mergesort. Level k of the merge
 // passes merges pairs of runs of W = NV << k keys, but inside a pair only the one segment that
@@ -101,16 +105,39 @@ constexpr unsigned long long STATUS_SEGMENTS_INVALID = 32;
 // The call's control words (zeroed by the host before the first kernel): whether the segments
 // are invalid (then no kernel after the check touches the keys), then per level the number of
 // tiles in its work list, then per level whether its partitions were found out of order (an
-// inconsistent comparator: the level then leaves its straddles as they are).
+// inconsistent comparator: the level then leaves its straddles as they are), then the length of
+// the longest segment (capped at 2^32 - 1), which picks the short path.
 enum control_word : unsigned { CONTROL_INVALID = 0, CONTROL_LIST_COUNTS = 1 };
 __device__ __forceinline__ unsigned control_bad(unsigned levels_max, unsigned level) {
   return CONTROL_LIST_COUNTS + levels_max + level;
 }
 // Levels a sort can have: tiles are counted in 32 bits.
 constexpr unsigned SEGSORT_MAX_LEVELS = 32;
+// The longest segment's word, after the levels' list counts and bad flags.
+constexpr unsigned CONTROL_LONGEST = CONTROL_LIST_COUNTS + 2 * SEGSORT_MAX_LEVELS;
 
 __device__ __forceinline__ bool segments_invalid(const unsigned* control) {
   return *(volatile const unsigned*)(control + CONTROL_INVALID) != 0;
+}
+
+// Whether the program's types take the short path (kernels/segmented_sort_short.cu: a segment's
+// keys in one thread's registers, the values in shared memory): keys of at most
+// TP_SHORT_KEY_BYTES, values of at most TP_SHORT_VALUE_BYTES (the host's `short_path_types`).
+constexpr bool SHORT_PATH_TYPES =
+    sizeof(key_type) <= TP_SHORT_KEY_BYTES && (!TP_HAS_VALUES || sizeof(value_type) <= TP_SHORT_VALUE_BYTES);
+
+// Whether the short kernel sorts this call: valid segments, none longer than TP_SHORT_MAX, and
+// types it takes. Decided on the device from the check's words, so that the call needs no
+// read-back: the host launches both paths and each kernel reads this first.
+__device__ __forceinline__ bool short_path_taken(const unsigned* control) {
+  return SHORT_PATH_TYPES && !segments_invalid(control) &&
+         *(volatile const unsigned*)(control + CONTROL_LONGEST) <= TP_SHORT_MAX;
+}
+
+// Whether the tile path (plan, block sort, merge levels) leaves the keys alone: the segments are
+// invalid, or the short kernel took the call.
+__device__ __forceinline__ bool tile_path_off(const unsigned* control) {
+  return segments_invalid(control) || short_path_taken(control);
 }
 
 // The last segment whose start is <= pos (starts ascending), or -1 where every start is past it.
@@ -249,25 +276,41 @@ __device__ __forceinline__ void segsort_copy_wait() {
 
 // Check the segments: CSR starts from 0, not decreasing, within the keys; or ranges in order,
 // each start <= end <= the next start, within the keys. One thread a segment; any fault marks
-// the call's segments invalid and raises STATUS_SEGMENTS_INVALID.
+// the call's segments invalid and raises STATUS_SEGMENTS_INVALID. Valid segments also record the
+// longest one's length (CONTROL_LONGEST), for the short path: one atomic a warp at most, and
+// none once the word already holds as much (it only grows, so a stale read only costs an atomic).
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_segsort_check(const size_type* starts, const size_type* ends, size_type num_segments, size_type count,
                            unsigned* control, unsigned long long* status) {
+  static_assert(TP_PARTITION_NT % twophase::WARP_THREADS == 0, "whole warps vote on the longest segment");
+  constexpr unsigned FULL_WARP = 0xffffffffu;
+  constexpr size_type LENGTH_CAP = 0xffffffffu;
   const size_type i = (size_type)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= num_segments) return;
-  const size_type start = starts[i];
-  bool bad = start > count;
-  if (ends == nullptr) {
-    bad |= i == 0 && start != 0;
-    bad |= i + 1 < num_segments && starts[i + 1] < start;
-  } else {
-    const size_type end = ends[i];
-    bad |= end < start || end > count;
-    bad |= i + 1 < num_segments && starts[i + 1] < end;
+  // Every lane reaches the warp's reduction below: no early return.
+  bool bad = false;
+  unsigned length = 0;
+  if (i < num_segments) {
+    const size_type start = starts[i];
+    bad = start > count;
+    size_type end;
+    if (ends == nullptr) {
+      end = i + 1 < num_segments ? starts[i + 1] : count;
+      bad |= i == 0 && start != 0;
+      bad |= end < start;
+    } else {
+      end = ends[i];
+      bad |= end < start || end > count;
+      bad |= i + 1 < num_segments && starts[i + 1] < end;
+    }
+    if (!bad) length = (unsigned)min(end - start, LENGTH_CAP);
   }
   if (bad) {
     atomicOr(control + CONTROL_INVALID, 1u);
     atomicOr(status, STATUS_SEGMENTS_INVALID);
+  }
+  const unsigned longest = __reduce_max_sync(FULL_WARP, length);
+  if (threadIdx.x % twophase::WARP_THREADS == 0 && longest > *(volatile const unsigned*)(control + CONTROL_LONGEST)) {
+    atomicMax(control + CONTROL_LONGEST, longest);
   }
 }
 
@@ -282,7 +325,7 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
   static_assert(TP_PARTITION_NT % twophase::WARP_THREADS == 0, "one warp a tile");
   const size_type tile = ((size_type)blockIdx.x * blockDim.x + threadIdx.x) / twophase::WARP_THREADS;
   const unsigned lane = threadIdx.x % twophase::WARP_THREADS;
-  if (tile >= num_tiles || segments_invalid(control)) return;  // whole warps
+  if (tile >= num_tiles || tile_path_off(control)) return;  // whole warps
   const size_type t0 = tile * NV, t1 = min(t0 + NV, count);
   unsigned long long mask = 0;
   for (unsigned round = 0; round < SEGSORT_MAX_LEVELS; round += twophase::WARP_THREADS) {

@@ -9,7 +9,7 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
                                const unsigned* control, const unsigned* list, size_type* partitions,
                                unsigned level) {
   constexpr size_type NV = (size_type)TP_NT * TP_VT;
-  if (segments_invalid(control)) return;
+  if (tile_path_off(control)) return;
   const unsigned listed = control[CONTROL_LIST_COUNTS + level];
   const size_type run = NV << level;
   const located<key_type> all = {keys, scratch_keys, masks, level};
@@ -63,7 +63,7 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_segsort_verify(size_type count, const size_type* straddles, const unsigned* list,
                             const size_type* partitions, unsigned* control, unsigned long long* status,
                             unsigned level) {
-  if (segments_invalid(control)) return;
+  if (tile_path_off(control)) return;
   const unsigned listed = control[CONTROL_LIST_COUNTS + level];
   for (size_type e = (size_type)blockIdx.x * blockDim.x + threadIdx.x; e < listed;
        e += (size_type)gridDim.x * blockDim.x) {
@@ -219,7 +219,7 @@ extern "C" __global__ void __launch_bounds__(TP_NT, MERGE_MIN_BLOCKS)
   constexpr int NV = NT * VT;
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ int warp_walk_starts[CHECK_ORDER ? NT / twophase::WARP_THREADS : 1];
-  if (segments_invalid(control)) return;
+  if (tile_path_off(control)) return;
   const unsigned listed = control[CONTROL_LIST_COUNTS + level];
   const bool bad_level = CHECK_ORDER && control[control_bad(SEGSORT_MAX_LEVELS, level)] != 0;
   const twophase::input_check check = {status, nullptr, 0};

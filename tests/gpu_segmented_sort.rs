@@ -6,7 +6,9 @@ mod segments;
 
 use std::cmp::Ordering;
 
-use common::checks::{assert_permutation, boundary_sizes, test_scale, Guarded};
+use common::checks::{
+    assert_pairs_permutation, assert_permutation, boundary_sizes, test_scale, Guarded,
+};
 use common::{
     assert_invalid_input, gpu, order, rec_key_descending, rng, same_bits, special_f32, special_f64,
     Rec, CLOCK_COIN_BODY,
@@ -19,6 +21,7 @@ use twophase::gpu::{
     CudaComparator, DeviceComparator, DeviceKey, DeviceSegments, Gpu, Greater, Less,
     SegmentedSortScratch, SegmentedSortTuning, Segments, SortBuffers, TotalOrder, TotalOrderDesc,
 };
+use twophase_gpu::segmented_sort::SHORT_MAX;
 
 /// The segmentations of the differential tests: the benchmark's five, one-key segments, and
 /// uniform 0..=40 with many empty segments (a CSR with a trailing end offset).
@@ -597,5 +600,340 @@ fn segmented_sort_tiles_under_sanitizers() {
             &Less,
             &format!("tiles ranges n={n}"),
         );
+    }
+}
+
+/// A 16-byte user key, wider than the short path takes: its short segments sort on the tile path.
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+struct Wide {
+    key: u32,
+    tag: u32,
+    rest: u64,
+}
+
+impl DeviceKey for Wide {
+    const CUDA_TYPE: &'static str = "wide";
+    const CUDA_DEFINITION: &'static str =
+        "struct wide { unsigned int key; unsigned int tag; unsigned long long rest; };";
+}
+
+/// Keys of one short-path block of full segments (its 128 threads sort a segment each): sizes
+/// around it and its multiples cross blocks.
+const SHORT_BLOCK_KEYS: usize = 128 * SHORT_MAX;
+
+/// The sizes of the short-path tests: 0 to a few keys, around SHORT_MAX and a block, several
+/// blocks, and 2^20 + 3, within the test scale.
+fn short_sizes() -> Vec<usize> {
+    boundary_sizes(&[SHORT_MAX, SHORT_BLOCK_KEYS], &[1 << 20 | 3])
+}
+
+/// A segmentation of a short-path test: its name, its starts, and the ends of ranges.
+struct ShortSegments {
+    name: &'static str,
+    starts: Vec<usize>,
+    ends: Option<Vec<usize>>,
+}
+
+impl ShortSegments {
+    fn segments(&self) -> Segments<'_> {
+        match &self.ends {
+            Some(ends) => Segments::Ranges {
+                starts: &self.starts,
+                ends,
+            },
+            None => Segments::Starts(&self.starts),
+        }
+    }
+}
+
+/// Starts of segments of 1 to SHORT_MAX keys from `at` up to `end`, the last cut at `end`.
+fn short_starts_from(mut at: usize, end: usize, rng: &mut StdRng, starts: &mut Vec<usize>) {
+    while at < end {
+        starts.push(at);
+        at = (at + rng.gen_range(1..=SHORT_MAX)).min(end);
+    }
+}
+
+/// Ranges of 0 to SHORT_MAX keys over `n` keys with gaps of 0 to 3 keys between them, and, where
+/// `far`, one gap in eight wider than a block's span (those blocks move each segment alone).
+fn short_ranges(n: usize, far: bool, rng: &mut StdRng) -> (Vec<usize>, Vec<usize>) {
+    let (mut starts, mut ends) = (Vec::new(), Vec::new());
+    let mut at = rng.gen_range(0..3);
+    while at < n {
+        let end = (at + rng.gen_range(0..=SHORT_MAX)).min(n);
+        starts.push(at);
+        ends.push(end);
+        let gap = if far && rng.gen_ratio(1, 8) {
+            SHORT_BLOCK_KEYS + rng.gen_range(0..100)
+        } else {
+            rng.gen_range(0..4)
+        };
+        at = end + gap;
+    }
+    (starts, ends)
+}
+
+/// The segmentations of the short-path tests over `n` keys: every segment SHORT_MAX keys (CSR
+/// starts); lengths 0 to SHORT_MAX (empty segments, a trailing end offset); one-key segments;
+/// the threshold (every segment short but one of SHORT_MAX + 1 keys, which sends the call down
+/// the tile path); ranges with small gaps; ranges with gaps wider than a block.
+fn short_segmentations(n: usize, rng: &mut StdRng) -> Vec<ShortSegments> {
+    let csr = |name, starts| ShortSegments {
+        name,
+        starts,
+        ends: None,
+    };
+    let mut random = Vec::new();
+    let mut at = 0;
+    while at < n {
+        random.push(at);
+        at = (at + rng.gen_range(0..=SHORT_MAX)).min(n);
+    }
+    random.push(n);
+    let mut out = vec![
+        csr("full", (0..n).step_by(SHORT_MAX).collect()),
+        csr("random", random),
+        csr("ones", (0..n).collect()),
+    ];
+    if n > SHORT_MAX {
+        let long_at = rng.gen_range(0..=n - (SHORT_MAX + 1));
+        let mut starts = Vec::new();
+        short_starts_from(0, long_at, rng, &mut starts);
+        starts.push(long_at);
+        short_starts_from(long_at + SHORT_MAX + 1, n, rng, &mut starts);
+        out.push(csr("threshold", starts));
+    }
+    for (name, far) in [("ranges", false), ("far-ranges", true)] {
+        let (starts, ends) = short_ranges(n, far, rng);
+        out.push(ShortSegments {
+            name,
+            starts,
+            ends: Some(ends),
+        });
+    }
+    out
+}
+
+/// `keys` sorted per segment with their positions as u64 values under `comp` on the GPU, checked
+/// against std's stable sort of (key, position) per segment: the values prove stability.
+fn check_short_pairs<K: DeviceKey + Send + Sync + PartialEq, C: DeviceComparator<K> + Sync>(
+    gpu: &Gpu,
+    keys: &[K],
+    segments: Segments<'_>,
+    comp: &C,
+    case: &str,
+) {
+    let values: Vec<u64> = (0..keys.len() as u64).collect();
+    let pairs: Vec<(K, u64)> = keys.iter().copied().zip(values.iter().copied()).collect();
+    let order = order(comp);
+    let expected = reference(&pairs, segments, |a, b| order(&a.0, &b.0));
+    let (mut k, mut v) = (keys.to_vec(), values);
+    gpu.segmented_sort_pairs(&mut k, &mut v, segments, comp)
+        .unwrap_or_else(|e| panic!("{case}: {e}"));
+    let got: Vec<(K, u64)> = k.into_iter().zip(v).collect();
+    assert!(
+        got == expected,
+        "{case}: not std's stable order per segment"
+    );
+}
+
+/// Segments of at most SHORT_MAX keys (one thread's sort each), and the threshold where one
+/// segment is longer: every key type, a user comparator and pairs against std per segment.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn segmented_sort_short_segments_match_std() {
+    let gpu = gpu();
+    let mut rng = rng();
+    for n in short_sizes() {
+        for seg in short_segmentations(n, &mut rng) {
+            let segments = seg.segments();
+            let case = |t: &str| format!("short {t} {} n={n}", seg.name);
+            let u32s: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
+            check(&gpu, &u32s, segments, &Less, &case("u32"));
+            let few: Vec<u32> = (0..n).map(|_| rng.gen_range(0..4)).collect();
+            check(&gpu, &few, segments, &Greater, &case("few u32 desc"));
+            let u8s: Vec<u8> = (0..n).map(|_| rng.gen()).collect();
+            check(&gpu, &u8s, segments, &Less, &case("u8"));
+            let u64s: Vec<u64> = (0..n).map(|_| rng.gen()).collect();
+            check(&gpu, &u64s, segments, &Greater, &case("u64 desc"));
+            let f32s: Vec<f32> = (0..n).map(|_| special_f32(&mut rng)).collect();
+            check(&gpu, &f32s, segments, &TotalOrder, &case("f32 total"));
+            // A user struct under a user comparator: equal keys keep their tags' order.
+            let recs: Vec<Rec> = (0..n)
+                .map(|i| Rec {
+                    key: rng.gen_range(0..8),
+                    tag: i as u32,
+                })
+                .collect();
+            check(&gpu, &recs, segments, &rec_key_descending(), &case("rec"));
+            check_short_pairs(&gpu, &few, segments, &Less, &case("u32 pairs"));
+            let few_f32: Vec<f32> = few.iter().map(|&k| k as f32 - 1.5).collect();
+            check_short_pairs(
+                &gpu,
+                &few_f32,
+                segments,
+                &TotalOrderDesc,
+                &case("f32 pairs"),
+            );
+            // Types the short path does not take (16-byte keys, 16-byte values): the tile path.
+            let wides: Vec<Wide> = (0..n)
+                .map(|i| Wide {
+                    key: rng.gen_range(0..8),
+                    tag: i as u32,
+                    rest: rng.gen(),
+                })
+                .collect();
+            let wide_key = CudaComparator::new(
+                "wide_key",
+                "return a.key < b.key;",
+                (|a: &Wide, b: &Wide| a.key < b.key) as fn(&Wide, &Wide) -> bool,
+            );
+            check(&gpu, &wides, segments, &wide_key, &case("16-byte keys"));
+            let wide_values: Vec<[u32; 4]> = (0..n as u32).map(|i| [i, !i, i, !i]).collect();
+            let pairs: Vec<(u32, [u32; 4])> = few
+                .iter()
+                .copied()
+                .zip(wide_values.iter().copied())
+                .collect();
+            let expected = reference(&pairs, segments, |a, b| a.0.cmp(&b.0));
+            let (mut k, mut v) = (few.clone(), wide_values);
+            gpu.segmented_sort_pairs(&mut k, &mut v, segments, &Less)
+                .unwrap_or_else(|e| panic!("{}: {e}", case("16-byte values")));
+            let got: Vec<(u32, [u32; 4])> = k.into_iter().zip(v).collect();
+            assert!(
+                got == expected,
+                "{}: not std's stable order per segment",
+                case("16-byte values")
+            );
+        }
+    }
+}
+
+/// The short path through device buffers between guards: keys and pairs, CSR starts and
+/// ranges, near and far apart; nothing is written outside the buffers, gaps keep their keys.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn segmented_sort_short_device_buffers_stay_in_bounds() {
+    let gpu = gpu();
+    let mut rng = rng();
+    let mut scratch = SegmentedSortScratch::new();
+    for n in short_sizes().into_iter().filter(|&n| n > 0) {
+        for seg in short_segmentations(n, &mut rng) {
+            let case = format!("short device {} n={n}", seg.name);
+            let keys: Vec<u32> = (0..n).map(|_| rng.gen_range(0..16)).collect();
+            let values: Vec<u32> = (0..n as u32).collect();
+            let starts64: Vec<u64> = seg.starts.iter().map(|&s| s as u64).collect();
+            let ends64: Vec<u64> = seg.ends.iter().flatten().map(|&e| e as u64).collect();
+            let d_starts = Guarded::new(&gpu, &starts64, u64::MAX);
+            let d_ends = Guarded::new(&gpu, &ends64, u64::MAX);
+            let (starts_view, ends_view) = (d_starts.view(), d_ends.view());
+            let device_segments = || match seg.ends {
+                Some(_) => DeviceSegments::Ranges {
+                    starts: &starts_view,
+                    ends: &ends_view,
+                },
+                None => DeviceSegments::Starts(&starts_view),
+            };
+            let mut d_keys = Guarded::new(&gpu, &keys, 0xDEAD_BEEF);
+            let mut d_values = Guarded::new(&gpu, &values, 0xDEAD_BEEF);
+            sort_clean(&gpu, &mut scratch, &case, |scratch| {
+                gpu.segmented_sort_device(
+                    SortBuffers::pairs(&mut d_keys.view_mut(), &mut d_values.view_mut()),
+                    device_segments(),
+                    &Less,
+                    None,
+                    scratch,
+                )
+            });
+            let got_keys = d_keys.download(&gpu, &case);
+            let got_values = d_values.download(&gpu, &case);
+            let pairs: Vec<(u32, u32)> = keys.iter().copied().zip(values.iter().copied()).collect();
+            let expected = reference(&pairs, seg.segments(), |a, b| a.0.cmp(&b.0));
+            let got: Vec<(u32, u32)> = got_keys.into_iter().zip(got_values).collect();
+            assert!(got == expected, "{case}: differs from std per segment");
+            // Keys alone, on the same scratch.
+            let mut d_keys = Guarded::new(&gpu, &keys, 0xDEAD_BEEF);
+            sort_clean(&gpu, &mut scratch, &case, |scratch| {
+                gpu.segmented_sort_device(
+                    SortBuffers::keys(&mut d_keys.view_mut()),
+                    device_segments(),
+                    &Less,
+                    None,
+                    scratch,
+                )
+            });
+            let expected_keys = reference(&keys, seg.segments(), u32::cmp);
+            assert!(
+                d_keys.download(&gpu, &case) == expected_keys,
+                "{case}: keys alone differ from std per segment"
+            );
+            d_starts.download(&gpu, &case);
+            d_ends.download(&gpu, &case);
+        }
+    }
+}
+
+/// Comparators that are not strict weak orders (`<=` and an answer read off the clock, not even
+/// a function) on short segments: each segment stays a permutation of its keys, each value with
+/// its key.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn segmented_sort_short_inconsistent_comparators_keep_permutations() {
+    let gpu = gpu();
+    let mut rng = rng();
+    let comparators = [
+        CudaComparator::new(
+            "le",
+            "return a <= b;",
+            (|a: &u32, b: &u32| a <= b) as fn(&u32, &u32) -> bool,
+        ),
+        CudaComparator::new(
+            "clock_coin",
+            "return (clock64() >> 3) & 1;",
+            (|_: &u32, _: &u32| false) as fn(&u32, &u32) -> bool,
+        ),
+    ];
+    for n in short_sizes().into_iter().filter(|&n| n <= 1 << 20) {
+        for seg in short_segmentations(n, &mut rng) {
+            let segments = seg.segments();
+            for comp in &comparators {
+                let case = format!("short {} {} n={n}", comp.name(), seg.name);
+                let keys: Vec<u32> = (0..n).map(|_| rng.gen_range(0..8)).collect();
+                let values: Vec<u32> = (0..n as u32).collect();
+                let mut got = keys.clone();
+                let (mut k, mut v) = (keys.clone(), values.clone());
+                for result in [
+                    gpu.segmented_sort(&mut got, segments, comp),
+                    gpu.segmented_sort_pairs(&mut k, &mut v, segments, comp),
+                ] {
+                    if let Err(e) = result {
+                        let message = e.to_string();
+                        assert!(message.contains("strict weak order"), "{case}: {message}");
+                    }
+                }
+                for i in 0..segments.len() {
+                    let range = segments.segment(i, n);
+                    let what = format!("{case} segment {i}");
+                    assert_permutation(&got[range.clone()], &keys[range.clone()], &what);
+                    assert_pairs_permutation(
+                        (&k[range.clone()], &v[range.clone()]),
+                        (&keys[range.clone()], &values[range]),
+                        &what,
+                    );
+                }
+                // Keys outside every range stay where they are.
+                let mut inside = vec![false; n];
+                for i in 0..segments.len() {
+                    inside[segments.segment(i, n)].fill(true);
+                }
+                for (p, _) in inside.iter().enumerate().filter(|(_, &inside)| !inside) {
+                    assert!(
+                        got[p] == keys[p] && k[p] == keys[p] && v[p] == values[p],
+                        "{case}: gap key {p} moved"
+                    );
+                }
+            }
+        }
     }
 }

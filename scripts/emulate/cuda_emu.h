@@ -88,7 +88,24 @@ inline unsigned __ballot_sync(unsigned mask, int predicate) {
   barrier->arrive_and_wait();
   return bits;
 }
+// Warp votes and the warp's maximum, over the full warp (every lane calls, as on the device).
+inline int __any_sync(unsigned mask, int predicate) { return (__ballot_sync(mask, predicate) & mask) != 0; }
+inline int __all_sync(unsigned mask, int predicate) { return (__ballot_sync(mask, !predicate) & mask) == 0; }
+inline std::vector<unsigned> g_reduce;
+inline unsigned __reduce_max_sync(unsigned mask, unsigned value) {
+  const int warp = threadIdx.x / 32;
+  g_reduce[threadIdx.x] = value;
+  std::barrier<>* barrier = mask == 0xffffffffu ? g_warp_barriers[warp].get() : &group_barrier(warp, mask);
+  barrier->arrive_and_wait();
+  unsigned best = 0;
+  for (int l = 0; l < 32; ++l) {
+    if (mask >> l & 1u) best = std::max(best, g_reduce[warp * 32 + l]);
+  }
+  barrier->arrive_and_wait();
+  return best;
+}
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
+inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
 inline int __ffs(int x) { return __builtin_ffs(x); }
 inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
   return (unsigned long long)(((unsigned __int128)a * b) >> 64);
@@ -108,6 +125,15 @@ inline unsigned atomicInc(unsigned* p, unsigned limit) {
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline unsigned long long atomicOr(unsigned long long* p, unsigned long long v) {
   return std::atomic_ref<unsigned long long>(*p).fetch_or(v);
+}
+inline unsigned atomicOr(unsigned* p, unsigned v) { return std::atomic_ref<unsigned>(*p).fetch_or(v); }
+inline unsigned atomicAdd(unsigned* p, unsigned v) { return std::atomic_ref<unsigned>(*p).fetch_add(v); }
+inline unsigned atomicMax(unsigned* p, unsigned v) {
+  std::atomic_ref<unsigned> a(*p);
+  unsigned old = a.load();
+  while (old < v && !a.compare_exchange_weak(old, v)) {
+  }
+  return old;
 }
 inline unsigned long long atomicMax(unsigned long long* p, unsigned long long v) {
   std::atomic_ref<unsigned long long> a(*p);
@@ -129,6 +155,7 @@ void launch(unsigned grid, unsigned threads, F kernel) {
   blockDim.x = threads;
   g_shfl.assign(threads, 0);
   g_ballot.assign(threads, 0);
+  g_reduce.assign(threads, 0);
   for (unsigned b = 0; b < grid; ++b) {
     g_block_barrier = std::make_unique<std::barrier<>>(threads);
     g_warp_barriers.clear();

@@ -2,7 +2,7 @@
 #! Run the shipped merge, sorted-search, load-balance and block-sort kernels on host threads under AddressSanitizer (no GPU): valid, unsorted and inconsistent-comparator inputs.
 #
 # Usage: scripts/emulate/run.sh [SEED ...]   (default seeds: 1 2; TWOPHASE_EMULATE_ONLY=<harness>
-# runs one harness's programs: merge, search, lbs, textbook or blocksort)
+# runs one harness's programs: merge, search, lbs, textbook, blocksort or segshort)
 # Needs NVRTC on LD_LIBRARY_PATH (the compile test dumps the generated program sources) and g++
 # with C++20 (std::barrier). Each program is built as shipped and, where its comparator is
 # `a < b`, with `a <= b`, with a hash of both keys and with an answer read off the clock (not
@@ -19,7 +19,9 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/twophase-emulate.XXXXXXXX")
 trap 'rm -rf "$work"' EXIT
 # The programs: 4-byte keys alone and with 4-byte values, 8-byte keys; both search bounds; the
 # load balance with 4- and 8-byte indices (4- and 8-byte values with the 4-byte ones); the
-# textbook merges; the mergesort's block sort, keys alone and with values.
+# textbook merges; the mergesort's block sort, keys alone and with values; the segmented sort's
+# check and short path (4-byte keys alone and with 4-byte values, 1-byte keys with 8-byte values,
+# 8-byte keys).
 programs=(
   "merge merge_b4_unsigned_int_keys_less_nt384_vt21"
   "merge merge_b3_unsigned_int_v4a4_less_nt384_vt17"
@@ -32,6 +34,10 @@ programs=(
   "textbook merge_textbook_tpb8_unsigned_int_keys_less_nt128_vt8"
   "blocksort mergesort_pass128_quad256r64_unsigned_int_keys_less_nt1024_vt37"
   "blocksort mergesort_pass256_quad256r64_unsigned_int_v4a4_less_nt512_vt11"
+  "segshort segmented_sort_unsigned_int_keys_less_nt128_vt15"
+  "segshort segmented_sort_unsigned_int_v4a4_less_nt128_vt15"
+  "segshort segmented_sort_unsigned_char_v8a8_less_nt128_vt15"
+  "segshort segmented_sort_unsigned_long_long_keys_less_nt256_vt11"
 )
 only=${TWOPHASE_EMULATE_ONLY:-}
 selected=()
@@ -45,18 +51,27 @@ for entry in "${programs[@]}"; do
     cargo test --release -q -p twophase-gpu --test kernels_compile every_shipped >/dev/null 2>&1
   [ -f "$work/src/twophase_$name.cu" ] || { echo "no source for $name (is NVRTC on LD_LIBRARY_PATH?)"; exit 1; }
   # Host C++ has no dynamic shared memory and no PTX: each `extern __shared__` array gets its
-  # kernel's exact size (the block sort's, then the four-way tile's), and inline PTX aborts if
-  # reached (only in kernels the harnesses do not run).
+  # kernel's exact size (the mergesort's block sort's, then the four-way tile's; in the segmented
+  # sort the block sort's, its own block sort's, the merge level's and the short kernel's), cp.async
+  # copies become plain copies, and other inline PTX aborts if reached (only in kernels the
+  # harnesses do not run).
   python3 - "$work/src/twophase_$name.cu" <<'PY'
+import re
 import sys
 path = sys.argv[1]
 text = open(path).read()
 parts = text.split("extern __shared__ __align__(16) unsigned char smem[];")
-sizes = ["blocksort_smem<NV>::BYTES", "quad_smem<NV, TP_VT>::BYTES"]
+sizes = {
+    3: ["blocksort_smem<NV>::BYTES", "quad_smem<NV, TP_VT>::BYTES"],
+    5: ["blocksort_smem<NV>::BYTES", "segsort_smem<NV>::BYTES", "merge_smem<NV>::BYTES", "short_smem::BYTES"],
+}
 if len(parts) > 1:
-    assert len(parts) == 3, path
-    text = "".join(p + (f"__shared__ __align__(16) unsigned char smem[{sizes[i]}];" if i < 2 else "")
+    assert len(parts) in sizes, path
+    names = sizes[len(parts)]
+    text = "".join(p + (f"__shared__ __align__(16) unsigned char smem[{names[i]}];" if i < len(names) else "")
                    for i, p in enumerate(parts))
+text = re.sub(r'asm volatile\("cp\.async\.ca\.shared\.global[^;]*;"[^;]*;', "*dst = *src; (void)shared_address;", text)
+text = re.sub(r'asm volatile\("cp\.async\.commit_group;[^;]*;[^;]*;', "", text)
 # The parameter blocks' field-offset asserts use EDG's __INTADDR__, which g++ lacks (sizes stay).
 text = "".join(l for l in text.splitlines(True) if not l.startswith("static_assert(TP_FIELD_OFFSET("))
 open(path, "w").write(text.replace("asm volatile(", "EMU_PTX("))

@@ -4,7 +4,7 @@ use twophase_gpu::merge::MergeTuning;
 use twophase_gpu::mergesort::MergesortTuning;
 use twophase_gpu::runtime::nvrtc::{compile_cubin, nvrtc_available};
 use twophase_gpu::runtime::program::Program;
-use twophase_gpu::{CudaComparator, DeviceComparator, ProgramTuning};
+use twophase_gpu::{CudaComparator, DeviceComparator, ProgramTuning, SegmentedSortTuning};
 
 /// Architectures CI compiles for: Ampere (A100) and Hopper (H100/H200).
 const CI_ARCHS: [u32; 2] = [80, 90];
@@ -31,12 +31,16 @@ fn checked_programs() -> Vec<Program> {
         ] {
             programs.push(tuning.program::<u32, _>(&comp, values));
         }
+        // The segmented sort's checked tile path, and its short path's register sort that keeps
+        // padding away from the comparator.
+        programs
+            .push(SegmentedSortTuning::for_types(4, value_bytes).program::<u32, _>(&comp, values));
     }
     programs
 }
 
 #[test]
-fn checked_merge_and_mergesort_kernels_compile() {
+fn checked_merge_mergesort_and_segmented_sort_kernels_compile() {
     if !nvrtc_available() {
         let on_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
         assert!(!on_ci, "CI is set but libnvrtc cannot be loaded");

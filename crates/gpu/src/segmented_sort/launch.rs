@@ -2,6 +2,7 @@
 
 use cudarc::driver::DevicePtrMut;
 
+use super::short::ShortParams;
 use super::{
     SegmentAddresses, SegmentedSortScratch, SegmentedSortTuning, SEGMENTED_SORT_ENTRY_BLOCKSORT,
     SEGMENTED_SORT_ENTRY_CHECK, SEGMENTED_SORT_ENTRY_MERGE, SEGMENTED_SORT_ENTRY_PARTITION,
@@ -19,9 +20,9 @@ use crate::runtime::status::CheckArgs;
 /// Levels a sort can have: tiles are numbered in 32 bits (kernels/segmented_sort.cu
 /// `SEGSORT_MAX_LEVELS`).
 const MAX_LEVELS: usize = 32;
-/// The call's control words: the invalid flag, a work-list count per level, a bad flag per level
-/// (kernels/segmented_sort.cu `control_word`).
-const CONTROL_WORDS: usize = 1 + 2 * MAX_LEVELS;
+/// The call's control words: the invalid flag, a work-list count per level, a bad flag per level,
+/// the longest segment's length (kernels/segmented_sort.cu `control_word`, `CONTROL_LONGEST`).
+const CONTROL_WORDS: usize = 1 + 2 * MAX_LEVELS + 1;
 /// Lanes of the plan's warp per tile.
 const WARP_LANES: usize = 32;
 /// Words of one straddle (its lo and hi).
@@ -125,6 +126,7 @@ param_block! {
 pub(super) fn param_layouts() -> Vec<&'static ParamLayout> {
     vec![
         &CheckParams::LAYOUT,
+        &ShortParams::LAYOUT,
         &PlanParams::LAYOUT,
         &BlocksortParams::LAYOUT,
         &PartitionParams::LAYOUT,
@@ -186,8 +188,8 @@ impl SegmentedSortScratch {
         };
         // SAFETY: the block is twophase_segsort_check's (kernels/segmented_sort.cu; the program
         // asserts the layouts equal); one thread a segment reads `starts` (and `ends`, when not
-        // null) at indices below `num_segments`, their lengths; it writes only the control and
-        // status words of this scratch.
+        // null) at indices below `num_segments`, their lengths; it writes only the control words
+        // (CONTROL_WORDS of them, grown above) and the status word of this scratch.
         unsafe {
             gpu.launch(
                 check_kernel,
@@ -248,6 +250,9 @@ impl SegmentedSortScratch {
         let lists = gpu.grow_scratch_address(&mut self.lists, (levels * num_tiles).max(1))?;
         let partitions = gpu.grow_scratch_address(&mut self.partitions, num_tiles + 1)?;
         let (control, check) = self.launch_check(gpu, kernels, count, segments)?;
+        // The short path next: it sorts where every segment is short, and then every kernel
+        // below returns at once.
+        gpu.launch_segmented_short(kernels, buffers, segments, key_bytes, control)?;
         let count_arg = count as u64;
         let num_segments = segments.count as u64;
         let plan_params = PlanParams {
@@ -299,7 +304,7 @@ impl SegmentedSortScratch {
         // SAFETY: the block is twophase_segsort_blocksort's; one block a tile of `keys` (count
         // keys) writes that tile of `keys` or of the scratch (count keys, grown above), values
         // alike when the program has them; it reads the masks the plan wrote, and nothing when
-        // the segments are invalid.
+        // the segments are invalid or the short kernel took the call (then the plan wrote none).
         unsafe {
             gpu.launch(
                 blocksort,

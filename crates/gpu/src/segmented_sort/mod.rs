@@ -22,8 +22,10 @@ use crate::runtime::status::{
 };
 
 mod launch;
+mod short;
 pub mod tuning;
 
+pub use short::SHORT_MAX;
 pub use tuning::SegmentedSortTuning;
 
 // The offsets cross to the device as 64-bit words (`size_type`).
@@ -34,6 +36,8 @@ entry_points! {
     SEGMENTED_SORT_ENTRIES = [
         /// Entry point of the check of the segments.
         SEGMENTED_SORT_ENTRY_CHECK = "twophase_segsort_check",
+        /// Entry point of the short path: every segment sorted by one thread, where all are short.
+        SEGMENTED_SORT_ENTRY_SHORT = "twophase_segsort_short",
         /// Entry point of the plan: each tile's levels, the straddles and the work lists.
         SEGMENTED_SORT_ENTRY_PLAN = "twophase_segsort_plan",
         /// Entry point of the block sort by (segment, key).
@@ -49,7 +53,7 @@ entry_points! {
 
 /// The segmented sort's kernel sources, in the order they follow the prelude: the mergesort's
 /// block sort and its definitions, then the segmented sort's kernels.
-pub const SEGMENTED_SORT_SOURCES: [&str; 8] = [
+pub const SEGMENTED_SORT_SOURCES: [&str; 9] = [
     PARTITION_CUH,
     SERIAL_CUH,
     CTA_MERGE_CUH,
@@ -61,6 +65,8 @@ pub const SEGMENTED_SORT_SOURCES: [&str; 8] = [
     include_str!("../../kernels/cta_segmented_sort.cuh"),
     // The merge levels.
     include_str!("../../kernels/segmented_sort_levels.cu"),
+    // The short path.
+    include_str!("../../kernels/segmented_sort_short.cu"),
 ];
 
 /// Where the segments of a segmented sort lie in its keys. Keys outside every segment (only
@@ -245,7 +251,11 @@ impl Gpu {
     /// it can be captured in a CUDA graph.
     ///
     /// One CSR start (the whole input, when valid) runs the plain mergesort's kernels, which read
-    /// the check of the start before touching a key; other segments run the segmented kernels.
+    /// the check of the start before touching a key; other segments run the segmented kernels:
+    /// where none is longer than [`SHORT_MAX`] keys (and keys and values are at most 8 bytes),
+    /// one kernel sorting each segment on one thread, else the tile path. The device picks from
+    /// the check's record of the longest segment: every kernel of both paths is launched, and
+    /// those of the path not taken return at once.
     ///
     /// The segments are checked on the device: invalid ones leave the keys untouched, and
     /// [`SegmentedSortScratch::check`] (which synchronizes) reports them, as it reports a
@@ -452,7 +462,7 @@ impl ProgramTuning for SegmentedSortTuning {
     }
 
     fn defines(self) -> String {
-        String::new()
+        short::defines()
     }
 
     fn params(self) -> Vec<&'static ParamLayout> {
