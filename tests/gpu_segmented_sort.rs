@@ -890,7 +890,7 @@ fn segmented_sort_short_inconsistent_comparators_keep_permutations() {
         ),
         CudaComparator::new(
             "clock_coin",
-            "return (clock64() >> 3) & 1;",
+            CLOCK_COIN_BODY,
             (|_: &u32, _: &u32| false) as fn(&u32, &u32) -> bool,
         ),
     ];
