@@ -252,18 +252,19 @@ __device__ __forceinline__ void short_sort_row(const short_shared& sh, int base,
   }
 }
 
-// One block: its segments loaded, sorted a thread each, stored.
-__device__ __forceinline__ void short_sort_block(const twophase::segsort_short_params& p, unsigned char* smem) {
+// One group of SHORT_NT segments (`group`): loaded, sorted a thread each, stored.
+__device__ __forceinline__ void short_sort_group(const twophase::segsort_short_params& p, size_type group,
+                                                 unsigned char* smem) {
   constexpr unsigned FULL_WARP = 0xffffffffu;
   const int tid = threadIdx.x;
   const short_shared sh = {reinterpret_cast<key_type*>(smem),
                            reinterpret_cast<signed char*>(smem + short_smem::KEY_BYTES),
                            reinterpret_cast<value_type*>(smem + short_smem::KEY_BYTES + short_smem::SOURCE_BYTES)};
 
-  // The block's segments [first, last), this thread's segment (none past the last: length 0),
+  // The group's segments [first, last), this thread's segment (none past the last: length 0),
   // and their span [lo, hi) of key positions. The check found the segments valid and none longer
   // than SHORT_MAX (the min only keeps every index inside the thread's row regardless).
-  const size_type first = (size_type)blockIdx.x * SHORT_NT;
+  const size_type first = group * SHORT_NT;
   const size_type last = min(first + SHORT_NT, p.num_segments);
   const size_type segment = first + tid;
   const bool has_segment = segment < last;
@@ -315,6 +316,12 @@ extern "C" __global__ void __launch_bounds__(TP_SHORT_NT)
   if constexpr (SHORT_PATH_TYPES) {
     if (!short_path_taken(control)) return;
     const twophase::segsort_short_params p = {keys, vals, starts, ends, num_segments, count, control};
-    short_sort_block(p, smem);
+    // A grid of a few blocks an SM striding over the groups: where the tile path takes the call,
+    // only these read the control word.
+    const size_type groups = (num_segments + SHORT_NT - 1) / SHORT_NT;
+    for (size_type group = blockIdx.x; group < groups; group += gridDim.x) {
+      short_sort_group(p, group, smem);
+      __syncthreads();  // the group's stores have read shared memory before the next loads
+    }
   }
 }

@@ -24,6 +24,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -140,12 +141,21 @@ static double time_sort(F sort) {
   return time_events(slow ? SLOW_WARMUP : WARMUP, slow ? SLOW_REPS : REPS, [&](int) { sort(); });
 }
 
+// Whether a row runs: TWOPHASE_BENCH_ROW (a segmentation's name) and TWOPHASE_BENCH_LOG2N pick
+// one, as in benches/gpu_segmented_sort.rs; unset, every row runs.
+static bool selected(const char* name, int log2n) {
+  const char* row = std::getenv("TWOPHASE_BENCH_ROW");
+  const char* size = std::getenv("TWOPHASE_BENCH_LOG2N");
+  return (row == nullptr || std::string(row) == name) && (size == nullptr || std::atoi(size) == log2n);
+}
+
 // Every sort of segmentation `dist` at each of SIZES: checked, then timed.
 static void bench(int dist) {
   const char* name = SEGMENT_DISTRIBUTIONS[dist];
   const bool pairs = dist == PAIRS_DISTRIBUTION;
   const std::string kind = std::string("seg-") + name, pairs_kind = std::string("segpairs-") + name;
   for (int log2n : SIZES) {
+    if (!selected(name, log2n)) continue;
     size_t n = size_t(1) << log2n;
     std::vector<int64_t> offsets = segment_offsets(dist, n);
     size_t segments = offsets.size() - 1;

@@ -81,7 +81,8 @@ static void run_short(std::vector<key_type>& keys, std::vector<unsigned>& ids, c
   launch((nseg + TP_PARTITION_NT - 1) / TP_PARTITION_NT, TP_PARTITION_NT, [&] {
     twophase_segsort_check(starts.get(), ends_ptr, nseg, count, control, status.words);
   });
-  launch((nseg + TP_SHORT_NT - 1) / TP_SHORT_NT, TP_SHORT_NT, [&] {
+  // Fewer blocks than groups (the host gives a few an SM): the blocks stride over the groups.
+  launch(std::min<size_t>((nseg + TP_SHORT_NT - 1) / TP_SHORT_NT, 3), TP_SHORT_NT, [&] {
     twophase_segsort_short(k.get(), v.get(), starts.get(), ends_ptr, nseg, count, control);
   });
   keys.assign(k.get(), k.get() + count);

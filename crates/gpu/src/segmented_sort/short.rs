@@ -19,6 +19,11 @@ pub const SHORT_MAX: usize = 32;
 /// Threads of a short-kernel block, one segment each (`TP_SHORT_NT`): a block stages up to
 /// `SHORT_THREADS * SHORT_MAX` keys, 16 KiB of 4-byte keys, in one coalesced span.
 const SHORT_THREADS: u32 = 128;
+/// Blocks of the short kernel an SM at most; each strides over the groups of SHORT_THREADS
+/// segments. Eight keep a u32 program's SM full (64 registers a thread); and where the tile path
+/// takes the call, only these blocks read the control word and return, where a block a group
+/// cost a 2^27-key power-law call (25 million segments) about 0.4 ms of empty blocks.
+const SHORT_BLOCKS_PER_SM: usize = 8;
 /// Widest key the short path takes (`TP_SHORT_KEY_BYTES`): 32 keys (and their positions) of a
 /// thread stay in registers up to 8-byte keys; wider ones take the tile path.
 const SHORT_KEY_MAX_BYTES: usize = 8;
@@ -121,9 +126,12 @@ impl Gpu {
             count: buffers.count as u64,
             control,
         };
-        let grid = grid_blocks(segments.count.div_ceil(SHORT_THREADS as usize))?;
+        let groups = segments.count.div_ceil(SHORT_THREADS as usize);
+        let resident = SHORT_BLOCKS_PER_SM * self.multiprocessors() as usize;
+        let grid = grid_blocks(groups.min(resident).max(1))?;
         // SAFETY: the block is twophase_segsort_short's (kernels/segmented_sort_short.cu; the
-        // program asserts the layouts equal). Block b reads starts (and ends, when not null) at
+        // program asserts the layouts equal). Each block strides over the groups of
+        // SHORT_THREADS segments; for each it reads starts (and ends, when not null) at
         // segment indices below `num_segments`, their lengths, and only after the check (the
         // launch before, on this stream) found them valid and none longer than SHORT_MAX; it
         // then reads and writes keys (and values) only in [starts[first], end of its last
