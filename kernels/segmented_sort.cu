@@ -102,22 +102,29 @@ struct segsort_merge_params {
 // Status bit of a segmentation that is not valid (twophase_gpu STATUS_SEGMENTS_INVALID).
 constexpr unsigned long long STATUS_SEGMENTS_INVALID = 32;
 
-// The call's control words (zeroed by the host before the first kernel): whether the segments
-// are invalid (then no kernel after the check touches the keys), then per level the number of
-// tiles in its work list, then per level whether its partitions were found out of order (an
-// inconsistent comparator: the level then leaves its straddles as they are), then the length of
-// the longest segment (capped at 2^32 - 1), which picks the short path.
+// The call's control words (zeroed by the host before the first kernel): the call's verdict
+// (CONTROL_INVALID: INVALID_BIT where the segments are invalid, then no kernel after the check
+// touches the keys; SHORT_TAKEN_BIT once the short kernel took the call, then the tile path's
+// kernels return at once), then per level the number of tiles in its work list, then per level
+// whether its partitions were found out of order (an inconsistent comparator: the level then
+// leaves its straddles as they are), then whether some segment is longer than TP_SHORT_MAX.
 enum control_word : unsigned { CONTROL_INVALID = 0, CONTROL_LIST_COUNTS = 1 };
+enum control_verdict : unsigned { INVALID_BIT = 1, SHORT_TAKEN_BIT = 2 };
 __device__ __forceinline__ unsigned control_bad(unsigned levels_max, unsigned level) {
   return CONTROL_LIST_COUNTS + levels_max + level;
 }
 // Levels a sort can have: tiles are counted in 32 bits.
 constexpr unsigned SEGSORT_MAX_LEVELS = 32;
-// The longest segment's word, after the levels' list counts and bad flags.
-constexpr unsigned CONTROL_LONGEST = CONTROL_LIST_COUNTS + 2 * SEGSORT_MAX_LEVELS;
+// The word that says some segment is longer than TP_SHORT_MAX, after the levels' list counts
+// and bad flags.
+constexpr unsigned CONTROL_LONG_SEGMENT = CONTROL_LIST_COUNTS + 2 * SEGSORT_MAX_LEVELS;
+
+__device__ __forceinline__ unsigned control_verdict_of(const unsigned* control) {
+  return *(volatile const unsigned*)(control + CONTROL_INVALID);
+}
 
 __device__ __forceinline__ bool segments_invalid(const unsigned* control) {
-  return *(volatile const unsigned*)(control + CONTROL_INVALID) != 0;
+  return (control_verdict_of(control) & INVALID_BIT) != 0;
 }
 
 // Whether the program's types take the short path (kernels/segmented_sort_short.cu: a segment's
@@ -128,17 +135,17 @@ constexpr bool SHORT_PATH_TYPES =
 
 // Whether the short kernel sorts this call: valid segments, none longer than TP_SHORT_MAX, and
 // types it takes. Decided on the device from the check's words, so that the call needs no
-// read-back: the host launches both paths and each kernel reads this first.
+// read-back: the host launches both paths; the short kernel reads this first and, taking the
+// call, sets SHORT_TAKEN_BIT for the tile path's kernels.
 __device__ __forceinline__ bool short_path_taken(const unsigned* control) {
   return SHORT_PATH_TYPES && !segments_invalid(control) &&
-         *(volatile const unsigned*)(control + CONTROL_LONGEST) <= TP_SHORT_MAX;
+         *(volatile const unsigned*)(control + CONTROL_LONG_SEGMENT) == 0;
 }
 
 // Whether the tile path (plan, block sort, merge levels) leaves the keys alone: the segments are
-// invalid, or the short kernel took the call.
-__device__ __forceinline__ bool tile_path_off(const unsigned* control) {
-  return segments_invalid(control) || short_path_taken(control);
-}
+// invalid, or the short kernel took the call. One load of one word, as each of their blocks
+// reads it first.
+__device__ __forceinline__ bool tile_path_off(const unsigned* control) { return control_verdict_of(control) != 0; }
 
 // The last segment whose start is <= pos (starts ascending), or -1 where every start is past it.
 __device__ __forceinline__ long long segment_at(const size_type* starts, size_type num_segments, size_type pos) {
@@ -275,23 +282,20 @@ __device__ __forceinline__ void segsort_copy_wait() {
 }
 
 // Check the segments: CSR starts from 0, not decreasing, within the keys; or ranges in order,
-// each start <= end <= the next start, within the keys. One thread a segment; any fault marks
-// the call's segments invalid and raises STATUS_SEGMENTS_INVALID. Valid segments also record the
-// longest one's length (CONTROL_LONGEST), for the short path: one atomic a warp at most, and
-// none once the word already holds as much (it only grows, so a stale read only costs an atomic).
+// each start <= end <= the next start, within the keys. The threads stride over the segments (a
+// few blocks an SM); any fault marks the call's segments invalid and raises
+// STATUS_SEGMENTS_INVALID, and a block that saw a segment longer than TP_SHORT_MAX sets
+// CONTROL_LONG_SEGMENT once (the short path's test). Few blocks keep those writes to one word
+// few: a word every warp read or wrote made the 2^27-key power-law call (25 million segments)
+// 7% slower.
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_segsort_check(const size_type* starts, const size_type* ends, size_type num_segments, size_type count,
                            unsigned* control, unsigned long long* status) {
-  static_assert(TP_PARTITION_NT % twophase::WARP_THREADS == 0, "whole warps vote on the longest segment");
-  constexpr unsigned FULL_WARP = 0xffffffffu;
-  constexpr size_type LENGTH_CAP = 0xffffffffu;
-  const size_type i = (size_type)blockIdx.x * blockDim.x + threadIdx.x;
-  // Every lane reaches the warp's reduction below: no early return.
-  bool bad = false;
-  unsigned length = 0;
-  if (i < num_segments) {
+  const size_type stride = (size_type)gridDim.x * blockDim.x;
+  bool long_segment = false;
+  for (size_type i = (size_type)blockIdx.x * blockDim.x + threadIdx.x; i < num_segments; i += stride) {
     const size_type start = starts[i];
-    bad = start > count;
+    bool bad = start > count;
     size_type end;
     if (ends == nullptr) {
       end = i + 1 < num_segments ? starts[i + 1] : count;
@@ -302,16 +306,13 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
       bad |= end < start || end > count;
       bad |= i + 1 < num_segments && starts[i + 1] < end;
     }
-    if (!bad) length = (unsigned)min(end - start, LENGTH_CAP);
+    if (bad) {
+      atomicOr(control + CONTROL_INVALID, (unsigned)INVALID_BIT);
+      atomicOr(status, STATUS_SEGMENTS_INVALID);
+    }
+    long_segment |= !bad && end - start > (size_type)TP_SHORT_MAX;
   }
-  if (bad) {
-    atomicOr(control + CONTROL_INVALID, 1u);
-    atomicOr(status, STATUS_SEGMENTS_INVALID);
-  }
-  const unsigned longest = __reduce_max_sync(FULL_WARP, length);
-  if (threadIdx.x % twophase::WARP_THREADS == 0 && longest > *(volatile const unsigned*)(control + CONTROL_LONGEST)) {
-    atomicMax(control + CONTROL_LONGEST, longest);
-  }
+  if (__syncthreads_or(long_segment) && threadIdx.x == 0) atomicOr(control + CONTROL_LONG_SEGMENT, 1u);
 }
 
 // The plan: one warp a tile, lane k (and k + 32) deciding whether level k touches the tile.

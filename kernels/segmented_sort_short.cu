@@ -11,9 +11,10 @@
 // one's end; each thread sorts its segment with Batcher's network over TP_SHORT_MAX slots and
 // writes it back; the span goes out by coalesced copies. One read and one write of the data.
 //
-// The check kernel records the longest segment; this kernel runs only where short_path_taken
-// says so, and the tile path's kernels return at once there (tile_path_off), so the host
-// launches both without reading anything back (the call stays capturable in a CUDA graph).
+// The check kernel records whether a segment is too long; this kernel runs only where
+// short_path_taken says so and then marks the call taken (SHORT_TAKEN_BIT), so that the tile
+// path's kernels return at once (tile_path_off): the host launches both without reading
+// anything back (the call stays capturable in a CUDA graph).
 
 namespace twophase {
 // The kernel's parameter block, twin of the param_block! struct of
@@ -25,7 +26,7 @@ struct segsort_short_params {
   const size_type* ends;
   size_type num_segments;
   size_type count;
-  const unsigned* control;
+  unsigned* control;
 };
 }  // namespace twophase
 
@@ -311,10 +312,12 @@ __device__ __forceinline__ void short_sort_group(const twophase::segsort_short_p
 // an empty kernel, which the host does not launch.
 extern "C" __global__ void __launch_bounds__(TP_SHORT_NT)
     twophase_segsort_short(key_type* keys, value_type* vals, const size_type* starts, const size_type* ends,
-                           size_type num_segments, size_type count, const unsigned* control) {
+                           size_type num_segments, size_type count, unsigned* control) {
   extern __shared__ __align__(16) unsigned char smem[];
   if constexpr (SHORT_PATH_TYPES) {
     if (!short_path_taken(control)) return;
+    // The tile path's kernels, launched after this one, return at once.
+    if (blockIdx.x == 0 && threadIdx.x == 0) atomicOr(control + CONTROL_INVALID, (unsigned)SHORT_TAKEN_BIT);
     const twophase::segsort_short_params p = {keys, vals, starts, ends, num_segments, count, control};
     // A grid of a few blocks an SM striding over the groups: where the tile path takes the call,
     // only these read the control word.

@@ -5,8 +5,8 @@
 #include <cstring>
 #include KERNEL_SOURCE
 
-// The call's control words, up to the longest segment's (kernels/segmented_sort.cu).
-constexpr size_t CONTROL_WORDS = CONTROL_LONGEST + 1;
+// The call's control words, up to the long-segment flag (kernels/segmented_sort.cu).
+constexpr size_t CONTROL_WORDS = CONTROL_LONG_SEGMENT + 1;
 // Keys a block of the short kernel spans at most when its segments are adjacent.
 constexpr size_t BLOCK_SPAN = (size_t)TP_SHORT_NT * TP_SHORT_MAX;
 
@@ -78,7 +78,8 @@ static void run_short(std::vector<key_type>& keys, std::vector<unsigned>& ids, c
   std::unique_ptr<size_type[]> ends = exact_copy(seg.ends);
   const size_type* ends_ptr = seg.ends.empty() ? nullptr : ends.get();
   std::fill(control, control + CONTROL_WORDS, 0u);
-  launch((nseg + TP_PARTITION_NT - 1) / TP_PARTITION_NT, TP_PARTITION_NT, [&] {
+  // The check strides too (the host gives it a few blocks an SM).
+  launch(std::min<size_t>((nseg + TP_PARTITION_NT - 1) / TP_PARTITION_NT, 2), TP_PARTITION_NT, [&] {
     twophase_segsort_check(starts.get(), ends_ptr, nseg, count, control, status.words);
   });
   // Fewer blocks than groups (the host gives a few an SM): the blocks stride over the groups.
@@ -110,7 +111,9 @@ int main(int argc, char** argv) {
         const bool invalid = shape == INVALID && seg.starts.size() > 2 && seg.starts[1] > seg.starts[2];
         const bool short_path = !invalid && !(shape == ONE_TOO_LONG && n > TP_SHORT_MAX);
         ok &= (bits != 0) == invalid;
-        if (!invalid) ok &= (control[CONTROL_LONGEST] <= TP_SHORT_MAX) == short_path;
+        if (!invalid) ok &= (control[CONTROL_LONG_SEGMENT] == 0) == short_path;
+        // The short kernel marks the call taken (no block runs, and the host launches none, without segments).
+        if (!invalid && !seg.starts.empty()) ok &= ((control[CONTROL_INVALID] & SHORT_TAKEN_BIT) != 0) == short_path;
         // Every key outside the segments (and every key where the short path was not taken) in place.
         std::vector<char> inside(n, 0);
         if (short_path) {
@@ -156,8 +159,8 @@ int main(int argc, char** argv) {
         }
         if (!ok) {
           ++failures;
-          printf("FAIL n=%zu shape=%d few=%d segments=%zu bits=%llx longest=%u\n", n, shape, few, seg.starts.size(),
-                 bits, control[CONTROL_LONGEST]);
+          printf("FAIL n=%zu shape=%d few=%d segments=%zu bits=%llx long=%u\n", n, shape, few, seg.starts.size(),
+                 bits, control[CONTROL_LONG_SEGMENT]);
         }
       }
     }

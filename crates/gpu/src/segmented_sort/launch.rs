@@ -21,7 +21,8 @@ use crate::runtime::status::CheckArgs;
 /// `SEGSORT_MAX_LEVELS`).
 const MAX_LEVELS: usize = 32;
 /// The call's control words: the invalid flag, a work-list count per level, a bad flag per level,
-/// the longest segment's length (kernels/segmented_sort.cu `control_word`, `CONTROL_LONGEST`).
+/// whether a segment is longer than the short path takes (kernels/segmented_sort.cu
+/// `control_word`, `CONTROL_LONG_SEGMENT`).
 const CONTROL_WORDS: usize = 1 + 2 * MAX_LEVELS + 1;
 /// Lanes of the plan's warp per tile.
 const WARP_LANES: usize = 32;
@@ -29,6 +30,9 @@ const WARP_LANES: usize = 32;
 const STRADDLE_WORDS: usize = 2;
 /// Partition-kernel blocks an SM at most: the kernels stride over their level's list.
 const PARTITION_BLOCKS_PER_SM: usize = 8;
+/// Check-kernel blocks an SM at most: its threads stride over the segments, and each block sets
+/// the long-segment word at most once, so that few writes meet on that word.
+const CHECK_BLOCKS_PER_SM: usize = 8;
 
 param_block! {
     /// The parameter block of `twophase_segsort_check` (kernels/segmented_sort.cu).
@@ -186,17 +190,21 @@ impl SegmentedSortScratch {
             control,
             status: check.status,
         };
+        let check_grid = grid_blocks(
+            segments
+                .count
+                .div_ceil(PARTITION_THREADS as usize)
+                .min(CHECK_BLOCKS_PER_SM * gpu.multiprocessors() as usize)
+                .max(1),
+        )?;
         // SAFETY: the block is twophase_segsort_check's (kernels/segmented_sort.cu; the program
-        // asserts the layouts equal); one thread a segment reads `starts` (and `ends`, when not
-        // null) at indices below `num_segments`, their lengths; it writes only the control words
-        // (CONTROL_WORDS of them, grown above) and the status word of this scratch.
+        // asserts the layouts equal); the threads stride over the segments and read `starts`
+        // (and `ends`, when not null) at indices below `num_segments`; it writes only the
+        // control words (CONTROL_WORDS of them, grown above) and the status word of this scratch.
         unsafe {
             gpu.launch(
                 check_kernel,
-                LaunchShape::new(
-                    grid_blocks(segments.count.div_ceil(PARTITION_THREADS as usize))?,
-                    PARTITION_THREADS,
-                ),
+                LaunchShape::new(check_grid, PARTITION_THREADS),
                 &check_params,
             )
         }?;

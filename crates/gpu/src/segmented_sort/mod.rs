@@ -254,8 +254,8 @@ impl Gpu {
     /// the check of the start before touching a key; other segments run the segmented kernels:
     /// where none is longer than [`SHORT_MAX`] keys (and keys and values are at most 8 bytes),
     /// one kernel sorting each segment on one thread, else the tile path. The device picks from
-    /// the check's record of the longest segment: every kernel of both paths is launched, and
-    /// those of the path not taken return at once.
+    /// the check's record of whether a segment is longer: every kernel of both paths is
+    /// launched, and those of the path not taken return at once.
     ///
     /// The segments are checked on the device: invalid ones leave the keys untouched, and
     /// [`SegmentedSortScratch::check`] (which synchronizes) reports them, as it reports a

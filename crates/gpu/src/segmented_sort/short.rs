@@ -1,6 +1,6 @@
 //! The segmented sort's short path: where no segment holds more than [`SHORT_MAX`] keys, one kernel sorts each segment on one thread (kernels/segmented_sort_short.cu).
 //!
-//! Whether a call takes it is decided on the device (the check records the longest segment), so
+//! Whether a call takes it is decided on the device (the check records whether a segment is longer), so
 //! the host launches the short kernel whenever the types allow it, next to the tile path's
 //! kernels, which return at once where it took the call.
 
