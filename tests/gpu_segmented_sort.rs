@@ -188,17 +188,7 @@ fn segmented_sort_pairs_prove_stability() {
             let starts = starts_of(dist, n, &mut rng);
             let segments = Segments::Starts(&starts);
             let keys: Vec<u32> = (0..n).map(|_| rng.gen_range(0..8)).collect();
-            let values: Vec<u64> = (0..n as u64).collect();
-            let pairs: Vec<(u32, u64)> = keys.iter().copied().zip(values.iter().copied()).collect();
-            let expected = reference(&pairs, segments, |a, b| a.0.cmp(&b.0));
-            let (mut k, mut v) = (keys.clone(), values.clone());
-            gpu.segmented_sort_pairs(&mut k, &mut v, segments, &Less)
-                .unwrap_or_else(|e| panic!("pairs {dist} n={n}: {e}"));
-            let got: Vec<(u32, u64)> = k.into_iter().zip(v).collect();
-            assert!(
-                got == expected,
-                "pairs {dist} n={n}: not std's stable order per segment"
-            );
+            check_pairs(&gpu, &keys, segments, &Less, &format!("pairs {dist} n={n}"));
         }
     }
 }
@@ -717,7 +707,7 @@ fn short_segmentations(n: usize, rng: &mut StdRng) -> Vec<ShortSegments> {
 
 /// `keys` sorted per segment with their positions as u64 values under `comp` on the GPU, checked
 /// against std's stable sort of (key, position) per segment: the values prove stability.
-fn check_short_pairs<K: DeviceKey + Send + Sync + PartialEq, C: DeviceComparator<K> + Sync>(
+fn check_pairs<K: DeviceKey + Send + Sync + PartialEq, C: DeviceComparator<K> + Sync>(
     gpu: &Gpu,
     keys: &[K],
     segments: Segments<'_>,
@@ -767,9 +757,9 @@ fn segmented_sort_short_segments_match_std() {
                 })
                 .collect();
             check(&gpu, &recs, segments, &rec_key_descending(), &case("rec"));
-            check_short_pairs(&gpu, &few, segments, &Less, &case("u32 pairs"));
+            check_pairs(&gpu, &few, segments, &Less, &case("u32 pairs"));
             let few_f32: Vec<f32> = few.iter().map(|&k| k as f32 - 1.5).collect();
-            check_short_pairs(
+            check_pairs(
                 &gpu,
                 &few_f32,
                 segments,
