@@ -11,7 +11,7 @@ use common::checks::{
 };
 use common::{
     assert_invalid_input, gpu, order, rec_key_descending, rng, same_bits, special_f32, special_f64,
-    Rec, CLOCK_COIN_BODY,
+    Rec, U32Comparator, CLOCK_COIN_BODY,
 };
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -391,15 +391,11 @@ fn segmented_sort_rejects_invalid_segments() {
     }
 }
 
-/// Comparators that are not strict weak orders (one not even a function): every segment stays a
-/// permutation of its keys, and a detected inconsistency is an `InvalidInput` naming the
-/// comparator.
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn segmented_sort_inconsistent_comparator_keeps_segments_permutations() {
-    let gpu = gpu();
-    let mut rng = rng();
-    let comparators = [
+/// Comparators on u32 that are not strict weak orders: `<=`, an order that flips with the keys'
+/// parity, and an answer read off the clock (not even a function; the host side answers `<=`,
+/// never asked on the device).
+fn inconsistent_comparators() -> [U32Comparator; 3] {
+    [
         CudaComparator::new(
             "le",
             "return a <= b;",
@@ -418,7 +414,18 @@ fn segmented_sort_inconsistent_comparator_keeps_segments_permutations() {
             CLOCK_COIN_BODY,
             (|a: &u32, b: &u32| a <= b) as fn(&u32, &u32) -> bool,
         ),
-    ];
+    ]
+}
+
+/// Comparators that are not strict weak orders (one not even a function): every segment stays a
+/// permutation of its keys, and a detected inconsistency is an `InvalidInput` naming the
+/// comparator.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn segmented_sort_inconsistent_comparator_keeps_segments_permutations() {
+    let gpu = gpu();
+    let mut rng = rng();
+    let comparators = inconsistent_comparators();
     for n in sizes().into_iter().filter(|&n| n <= 1 << 20) {
         for dist in ["all32", "uniform2000", "one"] {
             let starts = segment_starts(dist, n);
@@ -872,18 +879,7 @@ fn segmented_sort_short_device_buffers_stay_in_bounds() {
 fn segmented_sort_short_inconsistent_comparators_keep_permutations() {
     let gpu = gpu();
     let mut rng = rng();
-    let comparators = [
-        CudaComparator::new(
-            "le",
-            "return a <= b;",
-            (|a: &u32, b: &u32| a <= b) as fn(&u32, &u32) -> bool,
-        ),
-        CudaComparator::new(
-            "clock_coin",
-            CLOCK_COIN_BODY,
-            (|_: &u32, _: &u32| false) as fn(&u32, &u32) -> bool,
-        ),
-    ];
+    let comparators = inconsistent_comparators();
     for n in short_sizes().into_iter().filter(|&n| n <= 1 << 20) {
         for seg in short_segmentations(n, &mut rng) {
             let segments = seg.segments();
