@@ -1,4 +1,4 @@
-//! The two-phase merge kernels: merge path partitions at every tile's diagonal, then one tile per CTA.
+//! The two-phase merge kernels: merge path partitions at every tile's diagonal, then one tile per CTA (and a streamed merge's window cuts).
 // The host prepends a prelude defining key_type, key_compare, value_type, TP_NT, TP_VT,
 // TP_HAS_VALUES and TP_PARTITION_NT, and TP_MIN_BLOCKS (MergeTuning::blocks_per_sm), then partition.cuh, serial.cuh and cta_merge.cuh.
 
@@ -78,4 +78,43 @@ extern "C" __global__ void __launch_bounds__(TP_NT, TP_MIN_BLOCKS)
     twophase::cta_merge<NT, VT, true, TP_HAS_VALUES, true, true, twophase::STATUS_ORDER_INCONSISTENT>(
         a, b, out, a_vals, b_vals, out_vals, a0, b0, diag0, a_cnt, tile_cnt, smem, check, key_compare());
   }
+}
+
+namespace twophase {
+// The parameter block of twophase_merge_window_cuts, twin of MergeWindowCutsParams in
+// crates/gpu/src/merge/window.rs.
+struct merge_window_cuts_params {
+  const key_type* keys;
+  size_type count;
+  const key_type* needles;
+  size_type needle_count;
+  size_type needles_first;
+  size_type* cuts;
+};
+}  // namespace twophase
+
+// The windows of a merge streamed behind a transfer (crates/gpu/src/sharded/stream.rs): cuts[j] =
+// how many of the sorted keys[0, count) come before needles[j] in the stable merge of the two
+// runs, the needles' run first (`needles_first`: the keys strictly less) or second (the keys not
+// greater). One thread a needle, a binary search; whatever the comparator answers, every cut lies
+// in [0, count] (the host makes them a staircase).
+extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
+    twophase_merge_window_cuts(const key_type* __restrict__ keys, size_type count,
+                               const key_type* __restrict__ needles, size_type needle_count,
+                               size_type needles_first, size_type* __restrict__ cuts) {
+  const size_type j = (size_type)blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= needle_count) return;
+  const key_type needle = needles[j];
+  key_compare comp = key_compare();
+  size_type begin = 0, end = count;
+  while (begin < end) {
+    const size_type mid = begin + (end - begin) / 2;
+    const bool before = needles_first != 0 ? comp(keys[mid], needle) : !comp(needle, keys[mid]);
+    if (before) {
+      begin = mid + 1;
+    } else {
+      end = mid;
+    }
+  }
+  cuts[j] = begin;
 }

@@ -46,10 +46,16 @@ impl DeviceKey for Tagged {
 // SAFETY: `Tagged` is two u32s, plain data with no padding.
 unsafe impl DeviceRepr for Tagged {}
 
+/// Key bytes a streamed chunk carries at least in these tests: two devices cut every piece of
+/// 8 KiB or more into the most chunks, so that the windows' code runs at the tests' sizes.
+const TEST_CHUNK_BYTES: usize = 1024;
+
 /// The group of all `gpus`.
 fn group(gpus: &[Gpu]) -> GpuGroup<'_> {
     let refs: Vec<&Gpu> = gpus.iter().collect();
-    GpuGroup::new(&refs).expect("group")
+    let group = GpuGroup::new(&refs).expect("group");
+    group.set_stream_chunk_bytes(TEST_CHUNK_BYTES);
+    group
 }
 
 /// `shards` uploaded, shard `i` to the group's handle `i`.

@@ -18,6 +18,7 @@ pub mod buffers;
 pub mod device;
 pub mod host;
 pub mod tuning;
+mod window;
 
 pub use buffers::{
     DeviceMergeBuffers, KeysOnly, MergeArgs, MergeBuffers, MergeValueBuffers, MergeValues,
@@ -33,6 +34,8 @@ pub use tuning::{
 pub const MERGE_ENTRY_PARTITION: &str = "twophase_merge_partition";
 /// Entry point of the merge's tile kernel.
 pub const MERGE_ENTRY_TILE: &str = "twophase_merge_tile";
+/// Entry point of a streamed merge's window cuts (crates/gpu/src/sharded/stream.rs).
+pub const MERGE_ENTRY_WINDOW_CUTS: &str = "twophase_merge_window_cuts";
 
 /// Device scratch of the merge (the partitions), reusable across calls: it only grows, so a loop
 /// of calls of the same or smaller size allocates nothing.
@@ -210,7 +213,11 @@ impl ProgramTuning for MergeTuning {
     }
 
     fn entries(self) -> &'static [&'static str] {
-        &[MERGE_ENTRY_PARTITION, MERGE_ENTRY_TILE]
+        &[
+            MERGE_ENTRY_PARTITION,
+            MERGE_ENTRY_TILE,
+            MERGE_ENTRY_WINDOW_CUTS,
+        ]
     }
 
     fn defines(self) -> String {
@@ -218,7 +225,11 @@ impl ProgramTuning for MergeTuning {
     }
 
     fn params(self) -> Vec<&'static ParamLayout> {
-        vec![&MergePartitionParams::LAYOUT, &MergeTileParams::LAYOUT]
+        vec![
+            &MergePartitionParams::LAYOUT,
+            &MergeTileParams::LAYOUT,
+            &window::MergeWindowCutsParams::LAYOUT,
+        ]
     }
 
     const SHIPPED: &'static [fn(usize, usize) -> Self] = &[Self::for_types];

@@ -2,7 +2,7 @@
 
 use std::mem::size_of;
 
-use cudarc::driver::{CudaSlice, CudaViewMut, DevicePtr, DevicePtrMut, DeviceRepr};
+use cudarc::driver::{CudaSlice, CudaStream, CudaViewMut, DevicePtr, DevicePtrMut, DeviceRepr};
 use cudarc::nccl::{result as nccl, sys as nccl_sys};
 
 use super::layout::ReceiveLayout;
@@ -70,50 +70,81 @@ impl Communicators {
             .zip(gpus)
             .map(|(output, gpu)| output.device_ptr_mut(gpu.stream()).0)
             .collect();
-        let bytes = |elements: usize| elements * size_of::<T>();
-        nccl::group_start().map_err(|e| nccl_error("ncclGroupStart", e))?;
-        let mut first_error = None;
+        let bytes = |elements: usize| (elements * size_of::<T>()) as u64;
+        let mut transfers = Vec::with_capacity(p * p);
         for k in 0..p {
             for i in 0..p {
                 let sent = &layout.sent[i][k];
-                let (begin, end) = (sent.start, sent.end);
-                if begin == end {
-                    continue;
-                }
-                // SAFETY: elements [begin, end) lie inside input shard k (the cuts are a
-                // staircase within each shard's length, and the layout only moves a start
-                // down), whose address is on device k; the stream and communicator are device
-                // k's; the shard outlives the call, which synchronizes every stream before it
-                // returns.
-                let sent = unsafe {
-                    nccl::send(
-                        (sources[k] + bytes(begin) as u64) as *const _,
-                        bytes(end - begin),
-                        nccl_sys::ncclDataType_t::ncclUint8,
-                        i as i32,
-                        self.comms[k],
-                        gpus[k].stream().cu_stream() as _,
-                    )
-                };
-                if let Err(e) = sent {
-                    first_error.get_or_insert(nccl_error("ncclSend", e));
-                }
-                // SAFETY: output i's buffer holds layout.lens[i] elements (the caller sized
-                // it so), and the range's place [slots[i][k], + end - begin) lies inside it;
-                // the stream and communicator are device i's.
-                let received = unsafe {
-                    nccl::recv(
-                        (targets[i] + bytes(layout.slots[i][k]) as u64) as *mut _,
-                        bytes(end - begin),
-                        nccl_sys::ncclDataType_t::ncclUint8,
-                        k as i32,
-                        self.comms[i],
-                        gpus[i].stream().cu_stream() as _,
-                    )
-                };
-                if let Err(e) = received {
-                    first_error.get_or_insert(nccl_error("ncclRecv", e));
-                }
+                transfers.push(Transfer {
+                    from: k,
+                    to: i,
+                    src: sources[k] + bytes(sent.start),
+                    dst: targets[i] + bytes(layout.slots[i][k]),
+                    bytes: sent.len() * size_of::<T>(),
+                });
+            }
+        }
+        let streams: Vec<&CudaStream> = gpus.iter().map(|gpu| gpu.stream().as_ref()).collect();
+        // SAFETY: elements `sent[i][k]` lie inside input shard k (the cuts are a staircase
+        // within each shard's length, and the layout only moves a start down), on device k;
+        // output i's buffer holds layout.lens[i] elements (the caller sized it so), and each
+        // piece's place [slots[i][k], + its length) lies inside it, on device i; the streams are
+        // the devices' own; the buffers outlive the call, which synchronizes every stream before
+        // it returns.
+        unsafe { self.group(&transfers, &streams) }
+    }
+
+    /// One NCCL group of `transfers` (the empty ones skipped), each sent on `streams[from]`
+    /// and received on `streams[to]`, the communicators' ranks being the streams' devices.
+    ///
+    /// # Safety
+    /// Every transfer's `bytes` at `src` must lie in a buffer on device `from`, and at `dst` in
+    /// one on device `to`, both alive and unused by anything else until `streams[from]` and
+    /// `streams[to]` have been synchronized; `streams[k]` must belong to device `k`'s context.
+    pub(super) unsafe fn group(
+        &self,
+        transfers: &[Transfer],
+        streams: &[&CudaStream],
+    ) -> Result<(), GpuError> {
+        nccl::group_start().map_err(|e| nccl_error("ncclGroupStart", e))?;
+        let mut first_error = None;
+        for transfer in transfers.iter().filter(|t| t.bytes > 0) {
+            let Transfer {
+                from,
+                to,
+                src,
+                dst,
+                bytes,
+            } = *transfer;
+            // SAFETY: the range lies in a live buffer on device `from` (the caller's contract),
+            // whose stream and communicator these are.
+            let sent = unsafe {
+                nccl::send(
+                    src as *const _,
+                    bytes,
+                    nccl_sys::ncclDataType_t::ncclUint8,
+                    to as i32,
+                    self.comms[from],
+                    streams[from].cu_stream() as _,
+                )
+            };
+            if let Err(e) = sent {
+                first_error.get_or_insert(nccl_error("ncclSend", e));
+            }
+            // SAFETY: the range lies in a live buffer on device `to` (the caller's contract),
+            // whose stream and communicator these are.
+            let received = unsafe {
+                nccl::recv(
+                    dst as *mut _,
+                    bytes,
+                    nccl_sys::ncclDataType_t::ncclUint8,
+                    from as i32,
+                    self.comms[to],
+                    streams[to].cu_stream() as _,
+                )
+            };
+            if let Err(e) = received {
+                first_error.get_or_insert(nccl_error("ncclRecv", e));
             }
         }
         // The group always ends, so that NCCL leaves group mode whatever failed inside.
@@ -123,6 +154,17 @@ impl Communicators {
         }
         ended.map(|_| ())
     }
+}
+
+/// One transfer of an NCCL group: `bytes` from address `src` on device `from` to address `dst`
+/// on device `to`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Transfer {
+    pub(super) from: usize,
+    pub(super) to: usize,
+    pub(super) src: u64,
+    pub(super) dst: u64,
+    pub(super) bytes: usize,
 }
 
 impl Drop for Communicators {

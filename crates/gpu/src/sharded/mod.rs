@@ -25,13 +25,15 @@ mod in_place;
 mod layout;
 mod local_sort;
 mod receive;
+mod stream;
 mod tree;
 
 use std::cell::{Cell, RefCell};
 use std::mem::size_of;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cudarc::driver::{CudaSlice, DeviceRepr};
+use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr};
 use twophase_partition::shard_boundary;
 
 use crate::compare::DeviceComparator;
@@ -64,7 +66,18 @@ struct DeviceScratch {
     /// The merge tree's two buffers, as bytes, each a column of keys and one of values: the
     /// exchange receives into `trees[0]`, and the levels alternate between them.
     trees: [[Option<CudaSlice<u8>>; COLUMNS]; 2],
+    /// The streamed merge's second stream, the exchange's (two devices through NCCL).
+    comm_stream: Option<Arc<CudaStream>>,
+    /// The streamed merge's needles, as bytes: the remote chunks' last keys.
+    needles: Option<CudaSlice<u8>>,
+    /// The streamed merge's window cuts, one a needle.
+    window_cuts: Option<CudaSlice<u64>>,
 }
+
+/// What a merge of the received pieces reports when they were not sorted.
+const UNSORTED_RUNS: &str = "`runs` (or the shards) are not sorted under the comparator, or it \
+                             is not a strict weak order: the output is a permutation of them in \
+                             unspecified order";
 
 /// Columns of a tree buffer: keys, values.
 const COLUMNS: usize = 2;
@@ -88,6 +101,8 @@ pub struct GpuGroup<'g> {
     phases: Cell<Phases>,
     /// The cuts' time in the call under way.
     cut_time: Cell<Duration>,
+    /// The fewest key bytes in a chunk of a streamed exchange.
+    min_chunk_bytes: Cell<usize>,
 }
 
 /// How long each step of a group's last sort or merge took on the host clock (each step ends
@@ -148,6 +163,7 @@ impl<'g> GpuGroup<'g> {
             scratch: RefCell::new(gpus.iter().map(|_| DeviceScratch::default()).collect()),
             phases: Cell::new(Phases::default()),
             cut_time: Cell::new(Duration::ZERO),
+            min_chunk_bytes: Cell::new(stream::MIN_CHUNK_BYTES),
         })
     }
 
@@ -159,6 +175,14 @@ impl<'g> GpuGroup<'g> {
     /// The phases of the group's last sort or merge, on the host clock.
     pub fn last_phases(&self) -> Phases {
         self.phases.get()
+    }
+
+    /// The fewest bytes of keys in each chunk of a two-GPU call's streamed exchange (4 MiB
+    /// unless set): the remote piece of each output shard is sent in up to eight chunks, each
+    /// merged while the next is in flight. Smaller values cut small calls into more chunks (the
+    /// tests do, to run every window's code).
+    pub fn set_stream_chunk_bytes(&self, bytes: usize) {
+        self.min_chunk_bytes.set(bytes.max(1));
     }
 
     /// How the group exchanges pieces: `"none"` (one GPU), `"nccl"` or `"copies"`.
@@ -407,6 +431,9 @@ impl<'g> GpuGroup<'g> {
         V: DeviceValue + DeviceRepr,
         C: DeviceComparator<K> + ?Sized,
     {
+        if self.streams_merge() {
+            return self.stream_merge(keys, values, comp, sorted);
+        }
         let start = Instant::now();
         let (received, exchanged) =
             self.cut_and_exchange(keys.inputs, values.as_ref().map(|v| v.inputs), comp)?;
@@ -515,65 +542,4 @@ struct Merge<'c> {
     /// The layout of each column's received pieces: keys, then values if any.
     received: &'c [ReceiveLayout],
     in_place: bool,
-}
-
-/// Where a merge level reads or writes: a device's tree buffer, or its output shard.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Place {
-    Tree(usize),
-    Output,
-}
-
-/// The (from, to) of each of `levels` merge levels, the received pieces in tree buffer 0 and the
-/// last level into the outputs. Out of place the levels alternate between the two tree buffers;
-/// in place between tree buffer 0 and the outputs, starting from the outputs (after a copy of
-/// the pieces there) when `levels` is even.
-fn level_places(levels: u32, in_place: bool) -> Vec<(Place, Place)> {
-    (0..levels)
-        .map(|level| {
-            let last = level + 1 == levels;
-            if in_place {
-                // Levels counted back from the last, which writes the outputs.
-                let to_outputs = (levels - 1 - level).is_multiple_of(2);
-                if to_outputs {
-                    (Place::Tree(0), Place::Output)
-                } else {
-                    (Place::Output, Place::Tree(0))
-                }
-            } else {
-                let from = (level % 2) as usize;
-                let to = if last {
-                    Place::Output
-                } else {
-                    Place::Tree(1 - from)
-                };
-                (Place::Tree(from), to)
-            }
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn levels_read_what_the_level_before_wrote_and_end_in_the_outputs() {
-        for in_place in [false, true] {
-            for levels in 1..6 {
-                let places = level_places(levels, in_place);
-                assert_eq!(places.len(), levels as usize);
-                assert_eq!(places[places.len() - 1].1, Place::Output);
-                for pair in places.windows(2) {
-                    assert_eq!(pair[0].1, pair[1].0);
-                }
-                for &(from, to) in &places {
-                    assert_ne!(from, to);
-                }
-                // The received pieces are in tree 0, or copied to the outputs first.
-                let first = places[0].0;
-                assert!(first == Place::Tree(0) || (in_place && first == Place::Output));
-            }
-        }
-    }
 }

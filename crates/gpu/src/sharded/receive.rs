@@ -6,7 +6,7 @@ use cudarc::driver::{CudaSlice, CudaView, DeviceRepr};
 
 use super::buffers::{tree_view, tree_view_mut};
 use super::tree::{merge_level, Pieces, PiecesMut};
-use super::{level_places, GpuGroup, Merge, Place, COLUMNS, KEYS, VALUES};
+use super::{GpuGroup, Merge, COLUMNS, KEYS, UNSORTED_RUNS, VALUES};
 use crate::compare::DeviceComparator;
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
@@ -140,11 +140,7 @@ impl GpuGroup<'_> {
                 .is_some();
         }
         if unsorted {
-            return Err(GpuError::InvalidInput(
-                "`runs` (or the shards) are not sorted under the comparator, or it is not a \
-                 strict weak order: the output is a permutation of them in unspecified order"
-                    .to_owned(),
-            ));
+            return Err(GpuError::InvalidInput(UNSORTED_RUNS.to_owned()));
         }
         Ok(())
     }
@@ -171,4 +167,65 @@ fn copy_compact<T: DeviceRepr>(
         compact.push(place);
     }
     Ok(compact)
+}
+
+/// Where a merge level reads or writes: a device's tree buffer, or its output shard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    Tree(usize),
+    Output,
+}
+
+/// The (from, to) of each of `levels` merge levels, the received pieces in tree buffer 0 and the
+/// last level into the outputs. Out of place the levels alternate between the two tree buffers;
+/// in place between tree buffer 0 and the outputs, starting from the outputs (after a copy of
+/// the pieces there) when `levels` is even.
+fn level_places(levels: u32, in_place: bool) -> Vec<(Place, Place)> {
+    (0..levels)
+        .map(|level| {
+            let last = level + 1 == levels;
+            if in_place {
+                // Levels counted back from the last, which writes the outputs.
+                let to_outputs = (levels - 1 - level).is_multiple_of(2);
+                if to_outputs {
+                    (Place::Tree(0), Place::Output)
+                } else {
+                    (Place::Output, Place::Tree(0))
+                }
+            } else {
+                let from = (level % 2) as usize;
+                let to = if last {
+                    Place::Output
+                } else {
+                    Place::Tree(1 - from)
+                };
+                (Place::Tree(from), to)
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_read_what_the_level_before_wrote_and_end_in_the_outputs() {
+        for in_place in [false, true] {
+            for levels in 1..6 {
+                let places = level_places(levels, in_place);
+                assert_eq!(places.len(), levels as usize);
+                assert_eq!(places[places.len() - 1].1, Place::Output);
+                for pair in places.windows(2) {
+                    assert_eq!(pair[0].1, pair[1].0);
+                }
+                for &(from, to) in &places {
+                    assert_ne!(from, to);
+                }
+                // The received pieces are in tree 0, or copied to the outputs first.
+                let first = places[0].0;
+                assert!(first == Place::Tree(0) || (in_place && first == Place::Output));
+            }
+        }
+    }
 }

@@ -1,0 +1,74 @@
+//! A streamed merge's window cuts: where each needle falls in a sorted run, one thread a needle (kernels/merge.cu).
+
+use cudarc::driver::{CudaView, CudaViewMut, DevicePtr, DevicePtrMut};
+
+use super::{MergeTuning, MERGE_ENTRY_WINDOW_CUTS};
+use crate::compare::DeviceComparator;
+use crate::error::{check_len, GpuError};
+use crate::key::DeviceKey;
+use crate::primitive::ProgramTuning;
+use crate::runtime::device::Gpu;
+use crate::runtime::launch::{param_block, LaunchShape};
+use crate::runtime::program::ValueLayout;
+use crate::runtime::shape::{grid_blocks, PARTITION_THREADS};
+
+param_block! {
+    /// The parameter block of `twophase_merge_window_cuts` (kernels/merge.cu).
+    pub(crate) struct MergeWindowCutsParams as "merge_window_cuts_params" {
+        keys: u64,
+        count: u64,
+        needles: u64,
+        needle_count: u64,
+        needles_first: u64,
+        cuts: u64,
+    }
+}
+
+impl Gpu {
+    /// `cuts[j]` = how many of the sorted `keys` come before `needles[j]` in the stable merge
+    /// of the two runs under `comp`, the needles' run first (`needles_first`: the keys strictly
+    /// less) or second (the keys not greater). Asynchronous on this handle's stream, in the
+    /// merge program of `values` (the one the windows' merges then run). Whatever `comp`
+    /// answers, every cut lies in `[0, keys.len()]`; the caller makes them a staircase.
+    pub(crate) fn merge_window_cuts<K, C>(
+        &self,
+        (keys, needles): (&CudaView<K>, &CudaView<K>),
+        needles_first: bool,
+        cuts: &mut CudaViewMut<u64>,
+        comp: &C,
+        values: ValueLayout,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey,
+        C: DeviceComparator<K> + ?Sized,
+    {
+        check_len("window cuts", needles.len(), cuts.len())?;
+        if needles.is_empty() {
+            return Ok(());
+        }
+        let tuning = MergeTuning::for_layout::<K>(values);
+        let kernels = self.program_kernels::<K, C, _>(comp, values, tuning)?;
+        let [window_cuts] = kernels.functions([MERGE_ENTRY_WINDOW_CUTS])?;
+        let stream = self.stream();
+        let params = MergeWindowCutsParams {
+            keys: keys.device_ptr(stream).0,
+            count: keys.len() as u64,
+            needles: needles.device_ptr(stream).0,
+            needle_count: needles.len() as u64,
+            needles_first: u64::from(needles_first),
+            cuts: cuts.device_ptr_mut(stream).0,
+        };
+        let blocks = grid_blocks(needles.len().div_ceil(PARTITION_THREADS as usize))?;
+        // SAFETY: the block is twophase_merge_window_cuts' (kernels/merge.cu; the program asserts
+        // the layouts equal); `keys` holds `count` keys and `needles` `needle_count`, and `cuts`
+        // as many entries as needles (checked above), all on this handle's context and ordered
+        // by its stream; one thread a needle, the threads past the last returning at once.
+        unsafe {
+            self.launch(
+                window_cuts,
+                LaunchShape::new(blocks, PARTITION_THREADS),
+                &params,
+            )
+        }
+    }
+}
