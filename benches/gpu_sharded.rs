@@ -34,6 +34,9 @@ const WIDE_LOG2N_LIMIT: u32 = 30;
 const MS: f64 = 1e3;
 /// Prints every timed run's exchange time, not only the median.
 const EACH_RUN_ENV: &str = "TWOPHASE_BENCH_EACH_RUN";
+/// A comma-separated list of the streamed exchange's chunk bytes
+/// (`GpuGroup::set_stream_chunk_bytes`): the u32 sort alone, once a value.
+const CHUNK_BYTES_ENV: &str = "TWOPHASE_BENCH_CHUNK_BYTES";
 /// Bytes in a GiB.
 const GIB: f64 = (1u64 << 30) as f64;
 
@@ -371,6 +374,17 @@ fn main() {
         let p = gpus.len();
         let keys: Vec<u32> = random_keys(n, rand::random());
         let one = single_gpu_ms(&gpus[0], &keys, None);
+        if let Ok(list) = std::env::var(CHUNK_BYTES_ENV) {
+            for bytes in list
+                .split(',')
+                .filter_map(|b| b.trim().parse::<usize>().ok())
+            {
+                group.set_stream_chunk_bytes(bytes);
+                let name = format!("u32, chunks of {bytes} bytes or more");
+                print_row(&name, log2n, p, 4, one, sharded_ms(&group, &keys));
+            }
+            continue;
+        }
         print_row("u32", log2n, p, 4, one, sharded_ms(&group, &keys));
         let in_place = sharded_in_place_ms(&group, &keys);
         print_row("u32 in place", log2n, p, 4, one, in_place);

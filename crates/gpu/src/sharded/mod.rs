@@ -177,10 +177,10 @@ impl<'g> GpuGroup<'g> {
         self.phases.get()
     }
 
-    /// The fewest bytes of keys in each chunk of a two-GPU call's streamed exchange (4 MiB
-    /// unless set): the remote piece of each output shard is sent in up to eight chunks, each
-    /// merged while the next is in flight. Smaller values cut small calls into more chunks (the
-    /// tests do, to run every window's code).
+    /// The fewest bytes of keys in the smallest chunk of a two-GPU call's streamed exchange
+    /// (4 MiB unless set): the remote piece of each output shard is sent in two chunks, the
+    /// first merged while the second is in flight, where the smaller carries this much (else
+    /// whole). Smaller values stream smaller calls (the tests do, to run the windows' code).
     pub fn set_stream_chunk_bytes(&self, bytes: usize) {
         self.min_chunk_bytes.set(bytes.max(1));
     }

@@ -29,11 +29,13 @@ use crate::primitive::value_layout;
 use crate::runtime::device::Gpu;
 use crate::runtime::program::ValueLayout;
 
-/// Chunks a remote piece is cut into: each chunk's merge runs while the next is in flight, so
-/// about one chunk's merge (an eighth of the merge) is left after the exchange ends.
-const STREAM_CHUNKS: usize = 8;
-/// Fewest bytes of keys in a chunk (fewer chunks below 8 of them), unless the group sets
-/// another: each chunk costs an NCCL group and a merge's launches, tens of microseconds.
+/// The chunks of a remote piece, by relative size: the first two thirds, then the last. The
+/// first window's merge runs while the last chunk is in flight; the last window's (a third of
+/// the merge) follows the exchange. Each further NCCL group waits for the SMs and memory the
+/// merge holds, and slows the exchange more than its overlap saves (docs/tuning.md).
+const CHUNK_WEIGHTS: [usize; 2] = [2, 1];
+/// Fewest bytes of keys in the smallest chunk (a smaller piece goes whole), unless the group
+/// sets another: each chunk costs an NCCL group and a merge's launches, tens of microseconds.
 pub(super) const MIN_CHUNK_BYTES: usize = 4 << 20;
 /// Chunk boundaries fall on multiples of this many elements: a multiple of every column's pack
 /// unit, so that every chunk after the first starts 16-byte aligned in both columns.
@@ -67,15 +69,25 @@ impl StreamPlan {
         let piece = |k: usize| cuts[shard][k]..cuts[shard + 1][k];
         let (local, remote_piece) = (piece(shard), piece(remote));
         let (start, end) = (remote_piece.start, remote_piece.end);
-        let chunks =
-            (remote_piece.len() * key_bytes / min_chunk_bytes.max(1)).clamp(1, STREAM_CHUNKS);
+        let weights = CHUNK_WEIGHTS;
+        let (smallest, total) = (
+            weights.iter().copied().min().unwrap_or(1),
+            weights.iter().sum::<usize>(),
+        );
+        // Every chunk carries at least `min_chunk_bytes` of keys, or the piece goes whole.
+        let streamed = remote_piece.len() * key_bytes * smallest >= min_chunk_bytes * total;
         let base = start - start % CHUNK_ALIGN_ELEMENTS;
-        let chunk = (end - base)
-            .div_ceil(chunks)
-            .next_multiple_of(CHUNK_ALIGN_ELEMENTS)
-            .max(CHUNK_ALIGN_ELEMENTS);
         let mut bounds = vec![start];
-        bounds.extend((1..chunks).map(|j| (base + j * chunk).min(end)));
+        if streamed {
+            let mut taken = 0;
+            for &weight in &weights[..weights.len() - 1] {
+                taken += weight;
+                let offset =
+                    ((end - base) * taken / total) / CHUNK_ALIGN_ELEMENTS * CHUNK_ALIGN_ELEMENTS;
+                let bound = (base + offset.max(CHUNK_ALIGN_ELEMENTS)).min(end);
+                bounds.push(bound.max(bounds[bounds.len() - 1]));
+            }
+        }
         bounds.push(end);
         StreamPlan {
             remote,
@@ -547,7 +559,7 @@ mod tests {
                 for min_chunk in [1, 64, 4096, MIN_CHUNK_BYTES] {
                     for shard in 0..2 {
                         let plan = StreamPlan::new(&cuts, shard, key_bytes, min_chunk);
-                        assert!((1..=STREAM_CHUNKS).contains(&plan.chunks()));
+                        assert!((1..=CHUNK_WEIGHTS.len()).contains(&plan.chunks()));
                         assert_eq!(
                             plan.remote_piece(),
                             cuts[shard][1 - shard]..cuts[shard + 1][1 - shard]
