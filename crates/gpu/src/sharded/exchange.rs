@@ -72,14 +72,14 @@ impl Communicators {
             .collect();
         let bytes = |elements: usize| (elements * size_of::<T>()) as u64;
         let mut transfers = Vec::with_capacity(p * p);
-        for k in 0..p {
-            for i in 0..p {
+        for (k, &source) in sources.iter().enumerate() {
+            for (i, &target) in targets.iter().enumerate() {
                 let sent = &layout.sent[i][k];
                 transfers.push(Transfer {
                     from: k,
                     to: i,
-                    src: sources[k] + bytes(sent.start),
-                    dst: targets[i] + bytes(layout.slots[i][k]),
+                    src: source + bytes(sent.start),
+                    dst: target + bytes(layout.slots[i][k]),
                     bytes: sent.len() * size_of::<T>(),
                 });
             }

@@ -27,6 +27,7 @@ mod local_sort;
 mod receive;
 mod stream;
 mod tree;
+mod windows;
 
 use std::cell::{Cell, RefCell};
 use std::mem::size_of;
@@ -163,7 +164,7 @@ impl<'g> GpuGroup<'g> {
             scratch: RefCell::new(gpus.iter().map(|_| DeviceScratch::default()).collect()),
             phases: Cell::new(Phases::default()),
             cut_time: Cell::new(Duration::ZERO),
-            min_chunk_bytes: Cell::new(stream::MIN_CHUNK_BYTES),
+            min_chunk_bytes: Cell::new(windows::MIN_CHUNK_BYTES),
         })
     }
 
@@ -178,7 +179,7 @@ impl<'g> GpuGroup<'g> {
     }
 
     /// The fewest bytes of keys in the smallest chunk of a two-GPU call's streamed exchange
-    /// (4 MiB unless set): the remote piece of each output shard is sent in two chunks, the
+    /// (64 MiB unless set): the remote piece of each output shard is sent in two chunks, the
     /// first merged while the second is in flight, where the smaller carries this much (else
     /// whole). Smaller values stream smaller calls (the tests do, to run the windows' code).
     pub fn set_stream_chunk_bytes(&self, bytes: usize) {
