@@ -117,6 +117,16 @@ fn comm_stream(gpu: &Gpu, device: &mut DeviceScratch) -> Result<Arc<CudaStream>,
     Ok(stream)
 }
 
+/// A window's `remote` and `local` parts as the merge's A and B: the earlier shard's first, so
+/// that ties keep shard order.
+fn merge_order<T>(remote_first: bool, remote: T, local: T) -> (T, T) {
+    if remote_first {
+        (remote, local)
+    } else {
+        (local, remote)
+    }
+}
+
 /// One streamed call's fixed parts.
 struct StreamRun<'r, 'g> {
     gpus: &'r [&'g Gpu],
@@ -194,11 +204,8 @@ impl StreamRun<'_, '_> {
                 let key_tree = tree_view::<K>(&first[KEYS], self.layouts[KEYS].lens[i])?;
                 let chunk = key_tree.slice(window.chunk[KEYS].clone());
                 let local = keys.inputs[i].slice(window.local.clone());
-                let (a, b) = if self.plans[i].remote_first {
-                    (&chunk, &local)
-                } else {
-                    (&local, &chunk)
-                };
+                let remote_first = self.plans[i].remote_first;
+                let (a, b) = merge_order(remote_first, &chunk, &local);
                 let mut out = keys.outputs[i].slice_mut(window.out.clone());
                 let merged = match values.as_mut() {
                     Some(values) => {
@@ -206,11 +213,8 @@ impl StreamRun<'_, '_> {
                             tree_view::<V>(&first[VALUES], self.layouts[VALUES].lens[i])?;
                         let chunk_values = value_tree.slice(window.chunk[VALUES].clone());
                         let local_values = values.inputs[i].slice(window.local.clone());
-                        let (a_values, b_values) = if self.plans[i].remote_first {
-                            (&chunk_values, &local_values)
-                        } else {
-                            (&local_values, &chunk_values)
-                        };
+                        let (a_values, b_values) =
+                            merge_order(remote_first, &chunk_values, &local_values);
                         let mut out_values = values.outputs[i].slice_mut(window.out.clone());
                         let buffers = MergeBuffers::pairs(
                             a,
