@@ -651,12 +651,6 @@ pub trait IndexedRuns {
     fn run_len(&self, run: usize) -> usize;
     /// Key `index` (below the run's length) of run `run`.
     fn key(&self, run: usize, index: usize) -> Self::Key;
-    /// The keys a round is about to read, as (run, index), at most one a run: runs whose reads
-    /// are transfers fetch them together (one wait a round, not one a key). Only a hint: the
-    /// round then reads them with [`key`](Self::key). The default does nothing.
-    fn prefetch<P: Iterator<Item = (usize, usize)>>(&self, probes: P) {
-        let _ = probes;
-    }
 }
 
 impl<'a, T> IndexedRuns for [&'a [T]] {
@@ -710,7 +704,6 @@ pub fn select_indexed_runs<R: IndexedRuns + ?Sized, F: Fn(&R::Key, &R::Key) -> b
     let mut t = diag - placed;
     while t > 0 {
         let mid = |k: usize| lo[k] + (hi[k] - lo[k]) / 2;
-        runs.prefetch((0..p).filter(|&k| lo[k] < hi[k]).map(|k| (k, mid(k))));
         let (mut first, mut last, mut open, mut u) = (p, p, 0, 0);
         // The middles of the first and last open runs so far, each read once a round.
         let (mut first_key, mut last_key) = (None, None);

@@ -481,39 +481,6 @@ fn clamped_shard_cuts(
     (cuts, unchanged)
 }
 
-/// Runs in memory that record the selection's prefetches and reads: each read must be one the
-/// latest prefetch announced (what lets runs on devices fetch a round's keys together).
-struct Announced<'a> {
-    runs: Vec<&'a [u32]>,
-    announced: std::cell::RefCell<Vec<(usize, usize)>>,
-    reads: std::cell::Cell<usize>,
-    unannounced: std::cell::Cell<usize>,
-}
-
-impl IndexedRuns for Announced<'_> {
-    type Key = u32;
-    fn run_count(&self) -> usize {
-        self.runs.len()
-    }
-    fn run_len(&self, run: usize) -> usize {
-        self.runs[run].len()
-    }
-    fn key(&self, run: usize, index: usize) -> u32 {
-        self.reads.set(self.reads.get() + 1);
-        if !self.announced.borrow().contains(&(run, index)) {
-            self.unannounced.set(self.unannounced.get() + 1);
-        }
-        self.runs[run][index]
-    }
-    fn prefetch<P: Iterator<Item = (usize, usize)>>(&self, probes: P) {
-        let probes: Vec<(usize, usize)> = probes.collect();
-        let mut runs: Vec<usize> = probes.iter().map(|&(run, _)| run).collect();
-        runs.dedup();
-        assert_eq!(runs.len(), probes.len(), "one probe a run");
-        *self.announced.borrow_mut() = probes;
-    }
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
 
@@ -534,26 +501,6 @@ proptest! {
                 truth[k] += 1;
             }
         }
-    }
-
-    /// Every key a round of the selection reads was announced by that round's prefetch (one
-    /// probe a run), and the prefetching runs give the same counts.
-    #[test]
-    fn every_read_of_a_round_was_prefetched(runs in sorted_runs(), seed in any::<u64>()) {
-        let slices: Vec<&[u32]> = runs.iter().map(Vec::as_slice).collect();
-        let total: usize = runs.iter().map(Vec::len).sum();
-        let diag = (seed as usize) % (total + 1);
-        let announced = Announced {
-            runs: slices.clone(),
-            announced: Default::default(),
-            reads: Default::default(),
-            unannounced: Default::default(),
-        };
-        let mut counts = vec![usize::MAX; runs.len()];
-        let mut upper = vec![usize::MAX; runs.len()];
-        multiway_co_rank_indexed(&announced, diag, &|a: &u32, b: &u32| a < b, &mut counts, &mut upper);
-        prop_assert_eq!(announced.unannounced.get(), 0, "of {} reads", announced.reads.get());
-        prop_assert_eq!(counts, multiway_counts(&slices, diag, &less));
     }
 
     /// The exact split: for 1 to 8 output shards, shard i's cuts give pieces that hold exactly

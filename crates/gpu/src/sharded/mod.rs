@@ -34,7 +34,7 @@ use std::mem::size_of;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, PinnedHostSlice};
+use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr};
 use twophase_partition::shard_boundary;
 
 use crate::compare::DeviceComparator;
@@ -104,8 +104,6 @@ pub struct GpuGroup<'g> {
     cut_time: Cell<Duration>,
     /// The fewest key bytes in a chunk of a streamed exchange.
     min_chunk_bytes: Cell<usize>,
-    /// Each handle's page-locked landing place of the cuts' key reads.
-    key_landing: RefCell<Vec<Option<PinnedHostSlice<u8>>>>,
 }
 
 /// How long each step of a group's last sort or merge took on the host clock (each step ends
@@ -167,7 +165,6 @@ impl<'g> GpuGroup<'g> {
             phases: Cell::new(Phases::default()),
             cut_time: Cell::new(Duration::ZERO),
             min_chunk_bytes: Cell::new(windows::MIN_CHUNK_BYTES),
-            key_landing: RefCell::new(Vec::new()),
         })
     }
 
@@ -465,7 +462,7 @@ impl<'g> GpuGroup<'g> {
         C: DeviceComparator<K> + ?Sized,
     {
         let start = Instant::now();
-        let cuts = shard_cuts(&self.gpus, keys, comp, &self.key_landing)?;
+        let cuts = shard_cuts(&self.gpus, keys, comp)?;
         self.cut_time.set(start.elapsed());
         let mut received = vec![self.exchange(KEYS, keys, &cuts)?];
         if let Some(values) = values {
