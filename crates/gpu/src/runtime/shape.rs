@@ -69,6 +69,19 @@ pub(crate) fn grid_blocks(blocks: usize) -> Result<u32, GpuError> {
         .ok_or_else(|| GpuError::TooLarge(format!("{blocks} blocks in one grid")))
 }
 
+/// The grid of a kernel whose blocks stride over `items` work items of one thread each,
+/// `threads` a block: a block per `threads` items, but no more than `blocks_per_sm` on each of
+/// the device's `multiprocessors` (the rest are strided over), and at least one.
+pub(crate) fn strided_grid(
+    items: usize,
+    threads: u32,
+    blocks_per_sm: usize,
+    multiprocessors: u32,
+) -> Result<u32, GpuError> {
+    let resident = blocks_per_sm.saturating_mul(multiprocessors as usize);
+    grid_blocks(items.div_ceil(threads as usize).min(resident).max(1))
+}
+
 /// Check a kernel's launch shape: `threads` whole warps up to 1024 (a power of two when
 /// `power_of_two`, for kernels that merge runs pairwise up to the block), VT from 1 to 64, and
 /// `shared_bytes` of static shared memory within the 48 KiB limit.
@@ -166,5 +179,15 @@ mod tests {
             let lanes = partition_lanes(boundaries, 132);
             assert!(lanes.is_power_of_two() && PARTITION_THREADS.is_multiple_of(lanes));
         }
+    }
+
+    #[test]
+    fn strided_grids_cover_the_items_up_to_the_resident_blocks() {
+        // 1000 items of 128 threads: 8 blocks, under 8 a SM of 132 SMs.
+        assert_eq!(strided_grid(1000, 128, 8, 132).ok(), Some(8));
+        // Past the resident blocks the grid stops there; none is still one block.
+        assert_eq!(strided_grid(1 << 30, 128, 8, 132).ok(), Some(8 * 132));
+        assert_eq!(strided_grid(0, 128, 8, 132).ok(), Some(1));
+        assert_eq!(strided_grid(129, 128, 8, 132).ok(), Some(2));
     }
 }

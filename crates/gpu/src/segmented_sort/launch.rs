@@ -13,7 +13,9 @@ use crate::primitive::value_bytes;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::{param_block, KernelParams, LaunchShape, ParamLayout};
 use crate::runtime::module_cache::Kernels;
-use crate::runtime::shape::{grid_blocks, MAX_GRID_X, MAX_STATIC_SHARED_BYTES, PARTITION_THREADS};
+use crate::runtime::shape::{
+    grid_blocks, strided_grid, MAX_GRID_X, MAX_STATIC_SHARED_BYTES, PARTITION_THREADS,
+};
 use crate::runtime::staging::SortAddresses;
 use crate::runtime::status::CheckArgs;
 
@@ -190,12 +192,11 @@ impl SegmentedSortScratch {
             control,
             status: check.status,
         };
-        let check_grid = grid_blocks(
-            segments
-                .count
-                .div_ceil(PARTITION_THREADS as usize)
-                .min(CHECK_BLOCKS_PER_SM * gpu.multiprocessors() as usize)
-                .max(1),
+        let check_grid = strided_grid(
+            segments.count,
+            PARTITION_THREADS,
+            CHECK_BLOCKS_PER_SM,
+            gpu.multiprocessors(),
         )?;
         // SAFETY: the block is twophase_segsort_check's (kernels/segmented_sort.cu; the program
         // asserts the layouts equal); the threads stride over the segments and read `starts`
@@ -327,10 +328,11 @@ impl SegmentedSortScratch {
             gpu.max_shared_per_block_optin(),
         )?;
         let sms = gpu.multiprocessors() as usize;
-        let partition_grid = grid_blocks(
-            num_tiles
-                .div_ceil(PARTITION_THREADS as usize)
-                .min(sms * PARTITION_BLOCKS_PER_SM),
+        let partition_grid = strided_grid(
+            num_tiles,
+            PARTITION_THREADS,
+            PARTITION_BLOCKS_PER_SM,
+            gpu.multiprocessors(),
         )?;
         // The merge kernel strides over each level's list with the blocks that fit on the device
         // at once: a level touching few tiles launches no idle blocks, and one touching every

@@ -10,7 +10,7 @@ use crate::primitive::value_bytes;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::{param_block, LaunchShape};
 use crate::runtime::module_cache::Kernels;
-use crate::runtime::shape::{grid_blocks, MAX_STATIC_SHARED_BYTES};
+use crate::runtime::shape::{strided_grid, MAX_STATIC_SHARED_BYTES};
 use crate::runtime::staging::SortAddresses;
 
 /// Most keys of a segment the short path sorts: the slots of one thread's sorting network
@@ -126,9 +126,12 @@ impl Gpu {
             count: buffers.count as u64,
             control,
         };
-        let groups = segments.count.div_ceil(SHORT_THREADS as usize);
-        let resident = SHORT_BLOCKS_PER_SM * self.multiprocessors() as usize;
-        let grid = grid_blocks(groups.min(resident).max(1))?;
+        let grid = strided_grid(
+            segments.count,
+            SHORT_THREADS,
+            SHORT_BLOCKS_PER_SM,
+            self.multiprocessors(),
+        )?;
         // SAFETY: the block is twophase_segsort_short's (kernels/segmented_sort_short.cu; the
         // program asserts the layouts equal). Each block strides over the groups of
         // SHORT_THREADS segments; for each it reads starts (and ends, when not null) at
