@@ -19,7 +19,7 @@ use super::buffers::{tree_view, tree_view_mut};
 use super::cuts::shard_cuts;
 use super::exchange::{Communicators, Transfer};
 use super::layout::ReceiveLayout;
-use super::windows::{plan_windows, window_staircase, StreamPlan, Window};
+use super::windows::{merge_order, plan_windows, window_staircase, StreamPlan, Window};
 use super::{Column, DeviceScratch, GpuGroup, COLUMNS, KEYS, UNSORTED_RUNS, VALUES};
 use crate::compare::DeviceComparator;
 use crate::error::GpuError;
@@ -115,16 +115,6 @@ fn comm_stream(gpu: &Gpu, device: &mut DeviceScratch) -> Result<Arc<CudaStream>,
     let stream = context.new_stream_with_priority(greatest)?;
     device.comm_stream = Some(stream.clone());
     Ok(stream)
-}
-
-/// A window's `remote` and `local` parts as the merge's A and B: the earlier shard's first, so
-/// that ties keep shard order.
-fn merge_order<T>(remote_first: bool, remote: T, local: T) -> (T, T) {
-    if remote_first {
-        (remote, local)
-    } else {
-        (local, remote)
-    }
 }
 
 /// One streamed call's fixed parts.
@@ -278,13 +268,9 @@ impl StreamRun<'_, '_> {
                     continue;
                 }
                 for &(column, bytes) in columns {
-                    let layout = &self.layouts[column];
-                    let sent = &layout.sent[i][plan.remote];
-                    if sent.is_empty() {
+                    let Some((chunk, slot)) = plan.chunk_transfer(j, &self.layouts[column]) else {
                         continue;
-                    }
-                    let chunk = plan.chunk_sent(j, sent);
-                    let slot = layout.slots[i][plan.remote] + (chunk.start - sent.start);
+                    };
                     transfers.push(Transfer {
                         from: plan.remote,
                         to: i,
@@ -294,8 +280,8 @@ impl StreamRun<'_, '_> {
                     });
                 }
             }
-            // SAFETY: each chunk lies inside its piece's sent range (`chunk_sent` stays within
-            // `sent`, itself within the remote shard), in the sorted input shard on device
+            // SAFETY: each chunk lies inside its piece's sent range (`chunk_transfer` stays
+            // within `sent`, itself within the remote shard), in the sorted input shard on device
             // `remote`; its place lies inside output `i`'s receive buffer, grown above to the
             // layout's `lens[i]` elements, at the piece's slot plus the chunk's offset in the
             // piece; both buffers live until `stream_merge` synchronizes these streams, which

@@ -2,7 +2,7 @@
 
 use std::ops::Range;
 
-use super::layout::NCCL_PACK_BYTES;
+use super::layout::{ReceiveLayout, NCCL_PACK_BYTES};
 use super::{COLUMNS, KEYS, VALUES};
 
 /// The chunks of a remote piece, by relative size: the first two thirds, then the last. The
@@ -22,6 +22,8 @@ const CHUNK_ALIGN_ELEMENTS: usize = NCCL_PACK_BYTES;
 /// remote piece's chunk boundaries.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct StreamPlan {
+    /// The output shard (and device) this plan merges.
+    pub(super) shard: usize,
     /// The shard the remote piece comes from.
     pub(super) remote: usize,
     /// Whether the remote piece comes first in the stable order (from an earlier shard).
@@ -67,6 +69,7 @@ impl StreamPlan {
         }
         bounds.push(end);
         StreamPlan {
+            shard,
             remote,
             remote_first: remote < shard,
             local,
@@ -87,9 +90,26 @@ impl StreamPlan {
     /// The elements of the remote shard that chunk `j` of a column sends, whose whole piece
     /// sends `sent` (its start rounded down to the column's pack unit): the first chunk from
     /// there, the others from their boundary.
-    pub(super) fn chunk_sent(&self, j: usize, sent: &Range<usize>) -> Range<usize> {
+    fn chunk_sent(&self, j: usize, sent: &Range<usize>) -> Range<usize> {
         let from = if j == 0 { sent.start } else { self.bounds[j] };
         from..self.bounds[j + 1].max(from)
+    }
+
+    /// Chunk `j` of the column laid out by `layout`: the remote shard's elements it sends and
+    /// where they land in this output shard's receive buffer (the piece's slot plus their offset
+    /// in what the piece sends), or `None` when it sends nothing.
+    pub(super) fn chunk_transfer(
+        &self,
+        j: usize,
+        layout: &ReceiveLayout,
+    ) -> Option<(Range<usize>, usize)> {
+        let sent = &layout.sent[self.shard][self.remote];
+        if sent.is_empty() {
+            return None;
+        }
+        let chunk = self.chunk_sent(j, sent);
+        let slot = layout.slots[self.shard][self.remote] + (chunk.start - sent.start);
+        (!chunk.is_empty()).then_some((chunk, slot))
     }
 
     /// The needles: the remote shard's elements that end each chunk but the last.
@@ -122,6 +142,16 @@ pub(super) struct Window {
     pub(super) chunk: [Range<usize>; COLUMNS],
     pub(super) local: Range<usize>,
     pub(super) out: Range<usize>,
+}
+
+/// A window's `remote` and `local` parts as the merge's A and B: the earlier shard's first, so
+/// that ties keep shard order.
+pub(super) fn merge_order<T>(remote_first: bool, remote: T, local: T) -> (T, T) {
+    if remote_first {
+        (remote, local)
+    } else {
+        (local, remote)
+    }
 }
 
 /// The windows of `plan` from its local `cuts` (a staircase over the local piece), the remote
@@ -237,8 +267,10 @@ mod tests {
         );
     }
 
-    /// The streamed merge run on the host: the windows' merges, each into its place, give the
-    /// output shard of the stable merge, whatever the chunks.
+    /// The streamed merge run on the host, keys of 4 bytes and values of 8 (so the two columns'
+    /// pieces lie at different places): every chunk received where `chunk_transfer` puts it,
+    /// then the windows' merges, each into its place, give the output shard of the stable
+    /// merge, whatever the chunks.
     #[test]
     fn windows_merged_in_place_give_each_output_shard() {
         let mut state = 11;
@@ -256,14 +288,24 @@ mod tests {
             expected.sort_by_key(|k| k.0);
             let cuts = two_shard_cuts(&shards);
             let total = expected.len();
+            let layouts = [ReceiveLayout::new(&cuts, 4), ReceiveLayout::new(&cuts, 8)];
             for (i, min_chunk) in [(0, 4), (1, 4), (0, 256), (1, 1 << 20)] {
-                let plan = StreamPlan::new(&cuts, i, 8, min_chunk);
-                let layout = ReceiveLayout::new(&cuts, 8);
+                let plan = StreamPlan::new(&cuts, i, 4, min_chunk);
                 let remote = &shards[plan.remote];
-                let mut received = vec![(u32::MAX, u32::MAX); layout.lens[i]];
-                let sent = layout.sent[i][plan.remote].clone();
-                let slot = layout.slots[i][plan.remote];
-                received[slot..slot + sent.len()].copy_from_slice(&remote[sent]);
+                let mut keys_in = vec![u32::MAX; layouts[KEYS].lens[i]];
+                let mut values_in = vec![u64::MAX; layouts[VALUES].lens[i]];
+                for j in 0..plan.chunks() {
+                    if let Some((chunk, slot)) = plan.chunk_transfer(j, &layouts[KEYS]) {
+                        for (at, k) in (slot..).zip(chunk) {
+                            keys_in[at] = remote[k].0;
+                        }
+                    }
+                    if let Some((chunk, slot)) = plan.chunk_transfer(j, &layouts[VALUES]) {
+                        for (at, k) in (slot..).zip(chunk) {
+                            values_in[at] = u64::from(remote[k].1);
+                        }
+                    }
+                }
                 // The device's search, as twophase_merge_window_cuts makes it.
                 let local = &shards[i][plan.local.clone()];
                 let searched: Vec<u64> = plan
@@ -282,17 +324,17 @@ mod tests {
                     .collect();
                 let (local_cuts, consistent) = window_staircase(&searched, local.len());
                 assert!(consistent);
-                let piece = layout.pieces[i][plan.remote].start;
+                let pieces = [KEYS, VALUES].map(|c| layouts[c].pieces[i][plan.remote].start);
                 let out_len = shard_boundary(i + 1, 2, total) - shard_boundary(i, 2, total);
                 let mut out = vec![(u32::MAX, u32::MAX); out_len];
-                for window in plan_windows(&plan, &local_cuts, [piece, piece]) {
-                    let chunk = &received[window.chunk[KEYS].clone()];
+                for window in plan_windows(&plan, &local_cuts, pieces) {
+                    let chunk: Vec<(u32, u32)> = keys_in[window.chunk[KEYS].clone()]
+                        .iter()
+                        .zip(&values_in[window.chunk[VALUES].clone()])
+                        .map(|(&key, &value)| (key, value as u32))
+                        .collect();
                     let local = &shards[i][window.local.clone()];
-                    let (a, b) = if plan.remote_first {
-                        (chunk, local)
-                    } else {
-                        (local, chunk)
-                    };
+                    let (a, b) = merge_order(plan.remote_first, chunk.as_slice(), local);
                     let mut merged: Vec<(u32, u32)> = a.iter().chain(b).copied().collect();
                     merged.sort_by_key(|k| k.0); // stable: A's keys before B's equal ones
                     out[window.out.clone()].copy_from_slice(&merged);
