@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use cudarc::driver::{CudaEvent, CudaStream, DevicePtrMut, DeviceRepr};
 
-use super::buffers::{tree_view, tree_view_mut};
+use super::buffers::{on_device, tree_view, tree_view_mut};
 use super::cuts::shard_cuts;
 use super::exchange::{Communicators, Transfer};
 use super::layout::ReceiveLayout;
@@ -70,7 +70,7 @@ impl GpuGroup<'_> {
             .gpus
             .iter()
             .zip(scratch.iter_mut())
-            .map(|(gpu, device)| super::on_device(gpu, comm_stream(gpu, device)))
+            .map(|(gpu, device)| on_device(gpu, comm_stream(gpu, device)))
             .collect::<Result<Vec<_>, _>>()?;
         let run = StreamRun {
             gpus: &self.gpus,
@@ -160,15 +160,13 @@ impl StreamRun<'_, '_> {
         for (i, (gpu, device)) in self.gpus.iter().zip(scratch.iter_mut()).enumerate() {
             let stream = gpu.stream();
             let key_tree = &mut device.trees[0][KEYS];
-            targets[KEYS][i] = tree_view_mut::<K>(gpu, key_tree, self.layouts[KEYS].lens[i])
-                .map(|mut view| view.device_ptr_mut(stream).0)
-                .map_err(|e| super::device_error(gpu.context().ordinal(), e))?;
+            let key_view = tree_view_mut::<K>(gpu, key_tree, self.layouts[KEYS].lens[i]);
+            targets[KEYS][i] = on_device(gpu, key_view)?.device_ptr_mut(stream).0;
             if has_values {
                 let value_tree = &mut device.trees[0][VALUES];
                 let len = self.layouts[VALUES].lens[i];
-                targets[VALUES][i] = tree_view_mut::<V>(gpu, value_tree, len)
-                    .map(|mut view| view.device_ptr_mut(stream).0)
-                    .map_err(|e| super::device_error(gpu.context().ordinal(), e))?;
+                let value_view = tree_view_mut::<V>(gpu, value_tree, len);
+                targets[VALUES][i] = on_device(gpu, value_view)?.device_ptr_mut(stream).0;
             }
             let ready = stream.record_event(None)?;
             self.comm_streams[i].wait(&ready)?;
@@ -228,7 +226,7 @@ impl StreamRun<'_, '_> {
                         &mut device.merge,
                     ),
                 };
-                merged.map_err(|e| super::device_error(gpu.context().ordinal(), e))?;
+                on_device(gpu, merged)?;
             }
         }
         Ok(consistent)
@@ -316,30 +314,29 @@ impl StreamRun<'_, '_> {
             if needles.is_empty() {
                 continue;
             }
-            let on_device = |e| super::device_error(gpu.context().ordinal(), e);
-            let mut needle_keys =
-                tree_view_mut::<K>(gpu, &mut device.needles, needles.len()).map_err(on_device)?;
+            let needle_view = tree_view_mut::<K>(gpu, &mut device.needles, needles.len());
+            let mut needle_keys = on_device(gpu, needle_view)?;
             for (slot, &at) in needles.iter().enumerate() {
                 let needle = keys.inputs[plan.remote].slice(at..at + 1);
                 let mut place = needle_keys.slice_mut(slot..slot + 1);
-                gpu.stream()
-                    .memcpy_dtod(&needle, &mut place)
-                    .map_err(|e| on_device(e.into()))?;
+                let copied = gpu.stream().memcpy_dtod(&needle, &mut place);
+                on_device(gpu, copied.map_err(GpuError::from))?;
             }
-            let cuts = gpu
-                .grow_scratch(&mut device.window_cuts, needles.len())
-                .map_err(on_device)?;
+            let cuts = on_device(
+                gpu,
+                gpu.grow_scratch(&mut device.window_cuts, needles.len()),
+            )?;
             let mut cuts = cuts.slice_mut(0..needles.len());
             let local = keys.inputs[i].slice(plan.local.clone());
             let needle_keys = needle_keys.slice(0..needles.len());
-            gpu.merge_window_cuts(
+            let searched = gpu.merge_window_cuts(
                 (&local, &needle_keys),
                 plan.remote_first,
                 &mut cuts,
                 comp,
                 values,
-            )
-            .map_err(on_device)?;
+            );
+            on_device(gpu, searched)?;
         }
         let mut consistent = true;
         let mut windows = Vec::with_capacity(2);
@@ -352,9 +349,10 @@ impl StreamRun<'_, '_> {
                     .window_cuts
                     .as_ref()
                     .ok_or(GpuError::Poisoned("window cuts"))?;
-                gpu.stream()
-                    .memcpy_dtoh(&cuts.slice(0..needles), &mut searched)
-                    .map_err(|e| super::device_error(gpu.context().ordinal(), e.into()))?;
+                let read = gpu
+                    .stream()
+                    .memcpy_dtoh(&cuts.slice(0..needles), &mut searched);
+                on_device(gpu, read.map_err(GpuError::from))?;
             }
             let (cuts, staircase) = window_staircase(&searched, plan.local.len());
             consistent &= staircase;
