@@ -37,6 +37,9 @@ const EACH_RUN_ENV: &str = "TWOPHASE_BENCH_EACH_RUN";
 /// A comma-separated list of the streamed exchange's chunk bytes
 /// (`GpuGroup::set_stream_chunk_bytes`): the u32 sort alone, once a value.
 const CHUNK_BYTES_ENV: &str = "TWOPHASE_BENCH_CHUNK_BYTES";
+/// Also prints one GPU's mergesort of one shard's keys alone (n/p u32 keys on GPU 0): the sort
+/// column's time without the other devices sorting beside it.
+const ONE_SHARD_ENV: &str = "TWOPHASE_BENCH_ONE_SHARD";
 /// Bytes in a GiB.
 const GIB: f64 = (1u64 << 30) as f64;
 
@@ -374,6 +377,11 @@ fn main() {
         let p = gpus.len();
         let keys: Vec<u32> = random_keys(n, rand::random());
         let one = single_gpu_ms(&gpus[0], &keys, None);
+        if std::env::var(ONE_SHARD_ENV).is_ok() {
+            let shard = &keys[..shard_boundary(1, p, n)];
+            let alone = single_gpu_ms(&gpus[0], shard, None);
+            println!("one shard (2^{log2n} / {p} u32 keys) sorted alone on GPU 0: {alone:.3} ms");
+        }
         if let Ok(list) = std::env::var(CHUNK_BYTES_ENV) {
             for bytes in list
                 .split(',')
