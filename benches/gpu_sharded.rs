@@ -40,6 +40,9 @@ const CHUNK_BYTES_ENV: &str = "TWOPHASE_BENCH_CHUNK_BYTES";
 /// Also prints one GPU's mergesort of one shard's keys alone (n/p u32 keys on GPU 0): the sort
 /// column's time without the other devices sorting beside it.
 const ONE_SHARD_ENV: &str = "TWOPHASE_BENCH_ONE_SHARD";
+/// A comma-separated list of the two-GPU cut's probes a round (`GpuGroup::set_cut_probes`): the
+/// u32 sort alone, once a value.
+const CUT_PROBES_ENV: &str = "TWOPHASE_BENCH_CUT_PROBES";
 /// Bytes in a GiB.
 const GIB: f64 = (1u64 << 30) as f64;
 
@@ -381,6 +384,17 @@ fn main() {
             let shard = &keys[..shard_boundary(1, p, n)];
             let alone = single_gpu_ms(&gpus[0], shard, None);
             println!("one shard (2^{log2n} / {p} u32 keys) sorted alone on GPU 0: {alone:.3} ms");
+        }
+        if let Ok(list) = std::env::var(CUT_PROBES_ENV) {
+            for probes in list
+                .split(',')
+                .filter_map(|b| b.trim().parse::<usize>().ok())
+            {
+                group.set_cut_probes(probes);
+                let name = format!("u32, cuts of {probes} probes a round");
+                print_row(&name, log2n, p, 4, one, sharded_ms(&group, &keys));
+            }
+            continue;
         }
         if let Ok(list) = std::env::var(CHUNK_BYTES_ENV) {
             for bytes in list

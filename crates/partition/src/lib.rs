@@ -131,6 +131,92 @@ pub fn merge_path<B: Bounds, T, F: Fn(&T, &T) -> bool>(
     begin
 }
 
+/// One round of a strided search (see [`strided_search`]): the candidates it probes,
+/// `count` of them from `first`, `step` apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StridedProbes {
+    pub first: usize,
+    pub step: usize,
+    pub count: usize,
+}
+
+impl StridedProbes {
+    /// The probes of a round over candidates `[begin, end)` (not empty), at most `max_probes`
+    /// (at least 1): every candidate when they fit, else the last of every `step` candidates,
+    /// with `step` the smallest that cuts the candidates into `max_probes + 1` spans. The round
+    /// then leaves at most `step` candidates (none when every candidate is probed).
+    ///
+    /// # Panics
+    /// If `begin >= end` or `max_probes` is 0.
+    pub fn new(begin: usize, end: usize, max_probes: usize) -> Self {
+        assert!(
+            begin < end && max_probes > 0,
+            "StridedProbes: no candidates or no probes"
+        );
+        let n = end - begin;
+        if n <= max_probes {
+            return StridedProbes {
+                first: begin,
+                step: 1,
+                count: n,
+            };
+        }
+        // max_probes + 1 spans of `step` or fewer candidates (one probe is a binary search's).
+        let step = n.div_ceil(max_probes + 1);
+        StridedProbes {
+            first: begin + step - 1,
+            step,
+            count: (n / step).min(max_probes),
+        }
+    }
+
+    /// Probe `l` (below `count`).
+    pub fn probe(&self, l: usize) -> usize {
+        self.first + l * self.step
+    }
+
+    /// The candidates `[begin, end)` left after this round, where the first `trues` probes
+    /// answered true and the next one (if any) false: past the last true probe, up to and
+    /// including the first false one. `trues` above `count` counts as `count`.
+    pub fn narrow(&self, begin: usize, end: usize, trues: usize) -> (usize, usize) {
+        let trues = trues.min(self.count);
+        let begin = if trues > 0 {
+            self.probe(trues - 1) + 1
+        } else {
+            begin
+        };
+        let end = if trues < self.count {
+            self.probe(trues)
+        } else {
+            end
+        };
+        (begin, end)
+    }
+}
+
+/// The first candidate in `[begin, end)` at which a predicate that is true and then false is
+/// false (`end` if none), found a round at a time: `trues_of(probes)` answers how many of a
+/// round's leading probes are true (at most `max_probes` a round, spaced by a constant step, so
+/// that one strided copy can fetch them). A binary search's chain of log2(n) dependent reads
+/// becomes log(n) / log(max_probes) rounds. Whatever `trues_of` answers, the result lies in
+/// `[begin, end]` and the search ends, each round leaving fewer candidates.
+///
+/// # Panics
+/// If `max_probes` is 0.
+pub fn strided_search(
+    mut begin: usize,
+    mut end: usize,
+    max_probes: usize,
+    mut trues_of: impl FnMut(&StridedProbes) -> usize,
+) -> usize {
+    assert!(max_probes > 0, "strided_search: no probes");
+    while begin < end {
+        let probes = StridedProbes::new(begin, end, max_probes);
+        (begin, end) = probes.narrow(begin, end, trues_of(&probes));
+    }
+    begin
+}
+
 /// The slices of A and B that produce one contiguous piece of a merge's output.
 ///
 /// Indices are positions in A and B respectively (or, inside a tile, in the tile's shared copy

@@ -592,3 +592,95 @@ fn clamp_multiway_cut_repairs_crossing_cuts() {
     assert!(clamp_multiway_cut(&prev, &mut exact, 6, &lens));
     assert_eq!(exact, [3, 0, 3]);
 }
+
+/// The merge path of `a` and `b` at `diag` under the stable rule, by [`strided_search`] with at
+/// most `max_probes` probes a round, as a two-GPU cut reads it: a round's A keys at the probes
+/// and B keys mirrored on the diagonal. Also returns the rounds taken.
+fn strided_merge_path(
+    a: &[u32],
+    b: &[u32],
+    diag: usize,
+    max_probes: usize,
+    is_less: &IsLess,
+) -> (usize, usize) {
+    let mut rounds = 0;
+    let cut = strided_search(
+        diag.saturating_sub(b.len()),
+        diag.min(a.len()),
+        max_probes,
+        |probes| {
+            rounds += 1;
+            assert!(probes.count <= max_probes && probes.count > 0);
+            (0..probes.count)
+                .take_while(|&l| {
+                    let i = probes.probe(l);
+                    takes_a::<Lower, _, _>(&a[i], &b[diag - 1 - i], &|x: &u32, y: &u32| {
+                        is_less(x, y)
+                    })
+                })
+                .count()
+        },
+    );
+    (cut, rounds)
+}
+
+proptest! {
+    /// A strided search finds the first false of any true-then-false predicate, as
+    /// `partition_point` does, in at most ceil(log(n) / log(max_probes)) + 1 rounds.
+    #[test]
+    fn strided_search_finds_the_first_false(
+        begin in 0usize..1000,
+        len in 0usize..5000,
+        first_false in 0usize..5000,
+        max_probes in 1usize..70,
+    ) {
+        let end = begin + len;
+        let first_false = begin + first_false.min(len);
+        let mut rounds = 0;
+        let found = strided_search(begin, end, max_probes, |probes| {
+            rounds += 1;
+            (0..probes.count).take_while(|&l| probes.probe(l) < first_false).count()
+        });
+        prop_assert_eq!(found, first_false);
+        let bound = if max_probes == 1 {
+            usize::BITS as usize
+        } else {
+            (len.max(1) as f64).log(max_probes as f64).ceil() as usize + 1
+        };
+        prop_assert!(rounds <= bound, "{} rounds for {} candidates", rounds, len);
+    }
+
+    /// Whatever a round answers, the probes stay in range and the search ends in range.
+    #[test]
+    fn strided_search_ends_in_range_under_any_answers(
+        begin in 0usize..1000,
+        len in 0usize..5000,
+        max_probes in 1usize..70,
+        answers in prop::collection::vec(0usize..80, 64),
+    ) {
+        let end = begin + len;
+        let mut next = answers.iter().cycle();
+        let found = strided_search(begin, end, max_probes, |probes| {
+            assert!(probes.first >= begin && probes.probe(probes.count - 1) < end);
+            *next.next().unwrap_or(&0)
+        });
+        prop_assert!(begin <= found && found <= end);
+    }
+
+    /// The strided merge path equals the binary one on sorted inputs at every diagonal, and
+    /// stays on the diagonal under any comparator.
+    #[test]
+    fn strided_merge_path_equals_merge_path(
+        a in sorted_keys(200, 6),
+        b in sorted_keys(200, 6),
+        max_probes in 1usize..20,
+        seed in any::<u64>(),
+    ) {
+        for diag in 0..=a.len() + b.len() {
+            let (cut, _) = strided_merge_path(&a, &b, diag, max_probes, &less);
+            prop_assert_eq!(cut, merge_path::<Lower, _, _>(&a, &b, diag, less));
+            let (cut, _) = strided_merge_path(&a, &b, diag, max_probes, &hash_less(seed));
+            prop_assert!(cut <= a.len() && cut <= diag && diag - cut <= b.len());
+        }
+    }
+}

@@ -1,14 +1,17 @@
-//! The sharded sort's cuts: the multiway co-rank at every output shard boundary, over sorted shards on the devices read a key at a time.
+//! The sharded sort's cuts: the multiway co-rank at every output shard boundary, over sorted shards on the devices (two: a strided search, a round of keys a copy).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::mem::size_of;
 
-use cudarc::driver::{CudaSlice, DeviceRepr};
+use cudarc::driver::sys::{self, CUdevice_attribute, CUmemorytype};
+use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr};
 use twophase_partition::{
-    clamp_multiway_cut, multiway_co_rank_indexed, shard_boundary, IndexedRuns,
+    clamp_multiway_cut, multiway_co_rank_indexed, shard_boundary, strided_search, takes_a,
+    IndexedRuns, Lower, StridedProbes,
 };
 
-use super::buffers::device_error;
+use super::buffers::{device_error, on_device};
 use crate::compare::DeviceComparator;
 use crate::error::GpuError;
 use crate::key::DeviceKey;
@@ -17,16 +20,23 @@ use crate::runtime::device::Gpu;
 /// The cuts of the sorted `runs` at every output shard boundary: row `i` the count taken
 /// from each run before output shard `i` (row 0 zeros, row p the runs' lengths), each inner
 /// row a multiway co-rank over the devices' keys, clamped into a staircase after the row
-/// before (a no-op on sorted runs under a strict weak order).
+/// before (a no-op on sorted runs under a strict weak order). Two runs take
+/// [`two_run_cuts`], with at most `max_probes` keys a round from each device.
 pub(super) fn shard_cuts<K, C>(
     gpus: &[&Gpu],
     runs: &[CudaSlice<K>],
     comp: &C,
+    max_probes: usize,
 ) -> Result<Vec<Vec<usize>>, GpuError>
 where
     K: DeviceKey + DeviceRepr,
     C: DeviceComparator<K> + ?Sized,
 {
+    if let ([a_gpu, b_gpu], [a, b]) = (gpus, runs) {
+        if let Some(cuts) = two_run_cuts([a_gpu, b_gpu], [a, b], comp, max_probes)? {
+            return Ok(cuts);
+        }
+    }
     let p = gpus.len();
     let lens: Vec<usize> = runs.iter().map(CudaSlice::len).collect();
     let total = lens.iter().sum();
@@ -106,4 +116,128 @@ impl<K: DeviceKey + DeviceRepr> IndexedRuns for DeviceRuns<'_, K> {
             }
         }
     }
+}
+
+/// Keys a round of the two-run cut reads from each device at most: a round's copy costs about
+/// the same for one key as for hundreds, and 2^29 keys then take three strided rounds and one
+/// contiguous one (docs/tuning.md, "Cuts on two GPUs").
+pub(super) const CUT_PROBES: usize = 256;
+
+/// The cuts of two sorted runs, one a device (run 0 on `gpus[0]`): the stable merge path at the
+/// middle diagonal, searched by [`strided_search`]. A round reads its probes' keys of run 0 and
+/// the keys of run 1 mirrored on the diagonal, one strided copy from each device, in place of a
+/// binary search's dozens of single-key reads. `None` where a key is too wide for a strided
+/// copy's pitch (the multiway search then runs). The cut stays on the diagonal and inside both
+/// runs whatever the comparator answers.
+fn two_run_cuts<K, C>(
+    gpus: [&Gpu; 2],
+    runs: [&CudaSlice<K>; 2],
+    comp: &C,
+    max_probes: usize,
+) -> Result<Option<Vec<Vec<usize>>>, GpuError>
+where
+    K: DeviceKey + DeviceRepr,
+    C: DeviceComparator<K> + ?Sized,
+{
+    let lens = [runs[0].len(), runs[1].len()];
+    let diag = shard_boundary(1, 2, lens[0] + lens[1]);
+    let (begin, end) = (diag.saturating_sub(lens[1]), diag.min(lens[0]));
+    // A round's step must keep each copy's pitch (step * key bytes) within both devices' limit.
+    let mut widest_step = usize::MAX;
+    for gpu in gpus {
+        let pitch = on_device(gpu, max_pitch(gpu))?;
+        widest_step = widest_step.min(pitch / size_of::<K>());
+    }
+    if widest_step == 0 {
+        return Ok(None);
+    }
+    let max_probes = max_probes.max(1).max((end - begin).div_ceil(widest_step));
+    let is_less = |a: &K, b: &K| comp.is_less(a, b);
+    let (mut a_keys, mut b_keys) = (Vec::new(), Vec::new());
+    let mut failure = None;
+    let cut = strided_search(begin, end, max_probes, |probes| {
+        if failure.is_some() {
+            return 0;
+        }
+        // Run 1's keys at diag - 1 - probe, from the last probe's up.
+        let b_first = diag - 1 - probes.probe(probes.count - 1);
+        let read = on_device(
+            gpus[0],
+            read_strided(gpus[0], runs[0], probes, probes.first, &mut a_keys),
+        )
+        .and_then(|()| {
+            on_device(
+                gpus[1],
+                read_strided(gpus[1], runs[1], probes, b_first, &mut b_keys),
+            )
+        });
+        if let Err(error) = read {
+            failure = Some(error);
+            return 0;
+        }
+        (0..probes.count)
+            .take_while(|&l| {
+                takes_a::<Lower, K, _>(&a_keys[l], &b_keys[probes.count - 1 - l], &is_less)
+            })
+            .count()
+    });
+    if let Some(error) = failure {
+        return Err(error);
+    }
+    Ok(Some(vec![vec![0, 0], vec![cut, diag - cut], lens.to_vec()]))
+}
+
+/// The largest pitch in bytes a strided copy on `gpu`'s device takes.
+fn max_pitch(gpu: &Gpu) -> Result<usize, GpuError> {
+    let pitch = gpu
+        .context()
+        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_PITCH)?;
+    Ok(usize::try_from(pitch).unwrap_or(0))
+}
+
+/// `probes.count` keys of `run` from `first` on, `probes.step` apart, into `keys` (resized),
+/// one strided copy on `gpu`'s stream, waited for.
+fn read_strided<K: DeviceKey + DeviceRepr>(
+    gpu: &Gpu,
+    run: &CudaSlice<K>,
+    probes: &StridedProbes,
+    first: usize,
+    keys: &mut Vec<K>,
+) -> Result<(), GpuError> {
+    keys.clear();
+    keys.resize(probes.count, K::zeroed());
+    let last = (probes.count - 1)
+        .checked_mul(probes.step)
+        .and_then(|span| span.checked_add(first));
+    if last.is_none_or(|last| last >= run.len()) {
+        return Err(GpuError::Poisoned("strided cut read past its run"));
+    }
+    let key_bytes = size_of::<K>();
+    let stream = gpu.stream();
+    gpu.context().bind_to_thread()?;
+    let (base, _record) = run.device_ptr(stream);
+    let copy = sys::CUDA_MEMCPY2D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcMemoryType: CUmemorytype::CU_MEMORYTYPE_DEVICE,
+        srcHost: std::ptr::null(),
+        srcDevice: base + (first * key_bytes) as u64,
+        srcArray: std::ptr::null_mut(),
+        srcPitch: probes.step * key_bytes,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstMemoryType: CUmemorytype::CU_MEMORYTYPE_HOST,
+        dstHost: keys.as_mut_ptr().cast(),
+        dstDevice: 0,
+        dstArray: std::ptr::null_mut(),
+        dstPitch: key_bytes,
+        WidthInBytes: key_bytes,
+        Height: probes.count,
+    };
+    // SAFETY: the source rows are keys first + l * step (l < count) of `run`, the last checked
+    // above to lie inside it, each `key_bytes` wide; the destination is `count` keys of `keys`,
+    // written before the stream is synchronized below, and `K` is plain data. The caller keeps
+    // the pitch (step * key_bytes) within the device's limit; a bad copy is an error returned.
+    unsafe { sys::cuMemcpy2DAsync_v2(&copy, stream.cu_stream()) }.result()?;
+    gpu.synchronize()
 }

@@ -104,6 +104,8 @@ pub struct GpuGroup<'g> {
     cut_time: Cell<Duration>,
     /// The fewest key bytes in a chunk of a streamed exchange.
     min_chunk_bytes: Cell<usize>,
+    /// Keys a round of a two-device cut reads from each device at most.
+    cut_probes: Cell<usize>,
 }
 
 /// How long each step of a group's last sort or merge took on the host clock (each step ends
@@ -165,6 +167,7 @@ impl<'g> GpuGroup<'g> {
             phases: Cell::new(Phases::default()),
             cut_time: Cell::new(Duration::ZERO),
             min_chunk_bytes: Cell::new(windows::MIN_CHUNK_BYTES),
+            cut_probes: Cell::new(cuts::CUT_PROBES),
         })
     }
 
@@ -184,6 +187,14 @@ impl<'g> GpuGroup<'g> {
     /// whole). Smaller values stream smaller calls (the tests do, to run the windows' code).
     pub fn set_stream_chunk_bytes(&self, bytes: usize) {
         self.min_chunk_bytes.set(bytes.max(1));
+    }
+
+    /// The most keys a round of a two-GPU call's cut search reads from each device (256 unless
+    /// set; at least 1, which is a binary search): the cut of two sorted shards is searched a
+    /// round at a time, each round one strided copy from each device. Smaller values take more
+    /// rounds (the tests do, to run several on small shards).
+    pub fn set_cut_probes(&self, probes: usize) {
+        self.cut_probes.set(probes.max(1));
     }
 
     /// How the group exchanges pieces: `"none"` (one GPU), `"nccl"` or `"copies"`.
@@ -462,7 +473,7 @@ impl<'g> GpuGroup<'g> {
         C: DeviceComparator<K> + ?Sized,
     {
         let start = Instant::now();
-        let cuts = shard_cuts(&self.gpus, keys, comp)?;
+        let cuts = shard_cuts(&self.gpus, keys, comp, self.cut_probes.get())?;
         self.cut_time.set(start.elapsed());
         let mut received = vec![self.exchange(KEYS, keys, &cuts)?];
         if let Some(values) = values {
