@@ -43,6 +43,8 @@ const ONE_SHARD_ENV: &str = "TWOPHASE_BENCH_ONE_SHARD";
 /// A comma-separated list of the two-GPU cut's probes a round (`GpuGroup::set_cut_probes`): the
 /// u32 sort alone, once a value.
 const CUT_PROBES_ENV: &str = "TWOPHASE_BENCH_CUT_PROBES";
+/// Runs only the u64 rows (for settings of NCCL's environment, a process each).
+const U64_ONLY_ENV: &str = "TWOPHASE_BENCH_U64_ONLY";
 /// Bytes in a GiB.
 const GIB: f64 = (1u64 << 30) as f64;
 
@@ -407,16 +409,21 @@ fn main() {
             }
             continue;
         }
-        print_row("u32", log2n, p, 4, one, sharded_ms(&group, &keys));
-        let in_place = sharded_in_place_ms(&group, &keys);
-        print_row("u32 in place", log2n, p, 4, one, in_place);
+        let u64_only = std::env::var(U64_ONLY_ENV).is_ok();
+        if !u64_only {
+            print_row("u32", log2n, p, 4, one, sharded_ms(&group, &keys));
+            let in_place = sharded_in_place_ms(&group, &keys);
+            print_row("u32 in place", log2n, p, 4, one, in_place);
+        }
         if log2n > WIDE_LOG2N_LIMIT {
             continue;
         }
-        let values: Vec<u32> = (0..n as u32).collect();
-        let one = single_gpu_ms(&gpus[0], &keys, Some(&values));
-        let pairs = sharded_pairs_ms(&group, &keys, &values);
-        print_row("u32 + u32 values", log2n, p, 8, one, pairs);
+        if !u64_only {
+            let values: Vec<u32> = (0..n as u32).collect();
+            let one = single_gpu_ms(&gpus[0], &keys, Some(&values));
+            let pairs = sharded_pairs_ms(&group, &keys, &values);
+            print_row("u32 + u32 values", log2n, p, 8, one, pairs);
+        }
         let wide: Vec<u64> = random_keys(n, rand::random());
         let one = single_gpu_ms(&gpus[0], &wide, None);
         print_row("u64", log2n, p, 8, one, sharded_ms(&group, &wide));
