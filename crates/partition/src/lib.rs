@@ -866,6 +866,98 @@ pub fn multiway_co_rank<T, F: Fn(&T, &T) -> bool>(
     multiway_co_rank_indexed(runs, diag, &|a: &&T, b: &&T| is_less(a, b), counts, upper);
 }
 
+/// The first index in `[0, len)` at which `pred` is false, for a predicate that is true and
+/// then false (`len` if none): a binary search over indices rather than a slice.
+fn first_false(len: usize, pred: impl Fn(usize) -> bool) -> usize {
+    let (mut begin, mut end) = (0, len);
+    while begin < end {
+        let mid = begin + (end - begin) / 2;
+        if pred(mid) {
+            begin = mid + 1;
+        } else {
+            end = mid;
+        }
+    }
+    begin
+}
+
+/// Bounds on the multiway co-rank at `diag` (the counts [`multiway_co_rank`] finds) from
+/// regular samples of the runs, so that the exact search reads only narrow windows:
+/// `samples[k]` holds keys `0, stride, 2 stride, ...` of run `k` (`run_lens[k].div_ceil(stride)`
+/// of them). A sample's global rank is its index plus, for every other run, the count of that
+/// run's keys before it in the stable merge, which that run's samples bound to within `stride`;
+/// a sample whose highest rank is below `diag` is taken, one whose lowest is at or past it is
+/// not. Writes `lo[k] <= count_k <= hi[k]` for sorted runs under a strict weak order, each
+/// window about `(runs + 1) * stride` wide, and returns true; returns false (bounds unusable)
+/// where the samples contradict each other (unsorted runs, or a comparator that is not a strict
+/// weak order), leaving `lo` and `hi` to be reset by the caller.
+///
+/// # Panics
+/// If the slices' lengths differ from the runs', `stride` is 0, a run's samples are not
+/// `run_lens[k].div_ceil(stride)`, or `diag` exceeds the runs' total.
+pub fn sampled_cut_bounds<T, F: Fn(&T, &T) -> bool>(
+    samples: &[&[T]],
+    stride: usize,
+    run_lens: &[usize],
+    diag: usize,
+    is_less: &F,
+    lo: &mut [usize],
+    hi: &mut [usize],
+) -> bool {
+    let p = run_lens.len();
+    assert!(
+        samples.len() == p && lo.len() == p && hi.len() == p && stride > 0,
+        "sampled_cut_bounds: one sample slice and bound pair per run, a stride of one or more"
+    );
+    assert!(
+        (0..p).all(|k| samples[k].len() == run_lens[k].div_ceil(stride)),
+        "sampled_cut_bounds: a run's samples are not one every stride keys"
+    );
+    let total = run_lens
+        .iter()
+        .fold(0, |sum: usize, &len| sum.saturating_add(len));
+    assert!(
+        diag <= total,
+        "sampled_cut_bounds: diagonal past the runs' end"
+    );
+    // Whether run m's key y comes before run k's key x in the stable merge (ties: lower run first).
+    let precedes = |m: usize, y: &T, k: usize, x: &T| {
+        if m < k {
+            takes_a::<Lower, T, F>(y, x, is_less)
+        } else {
+            is_less(y, x)
+        }
+    };
+    // The lowest and highest global rank of sample j of run k.
+    let rank_bounds = |k: usize, j: usize| {
+        let x = &samples[k][j];
+        let (mut low, mut high) = (j * stride, j * stride);
+        for m in (0..p).filter(|&m| m != k) {
+            let before = first_false(samples[m].len(), |i| precedes(m, &samples[m][i], k, x));
+            if before > 0 {
+                low += (before - 1) * stride + 1;
+                high += (before * stride).min(run_lens[m]);
+            }
+        }
+        (low, high)
+    };
+    for k in 0..p {
+        lo[k] = diag.saturating_sub(total - run_lens[k]);
+        hi[k] = diag.min(run_lens[k]);
+        let count = samples[k].len();
+        let taken = first_false(count, |j| rank_bounds(k, j).1 < diag);
+        if taken > 0 {
+            lo[k] = lo[k].max((taken - 1) * stride + 1);
+        }
+        let not_taken = first_false(count, |j| rank_bounds(k, j).0 < diag);
+        if not_taken < count {
+            hi[k] = hi[k].min(not_taken * stride);
+        }
+    }
+    let sum = |bounds: &[usize]| bounds.iter().fold(0, |s: usize, &b| s.saturating_add(b));
+    (0..p).all(|k| lo[k] <= hi[k]) && sum(lo) <= diag && diag <= sum(hi)
+}
+
 /// [`multiway_co_rank`] over any [`IndexedRuns`] (runs on devices, read a key at a time).
 ///
 /// # Panics

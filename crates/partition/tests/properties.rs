@@ -684,3 +684,60 @@ proptest! {
         }
     }
 }
+
+/// Every `stride`-th key of each run, as `sampled_cut_bounds` takes them.
+fn regular_samples(runs: &[Vec<u32>], stride: usize) -> Vec<Vec<u32>> {
+    runs.iter()
+        .map(|run| run.iter().copied().step_by(stride).collect())
+        .collect()
+}
+
+proptest! {
+    /// On sorted runs the sampled bounds hold every diagonal's exact co-rank, each window at
+    /// most (runs + 1) * stride wide.
+    #[test]
+    fn sampled_bounds_hold_the_co_rank(runs in sorted_runs(), stride in 1usize..6) {
+        let p = runs.len();
+        let samples = regular_samples(&runs, stride);
+        let sample_refs: Vec<&[u32]> = samples.iter().map(Vec::as_slice).collect();
+        let lens: Vec<usize> = runs.iter().map(Vec::len).collect();
+        let total: usize = lens.iter().sum();
+        let run_refs: Vec<&[u32]> = runs.iter().map(Vec::as_slice).collect();
+        for diag in 0..=total {
+            let (mut lo, mut hi) = (vec![0; p], vec![0; p]);
+            prop_assert!(sampled_cut_bounds(&sample_refs, stride, &lens, diag, &less, &mut lo, &mut hi));
+            let (mut exact, mut upper) = (vec![0; p], vec![0; p]);
+            multiway_co_rank(&run_refs, diag, &less, &mut exact, &mut upper);
+            for k in 0..p {
+                prop_assert!(lo[k] <= exact[k] && exact[k] <= hi[k], "run {} at {}: {} not in [{}, {}]", k, diag, exact[k], lo[k], hi[k]);
+                prop_assert!(hi[k] - lo[k] <= (p + 1) * stride, "run {} window {}..{}", k, lo[k], hi[k]);
+            }
+            // The exact search started from the sampled bounds finds the same counts.
+            select_indexed_runs(&run_refs[..], &mut lo, &mut hi, diag, &|a: &&u32, b: &&u32| less(a, b));
+            prop_assert_eq!(lo, exact);
+        }
+    }
+
+    /// Under any comparator the bounds either are usable (inside the runs, holding the
+    /// diagonal) or are reported unusable; nothing panics.
+    #[test]
+    fn sampled_bounds_are_usable_or_refused_under_any_comparator(
+        runs in prop::collection::vec(prop::collection::vec(any::<u32>(), 0..12), 1..=6),
+        stride in 1usize..5,
+        seed in any::<u64>(),
+    ) {
+        let p = runs.len();
+        let less = hash_less(seed);
+        let samples = regular_samples(&runs, stride);
+        let sample_refs: Vec<&[u32]> = samples.iter().map(Vec::as_slice).collect();
+        let lens: Vec<usize> = runs.iter().map(Vec::len).collect();
+        let total: usize = lens.iter().sum();
+        for diag in 0..=total {
+            let (mut lo, mut hi) = (vec![0; p], vec![0; p]);
+            if sampled_cut_bounds(&sample_refs, stride, &lens, diag, &less, &mut lo, &mut hi) {
+                prop_assert!((0..p).all(|k| lo[k] <= hi[k] && hi[k] <= lens[k]));
+                prop_assert!(lo.iter().sum::<usize>() <= diag && diag <= hi.iter().sum::<usize>());
+            }
+        }
+    }
+}

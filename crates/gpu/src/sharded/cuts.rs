@@ -1,4 +1,4 @@
-//! The sharded sort's cuts: the multiway co-rank at every output shard boundary, over sorted shards on the devices (two: a strided search, a round of keys a copy).
+//! The sharded sort's cuts: the multiway co-rank at every output shard boundary, over sorted shards on the devices (two: a strided search; more: windows bounded by samples).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -7,8 +7,8 @@ use std::mem::size_of;
 use cudarc::driver::sys::{self, CUdevice_attribute, CUmemorytype};
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr};
 use twophase_partition::{
-    clamp_multiway_cut, multiway_co_rank_indexed, shard_boundary, strided_search, takes_a,
-    IndexedRuns, Lower, StridedProbes,
+    clamp_multiway_cut, multiway_co_rank_indexed, sampled_cut_bounds, select_indexed_runs,
+    shard_boundary, strided_search, takes_a, IndexedRuns, Lower, StridedProbes,
 };
 
 use super::buffers::{device_error, on_device};
@@ -46,13 +46,30 @@ where
         read: RefCell::new(HashMap::new()),
         failure: RefCell::new(None),
     };
+    // Two runs reach here only where a strided copy's pitch is too narrow for their keys.
+    let samples = if p > 2 {
+        run_samples(gpus, runs)?
+    } else {
+        None
+    };
+    let is_less = |a: &K, b: &K| comp.is_less(a, b);
     let mut cuts = vec![vec![0; p]];
-    let mut upper = vec![0; p];
     for shard in 1..p {
         let diag = shard_boundary(shard, p, total);
-        let mut cut = vec![0; p];
-        let is_less = |a: &K, b: &K| comp.is_less(a, b);
-        multiway_co_rank_indexed(&device_runs, diag, &is_less, &mut cut, &mut upper);
+        let (mut cut, mut upper) = (vec![0; p], vec![0; p]);
+        let bounded = samples.as_ref().is_some_and(|(samples, stride)| {
+            let samples: Vec<&[K]> = samples.iter().map(Vec::as_slice).collect();
+            sampled_cut_bounds(
+                &samples, *stride, &lens, diag, &is_less, &mut cut, &mut upper,
+            )
+        });
+        if bounded {
+            // The exact search inside the windows, each fetched whole.
+            let windows = WindowRuns::fetch(&device_runs, &cut, &upper)?;
+            select_indexed_runs(&windows, &mut cut, &mut upper, diag, &is_less);
+        } else {
+            multiway_co_rank_indexed(&device_runs, diag, &is_less, &mut cut, &mut upper);
+        }
         if let Some(error) = device_runs.failure.take() {
             return Err(error);
         }
@@ -61,6 +78,96 @@ where
     }
     cuts.push(lens);
     Ok(cuts)
+}
+
+/// Samples a run of three or more shards' cut takes at most: the samples of all runs and the
+/// windows they leave ((p + 1) len / samples keys a run a boundary) then weigh about the same,
+/// a few MiB at 2^28 keys a shard on eight GPUs.
+const MULTIWAY_SAMPLES: usize = 1 << 16;
+
+/// Each run's samples, and their stride.
+type RunSamples<K> = (Vec<Vec<K>>, usize);
+
+/// Every `stride`-th key of each run (one strided copy a device), with the stride: the samples
+/// that bound a multiway cut ([`sampled_cut_bounds`]). `None` where a key is too wide for the
+/// stride's pitch (the cuts then read single keys).
+fn run_samples<K: DeviceKey + DeviceRepr>(
+    gpus: &[&Gpu],
+    runs: &[CudaSlice<K>],
+) -> Result<Option<RunSamples<K>>, GpuError> {
+    let longest = runs.iter().map(CudaSlice::len).max().unwrap_or(0);
+    let stride = longest.div_ceil(MULTIWAY_SAMPLES).max(1);
+    let mut samples = Vec::with_capacity(runs.len());
+    for (gpu, run) in gpus.iter().zip(runs) {
+        if on_device(gpu, max_pitch(gpu))? / size_of::<K>() < stride {
+            return Ok(None);
+        }
+        let mut keys = Vec::new();
+        if !run.is_empty() {
+            let probes = StridedProbes {
+                first: 0,
+                step: stride,
+                count: run.len().div_ceil(stride),
+            };
+            on_device(gpu, read_strided(gpu, run, &probes, 0, &mut keys))?;
+        }
+        samples.push(keys);
+    }
+    Ok(Some((samples, stride)))
+}
+
+/// The runs' windows `[lo[k], hi[k])`, fetched whole (one copy a run), for the exact search
+/// started from sampled bounds: it reads only inside them; a read outside (never, on bounds
+/// that hold) goes to the devices key by key.
+struct WindowRuns<'d, 'a, K> {
+    device_runs: &'d DeviceRuns<'a, K>,
+    windows: Vec<(usize, Vec<K>)>,
+}
+
+impl<'d, 'a, K: DeviceKey + DeviceRepr> WindowRuns<'d, 'a, K> {
+    fn fetch(
+        device_runs: &'d DeviceRuns<'a, K>,
+        lo: &[usize],
+        hi: &[usize],
+    ) -> Result<Self, GpuError> {
+        let mut windows = Vec::with_capacity(lo.len());
+        for (k, (gpu, run)) in device_runs.gpus.iter().zip(device_runs.runs).enumerate() {
+            let mut keys = vec![K::zeroed(); hi[k] - lo[k]];
+            if !keys.is_empty() {
+                let copied = gpu
+                    .stream()
+                    .memcpy_dtoh(&run.slice(lo[k]..hi[k]), &mut keys)
+                    .map_err(GpuError::from)
+                    .and_then(|()| gpu.synchronize());
+                on_device(gpu, copied)?;
+            }
+            windows.push((lo[k], keys));
+        }
+        Ok(WindowRuns {
+            device_runs,
+            windows,
+        })
+    }
+}
+
+impl<K: DeviceKey + DeviceRepr> IndexedRuns for WindowRuns<'_, '_, K> {
+    type Key = K;
+
+    fn run_count(&self) -> usize {
+        self.windows.len()
+    }
+
+    fn run_len(&self, run: usize) -> usize {
+        self.device_runs.run_len(run)
+    }
+
+    fn key(&self, run: usize, index: usize) -> K {
+        let (start, keys) = &self.windows[run];
+        match index.checked_sub(*start).and_then(|i| keys.get(i)) {
+            Some(&key) => key,
+            None => self.device_runs.key(run, index),
+        }
+    }
 }
 
 /// Sorted runs on devices, read a key at a time for the multiway co-rank (each key read at most
