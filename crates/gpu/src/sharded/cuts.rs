@@ -80,10 +80,10 @@ where
     Ok(cuts)
 }
 
-/// Samples a run of three or more shards' cut takes at most: the samples of all runs and the
-/// windows they leave ((p + 1) len / samples keys a run a boundary) then weigh about the same,
-/// a few MiB at 2^28 keys a shard on eight GPUs.
-const MULTIWAY_SAMPLES: usize = 1 << 16;
+/// Samples a run of three or more shards' cut takes at most. A strided copy costs about 12 ns a
+/// sample (a row each), the windows ((p + 1) len / samples keys a run a boundary) go at
+/// contiguous copy speed: 2^14 balances the two (docs/tuning.md, "Cuts on three or more GPUs").
+const MULTIWAY_SAMPLES: usize = 1 << 14;
 
 /// Each run's samples, and their stride.
 type RunSamples<K> = (Vec<Vec<K>>, usize);
