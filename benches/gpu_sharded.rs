@@ -387,24 +387,30 @@ fn main() {
             let alone = single_gpu_ms(&gpus[0], shard, None);
             println!("one shard (2^{log2n} / {p} u32 keys) sorted alone on GPU 0: {alone:.3} ms");
         }
-        if let Ok(list) = std::env::var(CUT_PROBES_ENV) {
-            for probes in list
+        // A sweep of one setting (a comma-separated list in its variable): the u32 row alone,
+        // once a value.
+        let sweeps: [Sweep; 2] = [
+            (
+                CUT_PROBES_ENV,
+                &|v| group.set_cut_probes(v),
+                "cuts of {} probes a round",
+            ),
+            (
+                CHUNK_BYTES_ENV,
+                &|v| group.set_stream_chunk_bytes(v),
+                "chunks of {} bytes or more",
+            ),
+        ];
+        if let Some((list, set, label)) = sweeps
+            .iter()
+            .find_map(|(env, set, label)| Some((std::env::var(env).ok()?, set, label)))
+        {
+            for value in list
                 .split(',')
-                .filter_map(|b| b.trim().parse::<usize>().ok())
+                .filter_map(|v| v.trim().parse::<usize>().ok())
             {
-                group.set_cut_probes(probes);
-                let name = format!("u32, cuts of {probes} probes a round");
-                print_row(&name, log2n, p, 4, one, sharded_ms(&group, &keys));
-            }
-            continue;
-        }
-        if let Ok(list) = std::env::var(CHUNK_BYTES_ENV) {
-            for bytes in list
-                .split(',')
-                .filter_map(|b| b.trim().parse::<usize>().ok())
-            {
-                group.set_stream_chunk_bytes(bytes);
-                let name = format!("u32, chunks of {bytes} bytes or more");
+                set(value);
+                let name = format!("u32, {}", label.replace("{}", &value.to_string()));
                 print_row(&name, log2n, p, 4, one, sharded_ms(&group, &keys));
             }
             continue;
@@ -429,6 +435,10 @@ fn main() {
         print_row("u64", log2n, p, 8, one, sharded_ms(&group, &wide));
     }
 }
+
+/// A setting swept by the benchmark: its variable, how the group takes a value, the row's label
+/// (`{}` the value).
+type Sweep<'s> = (&'static str, &'s dyn Fn(usize), &'static str);
 
 /// One table row: one GPU's time `one` against the group's `(ms, phases)` for `n` keys of
 /// `pair_bytes` bytes with their values.
