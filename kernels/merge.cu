@@ -1,4 +1,4 @@
-//! The two-phase merge kernels: merge path partitions at every tile's diagonal, then one tile per CTA (and a streamed merge's window cuts).
+//! The two-phase merge kernels: merge path partitions at every tile's diagonal, then one tile per CTA (and a streamed merge's window cuts, and strided samples for cuts across devices).
 // The host prepends a prelude defining key_type, key_compare, value_type, TP_NT, TP_VT,
 // TP_HAS_VALUES and TP_PARTITION_NT, and TP_MIN_BLOCKS (MergeTuning::blocks_per_sm), then partition.cuh, serial.cuh and cta_merge.cuh.
 
@@ -117,4 +117,26 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     }
   }
   cuts[j] = begin;
+}
+
+namespace twophase {
+// The parameter block of twophase_merge_gather, twin of MergeGatherParams in
+// crates/gpu/src/merge/window.rs.
+struct merge_gather_params {
+  const key_type* keys;
+  size_type first;
+  size_type step;
+  size_type count;
+  key_type* out;
+};
+}  // namespace twophase
+
+// Every step-th key from `first` side by side: out[j] = keys[first + j * step] for j < count (the
+// samples that bound a cut across devices, crates/gpu/src/sharded/cuts.rs: one contiguous copy to
+// the host afterwards instead of a strided copy's row a key). One thread a sample.
+extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
+    twophase_merge_gather(const key_type* __restrict__ keys, size_type first, size_type step, size_type count,
+                          key_type* __restrict__ out) {
+  const size_type j = (size_type)blockIdx.x * blockDim.x + threadIdx.x;
+  if (j < count) out[j] = keys[first + j * step];
 }

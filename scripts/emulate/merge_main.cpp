@@ -41,7 +41,28 @@ static void run_merge(const std::vector<key_type>& a, const std::vector<key_type
 #endif
 }
 
+// The strided samples of a cut across devices: every step-th key from `first`, side by side,
+// for a few spans (first sample only, a tight stride, a stride past a block of threads).
+static bool gather_matches() {
+  std::vector<key_type> keys(5000);
+  for (size_t i = 0; i < keys.size(); ++i) keys[i] = (key_type)(i * 2654435761u);
+  const size_type spans[][3] = {{0, 1, 1}, {7, 3, 1000}, {0, 17, 295}, {4999, 1, 1}, {1, 1, 4999}};
+  bool ok = true;
+  for (const auto& span : spans) {
+    const size_type first = span[0], step = span[1], count = span[2];
+    std::unique_ptr<key_type[]> in = exact_copy(keys), out(new key_type[count]);
+    const unsigned blocks = (unsigned)((count + TP_PARTITION_NT - 1) / TP_PARTITION_NT);
+    launch(blocks, TP_PARTITION_NT, [&] { twophase_merge_gather(in.get(), first, step, count, out.get()); });
+    bool span_ok = true;
+    for (size_type j = 0; j < count; ++j) span_ok &= memcmp(&out[j], &keys[first + j * step], sizeof(key_type)) == 0;
+    if (!span_ok) printf("FAIL gather first=%llu step=%llu count=%llu\n", first, step, count);
+    ok &= span_ok;
+  }
+  return ok;
+}
+
 int main(int argc, char** argv) {
+  if (!gather_matches()) return 1;
   auto passed = [](size_t n, int mode, const std::vector<key_type>& a, const std::vector<key_type>& b,
                    const std::vector<key_type>& out, unsigned long long bits) {
     std::vector<key_type> all(a);

@@ -36,6 +36,8 @@ pub const MERGE_ENTRY_PARTITION: &str = "twophase_merge_partition";
 pub const MERGE_ENTRY_TILE: &str = "twophase_merge_tile";
 /// Entry point of a streamed merge's window cuts (crates/gpu/src/sharded/stream.rs).
 pub const MERGE_ENTRY_WINDOW_CUTS: &str = "twophase_merge_window_cuts";
+/// Entry point of a cut's strided samples across devices (crates/gpu/src/sharded/cuts.rs).
+pub const MERGE_ENTRY_GATHER: &str = "twophase_merge_gather";
 
 /// Device scratch of the merge (the partitions), reusable across calls: it only grows, so a loop
 /// of calls of the same or smaller size allocates nothing.
@@ -217,6 +219,7 @@ impl ProgramTuning for MergeTuning {
             MERGE_ENTRY_PARTITION,
             MERGE_ENTRY_TILE,
             MERGE_ENTRY_WINDOW_CUTS,
+            MERGE_ENTRY_GATHER,
         ]
     }
 
@@ -229,6 +232,7 @@ impl ProgramTuning for MergeTuning {
             &MergePartitionParams::LAYOUT,
             &MergeTileParams::LAYOUT,
             &window::MergeWindowCutsParams::LAYOUT,
+            &window::MergeGatherParams::LAYOUT,
         ]
     }
 

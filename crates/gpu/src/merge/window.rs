@@ -1,8 +1,8 @@
-//! A streamed merge's window cuts: where each needle falls in a sorted run, one thread a needle (kernels/merge.cu).
+//! Kernels of the merge program for work across devices: a streamed merge's window cuts (where each needle falls in a sorted run) and a cut's strided samples, one thread each (kernels/merge.cu).
 
 use cudarc::driver::{CudaView, CudaViewMut, DevicePtr, DevicePtrMut};
 
-use super::{MergeTuning, MERGE_ENTRY_WINDOW_CUTS};
+use super::{MergeTuning, MERGE_ENTRY_GATHER, MERGE_ENTRY_WINDOW_CUTS};
 use crate::compare::DeviceComparator;
 use crate::error::{check_len, GpuError};
 use crate::key::DeviceKey;
@@ -24,7 +24,66 @@ param_block! {
     }
 }
 
+param_block! {
+    /// The parameter block of `twophase_merge_gather` (kernels/merge.cu).
+    pub(crate) struct MergeGatherParams as "merge_gather_params" {
+        keys: u64,
+        first: u64,
+        step: u64,
+        count: u64,
+        out: u64,
+    }
+}
+
 impl Gpu {
+    /// `out[j] = keys[first + j * step]` for every `j` below `out.len()`: strided samples side
+    /// by side, for one contiguous copy. Asynchronous on this handle's stream, in the merge
+    /// program of `values`. The last sample must lie inside `keys` (checked here, else
+    /// `InvalidInput`).
+    pub(crate) fn merge_gather<K, C>(
+        &self,
+        keys: &CudaView<K>,
+        (first, step): (usize, usize),
+        out: &mut CudaViewMut<K>,
+        comp: &C,
+        values: ValueLayout,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey,
+        C: DeviceComparator<K> + ?Sized,
+    {
+        let count = out.len();
+        if count == 0 {
+            return Ok(());
+        }
+        let last = (count - 1)
+            .checked_mul(step)
+            .and_then(|span| span.checked_add(first));
+        if last.is_none_or(|last| last >= keys.len()) {
+            return Err(GpuError::InvalidInput(format!(
+                "{count} samples {step} apart from {first} pass the {} keys",
+                keys.len()
+            )));
+        }
+        let tuning = MergeTuning::for_layout::<K>(values);
+        let kernels = self.program_kernels::<K, C, _>(comp, values, tuning)?;
+        let [gather] = kernels.functions([MERGE_ENTRY_GATHER])?;
+        let stream = self.stream();
+        let params = MergeGatherParams {
+            keys: keys.device_ptr(stream).0,
+            first: first as u64,
+            step: step as u64,
+            count: count as u64,
+            out: out.device_ptr_mut(stream).0,
+        };
+        let blocks = grid_blocks(count.div_ceil(PARTITION_THREADS as usize))?;
+        // SAFETY: the block is twophase_merge_gather's (kernels/merge.cu; the program asserts the
+        // layouts equal); every key read, first + j * step for j < count, lies inside `keys`
+        // (checked above), `out` holds `count` keys, both on this handle's context and ordered by
+        // its stream; one thread a sample, the threads past the last returning at once.
+        unsafe { self.launch(gather, LaunchShape::new(blocks, PARTITION_THREADS), &params) }
+    }
+
     /// `cuts[j]` = how many of the sorted `keys` come before `needles[j]` in the stable merge
     /// of the two runs under `comp`, the needles' run first (`needles_first`: the keys strictly
     /// less) or second (the keys not greater). Asynchronous on this handle's stream, in the

@@ -11,22 +11,25 @@ use twophase_partition::{
     shard_boundary, strided_search, takes_a, IndexedRuns, Lower, StridedProbes,
 };
 
-use super::buffers::{device_error, on_device};
+use super::buffers::{device_error, on_device, uninit_buffer};
 use crate::compare::DeviceComparator;
 use crate::error::GpuError;
 use crate::key::DeviceKey;
 use crate::runtime::device::Gpu;
+use crate::runtime::program::ValueLayout;
 
 /// The cuts of the sorted `runs` at every output shard boundary: row `i` the count taken
 /// from each run before output shard `i` (row 0 zeros, row p the runs' lengths), each inner
 /// row a multiway co-rank over the devices' keys, clamped into a staircase after the row
 /// before (a no-op on sorted runs under a strict weak order). Two runs take
-/// [`two_run_cuts`], with at most `max_probes` keys a round from each device.
+/// [`two_run_cuts`], with at most `max_probes` keys a round from each device; more take
+/// [`run_samples`] in the merge program of `comp` and `values` (the call's value layout).
 pub(super) fn shard_cuts<K, C>(
     gpus: &[&Gpu],
     runs: &[CudaSlice<K>],
     comp: &C,
     max_probes: usize,
+    values: ValueLayout,
 ) -> Result<Vec<Vec<usize>>, GpuError>
 where
     K: DeviceKey + DeviceRepr,
@@ -47,8 +50,8 @@ where
         failure: RefCell::new(None),
     };
     // Two runs reach here only where a strided copy's pitch is too narrow for their keys.
-    let samples = if p > 2 {
-        run_samples(gpus, runs)?
+    let samples = if p > 1 {
+        Some(run_samples(gpus, runs, comp, values)?)
     } else {
         None
     };
@@ -80,40 +83,57 @@ where
     Ok(cuts)
 }
 
-/// Samples a run of three or more shards' cut takes at most. A strided copy costs about 12 ns a
-/// sample (a row each), the windows ((p + 1) len / samples keys a run a boundary) go at
-/// contiguous copy speed: 2^14 balances the two (docs/tuning.md, "Cuts on three or more GPUs").
-const MULTIWAY_SAMPLES: usize = 1 << 14;
+/// Samples a run of three or more shards' cut takes at most. Gathered on the device and copied
+/// to the host whole (2^16 u32 keys: 256 KiB a device), they leave windows of (p + 1) len / 2^16
+/// keys a run a boundary, which one small copy each fetches (docs/tuning.md, "Cuts on three or
+/// more GPUs").
+const MULTIWAY_SAMPLES: usize = 1 << 16;
 
 /// Each run's samples, and their stride.
 type RunSamples<K> = (Vec<Vec<K>>, usize);
 
-/// Every `stride`-th key of each run (one strided copy a device), with the stride: the samples
-/// that bound a multiway cut ([`sampled_cut_bounds`]). `None` where a key is too wide for the
-/// stride's pitch (the cuts then read single keys).
-fn run_samples<K: DeviceKey + DeviceRepr>(
+/// Every `stride`-th key of each run, with the stride: the samples that bound a multiway cut
+/// ([`sampled_cut_bounds`]). Each device gathers its run's samples side by side (a kernel of
+/// the merge program of `comp` and `values`, the one the merge then runs) and copies them to
+/// the host in one piece.
+fn run_samples<K, C>(
     gpus: &[&Gpu],
     runs: &[CudaSlice<K>],
-) -> Result<Option<RunSamples<K>>, GpuError> {
+    comp: &C,
+    values: ValueLayout,
+) -> Result<RunSamples<K>, GpuError>
+where
+    K: DeviceKey + DeviceRepr,
+    C: DeviceComparator<K> + ?Sized,
+{
     let longest = runs.iter().map(CudaSlice::len).max().unwrap_or(0);
     let stride = longest.div_ceil(MULTIWAY_SAMPLES).max(1);
-    let mut samples = Vec::with_capacity(runs.len());
+    let mut gathered = Vec::with_capacity(runs.len());
+    // Every device's gather first, so that the devices gather together.
     for (gpu, run) in gpus.iter().zip(runs) {
-        if on_device(gpu, max_pitch(gpu))? / size_of::<K>() < stride {
-            return Ok(None);
-        }
-        let mut keys = Vec::new();
-        if !run.is_empty() {
-            let probes = StridedProbes {
-                first: 0,
-                step: stride,
-                count: run.len().div_ceil(stride),
-            };
-            on_device(gpu, read_strided(gpu, run, &probes, 0, &mut keys))?;
-        }
+        let mut samples = on_device(gpu, uninit_buffer::<K>(gpu, run.len().div_ceil(stride)))?;
+        let launched = gpu.merge_gather(
+            &run.slice(..),
+            (0, stride),
+            &mut samples.slice_mut(..),
+            comp,
+            values,
+        );
+        on_device(gpu, launched)?;
+        gathered.push(samples);
+    }
+    let mut samples = Vec::with_capacity(runs.len());
+    for (gpu, on_gpu) in gpus.iter().zip(&gathered) {
+        let mut keys = vec![K::zeroed(); on_gpu.len()];
+        let copied = gpu
+            .stream()
+            .memcpy_dtoh(on_gpu, &mut keys)
+            .map_err(GpuError::from)
+            .and_then(|()| gpu.synchronize());
+        on_device(gpu, copied)?;
         samples.push(keys);
     }
-    Ok(Some((samples, stride)))
+    Ok((samples, stride))
 }
 
 /// The runs' windows `[lo[k], hi[k])`, fetched whole (one copy a run), for the exact search

@@ -42,6 +42,7 @@ use crate::error::{check_len, GpuError};
 use crate::key::{DeviceKey, DeviceValue};
 use crate::merge::MergeScratch;
 use crate::mergesort::MergesortScratch;
+use crate::primitive::value_layout;
 use crate::runtime::device::Gpu;
 use buffers::{device_error, on_device, tree_view_mut, uninit_buffer};
 use cuts::shard_cuts;
@@ -473,7 +474,8 @@ impl<'g> GpuGroup<'g> {
         C: DeviceComparator<K> + ?Sized,
     {
         let start = Instant::now();
-        let cuts = shard_cuts(&self.gpus, keys, comp, self.cut_probes.get())?;
+        let layout = values.and_then(|_| value_layout::<V>());
+        let cuts = shard_cuts(&self.gpus, keys, comp, self.cut_probes.get(), layout)?;
         self.cut_time.set(start.elapsed());
         let mut received = vec![self.exchange(KEYS, keys, &cuts)?];
         if let Some(values) = values {

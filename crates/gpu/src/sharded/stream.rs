@@ -56,7 +56,8 @@ impl GpuGroup<'_> {
             return Err(GpuError::Poisoned("streamed merge without NCCL"));
         };
         let start = Instant::now();
-        let cuts = shard_cuts(&self.gpus, keys.inputs, comp, self.cut_probes.get())?;
+        let layout = values.as_ref().and_then(|_| value_layout::<V>());
+        let cuts = shard_cuts(&self.gpus, keys.inputs, comp, self.cut_probes.get(), layout)?;
         let cut_time = start.elapsed();
         let plans: Vec<StreamPlan> = (0..2)
             .map(|i| StreamPlan::new(&cuts, i, size_of::<K>(), self.min_chunk_bytes.get()))
