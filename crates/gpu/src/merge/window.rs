@@ -1,6 +1,6 @@
 //! Kernels of the merge program for work across devices: a streamed merge's window cuts (where each needle falls in a sorted run) and a cut's strided samples, one thread each (kernels/merge.cu).
 
-use cudarc::driver::{CudaView, CudaViewMut, DevicePtr, DevicePtrMut};
+use cudarc::driver::{CudaFunction, CudaView, CudaViewMut, DevicePtr, DevicePtrMut};
 
 use super::{MergeTuning, MERGE_ENTRY_GATHER, MERGE_ENTRY_WINDOW_CUTS};
 use crate::compare::DeviceComparator;
@@ -36,6 +36,24 @@ param_block! {
 }
 
 impl Gpu {
+    /// Kernel `entry` of the merge program of `comp` and `values` on this handle (built or
+    /// fetched from the caches).
+    fn merge_kernel<K, C>(
+        &self,
+        comp: &C,
+        values: ValueLayout,
+        entry: &str,
+    ) -> Result<CudaFunction, GpuError>
+    where
+        K: DeviceKey,
+        C: DeviceComparator<K> + ?Sized,
+    {
+        let tuning = MergeTuning::for_layout::<K>(values);
+        let kernels = self.program_kernels::<K, C, _>(comp, values, tuning)?;
+        let [function] = kernels.functions([entry])?;
+        Ok(function.clone())
+    }
+
     /// `out[j] = keys[first + j * step]` for every `j` below `out.len()`: strided samples side
     /// by side, for one contiguous copy. Asynchronous on this handle's stream, in the merge
     /// program of `values`. The last sample must lie inside `keys` (checked here, else
@@ -65,9 +83,7 @@ impl Gpu {
                 keys.len()
             )));
         }
-        let tuning = MergeTuning::for_layout::<K>(values);
-        let kernels = self.program_kernels::<K, C, _>(comp, values, tuning)?;
-        let [gather] = kernels.functions([MERGE_ENTRY_GATHER])?;
+        let gather = self.merge_kernel::<K, C>(comp, values, MERGE_ENTRY_GATHER)?;
         let stream = self.stream();
         let params = MergeGatherParams {
             keys: keys.device_ptr(stream).0,
@@ -81,7 +97,13 @@ impl Gpu {
         // layouts equal); every key read, first + j * step for j < count, lies inside `keys`
         // (checked above), `out` holds `count` keys, both on this handle's context and ordered by
         // its stream; one thread a sample, the threads past the last returning at once.
-        unsafe { self.launch(gather, LaunchShape::new(blocks, PARTITION_THREADS), &params) }
+        unsafe {
+            self.launch(
+                &gather,
+                LaunchShape::new(blocks, PARTITION_THREADS),
+                &params,
+            )
+        }
     }
 
     /// `cuts[j]` = how many of the sorted `keys` come before `needles[j]` in the stable merge
@@ -105,9 +127,7 @@ impl Gpu {
         if needles.is_empty() {
             return Ok(());
         }
-        let tuning = MergeTuning::for_layout::<K>(values);
-        let kernels = self.program_kernels::<K, C, _>(comp, values, tuning)?;
-        let [window_cuts] = kernels.functions([MERGE_ENTRY_WINDOW_CUTS])?;
+        let window_cuts = self.merge_kernel::<K, C>(comp, values, MERGE_ENTRY_WINDOW_CUTS)?;
         let stream = self.stream();
         let params = MergeWindowCutsParams {
             keys: keys.device_ptr(stream).0,
@@ -124,7 +144,7 @@ impl Gpu {
         // by its stream; one thread a needle, the threads past the last returning at once.
         unsafe {
             self.launch(
-                window_cuts,
+                &window_cuts,
                 LaunchShape::new(blocks, PARTITION_THREADS),
                 &params,
             )
