@@ -123,14 +123,17 @@ where
         gathered.push(samples);
     }
     let mut samples = Vec::with_capacity(runs.len());
-    for (gpu, on_gpu) in gpus.iter().zip(&gathered) {
-        let mut keys = vec![K::zeroed(); on_gpu.len()];
-        let copied = gpu
-            .stream()
-            .memcpy_dtoh(on_gpu, &mut keys)
-            .map_err(GpuError::from)
-            .and_then(|()| gpu.synchronize());
-        on_device(gpu, copied)?;
+    for ((gpu, on_gpu), run) in gpus.iter().zip(&gathered).zip(runs) {
+        // An empty run has no samples, and nothing is copied.
+        let mut keys = vec![K::zeroed(); run.len().div_ceil(stride)];
+        if !keys.is_empty() {
+            let copied = gpu
+                .stream()
+                .memcpy_dtoh(&on_gpu.slice(..keys.len()), &mut keys)
+                .map_err(GpuError::from)
+                .and_then(|()| gpu.synchronize());
+            on_device(gpu, copied)?;
+        }
         samples.push(keys);
     }
     Ok((samples, stride))
