@@ -2,9 +2,11 @@
 //!
 //! The CPU twin of a sort across p devices, in the four steps the devices take:
 //! 1. each shard is sorted on its own ([`super::mergesort_by`]);
-//! 2. a multiway co-rank ([`twophase_partition::multiway_co_rank`]) finds, at every boundary
-//!    `shard_boundary(i, p, n)` between output shards, the cut of every sorted shard, the `p - 1`
-//!    searches in parallel;
+//! 2. a multiway co-rank finds, at every boundary `shard_boundary(i, p, n)` between output
+//!    shards, the cut of every sorted shard, the `p - 1` searches in parallel, searched as the
+//!    GPUs search it: two shards by the strided merge path
+//!    ([`twophase_partition::strided_merge_path`]), more by the exact selection inside windows
+//!    bounded by every stride-th key of every shard ([`twophase_partition::sampled_cut_bounds`]);
 //! 3. an exchange gathers, for each output shard, the `p` pieces between its two cuts (one piece
 //!    from every input shard, in shard order), moving every key once;
 //! 4. each output shard merges its `p` pieces by a tree of the two-way stable merge
@@ -20,7 +22,10 @@
 //! ([`twophase_partition::clamp_multiway_cut`]) and the two-way merges keep every key.
 
 use rayon::prelude::*;
-use twophase_partition::{clamp_multiway_cut, multiway_co_rank, shard_boundary};
+use twophase_partition::{
+    clamp_multiway_cut, multiway_co_rank, sampled_cut_bounds, select_indexed_runs, shard_boundary,
+    strided_merge_path,
+};
 
 use super::merge::{merge_count, merge_into_by};
 use super::{assert_paired, mergesort_by, mergesort_pairs_by};
@@ -38,16 +43,15 @@ where
     let p = runs.len();
     let lens: Vec<usize> = runs.iter().map(|run| run.len()).collect();
     let total = lens.iter().fold(0, |sum, &len| merge_count(sum, len));
+    let samples = (p > 2).then(|| RunSamples::of(runs));
     let mut cuts: Vec<Vec<usize>> = (0..=p)
         .into_par_iter()
         .map(|shard| match shard {
             0 => vec![0; p],
             s if s == p => lens.clone(),
             s => {
-                let (mut counts, mut upper) = (vec![0; p], vec![0; p]);
                 let diag = shard_boundary(s, p, total);
-                multiway_co_rank(runs, diag, is_less, &mut counts, &mut upper);
-                counts
+                cut_at(runs, samples.as_ref(), diag, is_less)
             }
         })
         .collect();
@@ -57,6 +61,75 @@ where
         clamp_multiway_cut(&before[shard - 1], &mut after[0], diag, &lens);
     }
     cuts
+}
+
+/// Probes a round of the two-shard cut's strided search, as the GPUs' default (on the CPU a
+/// read costs nothing; the same search runs so that CI tests it).
+const CUT_PROBES: usize = 256;
+
+/// Samples a run that bound a cut among three or more shards. Far fewer than the GPUs' 2^16, so
+/// that the samples skip keys (and the windows span several) even in the property tests'
+/// shards of up to 60 keys; on the CPU a window is a view, and its width costs only a few
+/// rounds of the search inside it.
+const CUT_SAMPLES: usize = 16;
+
+/// Every `stride`-th key of each run (references to them), as the GPUs gather them.
+struct RunSamples<'a, T> {
+    samples: Vec<Vec<&'a T>>,
+    stride: usize,
+}
+
+impl<'a, T> RunSamples<'a, T> {
+    fn of(runs: &[&'a [T]]) -> Self {
+        let longest = runs.iter().map(|run| run.len()).max().unwrap_or(0);
+        let stride = longest.div_ceil(CUT_SAMPLES).max(1);
+        let samples = runs
+            .iter()
+            .map(|run| run.iter().step_by(stride).collect())
+            .collect();
+        RunSamples { samples, stride }
+    }
+}
+
+/// The counts taken from each run before output rank `diag`, as the GPUs search them: two runs
+/// by the strided merge path; more by the exact selection inside the windows that the samples
+/// bound, or over the whole runs where the samples contradict each other (unsorted runs, or a
+/// comparator that is not a strict weak order).
+fn cut_at<T, F>(
+    runs: &[&[T]],
+    samples: Option<&RunSamples<'_, T>>,
+    diag: usize,
+    is_less: &F,
+) -> Vec<usize>
+where
+    F: Fn(&T, &T) -> bool,
+{
+    let p = runs.len();
+    if let [a, b] = runs {
+        let cut = strided_merge_path(a, b, diag, CUT_PROBES, is_less);
+        return vec![cut, diag - cut];
+    }
+    let (mut counts, mut upper) = (vec![0; p], vec![0; p]);
+    let lens: Vec<usize> = runs.iter().map(|run| run.len()).collect();
+    let by_ref = |a: &&T, b: &&T| is_less(a, b);
+    let bounded = samples.is_some_and(|s| {
+        let sample_runs: Vec<&[&T]> = s.samples.iter().map(Vec::as_slice).collect();
+        sampled_cut_bounds(
+            &sample_runs,
+            s.stride,
+            &lens,
+            diag,
+            &by_ref,
+            &mut counts,
+            &mut upper,
+        )
+    });
+    if bounded {
+        select_indexed_runs(runs, &mut counts, &mut upper, diag, &by_ref);
+    } else {
+        multiway_co_rank(runs, diag, is_less, &mut counts, &mut upper);
+    }
+    counts
 }
 
 /// Stable merge of the consecutive sorted runs of `keys` that `bounds` delimits (run `r` is

@@ -217,6 +217,36 @@ pub fn strided_search(
     begin
 }
 
+/// [`merge_path`] under the stable rule ([`Lower`]) by [`strided_search`], at most `max_probes`
+/// probes a round: each round reads its probes' A keys and the B keys mirrored on the
+/// diagonal, as the cut between two devices' sorted shards reads them (one strided copy from
+/// each device a round). Equal to `merge_path::<Lower>` on sorted inputs under a strict weak
+/// order; on the diagonal and inside both inputs whatever `is_less` answers.
+///
+/// # Panics
+/// If `diag > a.len() + b.len()` or `max_probes` is 0.
+pub fn strided_merge_path<T, F: Fn(&T, &T) -> bool>(
+    a: &[T],
+    b: &[T],
+    diag: usize,
+    max_probes: usize,
+    is_less: &F,
+) -> usize {
+    assert!(
+        diag <= a.len() + b.len(),
+        "strided_merge_path: diagonal past the end of the merge"
+    );
+    let (begin, end) = (diag.saturating_sub(b.len()), diag.min(a.len()));
+    strided_search(begin, end, max_probes, |probes| {
+        (0..probes.count)
+            .take_while(|&l| {
+                let i = probes.probe(l);
+                takes_a::<Lower, T, F>(&a[i], &b[diag - 1 - i], is_less)
+            })
+            .count()
+    })
+}
+
 /// The slices of A and B that produce one contiguous piece of a merge's output.
 ///
 /// Indices are positions in A and B respectively (or, inside a tile, in the tile's shared copy

@@ -593,37 +593,6 @@ fn clamp_multiway_cut_repairs_crossing_cuts() {
     assert_eq!(exact, [3, 0, 3]);
 }
 
-/// The merge path of `a` and `b` at `diag` under the stable rule, by [`strided_search`] with at
-/// most `max_probes` probes a round, as a two-GPU cut reads it: a round's A keys at the probes
-/// and B keys mirrored on the diagonal. Also returns the rounds taken.
-fn strided_merge_path(
-    a: &[u32],
-    b: &[u32],
-    diag: usize,
-    max_probes: usize,
-    is_less: &IsLess,
-) -> (usize, usize) {
-    let mut rounds = 0;
-    let cut = strided_search(
-        diag.saturating_sub(b.len()),
-        diag.min(a.len()),
-        max_probes,
-        |probes| {
-            rounds += 1;
-            assert!(probes.count <= max_probes && probes.count > 0);
-            (0..probes.count)
-                .take_while(|&l| {
-                    let i = probes.probe(l);
-                    takes_a::<Lower, _, _>(&a[i], &b[diag - 1 - i], &|x: &u32, y: &u32| {
-                        is_less(x, y)
-                    })
-                })
-                .count()
-        },
-    );
-    (cut, rounds)
-}
-
 proptest! {
     /// A strided search finds the first false of any true-then-false predicate, as
     /// `partition_point` does, in at most ceil(log(n) / log(max_probes)) + 1 rounds.
@@ -677,9 +646,9 @@ proptest! {
         seed in any::<u64>(),
     ) {
         for diag in 0..=a.len() + b.len() {
-            let (cut, _) = strided_merge_path(&a, &b, diag, max_probes, &less);
+            let cut = strided_merge_path(&a, &b, diag, max_probes, &less);
             prop_assert_eq!(cut, merge_path::<Lower, _, _>(&a, &b, diag, less));
-            let (cut, _) = strided_merge_path(&a, &b, diag, max_probes, &hash_less(seed));
+            let cut = strided_merge_path(&a, &b, diag, max_probes, &hash_less(seed));
             prop_assert!(cut <= a.len() && cut <= diag && diag - cut <= b.len());
         }
     }
