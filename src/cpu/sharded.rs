@@ -253,9 +253,11 @@ fn unzip_shards<K: Send, V: Send>(pairs: Vec<Vec<(K, V)>>) -> (Vec<Vec<K>>, Vec<
 /// first, so that the concatenated output equals std's stable sort of the concatenated input.
 /// Shards may differ in length or be empty; no shards give no output shards.
 ///
-/// Cost for `n` keys in `p` shards: `p - 1` multiway co-rank searches in parallel, each about
-/// `p * log2(n / p)` rounds of `2p` comparisons; the exchange moves every key once; each output
-/// shard then runs `ceil(log2(p))` levels of two-way merges over its `n / p` keys.
+/// Cost for `n` keys in `p` shards: `p - 1` multiway co-rank searches in parallel (two shards:
+/// the strided merge path, about log(n) / log(257) rounds; more: a selection inside windows of
+/// about `(p + 1) n / (16 p)` keys a shard that 16 samples a shard bound, about `p * log2` of
+/// that in rounds of `2p` comparisons); the exchange moves every key once; each output shard
+/// then runs `ceil(log2(p))` levels of two-way merges over its `n / p` keys.
 ///
 /// If a shard is not sorted under `is_less`, or `is_less` is not a strict weak order, the output
 /// is still a permutation of the input with every output shard of its exact size, in
