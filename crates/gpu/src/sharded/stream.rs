@@ -79,6 +79,7 @@ impl GpuGroup<'_> {
             comm_streams: &comm_streams,
             plans: &plans,
             layouts: &layouts,
+            values: layout,
         };
         let steps = run.steps(&mut scratch, keys, values, comp);
         // Whatever failed, no stream may still use the buffers when the call returns.
@@ -125,6 +126,8 @@ struct StreamRun<'r, 'g> {
     comm_streams: &'r [Arc<CudaStream>],
     plans: &'r [StreamPlan],
     layouts: &'r [ReceiveLayout; COLUMNS],
+    /// The values' layout (none for keys alone): the merge program the windows run in.
+    values: ValueLayout,
 }
 
 impl StreamRun<'_, '_> {
@@ -173,12 +176,7 @@ impl StreamRun<'_, '_> {
             self.comm_streams[i].wait(&ready)?;
         }
         let arrivals = self.send_chunks(&keys, values.as_ref(), &targets)?;
-        let value_layout = if has_values {
-            value_layout::<V>()
-        } else {
-            None
-        };
-        let (windows, consistent) = self.window_cuts(scratch, &keys, comp, value_layout)?;
+        let (windows, consistent) = self.window_cuts(scratch, &keys, comp, self.values)?;
         let most = windows.iter().map(Vec::len).max().unwrap_or(0);
         for j in 0..most {
             for (i, (gpu, arrived)) in self.gpus.iter().zip(&arrivals).enumerate() {
