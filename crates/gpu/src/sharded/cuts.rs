@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::mem::size_of;
 
 use cudarc::driver::sys::{self, CUdevice_attribute, CUmemorytype};
-use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr};
+use cudarc::driver::{CudaSlice, CudaView, DevicePtr, DeviceRepr};
 use twophase_partition::{
     clamp_multiway_cut, multiway_co_rank_indexed, sampled_cut_bounds, select_indexed_runs,
     shard_boundary, strided_search, takes_a, IndexedRuns, Lower, StridedProbes,
@@ -124,17 +124,8 @@ where
     }
     let mut samples = Vec::with_capacity(runs.len());
     for ((gpu, on_gpu), run) in gpus.iter().zip(&gathered).zip(runs) {
-        // An empty run has no samples, and nothing is copied.
-        let mut keys = vec![K::zeroed(); run.len().div_ceil(stride)];
-        if !keys.is_empty() {
-            let copied = gpu
-                .stream()
-                .memcpy_dtoh(&on_gpu.slice(..keys.len()), &mut keys)
-                .map_err(GpuError::from)
-                .and_then(|()| gpu.synchronize());
-            on_device(gpu, copied)?;
-        }
-        samples.push(keys);
+        let count = run.len().div_ceil(stride);
+        samples.push(on_device(gpu, read_to_host(gpu, &on_gpu.slice(..count)))?);
     }
     Ok((samples, stride))
 }
@@ -155,15 +146,7 @@ impl<'d, 'a, K: DeviceKey + DeviceRepr> WindowRuns<'d, 'a, K> {
     ) -> Result<Self, GpuError> {
         let mut windows = Vec::with_capacity(lo.len());
         for (k, (gpu, run)) in device_runs.gpus.iter().zip(device_runs.runs).enumerate() {
-            let mut keys = vec![K::zeroed(); hi[k] - lo[k]];
-            if !keys.is_empty() {
-                let copied = gpu
-                    .stream()
-                    .memcpy_dtoh(&run.slice(lo[k]..hi[k]), &mut keys)
-                    .map_err(GpuError::from)
-                    .and_then(|()| gpu.synchronize());
-                on_device(gpu, copied)?;
-            }
+            let keys = on_device(gpu, read_to_host(gpu, &run.slice(lo[k]..hi[k])))?;
             windows.push((lo[k], keys));
         }
         Ok(WindowRuns {
@@ -206,14 +189,25 @@ struct DeviceRuns<'a, K> {
 impl<K: DeviceKey + DeviceRepr> DeviceRuns<'_, K> {
     /// Key `index` of run `run`, copied from its device.
     fn fetch(&self, run: usize, index: usize) -> Result<K, GpuError> {
-        let gpu = self.gpus[run];
-        let mut key = [K::zeroed()];
-        gpu.stream()
-            .memcpy_dtoh(&self.runs[run].slice(index..index + 1), &mut key)
-            .map_err(GpuError::from)?;
-        gpu.synchronize()?;
-        Ok(key[0])
+        let key = read_to_host(self.gpus[run], &self.runs[run].slice(index..index + 1))?;
+        key.first()
+            .copied()
+            .ok_or(GpuError::Poisoned("one-key read"))
     }
+}
+
+/// The keys of `range` on `gpu`'s device, copied to the host on its stream and waited for (an
+/// empty range copies nothing).
+fn read_to_host<K: DeviceKey + DeviceRepr>(
+    gpu: &Gpu,
+    range: &CudaView<'_, K>,
+) -> Result<Vec<K>, GpuError> {
+    let mut keys = vec![K::zeroed(); range.len()];
+    if !keys.is_empty() {
+        gpu.stream().memcpy_dtoh(range, &mut keys)?;
+        gpu.synchronize()?;
+    }
+    Ok(keys)
 }
 
 impl<K: DeviceKey + DeviceRepr> IndexedRuns for DeviceRuns<'_, K> {
