@@ -48,10 +48,10 @@ enum Mode {
     Profile,
 }
 
-/// Reads and writes of all the keys: the block sort, then each two-way or four-way merge pass.
+/// Reads and writes of all the keys: the block sort, then each merge pass (a trusted order's
+/// plan: a user comparator's sorts take no eight-way passes, and their rows say so).
 fn global_passes(n: usize, tuning: MergesortTuning) -> u32 {
-    let (two_way, four_way) = tuning.pass_plan(n);
-    1 + two_way + four_way
+    1 + tuning.pass_plan(n, true).passes()
 }
 
 /// A sweep entry (block sort threads, pass threads, four-way pass threads, lanes per four-way

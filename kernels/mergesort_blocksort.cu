@@ -1,12 +1,13 @@
 //! The mergesort's common definitions and its block sort: each tile sorted by one CTA.
 // The mergesort is one program: the host prepends the same prelude as for the merge (key_type,
-// key_compare, value_type, TP_NT, TP_VT, TP_HAS_VALUES, TP_PARTITION_NT), TP_PASS_NT, TP_QUAD_NT
-// and TP_QUAD_REGISTERS (threads of the two-way and four-way merge passes; TP_NT is the block
-// sort's), then partition.cuh, serial.cuh, cta_merge.cuh and cta_mergesort.cuh, then this file,
-// mergesort_partition.cuh, mergesort_pass.cu, mergesort_quad_partition.cuh,
-// mergesort_quad_partition.cu and mergesort_quad_tile.cu, in that order. The definitions here
-// (size_type, follow_previous_kernel, align16, CHECK_ORDER and the shared-memory layouts of the
-// block sort and the two-way pass tile) serve all of them.
+// key_compare, value_type, TP_NT, TP_VT, TP_HAS_VALUES, TP_PARTITION_NT), TP_PASS_NT, TP_QUAD_NT,
+// TP_QUAD_REGISTERS, TP_OCT_NT and TP_OCT_REGISTERS (threads of the two-way, four-way and
+// eight-way merge passes; TP_NT is the block sort's), then partition.cuh, serial.cuh,
+// cta_merge.cuh and cta_mergesort.cuh, then this file, mergesort_partition.cuh,
+// mergesort_pass.cu, mergesort_quad_partition.cuh, mergesort_quad_partition.cu,
+// mergesort_quad_tile.cu, mergesort_oct_partition.cu and mergesort_oct_tile.cu, in that order.
+// The definitions here (size_type, follow_previous_kernel, align16, CHECK_ORDER and the
+// shared-memory layouts of the block sort and the two-way pass tile) serve all of them.
 
 using twophase::size_type;
 
@@ -84,6 +85,30 @@ struct mergesort_quad_tile_params {
   const unsigned* guard;
   unsigned long long* cuts_repair;
   unsigned generation;
+  unsigned image_out;
+};
+
+struct mergesort_oct_partition_params {
+  const key_type* keys;
+  size_type count;
+  size_type run;
+  const size_type* quad_cuts;
+  size_type spacing;
+  size_type num_cuts;
+  int lanes;
+  size_type* cuts;
+  const unsigned* guard;
+};
+
+struct mergesort_oct_tile_params {
+  const key_type* src;
+  size_type count;
+  size_type run;
+  const size_type* cuts;
+  key_type* dst;
+  const value_type* vals_src;
+  value_type* vals_dst;
+  const unsigned* guard;
   unsigned image_out;
 };
 }  // namespace twophase

@@ -93,8 +93,9 @@ __device__ __forceinline__ key_type element_before(const key_type* __restrict__ 
   return twophase::takes_a<twophase::bounds_lower>(a_key, b_key, key_compare()) ? b_key : a_key;
 }
 
-// Stable selection among the four runs of a quad (twophase_partition::select_runs): the counts
-// taken from each run among the quad's first `diag` outputs, given bounds lo[k] <= count <= hi[k]
+// Stable selection among the N runs of a quad (N = 4) or of an octet (N = 8, the eight-way
+// pass; twophase_partition::select_runs): the counts taken from each run among the group's first
+// `diag` outputs, given bounds lo[k] <= count <= hi[k]
 // that hold the answer (run-local; sum(lo) <= diag <= sum(hi)), returned in `lo`. Each round
 // compares the middles of the runs still open: the last one in merge order is not taken when the
 // open-range elements before the middles, plus the other open middles, make `t` (the outputs left
@@ -107,14 +108,18 @@ __device__ __forceinline__ key_type element_before(const key_type* __restrict__ 
 //   loads hit lines already cached, and there the round's arithmetic is its latency.
 // - Run numbers are compile-time indices throughout: an array indexed by a computed run would be
 //   placed in local memory.
-__device__ __forceinline__ void select_runs(const key_type* __restrict__ keys, const size_type (&starts)[5],
-                                            size_type (&lo)[4], const size_type (&hi)[4], size_type diag) {
-  const key_type* base[4];
-  int begin[4], end[4], mid[4];
-  key_type key[4];
-  int t = (int)(diag - (lo[0] + lo[1] + lo[2] + lo[3]));
+template <int N>
+__device__ __forceinline__ void select_runs(const key_type* __restrict__ keys, const size_type (&starts)[N + 1],
+                                            size_type (&lo)[N], const size_type (&hi)[N], size_type diag) {
+  const key_type* base[N];
+  int begin[N], end[N], mid[N];
+  key_type key[N];
+  size_type taken = 0;
 #pragma unroll
-  for (int k = 0; k < 4; ++k) {
+  for (int k = 0; k < N; ++k) taken += lo[k];
+  int t = (int)(diag - taken);
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
     base[k] = keys + starts[k] + lo[k];
     begin[k] = 0;
     end[k] = (int)(hi[k] - lo[k]);
@@ -125,7 +130,7 @@ __device__ __forceinline__ void select_runs(const key_type* __restrict__ keys, c
     int first = -1, last = -1, open = 0, u = 0;
     key_type first_key, last_key;
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < N; ++k) {
       if (begin[k] < end[k]) {
         u += mid[k] - begin[k];
         ++open;
@@ -141,7 +146,7 @@ __device__ __forceinline__ void select_runs(const key_type* __restrict__ keys, c
     }
     if (open <= 1) {  // open == 0 cannot happen with t > 0 and valid bounds
 #pragma unroll
-      for (int k = 0; k < 4; ++k) {
+      for (int k = 0; k < N; ++k) {
         if (k == first) begin[k] += t;
       }
       break;
@@ -149,7 +154,7 @@ __device__ __forceinline__ void select_runs(const key_type* __restrict__ keys, c
     const bool drop_last = u + open > t;
     const bool take_first = u < t;
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < N; ++k) {
       const bool lowers = drop_last && k == last;
       const bool raises = take_first && k == first;
       if (lowers) end[k] = mid[k];
@@ -164,7 +169,7 @@ __device__ __forceinline__ void select_runs(const key_type* __restrict__ keys, c
     }
   }
 #pragma unroll
-  for (int k = 0; k < 4; ++k) lo[k] += begin[k];
+  for (int k = 0; k < N; ++k) lo[k] += begin[k];
 }
 
 // Take `left` more outputs from the runs in order (R0 first), each up to its `cap`: the valid

@@ -48,20 +48,21 @@ __device__ __forceinline__ void copy_async_wait() {
   asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;" ::: "memory");
 }
 
-// Where a four-way tile's input lies in global memory: the slices of runs 0..3 in order, slice k
-// from tile position ends[k - 1] (0 for k = 0) to ends[k], as offsets from the quad's first key:
+// Where a four-way (N = 4) or eight-way (N = 8) tile's input lies in global memory: the slices of
+// runs 0..N-1 in order, slice k from tile position ends[k - 1] (0 for k = 0) to ends[k], as
+// offsets from the group's first key:
 // tile position `pos` of slice k is at offset delta[k] + pos. With 32-bit offsets (a quad of at
 // most 2^32 - 1 keys, so every sort of fewer keys) an element costs three compares, three selects,
 // an add and a wide multiply-add for its address; a 64-bit global index built per element cost
 // about 17 instructions a key. Selects on constant indices only: an array indexed by a computed
 // run number is placed in local memory (one local load per key and value).
-template <typename offset_t>
-struct quad_slices {
-  offset_t delta[4];
-  int ends[4];
-  __device__ __forceinline__ quad_slices(size_type quad_first, const size_type (&first)[4], const int (&tile_ends)[4]) {
+template <typename offset_t, int N>
+struct run_slices {
+  offset_t delta[N];
+  int ends[N];
+  __device__ __forceinline__ run_slices(size_type quad_first, const size_type (&first)[N], const int (&tile_ends)[N]) {
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < N; ++k) {
       ends[k] = tile_ends[k];
       // Modulo 2^32 for 32-bit offsets: the sum with pos is the offset itself, which fits.
       delta[k] = (offset_t)(first[k] - quad_first - (size_type)(k == 0 ? 0 : tile_ends[k - 1]));
@@ -70,21 +71,22 @@ struct quad_slices {
   __device__ __forceinline__ offset_t offset(int pos) const {
     offset_t d = delta[0];
 #pragma unroll
-    for (int k = 1; k < 4; ++k) {
+    for (int k = 1; k < N; ++k) {
       if (pos >= ends[k - 1]) d = delta[k];
     }
     return d + (offset_t)pos;
   }
 };
 
-// Load a four-way tile's input keys to shared memory in tile order (all VT loads in flight before
-// the stores), and start copying its values there (copy_async) to be gathered after the merges.
-template <bool checked, int NT, int VT, typename offset_t>
+// Load a four-way or eight-way tile's input keys to shared memory in tile order (all VT loads in
+// flight before the stores), and start copying its values there (copy_async) to be gathered after
+// the merges.
+template <bool checked, int NT, int VT, typename offset_t, int N>
 __device__ __forceinline__ void load_quad_input(const key_type* __restrict__ src,
                                                 const value_type* __restrict__ vals_src, size_type quad_first,
-                                                const size_type (&first)[4], const int (&ends)[4], int tile_cnt,
+                                                const size_type (&first)[N], const int (&ends)[N], int tile_cnt,
                                                 key_type* keys_shared, value_type* vals_shared, int tid) {
-  const quad_slices<offset_t> slices(quad_first, first, ends);
+  const run_slices<offset_t, N> slices(quad_first, first, ends);
   if (TP_HAS_VALUES) {
     const value_type* vals_quad = vals_src + quad_first;
 #pragma unroll

@@ -2048,7 +2048,8 @@ fn tiles_block_sort_and_both_pass_kinds() {
             } else {
                 2 * tile + 5
             };
-            let (two_way, four_way) = tuning.pass_plan(n);
+            let plan = tuning.pass_plan(n, false);
+            let (two_way, four_way) = (plan.two_way, plan.four_way);
             let input = u32_keys(rng, n);
             let mut expected = input.clone();
             expected.sort_unstable();

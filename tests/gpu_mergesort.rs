@@ -94,7 +94,7 @@ fn mergesort_user_struct_custom_comparator_is_stable() {
     // between four runs under the user comparator.
     let four_way = tuning.four_way_min_keys + 3;
     assert!(
-        tuning.pass_plan(four_way).1 > 0,
+        tuning.pass_plan(four_way, false).four_way > 0,
         "{four_way} keys take no four-way pass"
     );
     // SAFETY: descending by `key` is a strict weak order on every `Rec`, in CUDA and Rust alike.
@@ -180,7 +180,7 @@ fn mergesort_wide_records_through_four_way_passes() {
     let shipped = MergesortTuning::for_types(record, 0);
     let four_way = shipped.four_way_min_keys + 3;
     assert!(
-        shipped.pass_plan(four_way).1 > 0,
+        shipped.pass_plan(four_way, false).four_way > 0,
         "{four_way} records take no four-way pass"
     );
     let forced = MergesortTuning {
@@ -334,25 +334,33 @@ fn mergesort_past_i32_max() {
 /// pairs whose values prove stability; and the two-way-only tuning.
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn mergesort_two_way_and_four_way_pass_plans() {
+fn mergesort_two_four_and_eight_way_pass_plans() {
     let (gpu, mut rng, mut scratch) = setup(MergesortScratch::new);
-    // (block sort threads, pass threads, four-way threads, lanes per partition search, VT): every
-    // search width, from the binary search of one lane to a warp's 32-ary one, in the four-way
-    // cuts and in the two-way boundaries (the two-way-only tunings: 8 lanes in the partition
-    // kernel, and the automatic choice, where a one-warp tile block searches both of its own
-    // boundaries).
+    // (block sort threads, pass threads, four-way threads, lanes per partition search, VT,
+    // eight-way threads): every search width, from the binary search of one lane to a warp's
+    // 32-ary one, in the four-way and eight-way cuts and in the two-way boundaries (the
+    // two-way-only tunings: 8 lanes in the partition kernel, and the automatic choice, where a
+    // one-warp tile block searches both of its own boundaries). `Less` is trusted, so the
+    // tunings with eight-way threads merge every three levels in one pass, after a two-way or
+    // four-way pass for the levels left over.
     let tunings = [
-        (64, 32, 32, 1, 3),
-        (64, 64, 32, 4, 5),
-        (128, 32, 64, 32, 7),
-        (64, 32, 32, 8, 3),
-        (64, 32, 0, 8, 3),
-        (64, 32, 0, 0, 3),
+        (64, 32, 32, 1, 3, 0),
+        (64, 64, 32, 4, 5, 0),
+        (128, 32, 64, 32, 7, 0),
+        (64, 32, 32, 8, 3, 0),
+        (64, 32, 0, 8, 3, 0),
+        (64, 32, 0, 0, 3, 0),
+        (64, 32, 32, 1, 3, 32),
+        (64, 64, 32, 4, 5, 64),
+        (128, 32, 64, 32, 7, 64),
+        (128, 64, 64, 0, 9, 128),
     ];
-    for (threads, pass_threads, quad_threads, quad_cut_lanes, vt) in tunings {
-        // Four-way passes at every size, with the compiler's register choice for their tile.
+    for (threads, pass_threads, quad_threads, quad_cut_lanes, vt, oct_threads) in tunings {
+        // Four-way (and eight-way) passes at every size, with the compiler's register choice for
+        // their tiles.
         let tuning =
-            MergesortTuning::forced_u32(threads, pass_threads, quad_threads, quad_cut_lanes, 0, vt);
+            MergesortTuning::forced_u32(threads, pass_threads, quad_threads, quad_cut_lanes, 0, vt)
+                .with_eight_way(oct_threads);
         let tile = tuning.tile();
         let mut sizes = vec![tile + 1, 2 * tile, 3 * tile - 1, 5 * tile + 3];
         sizes.extend((2..=9).map(|p| (tile << p) - 1));
@@ -371,7 +379,7 @@ fn mergesort_two_way_and_four_way_pass_plans() {
                     &mut scratch,
                 )
                 .expect("poison sort");
-                let case = format!("n = {n}, {pattern:?}, plan {:?}", tuning.pass_plan(n));
+                let case = format!("n = {n}, {pattern:?}, plan {:?}", tuning.pass_plan(n, true));
                 assert_tuned_sorts(&gpu, &mut scratch, tuning, &input, true, &case);
             }
         }
@@ -400,7 +408,7 @@ fn mergesort_floats_sort_as_integer_images() {
         expected.sort_by(|x, y| order(&x.0, &y.0));
         let expected_keys: Vec<K> = expected.iter().map(|p| p.0).collect();
         let expected_values: Vec<u32> = expected.iter().map(|p| p.1).collect();
-        let plan = tuning.map(|t| t.pass_plan(input.len()));
+        let plan = tuning.map(|t| t.pass_plan(input.len(), true));
         let mut d_keys = gpu.stream().clone_htod(input).expect("upload");
         gpu.sort_device(SortBuffers::keys(&mut d_keys), comp, tuning, scratch)
             .expect("keys sort");
@@ -427,9 +435,11 @@ fn mergesort_floats_sort_as_integer_images() {
     }
     let (gpu, mut rng, mut scratch) = setup(MergesortScratch::new);
     let f32_comps: [&dyn DeviceComparator<f32>; 2] = [&TotalOrder, &TotalOrderDesc];
-    // Small forced tiles: the last kernel a four-way pass, or (no four-way threads) a two-way one.
-    for (quad_threads, lanes) in [(32, 1), (0, 0)] {
-        let tuning = MergesortTuning::forced_u32(64, 32, quad_threads, lanes, 0, 3);
+    // Small forced tiles: the last kernel an eight-way pass (the total orders are trusted), a
+    // four-way pass, or (no four-way threads) a two-way one.
+    for (quad_threads, lanes, oct_threads) in [(32, 1, 0), (0, 0, 0), (32, 1, 32)] {
+        let tuning = MergesortTuning::forced_u32(64, 32, quad_threads, lanes, 0, 3)
+            .with_eight_way(oct_threads);
         let tile = tuning.tile();
         for n in [
             2,
@@ -442,7 +452,8 @@ fn mergesort_floats_sort_as_integer_images() {
         ] {
             let input: Vec<f32> = (0..n).map(|_| special_f32(&mut rng)).collect();
             for (comp, name) in f32_comps.iter().zip(["asc", "desc"]) {
-                let case = format!("f32 {name}, n = {n}, forced quad {quad_threads}");
+                let case =
+                    format!("f32 {name}, n = {n}, forced quad {quad_threads}, oct {oct_threads}");
                 check(&gpu, &mut scratch, Some(tuning), &input, comp, &case);
             }
         }

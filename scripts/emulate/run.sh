@@ -2,7 +2,7 @@
 #! Run the shipped merge, sorted-search, load-balance and block-sort kernels on host threads under AddressSanitizer (no GPU): valid, unsorted and inconsistent-comparator inputs.
 #
 # Usage: scripts/emulate/run.sh [SEED ...]   (default seeds: 1 2; TWOPHASE_EMULATE_ONLY=<harness>
-# runs one harness's programs: merge, search, lbs, textbook, blocksort or segshort)
+# runs one harness's programs: merge, search, lbs, textbook, blocksort, mergesort or segshort)
 # Needs NVRTC on LD_LIBRARY_PATH (the compile test dumps the generated program sources) and g++
 # with C++20 (std::barrier). Each program is built as shipped and, where its comparator is
 # `a < b`, with `a <= b`, with a hash of both keys and with an answer read off the clock (not
@@ -19,7 +19,8 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/twophase-emulate.XXXXXXXX")
 trap 'rm -rf "$work"' EXIT
 # The programs: 4-byte keys alone and with 4-byte values, 8-byte keys; both search bounds; the
 # load balance with 4- and 8-byte indices (4- and 8-byte values with the 4-byte ones); the
-# textbook merges; the mergesort's block sort, keys alone and with values; the segmented sort's
+# textbook merges; the mergesort's block sort, keys alone and with values; the whole mergesort
+# (four-way and eight-way passes) of 4-byte pairs, 8-byte keys and 4-byte keys; the segmented sort's
 # check and short path (4-byte keys alone and with 4-byte values, 1-byte keys with 8-byte values,
 # 8-byte keys).
 programs=(
@@ -32,8 +33,11 @@ programs=(
   "lbs load_balance_unsigned_int_v8a8_none_nt256_vt15"
   "lbs load_balance_unsigned_long_long_v8a8_none_nt256_vt15"
   "textbook merge_textbook_tpb8_unsigned_int_keys_less_nt128_vt8"
-  "blocksort mergesort_pass128_quad256r64_unsigned_int_keys_less_nt1024_vt37"
-  "blocksort mergesort_pass256_quad256r64_unsigned_int_v4a4_less_nt512_vt11"
+  "blocksort mergesort_pass128_quad256r64_oct256r64_unsigned_int_keys_less_nt1024_vt37"
+  "blocksort mergesort_pass256_quad256r64_oct256r64_unsigned_int_v4a4_less_nt512_vt11"
+  "mergesort mergesort_pass256_quad256r64_oct256r64_unsigned_int_v4a4_less_nt512_vt11"
+  "mergesort mergesort_pass256_quad128r96_oct128r96_unsigned_long_long_keys_less_nt256_vt23"
+  "mergesort mergesort_pass128_quad256r64_oct256r64_unsigned_int_keys_less_nt1024_vt37"
   "segshort segmented_sort_unsigned_int_keys_less_nt128_vt15"
   "segshort segmented_sort_unsigned_int_v4a4_less_nt128_vt15"
   "segshort segmented_sort_unsigned_char_v8a8_less_nt128_vt15"
@@ -51,7 +55,8 @@ for entry in "${programs[@]}"; do
     cargo test --release -q -p twophase-gpu --test kernels_compile every_shipped >/dev/null 2>&1
   [ -f "$work/src/twophase_$name.cu" ] || { echo "no source for $name (is NVRTC on LD_LIBRARY_PATH?)"; exit 1; }
   # Host C++ has no dynamic shared memory and no PTX: each `extern __shared__` array gets its
-  # kernel's exact size (the mergesort's block sort's, then the four-way tile's; in the segmented
+  # kernel's exact size (the mergesort's block sort's, then the four-way tile's and the eight-way
+  # tile's; in the segmented
   # sort the block sort's, its own block sort's, the merge level's and the short kernel's), cp.async
   # copies become plain copies, and other inline PTX aborts if reached (only in kernels the
   # harnesses do not run).
@@ -62,7 +67,7 @@ path = sys.argv[1]
 text = open(path).read()
 parts = text.split("extern __shared__ __align__(16) unsigned char smem[];")
 sizes = {
-    3: ["blocksort_smem<NV>::BYTES", "quad_smem<NV, TP_VT>::BYTES"],
+    4: ["blocksort_smem<NV>::BYTES", "quad_smem<NV, TP_VT>::BYTES", "oct_smem<NV, TP_VT>::BYTES"],
     5: ["blocksort_smem<NV>::BYTES", "segsort_smem<NV>::BYTES", "merge_smem<NV>::BYTES", "short_smem::BYTES"],
 }
 if len(parts) > 1:

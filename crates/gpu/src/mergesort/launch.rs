@@ -1,9 +1,10 @@
-//! The mergesort's launches: the block sort, then its two-way and four-way merge passes.
+//! The mergesort's launches: the block sort, then its two-way, four-way and eight-way merge passes.
 
-use super::tuning::{MergesortTuning, QUAD_CUT_WORDS, WARP_LANES};
+use super::tuning::{MergesortTuning, OCT_CUT_WORDS, QUAD_CUT_WORDS, WARP_LANES};
 use super::{
-    MergesortScratch, SortLaunch, MERGESORT_ENTRY_BLOCKSORT, MERGESORT_ENTRY_PARTITION,
-    MERGESORT_ENTRY_QUAD_PARTITION, MERGESORT_ENTRY_QUAD_TILE, MERGESORT_ENTRY_TILE,
+    MergesortScratch, SortLaunch, MERGESORT_ENTRY_BLOCKSORT, MERGESORT_ENTRY_OCT_PARTITION,
+    MERGESORT_ENTRY_OCT_TILE, MERGESORT_ENTRY_PARTITION, MERGESORT_ENTRY_QUAD_PARTITION,
+    MERGESORT_ENTRY_QUAD_TILE, MERGESORT_ENTRY_TILE,
 };
 use crate::error::GpuError;
 use crate::runtime::launch::{param_block, KernelParams, LaunchShape, ParamLayout};
@@ -101,6 +102,36 @@ param_block! {
     }
 }
 
+param_block! {
+    /// The parameter block of `twophase_mergesort_oct_partition` (kernels/mergesort_oct_partition.cu).
+    struct MergesortOctPartitionParams as "mergesort_oct_partition_params" {
+        keys: u64,
+        count: u64,
+        run: u64,
+        quad_cuts: u64,
+        spacing: u64,
+        num_cuts: u64,
+        lanes: i32,
+        cuts: u64,
+        guard: u64,
+    }
+}
+
+param_block! {
+    /// The parameter block of `twophase_mergesort_oct_tile` (kernels/mergesort_oct_tile.cu).
+    struct MergesortOctTileParams as "mergesort_oct_tile_params" {
+        src: u64,
+        count: u64,
+        run: u64,
+        cuts: u64,
+        dst: u64,
+        vals_src: u64,
+        vals_dst: u64,
+        guard: u64,
+        image_out: u32,
+    }
+}
+
 /// The layouts of the parameter blocks of the kernels a mergesort program at `tuning` compiles,
 /// for its asserts.
 pub(super) fn param_layouts(tuning: MergesortTuning) -> Vec<&'static ParamLayout> {
@@ -115,6 +146,12 @@ pub(super) fn param_layouts(tuning: MergesortTuning) -> Vec<&'static ParamLayout
             &MergesortQuadPartitionParams::LAYOUT,
             &MergesortQuadTileParams::LAYOUT,
         ]);
+        if tuning.oct_threads > 0 {
+            layouts.extend([
+                &MergesortOctPartitionParams::LAYOUT,
+                &MergesortOctTileParams::LAYOUT,
+            ]);
+        }
     }
     layouts
 }
@@ -156,8 +193,9 @@ impl MergesortScratch {
                 "{count} keys need {num_tiles} tiles"
             )));
         }
-        let (two_way_passes, four_way_passes) = tuning.pass_plan(count);
-        let passes = two_way_passes + four_way_passes;
+        let plan = tuning.pass_plan(count, trusted);
+        let (two_way_passes, four_way_passes) = (plan.two_way, plan.four_way);
+        let passes = plan.passes();
         let pass_tile = tuning.pass_tile();
         let num_pass_tiles = count.div_ceil(pass_tile);
         let num_quad_tiles = if four_way_passes > 0 {
@@ -165,17 +203,31 @@ impl MergesortScratch {
         } else {
             0
         };
+        let num_oct_tiles = if plan.eight_way > 0 {
+            count.div_ceil(tuning.oct_tile())
+        } else {
+            0
+        };
+        // The two-way partitions and four-way cuts serve as samples of the eight-way passes' too.
+        let num_sampled_tiles = num_quad_tiles.max(num_oct_tiles);
         let scratch_keys = gpu.grow_scratch_address(&mut self.keys, count * key_bytes)?;
         let scratch_values = if value_layout.is_some() {
             gpu.grow_scratch_address(&mut self.values, count * value_bytes)?
         } else {
             0
         };
-        let partitions =
-            gpu.grow_scratch_address(&mut self.partitions, num_pass_tiles.max(num_quad_tiles) + 1)?;
+        let partitions = gpu.grow_scratch_address(
+            &mut self.partitions,
+            num_pass_tiles.max(num_sampled_tiles) + 1,
+        )?;
         let arrivals = gpu.arrivals_address(&mut self.arrivals)?;
-        let cuts = if four_way_passes > 0 {
-            gpu.grow_scratch_address(&mut self.cuts, QUAD_CUT_WORDS * (num_quad_tiles + 1))?
+        let cuts = if num_sampled_tiles > 0 {
+            gpu.grow_scratch_address(&mut self.cuts, QUAD_CUT_WORDS * (num_sampled_tiles + 1))?
+        } else {
+            0
+        };
+        let oct_cuts = if num_oct_tiles > 0 {
+            gpu.grow_scratch_address(&mut self.oct_cuts, OCT_CUT_WORDS * (num_oct_tiles + 1))?
         } else {
             0
         };
@@ -263,7 +315,7 @@ impl MergesortScratch {
                 generation: check.generation,
             };
             // SAFETY: the block is twophase_mergesort_partition's (kernels/mergesort_pass.cu;
-            // the program asserts the layouts equal); `partitions` was grown to hold max(num_pass_tiles, num_quad_tiles) + 1 >=
+            // the program asserts the layouts equal); `partitions` was grown to hold max(num_pass_tiles, num_sampled_tiles) + 1 >=
             // `boundaries` entries; `keys` holds `count` keys; one group of `lanes` threads (a
             // power of two up to 32, validated or chosen above) per boundary; the check's words
             // and the arrival word (0 between launches) live in the scratch.
@@ -305,7 +357,7 @@ impl MergesortScratch {
                 guard,
                 repair: check.repair,
                 generation: check.generation,
-                image_out: u32::from(four_way_passes == 0 && pass + 1 == two_way_passes),
+                image_out: u32::from(pass + 1 == passes),
             };
             // SAFETY: the block is twophase_mergesort_tile's (kernels/mergesort_pass.cu, built for
             // TP_PASS_NT threads; the program asserts the layouts equal); `src`
@@ -322,30 +374,28 @@ impl MergesortScratch {
             }?;
             std::mem::swap(&mut src, &mut dst);
         }
-        if four_way_passes == 0 {
+        if four_way_passes == 0 && plan.eight_way == 0 {
             return Ok(());
         }
         let [quad_partition, quad_tile_kernel] =
             kernels.functions([MERGESORT_ENTRY_QUAD_PARTITION, MERGESORT_ENTRY_QUAD_TILE])?;
-        let quad_shared = allow_shared(
-            MERGESORT_ENTRY_QUAD_TILE,
-            tuning.quad_shared_bytes(key_bytes, value_bytes),
-        )?;
-        let num_cuts = num_quad_tiles + 1;
-        let quad_grid = grid_blocks(num_quad_tiles)?;
-        let lanes = search_lanes(num_cuts, true);
-        let cut_blocks = pass_partition_blocks(num_cuts, lanes)?;
-        for quad_pass in 0..four_way_passes {
-            let run = (tile as u64) << (two_way_passes + 2 * quad_pass);
-            // The two-way partitions of this input at every quad tile: the samples of X and Y.
+        // The four-way cuts of one pass over `keys` (quads of runs of `run`) at every
+        // `spacing`-th output, `num_cuts` of them, into `cuts`, from the two-way partitions at the
+        // same spacing (launched first): the four-way tiles' boundaries, and the eight-way cuts'
+        // samples.
+        let mut launch_quad_cuts = |keys: u64,
+                                    run: u64,
+                                    spacing: usize,
+                                    num_cuts: usize,
+                                    lanes: u32| {
             let check = self.input_check.args(gpu)?;
-            launch_partitions(src.0, run, tuning.quad_tile(), num_cuts, &check)?;
+            launch_partitions(keys, run, spacing, num_cuts, &check)?;
             let params = MergesortQuadPartitionParams {
-                keys: src.0,
+                keys,
                 count: count_arg,
                 run,
                 partitions,
-                spacing: tuning.quad_tile() as u64,
+                spacing: spacing as u64,
                 num_cuts: num_cuts as u64,
                 lanes: lanes as i32,
                 cuts,
@@ -359,16 +409,34 @@ impl MergesortScratch {
             // SAFETY: the block is twophase_mergesort_quad_partition's
             // (kernels/mergesort_quad_partition.cu; the program asserts the layouts equal); one
             // group of `lanes` threads (a power of two up to 32, validated or chosen
-            // above) per cut; `cuts` holds QUAD_CUT_WORDS entries per cut; the samples (and
-            // their repair slot, this pass's generation) are written by the launch before, which
-            // this one waits for; the check's words live in the scratch.
+            // above) per cut; `cuts` holds QUAD_CUT_WORDS entries per cut of either pass (grown
+            // above for num_sampled_tiles + 1); the samples (and their repair slot, this pass's
+            // generation) are written by the launch before, which this one waits for; the
+            // check's words live in the scratch.
             unsafe {
                 gpu.launch(
                     quad_partition,
-                    LaunchShape::new(cut_blocks, PARTITION_THREADS).dependent(dependent),
+                    LaunchShape::new(pass_partition_blocks(num_cuts, lanes)?, PARTITION_THREADS)
+                        .dependent(dependent),
                     &params,
                 )
             }?;
+            Ok::<_, GpuError>(check)
+        };
+        let quad_shared = if four_way_passes > 0 {
+            allow_shared(
+                MERGESORT_ENTRY_QUAD_TILE,
+                tuning.quad_shared_bytes(key_bytes, value_bytes),
+            )?
+        } else {
+            0
+        };
+        let num_cuts = num_quad_tiles + 1;
+        let quad_grid = grid_blocks(num_quad_tiles)?;
+        let lanes = search_lanes(num_cuts, true);
+        for quad_pass in 0..four_way_passes {
+            let run = (tile as u64) << (two_way_passes + 2 * quad_pass);
+            let check = launch_quad_cuts(src.0, run, tuning.quad_tile(), num_cuts, lanes)?;
             let params = MergesortQuadTileParams {
                 src: src.0,
                 count: count_arg,
@@ -381,7 +449,7 @@ impl MergesortScratch {
                 guard,
                 cuts_repair: check.second_repair,
                 generation: check.generation,
-                image_out: u32::from(quad_pass + 1 == four_way_passes),
+                image_out: u32::from(plan.eight_way == 0 && quad_pass + 1 == four_way_passes),
             };
             // SAFETY: the block is twophase_mergesort_quad_tile's (kernels/mergesort_quad_tile.cu,
             // built for TP_QUAD_NT threads; the program asserts the layouts equal);
@@ -393,6 +461,73 @@ impl MergesortScratch {
                     quad_tile_kernel,
                     LaunchShape::new(quad_grid, tuning.quad_threads)
                         .shared(quad_shared)
+                        .dependent(dependent),
+                    &params,
+                )
+            }?;
+            std::mem::swap(&mut src, &mut dst);
+        }
+        if plan.eight_way == 0 {
+            return Ok(());
+        }
+        let [oct_partition, oct_tile_kernel] =
+            kernels.functions([MERGESORT_ENTRY_OCT_PARTITION, MERGESORT_ENTRY_OCT_TILE])?;
+        let oct_shared = allow_shared(
+            MERGESORT_ENTRY_OCT_TILE,
+            tuning.oct_shared_bytes(key_bytes, value_bytes),
+        )?;
+        let num_cuts = num_oct_tiles + 1;
+        let oct_grid = grid_blocks(num_oct_tiles)?;
+        let lanes = search_lanes(num_cuts, true);
+        let oct_spacing = tuning.oct_tile();
+        for oct_pass in 0..plan.eight_way {
+            let run = (tile as u64) << (two_way_passes + 2 * four_way_passes + 3 * oct_pass);
+            launch_quad_cuts(src.0, run, oct_spacing, num_cuts, lanes)?;
+            let params = MergesortOctPartitionParams {
+                keys: src.0,
+                count: count_arg,
+                run,
+                quad_cuts: cuts,
+                spacing: oct_spacing as u64,
+                num_cuts: num_cuts as u64,
+                lanes: lanes as i32,
+                cuts: oct_cuts,
+                guard,
+            };
+            // SAFETY: the block is twophase_mergesort_oct_partition's
+            // (kernels/mergesort_oct_partition.cu; the program asserts the layouts equal); one
+            // group of `lanes` threads (a power of two up to 32) per cut; `oct_cuts` holds
+            // OCT_CUT_WORDS entries per cut and `cuts` the four-way cuts at the same spacing,
+            // written by the launch before, which this one waits for. Eight-way passes are
+            // planned only for a trusted order, whose program compiles them (pass_plan).
+            unsafe {
+                gpu.launch(
+                    oct_partition,
+                    LaunchShape::new(pass_partition_blocks(num_cuts, lanes)?, PARTITION_THREADS)
+                        .dependent(dependent),
+                    &params,
+                )
+            }?;
+            let params = MergesortOctTileParams {
+                src: src.0,
+                count: count_arg,
+                run,
+                cuts: oct_cuts,
+                dst: dst.0,
+                vals_src: src.1,
+                vals_dst: dst.1,
+                guard,
+                image_out: u32::from(oct_pass + 1 == plan.eight_way),
+            };
+            // SAFETY: the block is twophase_mergesort_oct_tile's (kernels/mergesort_oct_tile.cu,
+            // built for TP_OCT_NT threads; the program asserts the layouts equal); `src` and
+            // `dst` are distinct buffers of `count` keys (and values); one block per octet tile;
+            // the cuts are written by the launch before, which this one waits for.
+            unsafe {
+                gpu.launch(
+                    oct_tile_kernel,
+                    LaunchShape::new(oct_grid, tuning.oct_threads)
+                        .shared(oct_shared)
                         .dependent(dependent),
                     &params,
                 )

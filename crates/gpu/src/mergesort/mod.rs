@@ -25,11 +25,11 @@ mod launch;
 pub mod tuning;
 
 pub use buffers::{DeviceSortBuffers, SortArgs, SortBuffers, SortValueBuffers, SortValues};
-pub use tuning::{merge_passes, MergesortTuning};
+pub use tuning::{merge_passes, MergesortTuning, PassPlan};
 
 entry_points! {
     /// Every entry point of a mergesort program: the block sort and the two-way pass's kernels,
-    /// then the four-way pass's.
+    /// then the four-way pass's, then the eight-way pass's.
     MERGESORT_ENTRIES = [
         /// Entry point of the mergesort's block sort.
         MERGESORT_ENTRY_BLOCKSORT = "twophase_blocksort",
@@ -41,6 +41,10 @@ entry_points! {
         MERGESORT_ENTRY_QUAD_PARTITION = "twophase_mergesort_quad_partition",
         /// Entry point of the four-way merge pass's tile kernel (two merge levels per tile).
         MERGESORT_ENTRY_QUAD_TILE = "twophase_mergesort_quad_tile",
+        /// Entry point of the eight-way merge pass's partition kernel (one cut per octet tile).
+        MERGESORT_ENTRY_OCT_PARTITION = "twophase_mergesort_oct_partition",
+        /// Entry point of the eight-way merge pass's tile kernel (three merge levels per tile).
+        MERGESORT_ENTRY_OCT_TILE = "twophase_mergesort_oct_tile",
     ];
 }
 
@@ -50,7 +54,7 @@ pub const CTA_MERGESORT_CUH: &str = include_str!("../../kernels/cta_mergesort.cu
 pub const MERGESORT_BLOCKSORT_CU: &str = include_str!("../../kernels/mergesort_blocksort.cu");
 
 /// The mergesort's kernel sources, in the order they follow the prelude.
-pub const MERGESORT_SOURCES: [&str; 10] = [
+pub const MERGESORT_SOURCES: [&str; 12] = [
     PARTITION_CUH,
     SERIAL_CUH,
     CTA_MERGE_CUH,
@@ -66,6 +70,10 @@ pub const MERGESORT_SOURCES: [&str; 10] = [
     include_str!("../../kernels/mergesort_quad_partition.cu"),
     // The four-way pass's tile kernel.
     include_str!("../../kernels/mergesort_quad_tile.cu"),
+    // The eight-way pass's partition kernel.
+    include_str!("../../kernels/mergesort_oct_partition.cu"),
+    // The eight-way pass's tile kernel.
+    include_str!("../../kernels/mergesort_oct_tile.cu"),
 ];
 
 /// Device scratch of the mergesort: the pass partitions and the ping-pong key and value buffers.
@@ -77,8 +85,11 @@ pub const MERGESORT_SOURCES: [&str; 10] = [
 #[derive(Debug, Default)]
 pub struct MergesortScratch {
     partitions: Option<CudaSlice<u64>>,
-    /// Four-way cuts: three counts per quad-tile boundary.
+    /// Four-way cuts: three counts per quad-tile boundary (or octet-tile boundary, as the
+    /// eight-way cuts' samples).
     cuts: Option<CudaSlice<u64>>,
+    /// Eight-way cuts: eight counts per octet-tile boundary.
+    oct_cuts: Option<CudaSlice<u64>>,
     /// The checked partition kernels' arrival count (0 between launches).
     arrivals: Option<CudaSlice<u32>>,
     keys: Option<CudaSlice<u8>>,
@@ -331,8 +342,12 @@ impl ProgramTuning for MergesortTuning {
     /// The pass shape (the block-sort shape is in every program's name already).
     fn label(self) -> String {
         format!(
-            "mergesort_pass{}_quad{}r{}",
-            self.pass_threads, self.quad_threads, self.quad_registers
+            "mergesort_pass{}_quad{}r{}_oct{}r{}",
+            self.pass_threads,
+            self.quad_threads,
+            self.quad_registers,
+            self.oct_threads,
+            self.oct_registers
         )
     }
 
@@ -340,22 +355,24 @@ impl ProgramTuning for MergesortTuning {
         (self.threads, self.vt)
     }
 
-    /// The four-way pass's kernels only when the tuning has them.
+    /// The four-way and eight-way passes' kernels only when the tuning has them.
     fn entries(self) -> &'static [&'static str] {
         // The block sort and the two-way pass's kernels.
         const TWO_WAY: &[&str] = MERGESORT_ENTRIES.split_at(3).0;
-        if self.quad_threads > 0 {
-            &MERGESORT_ENTRIES
-        } else {
-            TWO_WAY
+        // And the four-way pass's.
+        const FOUR_WAY: &[&str] = MERGESORT_ENTRIES.split_at(5).0;
+        match (self.quad_threads, self.oct_threads) {
+            (0, _) => TWO_WAY,
+            (_, 0) => FOUR_WAY,
+            _ => &MERGESORT_ENTRIES,
         }
     }
 
     /// `TP_NT` is the block sort's threads, `TP_PASS_NT` the merge passes'.
     fn defines(self) -> String {
         format!(
-            "#define TP_PASS_NT {}\n#define TP_QUAD_NT {}\n#define TP_QUAD_REGISTERS {}\n",
-            self.pass_threads, self.quad_threads, self.quad_registers
+            "#define TP_PASS_NT {}\n#define TP_QUAD_NT {}\n#define TP_QUAD_REGISTERS {}\n#define TP_OCT_NT {}\n#define TP_OCT_REGISTERS {}\n",
+            self.pass_threads, self.quad_threads, self.quad_registers, self.oct_threads, self.oct_registers
         )
     }
 

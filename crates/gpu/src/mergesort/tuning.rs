@@ -45,6 +45,17 @@ pub struct MergesortTuning {
     /// kernel's launch bounds allow, not what keeps blocks resident: the u32 four-way tile took
     /// 82-124 registers (one 512-thread block an SM) when its loads changed.
     pub quad_registers: u32,
+    /// Threads per block of the eight-way merge passes (0: none), a power of two no larger than
+    /// `threads`, with four-way passes in the tuning (their cuts are its samples). An eight-way
+    /// pass merges eight runs per read and write of the keys (three merge levels in shared
+    /// memory), so it replaces three two-way passes. Only a trusted order's sorts take them (their
+    /// kernels run no order checks).
+    pub oct_threads: u32,
+    /// Smallest sort that uses the eight-way passes (their partitions chain three searches).
+    pub eight_way_min_keys: usize,
+    /// Registers a thread of the eight-way tile may use (0: the compiler's choice), as
+    /// `quad_registers` for the four-way tile.
+    pub oct_registers: u32,
     /// Keys per thread (VT), in every kernel.
     pub vt: u32,
     /// Four-way partition threads an SM that keep the memory system busy with the cuts'
@@ -73,6 +84,11 @@ impl MergesortTuning {
     /// Outputs per four-way pass tile (quad_threads * VT).
     pub const fn quad_tile(&self) -> usize {
         self.quad_threads as usize * self.vt as usize
+    }
+
+    /// Outputs per eight-way pass tile (oct_threads * VT).
+    pub const fn oct_tile(&self) -> usize {
+        self.oct_threads as usize * self.vt as usize
     }
 
     /// Outputs of one level-one piece of a four-way tile (kernels/mergesort_quad_tile.cu `quad_piece`):
@@ -120,15 +136,47 @@ impl MergesortTuning {
         keys + shared_aligned(slots * size_of::<i32>()) + self.quad_tile() * value_bytes
     }
 
-    /// The two-way and four-way merge passes that follow the block sort of `count` keys: every
-    /// pair of two-way passes becomes one four-way pass when the tuning has them; an odd one out
-    /// runs first as a two-way pass.
-    pub fn pass_plan(&self, count: usize) -> (u32, u32) {
+    /// Shared memory of an eight-way tile (kernels/mergesort_oct_tile.cu `oct_smem`): one key
+    /// buffer for the tile's input and then each level's output (NV + 5 PIECE + 1 keys), with
+    /// values as many source positions and the tile's NV input values.
+    pub const fn oct_shared_bytes(&self, key_bytes: usize, value_bytes: usize) -> usize {
+        // Level one's four outputs, each from a multiple of PIECE, and PIECE slots that a
+        // part's last piece may read past it.
+        const OCT_PADDED_PIECES: usize = 5;
+        let slots = self.oct_tile() + OCT_PADDED_PIECES * self.quad_piece() + 1;
+        let keys = shared_aligned(slots * key_bytes);
+        if value_bytes == 0 {
+            return keys;
+        }
+        keys + shared_aligned(slots * size_of::<i32>()) + self.oct_tile() * value_bytes
+    }
+
+    /// The two-way, four-way and eight-way merge passes that follow the block sort of `count`
+    /// keys, under a `trusted` order or not: every three two-way passes become one eight-way
+    /// pass where the tuning has them and the order is trusted, and every two left one four-way
+    /// pass; an odd one out runs first as a two-way pass, and two left over as a four-way pass
+    /// before the eight-way ones.
+    pub fn pass_plan(&self, count: usize, trusted: bool) -> PassPlan {
         let passes = merge_passes(count, self.tile());
-        if self.quad_threads > 0 && count >= self.four_way_min_keys {
-            (passes % 2, passes / 2)
-        } else {
-            (passes, 0)
+        if self.quad_threads == 0 || count < self.four_way_min_keys {
+            return PassPlan {
+                two_way: passes,
+                four_way: 0,
+                eight_way: 0,
+            };
+        }
+        if self.oct_threads > 0 && trusted && count >= self.eight_way_min_keys {
+            let left = passes % 3;
+            return PassPlan {
+                two_way: left % 2,
+                four_way: left / 2,
+                eight_way: passes / 3,
+            };
+        }
+        PassPlan {
+            two_way: passes % 2,
+            four_way: passes / 2,
+            eight_way: 0,
         }
     }
 
@@ -152,8 +200,14 @@ impl MergesortTuning {
         } else {
             0
         };
+        let oct_shared = if tuning.oct_threads > 0 {
+            tuning.oct_shared_bytes(key_bytes, value_bytes)
+        } else {
+            0
+        };
         if tuning.blocksort_shared_bytes(key_bytes, value_bytes) <= max_shared_optin
             && quad_shared <= max_shared_optin
+            && oct_shared <= max_shared_optin
         {
             tuning
         } else {
@@ -188,8 +242,21 @@ impl MergesortTuning {
             four_way_min_keys: 0,
             quad_cut_lanes,
             quad_registers,
+            oct_threads: 0,
+            oct_registers: 0,
             vt,
             ..Self::for_types(4, 0)
+        }
+    }
+
+    /// This tuning with eight-way tiles of `oct_threads` threads (0: none) at every size where
+    /// the order is trusted, the registers left to the compiler: for tests and sweeps.
+    pub const fn with_eight_way(self, oct_threads: u32) -> Self {
+        Self {
+            oct_threads,
+            eight_way_min_keys: 0,
+            oct_registers: 0,
+            ..self
         }
     }
 
@@ -236,6 +303,14 @@ impl MergesortTuning {
                 // with four-way passes).
                 _ => (128, 128, 0, 0, 7),
             };
+        // Eight-way tiles of the four-way tiles' shape and registers where those fit in dynamic
+        // shared memory (u32 and u64 keys, u32 pairs); the 48 KiB fallback and the rest keep
+        // four-way passes.
+        let (oct_threads, oct_registers) = match (key_bytes, value_bytes) {
+            _ if static_shared => (0, 0),
+            (0..=8, 0) | (0..=4, 1..=4) => (quad_threads, quad_registers),
+            _ => (0, 0),
+        };
         let element_bytes = key_bytes + value_bytes;
         MergesortTuning {
             threads,
@@ -247,6 +322,10 @@ impl MergesortTuning {
             // Picked per sort by its number of cuts (quad_cut_lanes).
             quad_cut_lanes: 0,
             quad_registers,
+            oct_threads,
+            // As the four-way passes' threshold (not swept yet).
+            eight_way_min_keys: FOUR_WAY_MIN_BYTES / element_bytes,
+            oct_registers,
             vt,
             // On the H100 the fastest cut lanes at every measured size put 45-50 thousand
             // threads on the cuts: 384 an SM.
@@ -302,6 +381,34 @@ impl MergesortTuning {
                 )));
             }
         }
+        if self.oct_threads > 0 {
+            check_launch_shape_within(
+                self.oct_threads,
+                self.vt,
+                true,
+                self.oct_shared_bytes(key_bytes, value_bytes),
+                MAX_OPTIN_SHARED_BYTES,
+            )?;
+            let (piece, vt) = (self.quad_piece() as u32, self.vt);
+            if self.quad_threads == 0 {
+                return Err(GpuError::InvalidTuning(
+                    "oct_threads needs quad_threads: the four-way cuts are the eight-way cuts' samples"
+                        .to_owned(),
+                ));
+            }
+            if self.oct_threads * (piece - vt) < OCT_FIRST_LEVEL_MERGES * piece {
+                return Err(GpuError::InvalidTuning(format!(
+                    "oct_threads = {} is too few for one level-one piece of {piece} outputs a thread (VT = {vt})",
+                    self.oct_threads
+                )));
+            }
+            if self.oct_threads > self.threads {
+                return Err(GpuError::InvalidTuning(format!(
+                    "oct_threads = {} must not exceed the block sort's threads = {}",
+                    self.oct_threads, self.threads
+                )));
+            }
+        }
         if self.pass_threads > self.threads {
             return Err(GpuError::InvalidTuning(format!(
                 "pass_threads = {} must not exceed the block sort's threads = {}",
@@ -352,6 +459,31 @@ impl MergesortTuning {
     }
 }
 
+/// Merges of an eight-way tile's first level (kernels/mergesort_oct_tile.cu `OCT_FIRST_GROUPS`):
+/// each needs a piece's thread beyond VT outputs a thread.
+const OCT_FIRST_LEVEL_MERGES: u32 = 4;
+
+/// Words per eight-way cut (kernels/mergesort_oct_partition.cu): the count taken from each run.
+pub(super) const OCT_CUT_WORDS: usize = 8;
+
+/// The merge passes of one sort ([`MergesortTuning::pass_plan`]), in the order they run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PassPlan {
+    /// Two-way passes (one merge level each), first.
+    pub two_way: u32,
+    /// Four-way passes (two levels each), next.
+    pub four_way: u32,
+    /// Eight-way passes (three levels each), last.
+    pub eight_way: u32,
+}
+
+impl PassPlan {
+    /// Kernel passes over the keys after the block sort.
+    pub const fn passes(&self) -> u32 {
+        self.two_way + self.four_way + self.eight_way
+    }
+}
+
 /// Words per four-way cut (kernels/mergesort_quad_partition.cuh): the counts taken from X, from run 0 and from
 /// run 2.
 pub(super) const QUAD_CUT_WORDS: usize = 3;
@@ -363,5 +495,55 @@ pub fn merge_passes(count: usize, tile: usize) -> u32 {
         0
     } else {
         usize::BITS - (tiles - 1).leading_zeros()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every plan merges exactly the levels the block tiles need, takes eight-way passes only
+    /// for a trusted order with eight-way threads, and leaves at most one two-way pass (first)
+    /// and at most one four-way pass beside eight-way ones.
+    #[test]
+    fn pass_plans_cover_every_level() {
+        let shipped = MergesortTuning::for_types(4, 0);
+        let forced = MergesortTuning::forced_u32(64, 32, 32, 0, 0, 3);
+        for tuning in [shipped, forced, forced.with_eight_way(32)] {
+            for tiles in [1, 2, 3, 4, 5, 8, 9, 64, 65, 1 << 12, (1 << 12) + 1] {
+                let count = tiles * tuning.tile();
+                let levels = merge_passes(count, tuning.tile());
+                for trusted in [false, true] {
+                    let plan = tuning.pass_plan(count, trusted);
+                    let merged = plan.two_way + 2 * plan.four_way + 3 * plan.eight_way;
+                    assert_eq!(merged, levels, "{tuning:?}, {tiles} tiles, {plan:?}");
+                    assert!(plan.two_way <= 1 || plan.four_way + plan.eight_way == 0);
+                    if plan.eight_way > 0 {
+                        assert!(trusted && tuning.oct_threads > 0, "{plan:?}");
+                        assert!(plan.four_way <= 1 && plan.two_way + plan.four_way <= 1);
+                        assert!(count >= tuning.eight_way_min_keys);
+                    }
+                }
+            }
+        }
+        // The shipped u32 sort at 2^27: twelve levels, four eight-way passes.
+        let plan = shipped.pass_plan(1 << 27, true);
+        assert_eq!((plan.two_way, plan.four_way, plan.eight_way), (0, 0, 4));
+        assert_eq!(shipped.pass_plan(1 << 27, false).four_way, 6);
+    }
+
+    /// The shipped eight-way tiles pass their own checks, and fit next to the four-way tiles.
+    #[test]
+    fn shipped_eight_way_tunings_validate() {
+        for (key_bytes, value_bytes) in [(4, 0), (8, 0), (4, 4)] {
+            let tuning = MergesortTuning::for_types(key_bytes, value_bytes);
+            assert!(tuning.oct_threads > 0, "{key_bytes}+{value_bytes}");
+            tuning.validate(key_bytes, value_bytes).expect("valid");
+        }
+        let too_few = MergesortTuning {
+            oct_threads: 2,
+            ..MergesortTuning::forced_u32(64, 32, 32, 0, 0, 3)
+        };
+        assert!(too_few.validate(4, 0).is_err());
     }
 }

@@ -1,0 +1,169 @@
+//! Harness: the whole mergesort (block sort, two-way, four-way and eight-way passes, planned as the host plans a trusted order's) on random and duplicate-heavy keys under ASan.
+#include "cuda_emu.h"
+#include "harness.h"
+#include <cstdio>
+#include <cstring>
+#include KERNEL_SOURCE
+
+// Every launch of one sort of `count` keys (values: each key's input position), as
+// crates/gpu/src/mergesort/launch.rs makes them for a trusted order: the block sort, then the
+// plan's two-way, four-way and eight-way passes, ping-ponging so that the last lands in `keys`.
+// `force` 4 or 8 makes every pair (four-way) or triple (eight-way) of levels one such pass.
+static void run_sort(std::vector<key_type>& keys, std::vector<unsigned>& ids, int force) {
+  const size_type count = keys.size();
+  const size_type NV = TP_NT * TP_VT;
+  std::unique_ptr<key_type[]> k0(new key_type[count]), k1(new key_type[count]);
+  std::unique_ptr<value_type[]> v0(new value_type[count]), v1(new value_type[count]);
+  for (size_type i = 0; i < count; ++i) {
+    k0[i] = keys[i];
+    unsigned id = (unsigned)i;
+    memcpy(&v0[i], &id, sizeof(id) < sizeof(value_type) ? sizeof(id) : sizeof(value_type));
+  }
+  const size_type tiles = (count + NV - 1) / NV;
+  int passes = 0;
+  while (((size_type)1 << passes) < tiles) ++passes;
+  const int left = force == 8 ? passes % 3 : passes;
+  const int eight = force == 8 ? passes / 3 : 0;
+  const int two = left % 2, four = left / 2;
+  // Kernel passes after the block sort: an odd number starts in the second buffer.
+  const int kernel_passes = two + four + eight;
+  status_words status;
+  key_type *src = k0.get(), *dst = k1.get();
+  value_type *vsrc = v0.get(), *vdst = v1.get();
+  const bool odd = kernel_passes % 2 == 1;
+  launch((unsigned)tiles, TP_NT, [&] {
+    twophase_blocksort(src, vsrc, count, odd ? dst : src, odd ? vdst : vsrc, status.words, nullptr, passes == 0);
+  });
+  if (odd) {
+    std::swap(src, dst);
+    std::swap(vsrc, vdst);
+  }
+  std::vector<size_type> partitions, quad_cuts, oct_cuts;
+  // Two-way merge paths at every `spacing`-th output of a pass over runs of `run`.
+  const auto partition = [&](size_type run, size_type spacing) {
+    const size_type boundaries = (count + spacing - 1) / spacing + 1;
+    partitions.assign(boundaries, (size_type)0xabababababull);
+    const unsigned lanes = next_partition_lanes();
+    const unsigned blocks = (unsigned)((boundaries * lanes + TP_PARTITION_NT - 1) / TP_PARTITION_NT);
+    launch(blocks, TP_PARTITION_NT, [&] {
+      twophase_mergesort_partition(src, count, run, spacing, boundaries, (int)lanes, partitions.data(),
+                                   &g_partition_arrivals, status.words, nullptr, status.words + 1, status.gen);
+    });
+    return boundaries;
+  };
+  const auto quad_partition = [&](size_type run, size_type spacing) {
+    const size_type cuts = partition(run, spacing);
+    quad_cuts.assign(3 * cuts, (size_type)0xcdcdcdcdcdull);
+    const unsigned lanes = next_partition_lanes();
+    const unsigned blocks = (unsigned)((cuts * lanes + TP_PARTITION_NT - 1) / TP_PARTITION_NT);
+    launch(blocks, TP_PARTITION_NT, [&] {
+      twophase_mergesort_quad_partition(src, count, run, partitions.data(), spacing, cuts, (int)lanes, quad_cuts.data(),
+                                        &g_partition_arrivals, status.words, nullptr, status.words + 1,
+                                        status.words + 2, status.gen);
+    });
+    return cuts;
+  };
+  const auto swap_buffers = [&] {
+    std::swap(src, dst);
+    std::swap(vsrc, vdst);
+  };
+  int done = 0;
+  for (int pass = 0; pass < two; ++pass, ++done) {
+    const size_type run = NV << done;
+    partition(run, TP_PASS_NT * TP_VT);
+    launch((unsigned)((count + TP_PASS_NT * TP_VT - 1) / (TP_PASS_NT * TP_VT)), TP_PASS_NT, [&] {
+      twophase_mergesort_tile(src, count, run, partitions.data(), dst, vsrc, vdst, status.words, nullptr,
+                              status.words + 1, status.gen, done + 1 == passes);
+    });
+    swap_buffers();
+  }
+  for (int pass = 0; pass < four; ++pass, done += 2) {
+    const size_type run = NV << done;
+    quad_partition(run, TP_QUAD_NT * TP_VT);
+    launch((unsigned)((count + TP_QUAD_NT * TP_VT - 1) / (TP_QUAD_NT * TP_VT)), TP_QUAD_NT, [&] {
+      twophase_mergesort_quad_tile(src, count, run, quad_cuts.data(), dst, vsrc, vdst, status.words, nullptr,
+                                   status.words + 2, status.gen, done + 2 == passes);
+    });
+    swap_buffers();
+  }
+  for (int pass = 0; pass < eight; ++pass, done += 3) {
+    const size_type run = NV << done;
+    const size_type spacing = TP_OCT_NT * TP_VT;
+    const size_type cuts = quad_partition(run, spacing);
+    oct_cuts.assign(8 * cuts, (size_type)0xefefefefefull);
+    const unsigned lanes = next_partition_lanes();
+    const unsigned blocks = (unsigned)((cuts * lanes + TP_PARTITION_NT - 1) / TP_PARTITION_NT);
+    launch(blocks, TP_PARTITION_NT, [&] {
+      twophase_mergesort_oct_partition(src, count, run, quad_cuts.data(), spacing, cuts, (int)lanes, oct_cuts.data(),
+                                       nullptr);
+    });
+    launch((unsigned)((count + spacing - 1) / spacing), TP_OCT_NT, [&] {
+      twophase_mergesort_oct_tile(src, count, run, oct_cuts.data(), dst, vsrc, vdst, nullptr, done + 3 == passes);
+    });
+    swap_buffers();
+  }
+  if (src != k0.get()) {
+    fprintf(stderr, "the last pass did not land in the input buffer\n");
+    abort();
+  }
+  if (status.take() != 0) {
+    fprintf(stderr, "a trusted order raised a status\n");
+    abort();
+  }
+  ids.assign(count, 0);
+  for (size_type i = 0; i < count; ++i) {
+    keys[i] = k0[i];
+    memcpy(&ids[i], &v0[i], sizeof(unsigned) < sizeof(value_type) ? sizeof(unsigned) : sizeof(value_type));
+  }
+}
+
+int main(int argc, char** argv) {
+  if (CHECK_ORDER) {
+    // The eight-way passes are planned for trusted orders only; the checked programs are the
+    // block-sort harness's.
+    printf("%s: skipped (a checked order takes no eight-way pass)\n", argv[0]);
+    return 0;
+  }
+  std::mt19937_64 rng = seeded(argc, argv);
+  const size_t NV = TP_NT * TP_VT;
+  int failures = 0;
+  // Block-sort tiles 2..9 each side of their end (1..4 levels: an eight-way pass alone, or after
+  // a two-way or four-way one), and 17 tiles (five levels: four-way then eight-way).
+  std::vector<size_t> sizes;
+  for (size_t tiles : {2, 3, 5, 8, 9}) {
+    sizes.push_back(tiles * NV - 1);
+    sizes.push_back(tiles * NV + 1);
+  }
+  sizes.push_back(8 * NV);
+  sizes.push_back(16 * NV + 7);
+  for (size_t n : sizes) {
+    for (int force : {4, 8}) {
+      for (int distinct : {0, 3, 1000}) {
+        std::vector<key_type> input(n);
+        for (auto& k : input) {
+          const unsigned long long r = rng();
+          const unsigned long long bits = distinct ? r % distinct : r;
+          memcpy(&k, &bits, sizeof(k) < sizeof(bits) ? sizeof(k) : sizeof(bits));
+        }
+        std::vector<key_type> keys(input);
+        std::vector<unsigned> ids;
+        run_sort(keys, ids, force);
+        std::vector<unsigned> order(n);
+        for (size_t i = 0; i < n; ++i) order[i] = (unsigned)i;
+        std::stable_sort(order.begin(), order.end(),
+                         [&](unsigned x, unsigned y) { return key_compare()(input[x], input[y]); });
+        bool ok = true;
+        for (size_t i = 0; i < n && ok; ++i) {
+          ok = memcmp(&keys[i], &input[order[i]], sizeof(key_type)) == 0;
+          if (TP_HAS_VALUES) ok &= ids[i] == order[i];
+        }
+        if (!ok) {
+          ++failures;
+          printf("FAIL n=%zu force=%d distinct=%d\n", n, force, distinct);
+        }
+      }
+    }
+  }
+  printf("%s: %d failures\n", argv[0], failures);
+  return failures != 0;
+}
