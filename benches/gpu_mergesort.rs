@@ -252,6 +252,27 @@ fn shipped_only() -> bool {
     std::env::var_os(SHIPPED_ONLY_ENV).is_some()
 }
 
+/// Environment variable: a comma-separated list of eight-way tile threads (0: four-way passes
+/// only) to time beside each shipped row, with the four-way tile's registers and eight-way passes
+/// from every size (also profiled in the profile mode).
+const OCT_THREADS_ENV: &str = "TWOPHASE_BENCH_OCT_THREADS";
+
+/// The shipped tuning with each of [`OCT_THREADS_ENV`]'s eight-way tile threads.
+fn oct_variants(shipped: MergesortTuning) -> Vec<MergesortTuning> {
+    let list = std::env::var(OCT_THREADS_ENV).unwrap_or_default();
+    list.split(',')
+        .filter_map(|v| v.trim().parse::<u32>().ok())
+        .map(|oct_threads| MergesortTuning {
+            oct_registers: if oct_threads > 0 {
+                shipped.quad_registers
+            } else {
+                0
+            },
+            ..shipped.with_eight_way(oct_threads)
+        })
+        .collect()
+}
+
 /// Environment variable: when set, run only the rows of this kind (e.g. `u32-user`), sweeps
 /// included.
 const KIND_ENV: &str = "TWOPHASE_BENCH_KIND";
@@ -452,7 +473,7 @@ impl Bench<'_> {
             }
             if mode == Mode::Profile {
                 // One untimed sort, then the profiled one, for the shipped tuning and each sweep.
-                let shipped = std::iter::once(tuning);
+                let shipped = std::iter::once(tuning).chain(oct_variants(tuning));
                 let swept = sweep.iter().map(swept_tuning);
                 for tuned in shipped.chain(swept) {
                     for _ in 0..2 {
@@ -461,8 +482,9 @@ impl Bench<'_> {
                     }
                     stream.synchronize().expect("sync");
                     println!(
-                        "profiled {kind} 2^{log2n} {}: {} passes",
+                        "profiled {kind} 2^{log2n} {} oct nt={}: {} passes",
                         shape(tuned),
+                        tuned.oct_threads,
                         global_passes(n, tuned)
                     );
                 }
@@ -502,6 +524,21 @@ impl Bench<'_> {
                     "programmatic dependent launch {kind} 2^{log2n}: on {} ms, off {} ms (alternating)",
                     show(&with_pdl),
                     show(&without_pdl)
+                );
+            }
+            for tuned in oct_variants(tuning) {
+                restore(&mut keys, &mut values);
+                sort_tuned(&mut keys, &mut values, tuned);
+                let correct = stream.clone_dtoh(&keys).expect("download") == sorted_input;
+                let oct_ms = time_events(gpu, WARMUP, REPS, |_| {
+                    restore(&mut keys, &mut values);
+                    sort_tuned(&mut keys, &mut values, tuned);
+                }) - copy_ms;
+                println!(
+                    "eight-way {kind} 2^{log2n} oct nt={} regs={}: {oct_ms:.4} ms, {} passes (keys correct: {correct})",
+                    tuned.oct_threads,
+                    tuned.oct_registers,
+                    global_passes(n, tuned)
                 );
             }
             for tuned in sweep.iter().map(swept_tuning) {

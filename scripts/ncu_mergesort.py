@@ -21,6 +21,8 @@ KINDS = [
     ("twophase_mergesort_quad_tile", "quad_tile"),
     ("twophase_mergesort_partition", "partition"),
     ("twophase_mergesort_tile", "tile"),
+    ("twophase_mergesort_oct_partition", "oct_part"),
+    ("twophase_mergesort_oct_tile", "oct_tile"),
 ]
 
 

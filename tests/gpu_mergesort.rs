@@ -310,6 +310,63 @@ fn mergesort_u32_2_pow_27_and_backend_neutral_call() {
     assert!(any == expected, "2^27 backend-neutral sort differs");
 }
 
+/// The shipped eight-way passes at 1 GiB of elements: 2^27 u64 keys with few distinct values
+/// (ties across all eight runs of every octet) against std, and 2^27 u32 pairs whose values (input
+/// positions) prove stability, each through the device-buffer call.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn mergesort_eight_way_passes_at_2_pow_27() {
+    let (gpu, mut rng, mut scratch) = setup(MergesortScratch::new);
+    let n = 1usize << 27;
+    if n > common::checks::test_scale() {
+        return;
+    }
+    let u64_tuning = gpu.shipped_mergesort_tuning(8, 0, n);
+    assert!(
+        u64_tuning.pass_plan(n, true).eight_way > 0,
+        "{u64_tuning:?}"
+    );
+    for distinct in [1u64 << 40, 1000] {
+        let input: Vec<u64> = (0..n).map(|_| rng.gen_range(0..distinct)).collect();
+        let mut expected = input.clone();
+        expected.par_sort_unstable();
+        let mut keys = gpu.stream().clone_htod(&input).expect("upload");
+        gpu.sort_device(SortBuffers::keys(&mut keys), &Less, None, &mut scratch)
+            .expect("u64 sort");
+        let got = gpu.stream().clone_dtoh(&keys).expect("download");
+        assert!(
+            got == expected,
+            "u64, {distinct} distinct: differs from std"
+        );
+    }
+    let pairs_tuning = gpu.shipped_mergesort_tuning(4, 4, n);
+    assert!(
+        pairs_tuning.pass_plan(n, true).eight_way > 0,
+        "{pairs_tuning:?}"
+    );
+    let input: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1 << 12)).collect();
+    let positions: Vec<u32> = (0..n as u32).collect();
+    let mut keys = gpu.stream().clone_htod(&input).expect("upload");
+    let mut values = gpu.stream().clone_htod(&positions).expect("upload");
+    gpu.sort_device(
+        SortBuffers::pairs(&mut keys, &mut values),
+        &Less,
+        None,
+        &mut scratch,
+    )
+    .expect("pairs sort");
+    let got: Vec<(u32, u32)> = gpu
+        .stream()
+        .clone_dtoh(&keys)
+        .expect("download")
+        .into_iter()
+        .zip(gpu.stream().clone_dtoh(&values).expect("download"))
+        .collect();
+    let mut expected: Vec<(u32, u32)> = input.into_iter().zip(positions).collect();
+    expected.par_sort_unstable();
+    assert!(got == expected, "u32 pairs: not a stable sort");
+}
+
 /// Sizes past i32::MAX: 2^31 + 1000 keys (8 GiB on the device, twice with the scratch).
 #[test]
 #[ignore = "needs a CUDA GPU"]

@@ -20,7 +20,7 @@ trap 'rm -rf "$work"' EXIT
 # The programs: 4-byte keys alone and with 4-byte values, 8-byte keys; both search bounds; the
 # load balance with 4- and 8-byte indices (4- and 8-byte values with the 4-byte ones); the
 # textbook merges; the mergesort's block sort, keys alone and with values; the whole mergesort
-# (four-way and eight-way passes) of 4-byte pairs, 8-byte keys and 4-byte keys; the segmented sort's
+# (four-way and eight-way passes) of 4-byte pairs and 8-byte keys; the segmented sort's
 # check and short path (4-byte keys alone and with 4-byte values, 1-byte keys with 8-byte values,
 # 8-byte keys).
 programs=(
@@ -33,11 +33,10 @@ programs=(
   "lbs load_balance_unsigned_int_v8a8_none_nt256_vt15"
   "lbs load_balance_unsigned_long_long_v8a8_none_nt256_vt15"
   "textbook merge_textbook_tpb8_unsigned_int_keys_less_nt128_vt8"
-  "blocksort mergesort_pass128_quad256r64_oct256r64_unsigned_int_keys_less_nt1024_vt37"
+  "blocksort mergesort_pass128_quad256r64_oct0r0_unsigned_int_keys_less_nt1024_vt37"
   "blocksort mergesort_pass256_quad256r64_oct256r64_unsigned_int_v4a4_less_nt512_vt11"
   "mergesort mergesort_pass256_quad256r64_oct256r64_unsigned_int_v4a4_less_nt512_vt11"
   "mergesort mergesort_pass256_quad128r96_oct128r96_unsigned_long_long_keys_less_nt256_vt23"
-  "mergesort mergesort_pass128_quad256r64_oct256r64_unsigned_int_keys_less_nt1024_vt37"
   "segshort segmented_sort_unsigned_int_keys_less_nt128_vt15"
   "segshort segmented_sort_unsigned_int_v4a4_less_nt128_vt15"
   "segshort segmented_sort_unsigned_char_v8a8_less_nt128_vt15"

@@ -303,12 +303,12 @@ impl MergesortTuning {
                 // with four-way passes).
                 _ => (128, 128, 0, 0, 7),
             };
-        // Eight-way tiles of the four-way tiles' shape and registers where those fit in dynamic
-        // shared memory (u32 and u64 keys, u32 pairs); the 48 KiB fallback and the rest keep
-        // four-way passes.
+        // Eight-way tiles of the four-way tiles' shape and registers for 8-byte elements (u64
+        // keys, u32 pairs; within 48 KiB), the fastest of 128 and 256 threads for each. 4-byte
+        // keys keep four-way passes: their tiles are bound by the merge levels' instructions,
+        // and a third level in the tile cost what the saved passes saved.
         let (oct_threads, oct_registers) = match (key_bytes, value_bytes) {
-            _ if static_shared => (0, 0),
-            (0..=8, 0) | (0..=4, 1..=4) => (quad_threads, quad_registers),
+            (5..=8, 0) | (0..=4, 1..=4) => (quad_threads, quad_registers),
             _ => (0, 0),
         };
         let element_bytes = key_bytes + value_bytes;
@@ -323,8 +323,9 @@ impl MergesortTuning {
             quad_cut_lanes: 0,
             quad_registers,
             oct_threads,
-            // As the four-way passes' threshold (not swept yet).
-            eight_way_min_keys: FOUR_WAY_MIN_BYTES / element_bytes,
+            // Eight-way passes won at 1 GiB and lost at 128 MiB, where their partitions' three
+            // chained searches cost more than the saved passes.
+            eight_way_min_keys: EIGHT_WAY_MIN_BYTES / element_bytes,
             oct_registers,
             vt,
             // On the H100 the fastest cut lanes at every measured size put 45-50 thousand
@@ -422,6 +423,10 @@ impl MergesortTuning {
 /// Bytes of keys and values from which the shipped tunings sort with four-way passes
 /// ([`MergesortTuning::four_way_min_keys`]).
 const FOUR_WAY_MIN_BYTES: usize = 1 << 26;
+
+/// Bytes of keys and values from which the shipped tunings sort with eight-way passes
+/// ([`MergesortTuning::eight_way_min_keys`]).
+const EIGHT_WAY_MIN_BYTES: usize = 1 << 30;
 
 /// Bytes of keys and values below which the shipped tunings chain the kernels by programmatic
 /// dependent launch ([`MergesortTuning::pdl_below_keys`]).
@@ -526,16 +531,22 @@ mod tests {
                 }
             }
         }
-        // The shipped u32 sort at 2^27: twelve levels, four eight-way passes.
-        let plan = shipped.pass_plan(1 << 27, true);
-        assert_eq!((plan.two_way, plan.four_way, plan.eight_way), (0, 0, 4));
-        assert_eq!(shipped.pass_plan(1 << 27, false).four_way, 6);
+        // The shipped u64 sort at 2^27: fifteen levels, five eight-way passes for a trusted
+        // order, seven four-way passes after a two-way one for a user comparator.
+        let u64_keys = MergesortTuning::for_types(8, 0);
+        let plan = u64_keys.pass_plan(1 << 27, true);
+        assert_eq!((plan.two_way, plan.four_way, plan.eight_way), (0, 0, 5));
+        let plan = u64_keys.pass_plan(1 << 27, false);
+        assert_eq!((plan.two_way, plan.four_way, plan.eight_way), (1, 7, 0));
+        // Below 1 GiB, and for u32 keys, four-way passes.
+        assert_eq!(u64_keys.pass_plan(1 << 24, true).eight_way, 0);
+        assert_eq!(shipped.pass_plan(1 << 27, true).four_way, 6);
     }
 
     /// The shipped eight-way tiles pass their own checks, and fit next to the four-way tiles.
     #[test]
     fn shipped_eight_way_tunings_validate() {
-        for (key_bytes, value_bytes) in [(4, 0), (8, 0), (4, 4)] {
+        for (key_bytes, value_bytes) in [(8, 0), (4, 4)] {
             let tuning = MergesortTuning::for_types(key_bytes, value_bytes);
             assert!(tuning.oct_threads > 0, "{key_bytes}+{value_bytes}");
             tuning.validate(key_bytes, value_bytes).expect("valid");
