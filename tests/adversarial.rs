@@ -555,9 +555,18 @@ fn forced_sort_tunings() -> Vec<MergesortTuning> {
         four_way_min_keys: 0,
         ..t
     };
+    // Eight-way tiles (for the trusted `Less` only: the others' plans have none) of 32 threads
+    // on the small tiles, and of 512 (the fallback's four-way shape, at its registers).
+    let static_u32 = four_way_now(MergesortTuning::within_static_shared(size_of::<u32>(), 0));
+    let static_eight_way = MergesortTuning {
+        oct_registers: static_u32.quad_registers,
+        ..static_u32.with_eight_way(static_u32.quad_threads)
+    };
     vec![
         small,
-        four_way_now(MergesortTuning::within_static_shared(size_of::<u32>(), 0)),
+        small.with_eight_way(32),
+        static_u32,
+        static_eight_way,
         four_way_now(MergesortTuning::for_types(size_of::<u32>(), 0)),
     ]
 }
@@ -2031,7 +2040,8 @@ fn zero_sized_values_are_handled_or_refused() {
 
 // ---- Small fixed runs for racecheck, synccheck and initcheck ----
 
-/// The mergesort block sort and both pass kinds (two-way and four-way), keys and pairs, under
+/// The mergesort block sort and every pass kind (two-way, four-way, and eight-way under the
+/// trusted `Less`), keys and pairs, under
 /// `Less`, `<=` and a hash comparator (whose fallback paths have barriers of their own), at
 /// fixed sizes small enough for racecheck: equal to std's sort under `Less`, else a permutation.
 #[test]
@@ -2040,22 +2050,20 @@ fn tiles_block_sort_and_both_pass_kinds() {
     on_gpu(|gpu, _, rng, scratch| {
         let comps = inconsistent_comparators();
         for tuning in forced_sort_tunings() {
-            // Five tiles: a two-way pass, then a four-way one; two tiles (one four-way pass) where
-            // five would be too many keys for racecheck.
+            // Five tiles: a two-way pass, then a four-way one (or, for `Less` with eight-way
+            // tiles, one eight-way pass); two tiles (one four-way pass) where five would be too
+            // many keys for racecheck.
             let tile = tuning.tile();
             let n = if 4 * tile + 5 <= TILES_MAX_KEYS {
                 4 * tile + 5
             } else {
                 2 * tile + 5
             };
-            let plan = tuning.pass_plan(n, false);
-            let (two_way, four_way) = (plan.two_way, plan.four_way);
+            let plan = tuning.pass_plan(n, true);
             let input = u32_keys(rng, n);
             let mut expected = input.clone();
             expected.sort_unstable();
-            let case = format!(
-                "Less, n = {n}, {two_way} two-way and {four_way} four-way passes, {tuning:?}"
-            );
+            let case = format!("Less, n = {n}, {plan:?}, {tuning:?}");
             assert!(
                 device_sort(gpu, &mut scratch.sort, tuning, &input, &Less, &case) == expected,
                 "{case}: differs from std"
