@@ -82,8 +82,9 @@ __device__ __forceinline__ key_type half_element_before(const key_type* __restri
   return best;
 }
 
-// Phase 1 of an eight-way pass: cuts[8p .. 8p + 8) = the counts taken from R0..R7 among the first
-// outputs of its octet up to output position min(p * spacing, count).
+// Phase 1 of an eight-way pass (twophase_partition::oct_cut): cuts[8p .. 8p + 8) = the counts
+// taken from R0..R7 among the first outputs of its octet up to output position
+// min(p * spacing, count).
 // - Coarse search over P counts that are multiples of `spacing` (the cut diagonal is one too, as
 //   octets start at multiples of it): P's output there and Q's output just before the matching Q
 //   sample are read off the four-way cuts (two cuts and up to eight keys a probe), by a group of

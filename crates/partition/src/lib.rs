@@ -1183,6 +1183,148 @@ pub fn quad_tile_end(
     }
 }
 
+/// The eight runs of an eight-way mergesort pass that hold output `pos`: run `k` is
+/// `starts[k]..starts[k + 1]` (global). The octet's output is the stable merge of P, the merge of
+/// the quad of runs 0..4, with Q, the merge of the quad of runs 4..8, P first on ties: exactly
+/// what three two-way passes produce.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MergeOctet {
+    pub starts: [usize; 9],
+}
+
+impl MergeOctet {
+    /// The octet of the eight-way pass over `count` keys with run length `run` that holds `pos`.
+    pub fn at(count: usize, run: usize, pos: usize) -> Self {
+        assert!(run > 0, "mergesort run length must be positive");
+        let width = run.saturating_mul(8);
+        let begin = pos / width * width;
+        let mut starts = [begin; 9];
+        for (k, start) in starts.iter_mut().enumerate().skip(1) {
+            *start = begin.saturating_add(run.saturating_mul(k)).min(count);
+        }
+        MergeOctet { starts }
+    }
+
+    /// Outputs of the whole octet.
+    pub fn total(&self) -> usize {
+        self.starts[8] - self.starts[0]
+    }
+
+    /// The counts taken from the four runs of half `half` (P for 0, Q for 1) among its first `i`
+    /// outputs, `i` a multiple of `spacing` or the half's length, read off the four-way cut of the
+    /// same pass stored for the output position `starts[4 * half] + i` (`quad_cuts[p]` is
+    /// [`quad_cut`] at output `p * spacing`, in that position's quad).
+    fn sampled_counts(
+        &self,
+        quad_cuts: &[QuadCut],
+        half: usize,
+        spacing: usize,
+        i: usize,
+    ) -> [usize; 4] {
+        let runs = &self.starts[4 * half..4 * half + 5];
+        if runs[0] + i == runs[4] {
+            return [0, 1, 2, 3].map(|k| runs[k + 1] - runs[k]);
+        }
+        let cut = quad_cuts[(runs[0] + i) / spacing];
+        [cut.a, cut.x - cut.a, cut.c, i - cut.x - cut.c]
+    }
+
+    /// The head (next output) of half `half` after `counts` (not all of it): the first in merge
+    /// order of its runs' next keys (an earlier run first on ties).
+    fn head<'k, T, F: Fn(&T, &T) -> bool>(
+        &self,
+        keys: &'k [T],
+        half: usize,
+        counts: [usize; 4],
+        is_less: &F,
+    ) -> &'k T {
+        (0..4)
+            .filter_map(|k| {
+                let at = self.starts[4 * half + k] + counts[k];
+                (at < self.starts[4 * half + k + 1]).then(|| &keys[at])
+            })
+            .reduce(|best, key| if is_less(key, best) { key } else { best })
+            .expect("head: the half has outputs left")
+    }
+
+    /// The last output of half `half` among its first outputs `counts` (not none): the last in
+    /// merge order of its runs' last taken keys (a later run last on ties).
+    fn last<'k, T, F: Fn(&T, &T) -> bool>(
+        &self,
+        keys: &'k [T],
+        half: usize,
+        counts: [usize; 4],
+        is_less: &F,
+    ) -> &'k T {
+        (0..4)
+            .filter(|&k| counts[k] > 0)
+            .map(|k| &keys[self.starts[4 * half + k] + counts[k] - 1])
+            .reduce(|best, key| if is_less(key, best) { best } else { key })
+            .expect("last: the half has outputs taken")
+    }
+}
+
+/// The cut of an eight-way mergesort pass after `diag` outputs of `octet`, as counts taken from
+/// each of its eight runs, with the four-way cuts of the same pass at every `spacing`-th output
+/// as samples of P and Q (`quad_cuts[p]` at output `p * spacing`; `spacing` divides the run
+/// length). Twin of `twophase_mergesort_oct_partition` (kernels/mergesort_oct_partition.cu).
+/// - Coarse: a binary search over P counts that are multiples of `spacing` (so is `diag`, where
+///   the search runs): P's output there and Q's output just before the matching Q sample are read
+///   off the four-way cuts.
+/// - Fine: the four-way cuts around the P and Q brackets bound the count taken from each of the
+///   eight runs, and [`select_runs`] finds the counts inside those bounds.
+pub fn oct_cut<T, F: Fn(&T, &T) -> bool>(
+    keys: &[T],
+    octet: &MergeOctet,
+    quad_cuts: &[QuadCut],
+    spacing: usize,
+    diag: usize,
+    is_less: F,
+) -> [usize; 8] {
+    let np = octet.starts[4] - octet.starts[0];
+    let nq = octet.starts[8] - octet.starts[4];
+    assert!(
+        diag <= np + nq,
+        "oct_cut: diagonal past the end of the octet"
+    );
+    let (mut begin, mut end) = (diag.saturating_sub(nq), diag.min(np));
+    if diag.is_multiple_of(spacing) {
+        let (mut j_lo, mut j_hi) = (begin.div_ceil(spacing), end.div_ceil(spacing));
+        while j_lo < j_hi {
+            let j = j_lo + (j_hi - j_lo) / 2;
+            let pi = j * spacing;
+            let p_counts = octet.sampled_counts(quad_cuts, 0, spacing, pi);
+            let q_counts = octet.sampled_counts(quad_cuts, 1, spacing, diag - pi);
+            let p_key = octet.head(keys, 0, p_counts, &is_less);
+            let q_key = octet.last(keys, 1, q_counts, &is_less);
+            if takes_a::<Lower, T, &F>(p_key, q_key, &&is_less) {
+                begin = pi + 1;
+                j_lo = j + 1;
+            } else {
+                end = pi;
+                j_hi = j;
+            }
+        }
+    }
+    let sample_below = |i: usize| i / spacing * spacing;
+    let sample_above = |i: usize, n: usize| (i.div_ceil(spacing) * spacing).min(n);
+    let (p0, p1) = (sample_below(begin), sample_above(end, np));
+    let (q0, q1) = (sample_below(diag - end), sample_above(diag - begin, nq));
+    let (lo_p, hi_p) = (
+        octet.sampled_counts(quad_cuts, 0, spacing, p0),
+        octet.sampled_counts(quad_cuts, 0, spacing, p1),
+    );
+    let (lo_q, hi_q) = (
+        octet.sampled_counts(quad_cuts, 1, spacing, q0),
+        octet.sampled_counts(quad_cuts, 1, spacing, q1),
+    );
+    let join = |p: [usize; 4], q: [usize; 4]| {
+        core::array::from_fn(|k| if k < 4 { p[k] } else { q[k - 4] })
+    };
+    let runs: [&[T]; 8] = core::array::from_fn(|k| &keys[octet.starts[k]..octet.starts[k + 1]]);
+    select_runs(runs, join(lo_p, lo_q), join(hi_p, hi_q), diag, &is_less)
+}
+
 /// Load-balancing merge path: at output diagonal `diag` of the merge of the work items
 /// `0..total` (A) with the segment offsets `scan` (B, the exclusive scan of segment sizes), how
 /// many work items precede it. Upper bound: an offset equal to an item index comes first, so that

@@ -270,6 +270,71 @@ proptest! {
     }
 }
 
+/// The run each output of the octet's eight-way merge came from: merge(merge4(0..4),
+/// merge4(4..8)), each merge4 itself merge(merge(0, 1), merge(2, 3)), earlier first on ties.
+fn brute_octet_origins(keys: &[u32], octet: &MergeOctet) -> Vec<usize> {
+    let run = |k: usize| -> Vec<(u32, usize)> {
+        keys[octet.starts[k]..octet.starts[k + 1]]
+            .iter()
+            .map(|&v| (v, k))
+            .collect()
+    };
+    let merge = |a: Vec<(u32, usize)>, b: Vec<(u32, usize)>| -> Vec<(u32, usize)> {
+        let from_a = brute_merge_from_a(
+            &a.iter().map(|p| p.0).collect::<Vec<_>>(),
+            &b.iter().map(|p| p.0).collect::<Vec<_>>(),
+            false,
+        );
+        let (mut ia, mut ib) = (a.into_iter(), b.into_iter());
+        from_a
+            .iter()
+            .map(|&t| if t { ia.next() } else { ib.next() }.unwrap())
+            .collect()
+    };
+    let quad = |k: usize| merge(merge(run(k), run(k + 1)), merge(run(k + 2), run(k + 3)));
+    merge(quad(0), quad(4)).into_iter().map(|p| p.1).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// The eight-way cut, searched on the four-way cuts of the same pass at every `spacing`-th
+    /// output, counts exactly the keys each run gives the octet's first `diag` outputs, at every
+    /// diagonal of every octet (including a short last octet).
+    #[test]
+    fn oct_cut_counts_each_run_before_every_diagonal(
+        raw in prop::collection::vec(0u32..6, 0..400),
+        spacing in 1usize..6,
+        runs_per_spacing in 1usize..3,
+    ) {
+        let run = spacing * runs_per_spacing;
+        let mut keys = raw;
+        sort_runs(&mut keys, run);
+        let count = keys.len();
+        let partitions = pass_partitions(&keys, run, spacing, less);
+        let quad_cuts: Vec<QuadCut> = (0..partition_count(count, spacing))
+            .map(|p| {
+                let pos = partition_diag(p, spacing, count);
+                let quad = MergeQuad::at(count, run, pos);
+                quad_cut(&keys, &quad, &partitions, spacing, pos - quad.starts[0], less)
+            })
+            .collect();
+        let mut octet_begin = 0;
+        while octet_begin < count {
+            let octet = MergeOctet::at(count, run, octet_begin);
+            let origins = brute_octet_origins(&keys, &octet);
+            for diag in 0..=octet.total() {
+                let cut = oct_cut(&keys, &octet, &quad_cuts, spacing, diag, less);
+                for (k, &taken) in cut.iter().enumerate() {
+                    let want = origins[..diag].iter().filter(|&&o| o == k).count();
+                    prop_assert_eq!(taken, want, "run {} at diag {}", k, diag);
+                }
+            }
+            octet_begin = octet.starts[8];
+        }
+    }
+}
+
 #[test]
 fn co_rank_of_the_textbook_example() {
     // A = [1, 3, 5, 7], B = [2, 5, 6, 8, 9]: first 4 outputs are 1, 2, 3, 5(A) → i = 3, j = 1.
