@@ -145,6 +145,9 @@ __device__ __forceinline__ void oct_tile(const key_type* __restrict__ src, size_
                                                                    diag, key_compare());
   twophase::merge_range range = {mp, len[0], begin[1] + diag - mp, begin[1] + len[1]};
   twophase::serial_merge<twophase::bounds_lower, VT, checked>(keys_shared, range, key_compare(), keys, indices);
+  // From here as the four-way tile ends (quad_tile): one helper for both, taking the arrays by
+  // reference, made ptxas spill in the u32 pairs tiles (7 -> 51 local accesses in the four-way
+  // tile, 0 -> 24 here), so each keeps its own copy.
   if (TP_HAS_VALUES) {
 #pragma unroll
     for (int i = 0; i < VT; ++i) {

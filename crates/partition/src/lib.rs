@@ -589,14 +589,9 @@ pub struct MergeQuad {
 impl MergeQuad {
     /// The quad of the four-way pass over `count` keys with run length `run` that holds `pos`.
     pub fn at(count: usize, run: usize, pos: usize) -> Self {
-        assert!(run > 0, "mergesort run length must be positive");
-        let width = run.saturating_mul(4);
-        let begin = pos / width * width;
-        let mut starts = [begin; 5];
-        for (k, start) in starts.iter_mut().enumerate().skip(1) {
-            *start = begin.saturating_add(run.saturating_mul(k)).min(count);
+        MergeQuad {
+            starts: group_starts(count, run, pos),
         }
-        MergeQuad { starts }
     }
 
     /// The pair of runs `2 * half .. 2 * half + 2` (X for `half == 0`, Y for `half == 1`) as the
@@ -614,6 +609,18 @@ impl MergeQuad {
     pub fn total(&self) -> usize {
         self.starts[4] - self.starts[0]
     }
+}
+
+/// The `STARTS - 1` runs of the group (a quad, an octet) of a mergesort pass over `count` keys
+/// with run length `run` that holds `pos`: run `k` is `starts[k]..starts[k + 1]`, cut at `count`.
+fn group_starts<const STARTS: usize>(count: usize, run: usize, pos: usize) -> [usize; STARTS] {
+    assert!(run > 0, "mergesort run length must be positive");
+    let width = run.saturating_mul(STARTS - 1);
+    let begin = pos / width * width;
+    core::array::from_fn(|k| match k {
+        0 => begin,
+        _ => begin.saturating_add(run.saturating_mul(k)).min(count),
+    })
 }
 
 /// A cut of a four-way merge after `diag` outputs, in counts taken from each run: `a` from run 0,
@@ -1195,14 +1202,9 @@ pub struct MergeOctet {
 impl MergeOctet {
     /// The octet of the eight-way pass over `count` keys with run length `run` that holds `pos`.
     pub fn at(count: usize, run: usize, pos: usize) -> Self {
-        assert!(run > 0, "mergesort run length must be positive");
-        let width = run.saturating_mul(8);
-        let begin = pos / width * width;
-        let mut starts = [begin; 9];
-        for (k, start) in starts.iter_mut().enumerate().skip(1) {
-            *start = begin.saturating_add(run.saturating_mul(k)).min(count);
+        MergeOctet {
+            starts: group_starts(count, run, pos),
         }
-        MergeOctet { starts }
     }
 
     /// Outputs of the whole octet.

@@ -165,15 +165,10 @@ proptest! {
     }
 }
 
-/// Brute force: which run (0..4) each output of the four-way merge of one quad comes from, by
-/// merging runs 0+1 and 2+3 stably, then the two results (X first on ties).
-fn brute_quad_origins(keys: &[u32], quad: &MergeQuad) -> Vec<usize> {
-    let run = |k: usize| -> Vec<(u32, usize)> {
-        keys[quad.starts[k]..quad.starts[k + 1]]
-            .iter()
-            .map(|&v| (v, k))
-            .collect()
-    };
+/// The run each output of a group's merge came from: the runs `starts[k]..starts[k + 1]` merged
+/// pairwise in a balanced tree (R0 with R1, R2 with R3, ..., then the results the same way),
+/// earlier first on ties, as a mergesort's two-way passes would.
+fn brute_group_origins(keys: &[u32], starts: &[usize]) -> Vec<usize> {
     let merge = |a: Vec<(u32, usize)>, b: Vec<(u32, usize)>| -> Vec<(u32, usize)> {
         let from_a = brute_merge_from_a(
             &a.iter().map(|p| p.0).collect::<Vec<_>>(),
@@ -186,10 +181,33 @@ fn brute_quad_origins(keys: &[u32], quad: &MergeQuad) -> Vec<usize> {
             .map(|&t| if t { ia.next() } else { ib.next() }.unwrap())
             .collect()
     };
-    merge(merge(run(0), run(1)), merge(run(2), run(3)))
+    let mut level: Vec<Vec<(u32, usize)>> = (0..starts.len() - 1)
+        .map(|k| {
+            keys[starts[k]..starts[k + 1]]
+                .iter()
+                .map(|&v| (v, k))
+                .collect()
+        })
+        .collect();
+    while level.len() > 1 {
+        let mut pairs = level.into_iter();
+        let mut next = Vec::new();
+        while let (Some(a), b) = (pairs.next(), pairs.next()) {
+            next.push(merge(a, b.unwrap_or_default()));
+        }
+        level = next;
+    }
+    level
+        .pop()
+        .unwrap_or_default()
         .into_iter()
         .map(|p| p.1)
         .collect()
+}
+
+/// Brute force: which run (0..4) each output of one quad's four-way merge comes from.
+fn brute_quad_origins(keys: &[u32], quad: &MergeQuad) -> Vec<usize> {
+    brute_group_origins(keys, &quad.starts)
 }
 
 proptest! {
@@ -270,29 +288,9 @@ proptest! {
     }
 }
 
-/// The run each output of the octet's eight-way merge came from: merge(merge4(0..4),
-/// merge4(4..8)), each merge4 itself merge(merge(0, 1), merge(2, 3)), earlier first on ties.
+/// The run each output of the octet's eight-way merge came from.
 fn brute_octet_origins(keys: &[u32], octet: &MergeOctet) -> Vec<usize> {
-    let run = |k: usize| -> Vec<(u32, usize)> {
-        keys[octet.starts[k]..octet.starts[k + 1]]
-            .iter()
-            .map(|&v| (v, k))
-            .collect()
-    };
-    let merge = |a: Vec<(u32, usize)>, b: Vec<(u32, usize)>| -> Vec<(u32, usize)> {
-        let from_a = brute_merge_from_a(
-            &a.iter().map(|p| p.0).collect::<Vec<_>>(),
-            &b.iter().map(|p| p.0).collect::<Vec<_>>(),
-            false,
-        );
-        let (mut ia, mut ib) = (a.into_iter(), b.into_iter());
-        from_a
-            .iter()
-            .map(|&t| if t { ia.next() } else { ib.next() }.unwrap())
-            .collect()
-    };
-    let quad = |k: usize| merge(merge(run(k), run(k + 1)), merge(run(k + 2), run(k + 3)));
-    merge(quad(0), quad(4)).into_iter().map(|p| p.1).collect()
+    brute_group_origins(keys, &octet.starts)
 }
 
 proptest! {
