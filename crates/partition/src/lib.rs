@@ -1096,6 +1096,45 @@ pub fn shard_boundary(shard: usize, shards: usize, total: usize) -> usize {
     usize::try_from(rank).unwrap_or(total)
 }
 
+/// The windows of a multiway cut's two halves (first, second) at output `diag` of a group whose
+/// halves have `n_first` and `n_second` outputs, each widened to the samples every `spacing`-th
+/// output: `[first_0, first_1, second_0, second_1]`, the first half's count lying in
+/// `first_0..=first_1` and the second's in `second_0..=second_1`. Where `diag` is a multiple of
+/// `spacing` (every tile boundary), a binary search over first-half counts that are multiples of
+/// `spacing` narrows them to one sample apart: `takes_first(i)` answers whether the first half's
+/// output `i` comes before the second half's output `diag - 1 - i` (both read off samples).
+fn sampled_windows(
+    diag: usize,
+    n_first: usize,
+    n_second: usize,
+    spacing: usize,
+    takes_first: impl Fn(usize) -> bool,
+) -> [usize; 4] {
+    let (mut begin, mut end) = (diag.saturating_sub(n_second), diag.min(n_first));
+    if diag.is_multiple_of(spacing) {
+        let (mut j_lo, mut j_hi) = (begin.div_ceil(spacing), end.div_ceil(spacing));
+        while j_lo < j_hi {
+            let j = j_lo + (j_hi - j_lo) / 2;
+            let i = j * spacing;
+            if takes_first(i) {
+                begin = i + 1;
+                j_lo = j + 1;
+            } else {
+                end = i;
+                j_hi = j;
+            }
+        }
+    }
+    let sample_below = |i: usize| i / spacing * spacing;
+    let sample_above = |i: usize, n: usize| (i.div_ceil(spacing) * spacing).min(n);
+    [
+        sample_below(begin),
+        sample_above(end, n_first),
+        sample_below(diag - end),
+        sample_above(diag - begin, n_second),
+    ]
+}
+
 /// The cut after `diag` quad-local outputs of the four-way merge of `quad`: the merge path of X
 /// and Y at `diag`, bracketed with the two-way `partitions` (of the same pass input, run length
 /// `run`, cut every `spacing` outputs; `4 * run` must be a multiple of `spacing`), which are
@@ -1126,30 +1165,13 @@ pub fn quad_cut<T, F: Fn(&T, &T) -> bool>(
         diag <= nx + ny,
         "quad_cut: diagonal past the end of the quad"
     );
-    let (mut begin, mut end) = (diag.saturating_sub(ny), diag.min(nx));
-    if diag.is_multiple_of(spacing) {
-        let (mut j_lo, mut j_hi) = (begin.div_ceil(spacing), end.div_ceil(spacing));
-        while j_lo < j_hi {
-            let j = j_lo + (j_hi - j_lo) / 2;
-            let xi = j * spacing;
-            let x_key = x.windowed_element(xi, &is_less);
-            let y_key = y.element_before(diag - xi, &is_less);
-            if takes_a::<Lower, T, &F>(x_key, y_key, &&is_less) {
-                begin = xi + 1;
-                j_lo = j + 1;
-            } else {
-                end = xi;
-                j_hi = j;
-            }
-        }
-    }
-    // X's count lies in [begin, end] and Y's in [diag - end, diag - begin]; widened to samples,
-    // each half's merge path there bounds the counts of both its runs (both are monotone in the
-    // half's diagonal).
-    let sample_below = |i: usize| i / spacing * spacing;
-    let sample_above = |i: usize, n: usize| (i.div_ceil(spacing) * spacing).min(n);
-    let (x0, x1) = (sample_below(begin), sample_above(end, nx));
-    let (y0, y1) = (sample_below(diag - end), sample_above(diag - begin, ny));
+    // Each half's merge path at the windows' ends bounds the counts of both its runs (both are
+    // monotone in the half's diagonal).
+    let [x0, x1, y0, y1] = sampled_windows(diag, nx, ny, spacing, |xi| {
+        let x_key = x.windowed_element(xi, &is_less);
+        let y_key = y.element_before(diag - xi, &is_less);
+        takes_a::<Lower, T, &F>(x_key, y_key, &&is_less)
+    });
     let (a0, a1) = (x.sampled_path(x0), x.sampled_path(x1));
     let (c0, c1) = (y.sampled_path(y0), y.sampled_path(y1));
     let runs = [0, 1, 2, 3].map(|k| &keys[quad.starts[k]..quad.starts[k + 1]]);
@@ -1289,29 +1311,13 @@ pub fn oct_cut<T, F: Fn(&T, &T) -> bool>(
         diag <= np + nq,
         "oct_cut: diagonal past the end of the octet"
     );
-    let (mut begin, mut end) = (diag.saturating_sub(nq), diag.min(np));
-    if diag.is_multiple_of(spacing) {
-        let (mut j_lo, mut j_hi) = (begin.div_ceil(spacing), end.div_ceil(spacing));
-        while j_lo < j_hi {
-            let j = j_lo + (j_hi - j_lo) / 2;
-            let pi = j * spacing;
-            let p_counts = octet.sampled_counts(quad_cuts, 0, spacing, pi);
-            let q_counts = octet.sampled_counts(quad_cuts, 1, spacing, diag - pi);
-            let p_key = octet.head(keys, 0, p_counts, &is_less);
-            let q_key = octet.last(keys, 1, q_counts, &is_less);
-            if takes_a::<Lower, T, &F>(p_key, q_key, &&is_less) {
-                begin = pi + 1;
-                j_lo = j + 1;
-            } else {
-                end = pi;
-                j_hi = j;
-            }
-        }
-    }
-    let sample_below = |i: usize| i / spacing * spacing;
-    let sample_above = |i: usize, n: usize| (i.div_ceil(spacing) * spacing).min(n);
-    let (p0, p1) = (sample_below(begin), sample_above(end, np));
-    let (q0, q1) = (sample_below(diag - end), sample_above(diag - begin, nq));
+    let [p0, p1, q0, q1] = sampled_windows(diag, np, nq, spacing, |pi| {
+        let p_counts = octet.sampled_counts(quad_cuts, 0, spacing, pi);
+        let q_counts = octet.sampled_counts(quad_cuts, 1, spacing, diag - pi);
+        let p_key = octet.head(keys, 0, p_counts, &is_less);
+        let q_key = octet.last(keys, 1, q_counts, &is_less);
+        takes_a::<Lower, T, &F>(p_key, q_key, &&is_less)
+    });
     let (lo_p, hi_p) = (
         octet.sampled_counts(quad_cuts, 0, spacing, p0),
         octet.sampled_counts(quad_cuts, 0, spacing, p1),
