@@ -1253,38 +1253,36 @@ impl MergeOctet {
         [cut.a, cut.x - cut.a, cut.c, i - cut.x - cut.c]
     }
 
-    /// The head (next output) of half `half` after `counts` (not all of it): the first in merge
-    /// order of its runs' next keys (an earlier run first on ties).
+    /// The head (next output) of half `half` after `counts`: the first in merge order of its
+    /// runs' next keys (an earlier run first on ties); `None` once all of it is taken.
     fn head<'k, T, F: Fn(&T, &T) -> bool>(
         &self,
         keys: &'k [T],
         half: usize,
         counts: [usize; 4],
         is_less: &F,
-    ) -> &'k T {
+    ) -> Option<&'k T> {
         (0..4)
             .filter_map(|k| {
                 let at = self.starts[4 * half + k] + counts[k];
                 (at < self.starts[4 * half + k + 1]).then(|| &keys[at])
             })
             .reduce(|best, key| if is_less(key, best) { key } else { best })
-            .expect("head: the half has outputs left")
     }
 
-    /// The last output of half `half` among its first outputs `counts` (not none): the last in
-    /// merge order of its runs' last taken keys (a later run last on ties).
+    /// The last output of half `half` among its first outputs `counts`: the last in merge order
+    /// of its runs' last taken keys (a later run last on ties); `None` before any is taken.
     fn last<'k, T, F: Fn(&T, &T) -> bool>(
         &self,
         keys: &'k [T],
         half: usize,
         counts: [usize; 4],
         is_less: &F,
-    ) -> &'k T {
+    ) -> Option<&'k T> {
         (0..4)
             .filter(|&k| counts[k] > 0)
             .map(|k| &keys[self.starts[4 * half + k] + counts[k] - 1])
             .reduce(|best, key| if is_less(key, best) { best } else { key })
-            .expect("last: the half has outputs taken")
     }
 }
 
@@ -1314,9 +1312,15 @@ pub fn oct_cut<T, F: Fn(&T, &T) -> bool>(
     let [p0, p1, q0, q1] = sampled_windows(diag, np, nq, spacing, |pi| {
         let p_counts = octet.sampled_counts(quad_cuts, 0, spacing, pi);
         let q_counts = octet.sampled_counts(quad_cuts, 1, spacing, diag - pi);
-        let p_key = octet.head(keys, 0, p_counts, &is_less);
-        let q_key = octet.last(keys, 1, q_counts, &is_less);
-        takes_a::<Lower, T, &F>(p_key, q_key, &&is_less)
+        // Inside the search's bracket P has output `pi` and Q one before `diag - pi`; past
+        // either end, P is taken exactly when Q has nothing before it.
+        match (
+            octet.head(keys, 0, p_counts, &is_less),
+            octet.last(keys, 1, q_counts, &is_less),
+        ) {
+            (Some(p_key), Some(q_key)) => takes_a::<Lower, T, &F>(p_key, q_key, &&is_less),
+            (p_key, _) => p_key.is_some(),
+        }
     });
     let (lo_p, hi_p) = (
         octet.sampled_counts(quad_cuts, 0, spacing, p0),
