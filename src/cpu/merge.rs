@@ -3,7 +3,7 @@
 use rayon::prelude::*;
 use twophase_partition::{merge_path, merge_path_tile, Lower, MergeRange};
 
-use super::{assert_paired, merge_range, MergeTuning};
+use super::{assert_paired, merge_range, KeysOnly, MergeTuning, Payload};
 use crate::order::NaturalOrder;
 
 /// `a.len() + b.len()`, the outputs of a merge.
@@ -63,13 +63,7 @@ where
             |tile, (t, chunk)| {
                 let range = merge_path_tile(&partitions, t, MergeTuning::TILE, count);
                 let local = load_tile(a, b, &range, tile);
-                merge_range::<{ MergeTuning::VT }, T, F, _>(
-                    tile,
-                    local,
-                    &is_less,
-                    chunk,
-                    |_, _| {},
-                );
+                merge_range::<{ MergeTuning::VT }, T, F, _>(tile, local, &is_less, chunk, KeysOnly);
             },
         );
 }
@@ -145,13 +139,13 @@ where
                     local,
                     &is_less,
                     key_chunk,
-                    |k, source| {
+                    Payload(|k, source| {
                         value_chunk[k] = if source < a_count {
                             a_values[range.a_begin + source]
                         } else {
                             b_values[range.b_begin + source - a_count]
                         };
-                    },
+                    }),
                 );
             },
         );

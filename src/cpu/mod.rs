@@ -44,7 +44,7 @@ use twophase_partition::{
     clamp_boundary, merge_path, partition_count, partition_diag, repair_partitions, Lower,
     MergeRange,
 };
-use twophase_serial::{serial_merge, serial_merge_checked};
+use twophase_serial::{serial_merge_checked, serial_merge_lanes};
 
 /// Tuning of the CPU merge.
 pub struct MergeTuning;
@@ -96,7 +96,7 @@ pub const LANES: usize = 4;
 pub(crate) const LANE_MIN_OUTPUTS: usize = 1024;
 
 /// Phase 2 on one range of one buffer: merge `range` of `keys` (A then B, stable) into `out`,
-/// calling `gather(k, source)` with each output position and the index in `keys` it came from.
+/// telling `gather` each output position and the index in `keys` it came from.
 /// `out.len()` must equal `range.total()`, and `range` must lie inside `keys` with
 /// `a_begin <= a_end` and `b_begin <= b_end` (a tile of repaired partitions).
 ///
@@ -119,7 +119,7 @@ pub(crate) fn merge_range<const VT: usize, T, F, G>(
 where
     T: Copy,
     F: Fn(&T, &T) -> bool,
-    G: FnMut(usize, usize),
+    G: Gather,
 {
     debug_assert_eq!(out.len(), range.total());
     let total = range.total();
@@ -161,10 +161,38 @@ where
             .all(|&seam| seam == 0 || seam >= total || !is_less(&out[seam], &out[seam - 1]))
 }
 
+/// What a merge does with the position in its input that each output came from: nothing, for
+/// keys alone ([`KeysOnly`]: the merge then never computes them), or gather a payload by it
+/// ([`Payload`]).
+pub(crate) trait Gather {
+    /// Whether the merge needs the source positions at all.
+    const SOURCES: bool;
+    /// Output `out` came from input position `source`.
+    fn gather(&mut self, out: usize, source: usize);
+}
+
+/// Keys alone: no payload follows them.
+pub(crate) struct KeysOnly;
+
+impl Gather for KeysOnly {
+    const SOURCES: bool = false;
+    fn gather(&mut self, _: usize, _: usize) {}
+}
+
+/// A payload that `0(out, source)` moves with each output.
+pub(crate) struct Payload<G>(pub G);
+
+impl<G: FnMut(usize, usize)> Gather for Payload<G> {
+    const SOURCES: bool = true;
+    fn gather(&mut self, out: usize, source: usize) {
+        (self.0)(out, source);
+    }
+}
+
 /// Phase 2 on [`LANES`] independent ranges of one buffer at once: lane `l` merges `lanes[l]`
-/// into `out` from `positions[l]` on, VT outputs per turn, the lanes taking turns so that their
-/// dependency chains overlap in the core. `gather(k, source)` sees each output position and the
-/// index in `keys` it came from.
+/// into `out` from `positions[l]` on, VT outputs per turn, the lanes' steps interleaved
+/// ([`serial_merge_lanes`]) so that their dependency chains overlap in the core. `gather` sees
+/// each output position and the index in `keys` it came from.
 #[inline]
 pub(crate) fn merge_lanes<const VT: usize, T, F, G>(
     keys: &[T],
@@ -176,37 +204,60 @@ pub(crate) fn merge_lanes<const VT: usize, T, F, G>(
 ) where
     T: Copy,
     F: Fn(&T, &T) -> bool,
-    G: FnMut(usize, usize),
+    G: Gather,
 {
-    while lanes.iter().any(|lane| lane.total() >= VT) {
+    let mut sources = [[0; VT]; LANES];
+    // Every lane with a full piece left: all of them step together.
+    while lanes.iter().all(|lane| lane.total() >= VT) {
+        let merged = serial_merge_lanes::<Lower, VT, LANES, T, F>(
+            keys,
+            &mut lanes,
+            is_less,
+            G::SOURCES.then_some(&mut sources),
+        );
         for l in 0..LANES {
-            if lanes[l].total() >= VT {
-                let (merged, sources) =
-                    serial_merge::<Lower, VT, T, F>(keys, &mut lanes[l], is_less);
-                let pos = positions[l];
-                out[pos..pos + VT].copy_from_slice(&merged);
-                for (i, &source) in sources.iter().enumerate() {
-                    gather(pos + i, source);
+            let pos = positions[l];
+            out[pos..pos + VT].copy_from_slice(&merged[l]);
+            if G::SOURCES {
+                for (i, &source) in sources[l].iter().enumerate() {
+                    gather.gather(pos + i, source);
                 }
-                positions[l] += VT;
             }
+            positions[l] += VT;
         }
     }
+    // The lanes' uneven ends: each full piece alone, then the partial ones.
     for l in 0..LANES {
+        let mut one = [[0; VT]];
+        while lanes[l].total() >= VT {
+            let [merged] = serial_merge_lanes::<Lower, VT, 1, T, F>(
+                keys,
+                std::array::from_mut(&mut lanes[l]),
+                is_less,
+                G::SOURCES.then_some(&mut one),
+            );
+            let pos = positions[l];
+            out[pos..pos + VT].copy_from_slice(&merged);
+            if G::SOURCES {
+                for (i, &source) in one[0].iter().enumerate() {
+                    gather.gather(pos + i, source);
+                }
+            }
+            positions[l] += VT;
+        }
         while !lanes[l].is_empty() {
             let pos = positions[l];
             let mut merged = [out[pos]; VT];
-            let mut sources = [0; VT];
             let count = serial_merge_checked::<Lower, VT, T, F>(
                 keys,
                 &mut lanes[l],
                 is_less,
                 &mut merged,
-                &mut sources,
+                &mut one[0],
             );
             out[pos..pos + count].copy_from_slice(&merged[..count]);
-            for (i, &source) in sources[..count].iter().enumerate() {
-                gather(pos + i, source);
+            for (i, &source) in one[0][..count].iter().enumerate() {
+                gather.gather(pos + i, source);
             }
             positions[l] += count;
         }

@@ -7,7 +7,9 @@ use twophase_partition::{
 };
 use twophase_serial::serial_sort;
 
-use super::{assert_paired, merge_lanes, merge_range, MergesortTuning, LANES, LANE_MIN_OUTPUTS};
+use super::{
+    assert_paired, merge_lanes, merge_range, KeysOnly, MergesortTuning, LANES, LANE_MIN_OUTPUTS,
+};
 use crate::order::{sealed::OrderToken, NaturalOrder};
 
 const VT: usize = MergesortTuning::VT;
@@ -74,7 +76,7 @@ fn merge_level<T: Copy, F: Fn(&T, &T) -> bool>(
                 pair,
                 is_less,
                 &mut dst[pair.a_begin..pair.b_end],
-                |_, _| {},
+                KeysOnly,
             );
             pos = pair.b_end;
         }
@@ -103,7 +105,7 @@ fn merge_level<T: Copy, F: Fn(&T, &T) -> bool>(
             positions,
             is_less,
             &mut dst[group..group_end],
-            |_, _| {},
+            KeysOnly,
         );
         group = group_end;
     }
@@ -284,7 +286,7 @@ where
             .enumerate()
             .map(|(t, chunk)| {
                 let range = mergesort_tile(&partitions, t, TILE, run, n);
-                merge_range::<VT, T, F, _>(src, range, is_less, chunk, |_, _| {})
+                merge_range::<VT, T, F, _>(src, range, is_less, chunk, KeysOnly)
             })
             .reduce(|| true, |x, y| x & y);
         // The seams between tiles of one pair: O(n / TILE) comparisons.

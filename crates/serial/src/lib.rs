@@ -28,42 +28,72 @@ pub fn merge_predicate<B: Bounds, T, F: Fn(&T, &T) -> bool>(
     }
 }
 
-/// The one serial merge loop behind [`serial_merge`] and [`serial_merge_checked`]: up to VT
-/// merge steps of `range` into the output registers (the keys, and the position in `keys` each
-/// came from), advancing `range`. With `CHECKED` it stops after `min(VT, range.total())`
-/// outputs; without, the caller guarantees VT outputs and the loop has no output check at all.
+/// How a run of merge steps may index its inputs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum StepBounds {
+    /// Every lane has at least VT keys left on each side: no side can run out within VT steps,
+    /// so each step reads both heads and compares, nothing else (the shortest dependency chain).
+    Ample,
+    /// Every lane has at least VT outputs left, but a side may run out: an exhausted side's index
+    /// is clamped to a valid position and its key ignored.
+    Clamped,
+    /// As `Clamped`, but each lane stops after `min(VT, total)` outputs (a partial last piece).
+    Counted,
+}
+
+/// The one serial merge loop behind [`serial_merge`], [`serial_merge_lanes`] and
+/// [`serial_merge_checked`]: up to VT merge steps of each of L independent ranges (lanes) into
+/// the output registers (the keys, and the position in `keys` each came from), advancing the
+/// ranges. The lanes step in turn, one step each, so that their dependency chains (load, compare,
+/// advance) overlap in an out-of-order core; on a GPU, L is 1. Returns each lane's outputs.
 ///
-/// Each step is branch-free: both candidate keys are read (an exhausted side's index is clamped
-/// to a valid position and its key ignored), compared once, and the winner selected with
-/// [`select_unpredictable`], so random inputs cost no branch mispredictions. The result is
-/// [`merge_predicate`]'s, step by step.
+/// Each step is branch-free: the winner is selected with [`select_unpredictable`], so random
+/// inputs cost no branch mispredictions. The result is [`merge_predicate`]'s, step by step. Under
+/// any comparator the reads stay inside each lane's range: `Ample` steps take at most VT from a
+/// side that holds VT, and the other forms never read past a side's end.
 #[inline(always)]
-fn merge_steps<B: Bounds, const VT: usize, const CHECKED: bool, T: Copy, F: Fn(&T, &T) -> bool>(
+fn merge_steps<B: Bounds, const VT: usize, const L: usize, T: Copy, F: Fn(&T, &T) -> bool>(
     keys: &[T],
-    range: &mut MergeRange,
+    ranges: &mut [MergeRange; L],
+    bounds: StepBounds,
     is_less: &F,
-    (keys_out, indices_out): (&mut [T; VT], &mut [usize; VT]),
-) -> usize {
-    let count = if CHECKED { VT.min(range.total()) } else { VT };
+    (keys_out, mut indices_out): (&mut [[T; VT]; L], Option<&mut [[usize; VT]; L]>),
+) -> [usize; L] {
+    let counts = ranges.map(|range| match bounds {
+        StepBounds::Counted => VT.min(range.total()),
+        _ => VT,
+    });
     let Some(last) = keys.len().checked_sub(1) else {
-        return 0;
+        return [0; L];
     };
-    let (mut a, mut b) = (range.a_begin, range.b_begin);
+    let mut a = ranges.map(|range| range.a_begin);
+    let mut b = ranges.map(|range| range.b_begin);
     for i in 0..VT {
-        if !CHECKED || i < count {
-            let a_key = keys[a.min(last)];
-            let b_key = keys[b.min(last)];
-            let take_a = (b >= range.b_end)
-                | ((a < range.a_end) & takes_a::<B, T, F>(&a_key, &b_key, is_less));
-            keys_out[i] = select_unpredictable(take_a, a_key, b_key);
-            indices_out[i] = select_unpredictable(take_a, a, b);
-            a += usize::from(take_a);
-            b += usize::from(!take_a);
+        for l in 0..L {
+            if bounds != StepBounds::Counted || i < counts[l] {
+                let (a_key, b_key, take_a) = if bounds == StepBounds::Ample {
+                    let (a_key, b_key) = (keys[a[l]], keys[b[l]]);
+                    (a_key, b_key, takes_a::<B, T, F>(&a_key, &b_key, is_less))
+                } else {
+                    let (a_key, b_key) = (keys[a[l].min(last)], keys[b[l].min(last)]);
+                    let take_a = (b[l] >= ranges[l].b_end)
+                        | ((a[l] < ranges[l].a_end) & takes_a::<B, T, F>(&a_key, &b_key, is_less));
+                    (a_key, b_key, take_a)
+                };
+                keys_out[l][i] = select_unpredictable(take_a, a_key, b_key);
+                if let Some(indices) = indices_out.as_deref_mut() {
+                    indices[l][i] = select_unpredictable(take_a, a[l], b[l]);
+                }
+                a[l] += usize::from(take_a);
+                b[l] += usize::from(!take_a);
+            }
         }
     }
-    range.a_begin = a;
-    range.b_begin = b;
-    count
+    for l in 0..L {
+        ranges[l].a_begin = a[l];
+        ranges[l].b_begin = b[l];
+    }
+    counts
 }
 
 /// Merge the first `min(VT, range.total())` outputs of `range` into `keys_out` / `indices_out`
@@ -78,7 +108,76 @@ pub fn serial_merge_checked<B: Bounds, const VT: usize, T: Copy, F: Fn(&T, &T) -
     keys_out: &mut [T; VT],
     indices_out: &mut [usize; VT],
 ) -> usize {
-    merge_steps::<B, VT, true, T, F>(keys, range, is_less, (keys_out, indices_out))
+    let mut ranges = [*range];
+    let mut outs = ([*keys_out], [*indices_out]);
+    let [count] = merge_steps::<B, VT, 1, T, F>(
+        keys,
+        &mut ranges,
+        StepBounds::Counted,
+        is_less,
+        (&mut outs.0, Some(&mut outs.1)),
+    );
+    *range = ranges[0];
+    [*keys_out] = outs.0;
+    [*indices_out] = outs.1;
+    count
+}
+
+/// Merge exactly VT outputs of each of L ranges, every one holding at least VT, into registers:
+/// lane `l`'s keys, returned, and where `sources` is given the position in `keys` each came from
+/// (leave it out where no payload follows the keys: the positions then cost nothing). Advances
+/// the ranges past what was consumed. The lanes' steps interleave, so on a CPU L independent merges run in about the time
+/// of one (their chains overlap); a lane's outputs are exactly [`serial_merge`]'s on its range.
+///
+/// # Panics
+/// If any `range.total() < VT` (use [`serial_merge_checked`] for partial pieces).
+#[inline(always)]
+pub fn serial_merge_lanes<
+    B: Bounds,
+    const VT: usize,
+    const L: usize,
+    T: Copy,
+    F: Fn(&T, &T) -> bool,
+>(
+    keys: &[T],
+    ranges: &mut [MergeRange; L],
+    is_less: &F,
+    sources: Option<&mut [[usize; VT]; L]>,
+) -> [[T; VT]; L] {
+    assert!(
+        ranges.iter().all(|range| range.total() >= VT),
+        "serial_merge: a full piece needs VT outputs"
+    );
+    let ample = ranges
+        .iter()
+        .all(|range| range.a_end - range.a_begin >= VT && range.b_end - range.b_begin >= VT);
+    let first = ranges.map(|range| {
+        if range.a_begin < range.a_end {
+            range.a_begin
+        } else {
+            range.b_begin
+        }
+    });
+    let mut out = first.map(|at| [keys[at]; VT]);
+    // Two call sites, so that each inlined loop is compiled for its constant bounds.
+    if ample {
+        merge_steps::<B, VT, L, T, F>(
+            keys,
+            ranges,
+            StepBounds::Ample,
+            is_less,
+            (&mut out, sources),
+        );
+    } else {
+        merge_steps::<B, VT, L, T, F>(
+            keys,
+            ranges,
+            StepBounds::Clamped,
+            is_less,
+            (&mut out, sources),
+        );
+    }
+    out
 }
 
 /// Merge exactly VT outputs of `range`, which must hold at least VT, into registers: the keys and
@@ -92,18 +191,12 @@ pub fn serial_merge<B: Bounds, const VT: usize, T: Copy, F: Fn(&T, &T) -> bool>(
     range: &mut MergeRange,
     is_less: &F,
 ) -> ([T; VT], [usize; VT]) {
-    assert!(
-        range.total() >= VT,
-        "serial_merge: a full piece needs VT outputs"
-    );
-    let first = if range.a_begin < range.a_end {
-        range.a_begin
-    } else {
-        range.b_begin
-    };
-    let mut out = ([keys[first]; VT], [0; VT]);
-    merge_steps::<B, VT, false, T, F>(keys, range, is_less, (&mut out.0, &mut out.1));
-    out
+    let mut ranges = [*range];
+    let mut sources = [[0; VT]];
+    let [keys_out] =
+        serial_merge_lanes::<B, VT, 1, T, F>(keys, &mut ranges, is_less, Some(&mut sources));
+    *range = ranges[0];
+    (keys_out, sources[0])
 }
 
 /// The walk behind [`serial_search`] and [`serial_load_balance`]: `min(VT, range.total())` steps

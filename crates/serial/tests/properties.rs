@@ -130,3 +130,95 @@ proptest! {
         prop_assert_eq!(assigned, total);
     }
 }
+
+/// Three ranges of one buffer: each a sorted A then a sorted B, laid end to end.
+fn three_ranges(parts: &[(Vec<u8>, Vec<u8>); 3]) -> (Vec<(u8, u32)>, [MergeRange; 3]) {
+    let mut keys = Vec::new();
+    let mut ranges = [MergeRange { a_begin: 0, a_end: 0, b_begin: 0, b_end: 0 }; 3];
+    for (range, (a, b)) in ranges.iter_mut().zip(parts) {
+        let (mut a, mut b) = (a.clone(), b.clone());
+        a.sort();
+        b.sort();
+        range.a_begin = keys.len();
+        keys.extend(a.iter().map(|&k| (k, 0)));
+        range.a_end = keys.len();
+        range.b_begin = keys.len();
+        keys.extend(b.iter().map(|&k| (k, 0)));
+        range.b_end = keys.len();
+    }
+    // Payloads are positions, so every output names where it came from.
+    for (i, key) in keys.iter_mut().enumerate() {
+        key.1 = i as u32;
+    }
+    (keys, ranges)
+}
+
+fn parts() -> impl Strategy<Value = [(Vec<u8>, Vec<u8>); 3]> {
+    let side = || prop::collection::vec(0u8..4, 0..40);
+    [(side(), side()), (side(), side()), (side(), side())]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Lanes stepped together give each lane exactly what serial_merge gives it alone, with or
+    /// without the source positions, whether a side can run out within the piece or not.
+    #[test]
+    fn serial_merge_lanes_equal_serial_merge_on_each_lane(parts in parts()) {
+        let (keys, start) = three_ranges(&parts);
+        let mut lanes = start;
+        let mut alone = start;
+        let mut sources = [[usize::MAX; VT]; 3];
+        let mut with_sources = true;
+        while lanes.iter().all(|lane| lane.total() >= VT) {
+            let merged = if with_sources {
+                serial_merge_lanes::<Lower, VT, 3, _, _>(&keys, &mut lanes, &key_less, Some(&mut sources))
+            } else {
+                serial_merge_lanes::<Lower, VT, 3, _, _>(&keys, &mut lanes, &key_less, None)
+            };
+            for l in 0..3 {
+                let (k, s) = serial_merge::<Lower, VT, _, _>(&keys, &mut alone[l], &key_less);
+                prop_assert_eq!(merged[l], k);
+                if with_sources {
+                    prop_assert_eq!(sources[l], s);
+                }
+                prop_assert_eq!(lanes[l], alone[l]);
+            }
+            with_sources = !with_sources;
+        }
+    }
+
+    /// Under a comparator that answers at random (no order at all), every lane's reads and
+    /// outputs stay inside its own range, each input taken at most once.
+    #[test]
+    fn serial_merge_lanes_stay_in_their_ranges_under_any_answers(parts in parts(), seed in any::<u64>()) {
+        let (keys, start) = three_ranges(&parts);
+        let state = core::cell::Cell::new(seed | 1);
+        let random_less = |_: &(u8, u32), _: &(u8, u32)| {
+            // xorshift64: a different answer at every call.
+            let mut x = state.get();
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            state.set(x);
+            x & 1 == 1
+        };
+        let mut lanes = start;
+        let mut taken = vec![false; keys.len()];
+        let mut sources = [[0; VT]; 3];
+        while lanes.iter().all(|lane| lane.total() >= VT) {
+            let merged = serial_merge_lanes::<Lower, VT, 3, _, _>(&keys, &mut lanes, &random_less, Some(&mut sources));
+            for l in 0..3 {
+                for (key, &source) in merged[l].iter().zip(&sources[l]) {
+                    let inside = (start[l].a_begin..start[l].a_end).contains(&source)
+                        || (start[l].b_begin..start[l].b_end).contains(&source);
+                    prop_assert!(inside, "lane {} took position {} outside its range", l, source);
+                    prop_assert!(!taken[source], "position {} taken twice", source);
+                    taken[source] = true;
+                    prop_assert_eq!(*key, keys[source]);
+                }
+                prop_assert!(lanes[l].a_begin <= lanes[l].a_end && lanes[l].b_begin <= lanes[l].b_end);
+            }
+        }
+    }
+}
