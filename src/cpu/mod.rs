@@ -67,12 +67,9 @@ impl MergesortTuning {
     /// key, so 8 keeps it cheaper than the merge levels it replaces (log2 8 = 3 levels).
     pub const VT: usize = 8;
     /// Keys per block-sort tile and per merge-pass task. 32 Ki keys (128 KiB of u32, 256 KiB of
-    /// u64, plus as much scratch) keep the block sort's merge levels inside the 2 MiB L2 of a
-    /// core: two more levels run from cache, and two fewer passes over the whole array, than
-    /// with 8 Ki tiles: 16M u64 keys sorted in
-    /// 597 ms instead of 638 (u32: 518 instead of 542) on the 2-core machine of
-    /// docs/benchmarks.md. 2 * run stays a multiple of the tile at every pass since runs start
-    /// at one tile and double.
+    /// u64, plus as much scratch) keep the block sort's merge levels inside a core's L2, two
+    /// passes over the whole array fewer than 8 Ki tiles (docs/tuning.md). 2 * run stays a
+    /// multiple of the tile at every pass since runs start at one tile and double.
     pub const TILE: usize = 32 * 1024;
 }
 
@@ -86,9 +83,9 @@ impl SearchTuning {
     pub const TILE: usize = 16 * 1024;
 }
 
-/// Independent merges one CPU task interleaves, the CPU analogue of a CTA's threads: each lane
-/// is a dependency chain (compare → advance → load), and four chains in flight hide the load
-/// latency that one chain stalls on. More lanes measured no faster on two-issue-wide loads.
+/// Independent merges one CPU task steps together, the CPU analogue of a CTA's threads: each
+/// lane is a dependency chain (load → compare → advance), and four chains in flight hide the
+/// latency that one chain stalls on; two or eight measured slower (docs/tuning.md).
 pub const LANES: usize = 4;
 
 /// Outputs under which a range is merged by one lane: below it, the lanes' merge path searches
