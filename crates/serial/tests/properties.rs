@@ -134,7 +134,12 @@ proptest! {
 /// Three ranges of one buffer: each a sorted A then a sorted B, laid end to end.
 fn three_ranges(parts: &[(Vec<u8>, Vec<u8>); 3]) -> (Vec<(u8, u32)>, [MergeRange; 3]) {
     let mut keys = Vec::new();
-    let mut ranges = [MergeRange { a_begin: 0, a_end: 0, b_begin: 0, b_end: 0 }; 3];
+    let mut ranges = [MergeRange {
+        a_begin: 0,
+        a_end: 0,
+        b_begin: 0,
+        b_end: 0,
+    }; 3];
     for (range, (a, b)) in ranges.iter_mut().zip(parts) {
         let (mut a, mut b) = (a.clone(), b.clone());
         a.sort();
