@@ -34,6 +34,101 @@ const LOG2N_ENV: &str = "TWOPHASE_BENCH_LOG2N";
 
 /// Set to run the tile-shape sweep (u32 keys at 2^27, three segmentations) instead of the table.
 const SWEEP_ENV: &str = "TWOPHASE_BENCH_SWEEP";
+
+/// Set to time long segments among short ones instead of the table (`long_rows`).
+const LONG_ENV: &str = "TWOPHASE_BENCH_LONG";
+
+/// One long segment of `len` keys from `from`, the starts of `uniform` elsewhere: CSR starts over
+/// `n` keys.
+fn with_long(uniform: &[usize], n: usize, from: usize, len: usize) -> Vec<usize> {
+    let end = from + len;
+    let mut starts: Vec<usize> = uniform.iter().copied().filter(|&s| s < from).collect();
+    starts.push(from);
+    if end < n {
+        starts.push(end);
+        starts.extend(uniform.iter().copied().filter(|&s| s > end));
+    }
+    starts
+}
+
+/// A long segment among short ones (uniform 1..=2000), u32 keys at 2^24 and 2^27, event-timed as
+/// the table's rows: the device-buffer call over all the segments (the merge levels sort the long
+/// one), and the launches the host-slice call (`Gpu::segmented_sort`, what `twophase::segmented_sort`
+/// runs) makes for them: the segmented kernels over the others as ranges, the long segment left
+/// as a gap, then the plain mergesort of the long segment's keys in place. Beside them the plain
+/// mergesort of all the keys and the uniform row alone.
+fn long_rows(bench: &Bench) {
+    let gpu = bench.gpu;
+    let stream = gpu.stream();
+    for log2n in [24u32, 27] {
+        let n = 1usize << log2n;
+        let keys: Vec<u32> = random_keys(n, rand::random());
+        let uniform = segment_starts("uniform2000", n);
+        let plain = bench.mergesort_ms(&keys);
+        let alone_ms = bench.time(&keys, None, &uniform, &Less);
+        println!(
+            "long 2^{log2n}: plain mergesort {plain:.4} ms; uniform 1..2000 alone {alone_ms:.4} ms"
+        );
+        for (name, from, len) in [
+            ("7/8", n / 16, n / 8 * 7),
+            ("1/2", n / 4, n / 2),
+            ("1/8", n / 4, n / 8),
+        ] {
+            let starts = with_long(&uniform, n, from, len);
+            let levels = bench.time(&keys, None, &starts, &Less);
+            // The host-slice call's launches: the others as ranges, then the long one alone.
+            let others: Vec<(u64, u64)> = (0..starts.len())
+                .map(|i| (starts[i], starts.get(i + 1).copied().unwrap_or(n)))
+                .filter(|&(start, end)| start != from && end - start > 1)
+                .map(|(start, end)| (start as u64, end as u64))
+                .collect();
+            let (others_starts, others_ends): (Vec<u64>, Vec<u64>) = others.into_iter().unzip();
+            let d_starts = stream.clone_htod(&others_starts).expect("upload");
+            let d_ends = stream.clone_htod(&others_ends).expect("upload");
+            let pristine = stream.clone_htod(&keys).expect("upload");
+            let mut d_keys = stream.clone_htod(&keys).expect("upload");
+            let mut scratch = SegmentedSortScratch::new();
+            let mut sort_scratch = MergesortScratch::new();
+            let mut routed = |d_keys: &mut CudaSlice<u32>| {
+                stream.memcpy_dtod(&pristine, d_keys).expect("restore");
+                let segments = DeviceSegments::Ranges {
+                    starts: &d_starts,
+                    ends: &d_ends,
+                };
+                gpu.segmented_sort_device(
+                    SortBuffers::keys(d_keys),
+                    segments,
+                    &Less,
+                    None,
+                    &mut scratch,
+                )
+                .expect("segmented sort");
+                let mut long = d_keys.slice_mut(from..from + len);
+                gpu.sort_device(SortBuffers::keys(&mut long), &Less, None, &mut sort_scratch)
+                    .expect("mergesort");
+            };
+            routed(&mut d_keys);
+            let got = stream.clone_dtoh(&d_keys).expect("download");
+            assert!(
+                got == reference(&keys, &starts, &Less),
+                "routed {name}: differs from std per segment"
+            );
+            let copy_ms = time_events(gpu, WARMUP, REPS, |_| {
+                stream.memcpy_dtod(&pristine, &mut d_keys).expect("restore")
+            });
+            let routed_ms = time_events(gpu, WARMUP, REPS, |_| routed(&mut d_keys)) - copy_ms;
+            scratch.check(gpu).expect("segmented check");
+            println!(
+                "long 2^{log2n}: one segment of {name} of the keys among uniform 1..2000 ({} segments): levels {levels:.4} ms ({:.2}x plain), alone {routed_ms:.4} ms ({:.2}x plain, {:.2}x the levels' speed)",
+                starts.len(),
+                levels / plain,
+                routed_ms / plain,
+                levels / routed_ms,
+            );
+        }
+    }
+}
+
 /// The block shapes (threads, keys a thread) of the sweep.
 const SWEEP_SHAPES: [(u32, u32); 7] = [
     (256, 15),
@@ -55,7 +150,11 @@ fn sweep(bench: &Bench) {
         let starts = segment_starts(dist, n);
         for (threads, vt) in SWEEP_SHAPES {
             let shaped = Bench {
-                tuning: Some(SegmentedSortTuning { threads, vt }),
+                tuning: Some(SegmentedSortTuning {
+                    threads,
+                    vt,
+                    ..SegmentedSortTuning::for_types(4, 0)
+                }),
                 ..*bench
             };
             let ms = shaped.time(&keys, None, &starts, &Less);
@@ -283,6 +382,10 @@ fn main() {
     };
     if std::env::var_os(SWEEP_ENV).is_some() {
         sweep(&bench);
+        return;
+    }
+    if std::env::var_os(LONG_ENV).is_some() {
+        long_rows(&bench);
         return;
     }
     let user = CudaComparator::new(

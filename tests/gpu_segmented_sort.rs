@@ -193,6 +193,110 @@ fn segmented_sort_pairs_prove_stability() {
     }
 }
 
+/// Starts of short segments (uniform 1..=2000 keys, a few empty or of one key) over `[from, to)`,
+/// appended to `starts`.
+fn short_starts(rng: &mut StdRng, from: usize, to: usize, starts: &mut Vec<usize>) {
+    let mut at = from;
+    while at < to {
+        starts.push(at);
+        at += match rng.gen_range(0..100) {
+            0 => 0,
+            1 => 1,
+            _ => rng.gen_range(1..=2000),
+        };
+    }
+}
+
+/// Segments of `long` keys each (in that order) among short ones, as CSR starts over the keys
+/// they make: short, long, short, long, ..., short.
+fn long_among_short(rng: &mut StdRng, long: &[usize]) -> (Vec<usize>, usize) {
+    const SHORT_KEYS: usize = 1 << 18;
+    let mut starts = Vec::new();
+    let mut at = 0;
+    for &len in long {
+        short_starts(rng, at, at + SHORT_KEYS, &mut starts);
+        starts.push(at + SHORT_KEYS);
+        at += SHORT_KEYS + len;
+    }
+    short_starts(rng, at, at + SHORT_KEYS, &mut starts);
+    (starts, at + SHORT_KEYS)
+}
+
+/// Segments of `alone_min_keys` keys or more in a host-slice call sort alone through the plain
+/// mergesort, the others through the segmented kernels around them: CSR starts and ranges, keys
+/// and pairs (the second long segment the longer, so the plain sort's scratch meets a longer
+/// one second), ties, and a comparator that is no order (each segment stays a permutation).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn segmented_sort_long_segments_sort_alone() {
+    let gpu = gpu();
+    let mut rng = rng();
+    let alone = SegmentedSortTuning::for_types(4, 0).alone_min_keys;
+    for long in [vec![alone], vec![alone + 5, alone + 1000], vec![alone - 1]] {
+        let (starts, n) = long_among_short(&mut rng, &long);
+        let keys: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
+        let few: Vec<u32> = (0..n).map(|_| rng.gen_range(0..4)).collect();
+        let case = format!("long {long:?}, n={n}");
+        check(&gpu, &keys, Segments::Starts(&starts), &Less, &case);
+        check(
+            &gpu,
+            &few,
+            Segments::Starts(&starts),
+            &Greater,
+            &format!("few, {case}"),
+        );
+        // The same segments as ranges, every other short one left out (a gap kept as it is).
+        let ends: Vec<usize> = (0..starts.len())
+            .map(|i| starts.get(i + 1).copied().unwrap_or(n))
+            .collect();
+        let kept: Vec<usize> = (0..starts.len())
+            .filter(|&i| i % 2 == 0 || ends[i] - starts[i] >= alone)
+            .collect();
+        let (range_starts, range_ends): (Vec<usize>, Vec<usize>) =
+            kept.iter().map(|&i| (starts[i], ends[i])).unzip();
+        let ranges = Segments::Ranges {
+            starts: &range_starts,
+            ends: &range_ends,
+        };
+        check(&gpu, &keys, ranges, &Less, &format!("ranges, {case}"));
+    }
+    // Pairs: u32 keys with u64 values, whose threshold counts 12 bytes a pair.
+    let alone = SegmentedSortTuning::for_types(4, 8).alone_min_keys;
+    let (starts, n) = long_among_short(&mut rng, &[alone + 3, alone + 77]);
+    let keys: Vec<u32> = (0..n).map(|_| rng.gen_range(0..8)).collect();
+    check_pairs(
+        &gpu,
+        &keys,
+        Segments::Starts(&starts),
+        &Less,
+        &format!("pairs, n={n}"),
+    );
+    // A comparator that is no order, on a long segment: an error names it or the sort stands,
+    // and each segment is a permutation of its keys either way.
+    let alone = SegmentedSortTuning::for_types(4, 0).alone_min_keys;
+    let (starts, n) = long_among_short(&mut rng, &[alone]);
+    let segments = Segments::Starts(&starts);
+    for comp in &inconsistent_comparators() {
+        let keys: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1000)).collect();
+        let mut got = keys.clone();
+        if let Err(e) = gpu.segmented_sort(&mut got, segments, comp) {
+            let message = e.to_string();
+            assert!(
+                message.contains("strict weak order"),
+                "long segment: {message}"
+            );
+        }
+        for i in 0..segments.len() {
+            let range = segments.segment(i, n);
+            assert_permutation(
+                &got[range.clone()],
+                &keys[range],
+                &format!("long segment, segment {i}"),
+            );
+        }
+    }
+}
+
 /// Ranges that leave keys between segments: those stay where they are.
 #[test]
 #[ignore = "needs a CUDA GPU"]

@@ -21,10 +21,12 @@ use crate::runtime::status::{
     STATUS_SEGMENTS_INVALID,
 };
 
+mod alone;
 mod launch;
 mod short;
 pub mod tuning;
 
+use alone::Routed;
 pub use short::SHORT_MAX;
 pub use tuning::SegmentedSortTuning;
 
@@ -331,24 +333,7 @@ impl Gpu {
             // mergesort kernel reads its verdict (the control word) and touches no key where it
             // refused the start.
             let (control, _) = scratch.launch_check(self, &kernels, buffers.count, segments)?;
-            if buffers.count < 2 {
-                return Ok(());
-            }
-            let sort_tuning =
-                self.shipped_mergesort_tuning(size_of::<K>(), value_bytes, buffers.count);
-            let sort_kernels =
-                self.program_kernels::<K, C, _>(comp, buffers.layout, sort_tuning)?;
-            return scratch.mergesort.launch_passes(
-                SortLaunch {
-                    gpu: self,
-                    kernels: &sort_kernels,
-                    buffers,
-                    key_bytes: size_of::<K>(),
-                    trusted: is_trusted(comp),
-                    guard: control,
-                },
-                sort_tuning,
-            );
+            return self.launch_plain_sort::<K, C>(buffers, comp, control, &mut scratch.mergesort);
         }
         scratch.launch(launch::SegmentedLaunch {
             gpu: self,
@@ -361,8 +346,38 @@ impl Gpu {
         })
     }
 
+    /// The plain mergesort of `buffers` (one segment), its kernels reading the control word at
+    /// `guard` before touching a key (0: no guard).
+    fn launch_plain_sort<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+        &self,
+        buffers: SortAddresses,
+        comp: &C,
+        guard: u64,
+        scratch: &mut MergesortScratch,
+    ) -> Result<(), GpuError> {
+        if buffers.count < 2 {
+            return Ok(());
+        }
+        let value_bytes = value_bytes(buffers.layout);
+        let sort_tuning = self.shipped_mergesort_tuning(size_of::<K>(), value_bytes, buffers.count);
+        let sort_kernels = self.program_kernels::<K, C, _>(comp, buffers.layout, sort_tuning)?;
+        scratch.launch_passes(
+            SortLaunch {
+                gpu: self,
+                kernels: &sort_kernels,
+                buffers,
+                key_bytes: size_of::<K>(),
+                trusted: is_trusted(comp),
+                guard,
+            },
+            sort_tuning,
+        )
+    }
+
     /// The host-slice segmented sort: keys (and values) staged in place, the offsets uploaded,
-    /// the segments checked on the host first.
+    /// the segments checked on the host first. Segments of at least `alone_min_keys` keys are
+    /// sorted alone by the plain mergesort, after the segmented kernels have sorted the others
+    /// around them (which leave those gaps as they are).
     fn segmented_sort_slices<K, V, C>(
         &self,
         keys: &mut [K],
@@ -388,8 +403,18 @@ impl Gpu {
         let layout = values.as_ref().map(|_| (size_of::<V>(), align_of::<V>()));
         let tuning = SegmentedSortTuning::for_types(size_of::<K>(), value_bytes(layout));
         let mut scratch = self.pooled_scratch::<SegmentedSortScratch>();
-        let starts: &[u8] = bytemuck::cast_slice(segments.starts());
-        let ends: &[u8] = bytemuck::cast_slice(segments.ends().unwrap_or(&[]));
+        let routed = Routed::new(segments, count, tuning.alone_min_keys);
+        let (starts, ends, num_segments) = match &routed {
+            Some(routed) => (&routed.starts[..], &routed.ends[..], routed.starts.len()),
+            None => (
+                segments.starts(),
+                segments.ends().unwrap_or(&[]),
+                segments.len(),
+            ),
+        };
+        let has_ends = routed.is_some() || segments.ends().is_some();
+        let starts: &[u8] = bytemuck::cast_slice(starts);
+        let ends: &[u8] = bytemuck::cast_slice(ends);
         let mut staged = [
             Staged::InPlace(bytemuck::cast_slice_mut(keys)),
             match values {
@@ -399,7 +424,6 @@ impl Gpu {
             Staged::Upload(starts),
             Staged::Upload(ends),
         ];
-        let has_ends = segments.ends().is_some();
         self.through_staging(&mut staged, |[keys, values, starts, ends]| {
             let buffers = SortAddresses {
                 keys,
@@ -410,9 +434,20 @@ impl Gpu {
             let segments = SegmentAddresses {
                 starts,
                 ends: if has_ends { ends } else { 0 },
-                count: segments.len(),
+                count: num_segments,
             };
-            self.launch_segmented_sort::<K, C>(buffers, segments, comp, tuning, &mut scratch)?;
+            if num_segments > 0 {
+                self.launch_segmented_sort::<K, C>(buffers, segments, comp, tuning, &mut scratch)?;
+            }
+            for range in routed.iter().flat_map(|routed| routed.alone.iter()) {
+                let segment = SortAddresses {
+                    keys: keys + (range.start * size_of::<K>()) as u64,
+                    values: layout.map_or(0, |(bytes, _)| values + (range.start * bytes) as u64),
+                    count: range.len(),
+                    layout,
+                };
+                self.launch_plain_sort::<K, C>(segment, comp, 0, &mut scratch.mergesort)?;
+            }
             // On an inconsistent comparator the host slices keep their keys as they were.
             scratch.check(self)
         })

@@ -25,7 +25,16 @@ pub struct SegmentedSortTuning {
     pub threads: u32,
     /// Keys per thread (VT).
     pub vt: u32,
+    /// Segments of at least this many keys sort alone, through the plain mergesort (its larger
+    /// tiles and four-way passes), in the calls that have the segments on the host; the merge
+    /// levels move every key of a long segment once a doubling.
+    pub alone_min_keys: usize,
 }
+
+/// Bytes of keys and values from which a segment sorts alone ([`SegmentedSortTuning::alone_min_keys`]):
+/// the merge levels cost a segment about one read and write of its keys per doubling past a
+/// tile, the plain mergesort about half that plus a fixed few tens of microseconds a call.
+const ALONE_MIN_BYTES: usize = 32 << 20;
 
 impl SegmentedSortTuning {
     /// Keys per tile (NV = NT * VT).
@@ -33,14 +42,15 @@ impl SegmentedSortTuning {
         self.threads as usize * self.vt as usize
     }
 
-    /// The tuning shipped for keys of `key_bytes` bytes (values do not change it). Reasons:
+    /// The tuning shipped for keys of `key_bytes` bytes and values of `value_bytes` (the shape
+    /// depends on the keys alone). Reasons:
     /// - 4-byte keys: 128 x 15, the fastest of the H100 sweep for segments of 32 and of
     ///   1..2000 keys (10-11% under 256 x 15), 2% over it for one segment
     ///   (docs/tuning.md): the block sort's levels cost every thread whatever moves, and a
     ///   smaller block has fewer of them and more blocks an SM.
     /// - 8-byte keys: 256 x 11, the mergesort's u64 shape (not swept).
     /// - Wider keys: 128 x 7, to bound registers and shared memory.
-    pub const fn for_types(key_bytes: usize, _value_bytes: usize) -> Self {
+    pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
         let (threads, vt) = if key_bytes <= 4 {
             (128, 15)
         } else if key_bytes <= 8 {
@@ -48,7 +58,12 @@ impl SegmentedSortTuning {
         } else {
             (128, 7)
         };
-        Self { threads, vt }
+        let element_bytes = key_bytes + value_bytes;
+        Self {
+            threads,
+            vt,
+            alone_min_keys: ALONE_MIN_BYTES / if element_bytes > 0 { element_bytes } else { 1 },
+        }
     }
 
     /// Dynamic shared memory of the block sort (kernels/cta_segmented_sort.cuh `segsort_smem`):
