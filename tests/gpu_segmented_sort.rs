@@ -278,22 +278,31 @@ fn segmented_sort_long_segments_sort_alone() {
     let segments = Segments::Starts(&starts);
     for comp in &inconsistent_comparators() {
         let keys: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1000)).collect();
-        let mut got = keys.clone();
-        if let Err(e) = gpu.segmented_sort(&mut got, segments, comp) {
-            let message = e.to_string();
-            assert!(
-                message.contains("strict weak order"),
-                "long segment: {message}"
-            );
-        }
-        for i in 0..segments.len() {
-            let range = segments.segment(i, n);
-            assert_permutation(
-                &got[range.clone()],
-                &keys[range],
-                &format!("long segment, segment {i}"),
-            );
-        }
+        check_no_order(&gpu, &keys, segments, comp, "long segment");
+    }
+}
+
+/// The host-slice sort of `keys` under `comp`, a comparator that is no order: an error, if any,
+/// names the comparator, and every segment is a permutation of its keys.
+fn check_no_order(
+    gpu: &Gpu,
+    keys: &[u32],
+    segments: Segments<'_>,
+    comp: &U32Comparator,
+    case: &str,
+) {
+    let mut got = keys.to_vec();
+    if let Err(e) = gpu.segmented_sort(&mut got, segments, comp) {
+        let message = e.to_string();
+        assert!(message.contains("strict weak order"), "{case}: {message}");
+    }
+    for i in 0..segments.len() {
+        let range = segments.segment(i, keys.len());
+        assert_permutation(
+            &got[range.clone()],
+            &keys[range],
+            &format!("{case}, segment {i}"),
+        );
     }
 }
 
@@ -536,23 +545,7 @@ fn segmented_sort_inconsistent_comparator_keeps_segments_permutations() {
             let segments = Segments::Starts(&starts);
             for comp in &comparators {
                 let keys: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1000)).collect();
-                let mut got = keys.clone();
-                let result = gpu.segmented_sort(&mut got, segments, comp);
-                if let Err(e) = &result {
-                    let message = e.to_string();
-                    assert!(
-                        message.contains("strict weak order"),
-                        "{dist} n={n}: {message}"
-                    );
-                }
-                for i in 0..segments.len() {
-                    let range = segments.segment(i, n);
-                    assert_permutation(
-                        &got[range.clone()],
-                        &keys[range],
-                        &format!("{dist} n={n} segment {i}"),
-                    );
-                }
+                check_no_order(&gpu, &keys, segments, comp, &format!("{dist} n={n}"));
             }
         }
     }
