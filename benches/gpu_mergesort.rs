@@ -409,7 +409,8 @@ impl Bench<'_> {
             let input: Vec<K> = random_keys(n, seed);
             let positions: Vec<u32> = (0..n as u32).collect();
             let mut sorted_input = input.clone();
-            sorted_input.par_sort_unstable_by(twophase_gpu::compare::ordering(comp));
+            // Stable: equivalent keys may differ (the u32-top8 row).
+            sorted_input.par_sort_by(twophase_gpu::compare::ordering(comp));
             let pristine = stream.clone_htod(&input).expect("upload");
             let pristine_values = stream.clone_htod(&positions).expect("upload");
             let mut keys: CudaSlice<K> = stream.alloc_zeros(n).expect("alloc");
@@ -464,7 +465,7 @@ impl Bench<'_> {
                     "{kind} 2^{log2n}: GPU sort is not a stable sort of the input"
                 );
             } else {
-                // Keys alone whose equivalents are identical: std's unstable sort is the answer.
+                // Keys alone: std's stable sort is the answer.
                 assert!(
                     bytemuck::cast_slice::<K, u8>(&got)
                         == bytemuck::cast_slice::<K, u8>(&sorted_input),
@@ -639,6 +640,14 @@ fn main() {
         )
     };
     bench.run::<u32, _>("u32-user-trusted", false, &[], &vouched);
+    // A user comparator whose equivalent keys differ (the top 8 bits alone): only a stable sort
+    // gives std's order, the row CUB's merge sort runs with the same functor.
+    let top8 = CudaComparator::new(
+        "top8_less",
+        "return (a >> 24) < (b >> 24);",
+        |a: &u32, b: &u32| (a >> 24) < (b >> 24),
+    );
+    bench.run::<u32, _>("u32-top8", false, &[], &top8);
     // A 24-byte record under a user comparator: the wide-key row.
     bench.run_events();
 }

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -276,6 +277,43 @@ static void bench_events(const char* kind) {
   }
 }
 
+// u32 keys ordered by their top 8 bits alone, as the twophase bench's "u32-top8" comparator:
+// distinct keys are equivalent, so only a stable sort gives std::stable_sort's order.
+struct Top8Less {
+  __device__ __host__ bool operator()(const uint32_t& a, const uint32_t& b) const { return (a >> 24) < (b >> 24); }
+};
+
+// The keys sorted by merge sort under the functor, checked against std::stable_sort bit for bit.
+static void bench_top8(const char* kind) {
+  for (int log2n : SIZES) {
+    size_t n = size_t(1) << log2n;
+    std::vector<uint32_t> keys = random_keys<uint32_t>(n, 1000 * log2n + std::random_device{}());
+    uint32_t *pristine, *dk;
+    CHECK(cudaMalloc(&pristine, n * sizeof(uint32_t)));
+    CHECK(cudaMalloc(&dk, n * sizeof(uint32_t)));
+    CHECK(cudaMemcpy(pristine, keys.data(), n * sizeof(uint32_t), cudaMemcpyHostToDevice));
+    auto restore = [&]() { CHECK(cudaMemcpyAsync(dk, pristine, n * sizeof(uint32_t), cudaMemcpyDeviceToDevice)); };
+    size_t bytes = 0;
+    CHECK(cub::DeviceMergeSort::SortKeys(nullptr, bytes, dk, (int64_t)n, Top8Less()));
+    void* temp;
+    CHECK(cudaMalloc(&temp, bytes));
+    auto sort = [&]() { CHECK(cub::DeviceMergeSort::SortKeys(temp, bytes, dk, (int64_t)n, Top8Less())); };
+    restore();
+    sort();
+    std::vector<uint32_t> got(n);
+    CHECK(cudaMemcpy(got.data(), dk, n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+    std::stable_sort(keys.begin(), keys.end(), Top8Less());
+    if (std::memcmp(got.data(), keys.data(), n * sizeof(uint32_t)) != 0) {
+      std::fprintf(stderr, "CUB merge sort %s 2^%d: not std::stable_sort's order\n", kind, log2n);
+      std::exit(1);
+    }
+    double restore_ms = time_events(WARMUP, REPS, [&](int) { restore(); });
+    double merge_ms = time_events(WARMUP, REPS, [&](int) { restore(); sort(); }) - restore_ms;
+    row("cub-merge", kind, log2n, merge_ms);
+    CHECK(cudaFree(pristine)); CHECK(cudaFree(dk)); CHECK(cudaFree(temp));
+  }
+}
+
 int main(int argc, char** argv) {
   if (argc > 1) results = std::fopen(argv[1], "w");
   cudaDeviceProp prop;
@@ -283,12 +321,16 @@ int main(int argc, char** argv) {
   const double copy_gbs = 2.0 * COPY_BYTES / (copy_ms(COPY_BYTES, WARMUP, REPS) * 1e-3) / 1e9;
   std::printf("CUB %d on %s: copy rate %.0f GB/s\n", CUB_VERSION, prop.name, copy_gbs);
   std::printf("| impl | kind | n | ms | Gkeys/s |\n|---|---|---|---|---|\n");
-  bench<uint32_t, false>("u32");
-  bench<uint64_t, false>("u64");
-  bench<uint32_t, true>("u32-pairs");
-  bench_float<float, uint32_t>("f32");
-  bench_float<double, uint64_t>("f64");
-  bench_events("event24-user");
+  // TWOPHASE_BENCH_KIND names one kind to run alone, as in the twophase bench.
+  const char* only = std::getenv("TWOPHASE_BENCH_KIND");
+  auto selected = [&](const char* kind) { return only == nullptr || std::strcmp(only, kind) == 0; };
+  if (selected("u32")) bench<uint32_t, false>("u32");
+  if (selected("u64")) bench<uint64_t, false>("u64");
+  if (selected("u32-pairs")) bench<uint32_t, true>("u32-pairs");
+  if (selected("f32")) bench_float<float, uint32_t>("f32");
+  if (selected("f64")) bench_float<double, uint64_t>("f64");
+  if (selected("event24-user")) bench_events("event24-user");
+  if (selected("u32-top8")) bench_top8("u32-top8");
   if (results) std::fclose(results);
   return 0;
 }
