@@ -670,16 +670,8 @@ fn segmented_sort_tiles_under_sanitizers() {
                 &format!("tiles rec {dist} n={n}"),
             );
             let values: Vec<u32> = (0..n as u32).collect();
-            let pairs: Vec<(u32, u32)> = keys.iter().copied().zip(values.iter().copied()).collect();
-            let expected = reference(&pairs, segments, |a, b| a.0.cmp(&b.0));
-            let (mut k, mut v) = (keys.clone(), values);
-            gpu.segmented_sort_pairs(&mut k, &mut v, segments, &Less)
-                .unwrap_or_else(|e| panic!("tiles pairs {dist} n={n}: {e}"));
-            let got: Vec<(u32, u32)> = k.into_iter().zip(v).collect();
-            assert!(
-                got == expected,
-                "tiles pairs {dist} n={n}: not std's stable order"
-            );
+            let case = format!("tiles pairs {dist} n={n}");
+            check_pairs_with(&gpu, &keys, &values, segments, &Less, &case);
         }
         let ends: Vec<usize> = (0..n).step_by(50).map(|s| (s + 30).min(n)).collect();
         let starts: Vec<usize> = (0..n).step_by(50).collect();
@@ -819,13 +811,30 @@ fn check_pairs<K: DeviceKey + Send + Sync + PartialEq, C: DeviceComparator<K> + 
     case: &str,
 ) {
     let values: Vec<u64> = (0..keys.len() as u64).collect();
-    let pairs: Vec<(K, u64)> = keys.iter().copied().zip(values.iter().copied()).collect();
+    check_pairs_with(gpu, keys, &values, segments, comp, case);
+}
+
+/// `keys` with `values` (distinct, so that they prove stability) sorted per segment under `comp`
+/// on the GPU, checked against std's stable sort of the pairs by key per segment.
+fn check_pairs_with<K, V, C>(
+    gpu: &Gpu,
+    keys: &[K],
+    values: &[V],
+    segments: Segments<'_>,
+    comp: &C,
+    case: &str,
+) where
+    K: DeviceKey + Send + Sync + PartialEq,
+    V: twophase::gpu::DeviceValue + Send + Sync + PartialEq,
+    C: DeviceComparator<K> + Sync,
+{
+    let pairs: Vec<(K, V)> = keys.iter().copied().zip(values.iter().copied()).collect();
     let order = order(comp);
     let expected = reference(&pairs, segments, |a, b| order(&a.0, &b.0));
-    let (mut k, mut v) = (keys.to_vec(), values);
+    let (mut k, mut v) = (keys.to_vec(), values.to_vec());
     gpu.segmented_sort_pairs(&mut k, &mut v, segments, comp)
         .unwrap_or_else(|e| panic!("{case}: {e}"));
-    let got: Vec<(K, u64)> = k.into_iter().zip(v).collect();
+    let got: Vec<(K, V)> = k.into_iter().zip(v).collect();
     assert!(
         got == expected,
         "{case}: not std's stable order per segment"
@@ -885,21 +894,8 @@ fn segmented_sort_short_segments_match_std() {
             );
             check(&gpu, &wides, segments, &wide_key, &case("16-byte keys"));
             let wide_values: Vec<[u32; 4]> = (0..n as u32).map(|i| [i, !i, i, !i]).collect();
-            let pairs: Vec<(u32, [u32; 4])> = few
-                .iter()
-                .copied()
-                .zip(wide_values.iter().copied())
-                .collect();
-            let expected = reference(&pairs, segments, |a, b| a.0.cmp(&b.0));
-            let (mut k, mut v) = (few.clone(), wide_values);
-            gpu.segmented_sort_pairs(&mut k, &mut v, segments, &Less)
-                .unwrap_or_else(|e| panic!("{}: {e}", case("16-byte values")));
-            let got: Vec<(u32, [u32; 4])> = k.into_iter().zip(v).collect();
-            assert!(
-                got == expected,
-                "{}: not std's stable order per segment",
-                case("16-byte values")
-            );
+            let case16 = case("16-byte values");
+            check_pairs_with(&gpu, &few, &wide_values, segments, &Less, &case16);
         }
     }
 }

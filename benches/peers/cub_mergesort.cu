@@ -238,35 +238,29 @@ struct EventByUserTime {
 static const int EVENT_SIZES[3] = {20, 24, 26};
 static const unsigned long long EVENT_USERS = 1ull << 16;  // as the twophase bench's EVENT_USERS
 
-// The records sorted by merge sort under the functor, checked against std::stable_sort bit for bit.
-static void bench_events(const char* kind) {
-  for (int log2n : EVENT_SIZES) {
+// Keys made by `make(n, seed)` sorted by merge sort under `comp`, checked against
+// std::stable_sort bit for bit (equivalent keys may differ), at each of `sizes`.
+template <typename K, typename Comp, typename Make>
+static void bench_stable(const char* kind, const int (&sizes)[3], Comp comp, Make make) {
+  for (int log2n : sizes) {
     size_t n = size_t(1) << log2n;
-    std::mt19937_64 rng(1000 * log2n + std::random_device{}());
-    std::vector<Event> events(n);
-    for (auto& e : events) {
-      unsigned long long w0 = rng(), w1 = rng(), w2 = rng();
-      e.time = w0;
-      e.user = (unsigned int)(w1 % EVENT_USERS);
-      e.kind = (unsigned int)(w1 >> 32);
-      e.value = (double)w2;
-    }
-    Event *pristine, *dk;
-    CHECK(cudaMalloc(&pristine, n * sizeof(Event)));
-    CHECK(cudaMalloc(&dk, n * sizeof(Event)));
-    CHECK(cudaMemcpy(pristine, events.data(), n * sizeof(Event), cudaMemcpyHostToDevice));
-    auto restore = [&]() { CHECK(cudaMemcpyAsync(dk, pristine, n * sizeof(Event), cudaMemcpyDeviceToDevice)); };
+    std::vector<K> keys = make(n, 1000 * log2n + std::random_device{}());
+    K *pristine, *dk;
+    CHECK(cudaMalloc(&pristine, n * sizeof(K)));
+    CHECK(cudaMalloc(&dk, n * sizeof(K)));
+    CHECK(cudaMemcpy(pristine, keys.data(), n * sizeof(K), cudaMemcpyHostToDevice));
+    auto restore = [&]() { CHECK(cudaMemcpyAsync(dk, pristine, n * sizeof(K), cudaMemcpyDeviceToDevice)); };
     size_t bytes = 0;
-    CHECK(cub::DeviceMergeSort::SortKeys(nullptr, bytes, dk, (int64_t)n, EventByUserTime()));
+    CHECK(cub::DeviceMergeSort::SortKeys(nullptr, bytes, dk, (int64_t)n, comp));
     void* temp;
     CHECK(cudaMalloc(&temp, bytes));
-    auto sort = [&]() { CHECK(cub::DeviceMergeSort::SortKeys(temp, bytes, dk, (int64_t)n, EventByUserTime())); };
+    auto sort = [&]() { CHECK(cub::DeviceMergeSort::SortKeys(temp, bytes, dk, (int64_t)n, comp)); };
     restore();
     sort();
-    std::vector<Event> got(n);
-    CHECK(cudaMemcpy(got.data(), dk, n * sizeof(Event), cudaMemcpyDeviceToHost));
-    std::stable_sort(events.begin(), events.end(), EventByUserTime());
-    if (std::memcmp(got.data(), events.data(), n * sizeof(Event)) != 0) {
+    std::vector<K> got(n);
+    CHECK(cudaMemcpy(got.data(), dk, n * sizeof(K), cudaMemcpyDeviceToHost));
+    std::stable_sort(keys.begin(), keys.end(), comp);
+    if (std::memcmp(got.data(), keys.data(), n * sizeof(K)) != 0) {
       std::fprintf(stderr, "CUB merge sort %s 2^%d: not std::stable_sort's order\n", kind, log2n);
       std::exit(1);
     }
@@ -275,6 +269,20 @@ static void bench_events(const char* kind) {
     row("cub-merge", kind, log2n, merge_ms);
     CHECK(cudaFree(pristine)); CHECK(cudaFree(dk)); CHECK(cudaFree(temp));
   }
+}
+
+// The records of the twophase bench's "event24-user" rows: times from 2^64, users from 2^16.
+static std::vector<Event> random_events(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Event> events(n);
+  for (auto& e : events) {
+    unsigned long long w0 = rng(), w1 = rng(), w2 = rng();
+    e.time = w0;
+    e.user = (unsigned int)(w1 % EVENT_USERS);
+    e.kind = (unsigned int)(w1 >> 32);
+    e.value = (double)w2;
+  }
+  return events;
 }
 
 // u32 keys ordered by their top 8 bits alone, as the twophase bench's "u32-top8" comparator:
@@ -282,37 +290,6 @@ static void bench_events(const char* kind) {
 struct Top8Less {
   __device__ __host__ bool operator()(const uint32_t& a, const uint32_t& b) const { return (a >> 24) < (b >> 24); }
 };
-
-// The keys sorted by merge sort under the functor, checked against std::stable_sort bit for bit.
-static void bench_top8(const char* kind) {
-  for (int log2n : SIZES) {
-    size_t n = size_t(1) << log2n;
-    std::vector<uint32_t> keys = random_keys<uint32_t>(n, 1000 * log2n + std::random_device{}());
-    uint32_t *pristine, *dk;
-    CHECK(cudaMalloc(&pristine, n * sizeof(uint32_t)));
-    CHECK(cudaMalloc(&dk, n * sizeof(uint32_t)));
-    CHECK(cudaMemcpy(pristine, keys.data(), n * sizeof(uint32_t), cudaMemcpyHostToDevice));
-    auto restore = [&]() { CHECK(cudaMemcpyAsync(dk, pristine, n * sizeof(uint32_t), cudaMemcpyDeviceToDevice)); };
-    size_t bytes = 0;
-    CHECK(cub::DeviceMergeSort::SortKeys(nullptr, bytes, dk, (int64_t)n, Top8Less()));
-    void* temp;
-    CHECK(cudaMalloc(&temp, bytes));
-    auto sort = [&]() { CHECK(cub::DeviceMergeSort::SortKeys(temp, bytes, dk, (int64_t)n, Top8Less())); };
-    restore();
-    sort();
-    std::vector<uint32_t> got(n);
-    CHECK(cudaMemcpy(got.data(), dk, n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
-    std::stable_sort(keys.begin(), keys.end(), Top8Less());
-    if (std::memcmp(got.data(), keys.data(), n * sizeof(uint32_t)) != 0) {
-      std::fprintf(stderr, "CUB merge sort %s 2^%d: not std::stable_sort's order\n", kind, log2n);
-      std::exit(1);
-    }
-    double restore_ms = time_events(WARMUP, REPS, [&](int) { restore(); });
-    double merge_ms = time_events(WARMUP, REPS, [&](int) { restore(); sort(); }) - restore_ms;
-    row("cub-merge", kind, log2n, merge_ms);
-    CHECK(cudaFree(pristine)); CHECK(cudaFree(dk)); CHECK(cudaFree(temp));
-  }
-}
 
 int main(int argc, char** argv) {
   if (argc > 1) results = std::fopen(argv[1], "w");
@@ -329,8 +306,8 @@ int main(int argc, char** argv) {
   if (selected("u32-pairs")) bench<uint32_t, true>("u32-pairs");
   if (selected("f32")) bench_float<float, uint32_t>("f32");
   if (selected("f64")) bench_float<double, uint64_t>("f64");
-  if (selected("event24-user")) bench_events("event24-user");
-  if (selected("u32-top8")) bench_top8("u32-top8");
+  if (selected("event24-user")) bench_stable<Event>("event24-user", EVENT_SIZES, EventByUserTime(), random_events);
+  if (selected("u32-top8")) bench_stable<uint32_t>("u32-top8", SIZES, Top8Less(), random_keys<uint32_t>);
   if (results) std::fclose(results);
   return 0;
 }
