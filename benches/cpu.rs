@@ -1,4 +1,4 @@
-//! CPU benchmarks: two-phase mergesort (natural order, and a closure) vs `slice::sort` and rayon `par_sort`, merge vs sequential, segmented sort vs std per segment.
+//! CPU benchmarks: two-phase mergesort (natural order, and a closure) vs `slice::sort` and rayon `par_sort`, merge vs sequential, segmented sort vs std per segment, searches vs binary searches.
 
 use criterion::measurement::WallTime;
 use criterion::{
@@ -181,10 +181,68 @@ fn segmented_group(c: &mut Criterion) {
     group.finish();
 }
 
+/// Work items of the load-balancing search: 2^24, in segments of 0 to 7 items (mean 3.5).
+const SEARCH_KEYS: usize = 1 << 24;
+/// One more than the largest segment of the load-balancing search's input.
+const LOAD_BALANCE_SEGMENT_END: usize = 8;
+
+/// `search_u32`: the lower bound of each of 2^24 sorted needles in 2^24 sorted keys, by the
+/// sorted search (one merge) and by a binary search per needle (`partition_point`) on one core
+/// and on rayon; and the segment of each of 2^24 work items, by the load-balancing search and by
+/// a binary search of the segment starts per item on rayon.
+fn search_group(c: &mut Criterion) {
+    let mut needles = random::<u32>(SEARCH_KEYS);
+    needles.sort_unstable();
+    let mut haystack: Vec<u32> = needles.iter().map(|x| x.rotate_left(7)).collect();
+    haystack.sort_unstable();
+    let mut rng = StdRng::seed_from_u64(SEED);
+    let mut scan = Vec::new();
+    let mut total = 0;
+    while total < SEARCH_KEYS {
+        scan.push(total);
+        total += rng.gen_range(0..LOAD_BALANCE_SEGMENT_END);
+    }
+    let mut group = group(c, "search", "u32");
+    group.throughput(Throughput::Elements(SEARCH_KEYS as u64));
+    let id = |name| BenchmarkId::new(name, SEARCH_KEYS);
+    group.bench_function(id("twophase_sorted_search"), |bench| {
+        bench.iter(|| cpu::sorted_search(&needles, &haystack, cpu::SearchBound::Lower))
+    });
+    group.bench_function(id("binary_search_per_needle"), |bench| {
+        bench.iter(|| {
+            needles
+                .iter()
+                .map(|x| haystack.partition_point(|h| h < x))
+                .collect::<Vec<usize>>()
+        })
+    });
+    group.bench_function(id("rayon_binary_search_per_needle"), |bench| {
+        bench.iter(|| {
+            needles
+                .par_iter()
+                .map(|x| haystack.partition_point(|h| h < x))
+                .collect::<Vec<usize>>()
+        })
+    });
+    group.bench_function(id("twophase_load_balance_search"), |bench| {
+        bench.iter(|| cpu::load_balance_search(&scan, total))
+    });
+    group.bench_function(id("rayon_binary_search_per_item"), |bench| {
+        bench.iter(|| {
+            (0..total)
+                .into_par_iter()
+                .map(|item| scan.partition_point(|&start| start <= item) - 1)
+                .collect::<Vec<usize>>()
+        })
+    });
+    group.finish();
+}
+
 fn benches(c: &mut Criterion) {
     key_groups::<u32>(c, "u32");
     key_groups::<u64>(c, "u64");
     segmented_group(c);
+    search_group(c);
 }
 
 criterion_group!(cpu_benches, benches);

@@ -1,10 +1,12 @@
 //! CPU sorted search and load-balancing search (with interval expand), partitioned by merge path.
 
 use rayon::prelude::*;
-use twophase_partition::{load_balance_path, merge_path, partition_diag, Lower, MergeRange, Upper};
-use twophase_serial::{serial_load_balance, serial_search};
+use twophase_partition::{
+    clamp_boundary, load_balance_path, merge_path, partition_diag, Lower, MergeRange, Upper,
+};
+use twophase_serial::{serial_load_balance_lanes, serial_search_lanes};
 
-use super::{split_by_bounds, tile_partitions, SearchTuning};
+use super::{split_by_bounds, tile_partitions, SearchTuning, LANES};
 use crate::order::NaturalOrder;
 
 const VT: usize = SearchTuning::VT;
@@ -28,27 +30,53 @@ fn tile_ranges(
     })
 }
 
+/// `range` (a tile, global indices) cut by `path` into [`LANES`] lanes of about equal output,
+/// each boundary clamped against the one before (`clamp_boundary`), so that the lanes cover the
+/// tile exactly whatever `path` answers.
+fn split_lanes(range: MergeRange, path: &impl Fn(usize) -> usize) -> [MergeRange; LANES] {
+    let (a0, d0) = (range.a_begin, range.a_begin + range.b_begin);
+    let (a_len, b_len) = (range.a_end - range.a_begin, range.b_end - range.b_begin);
+    let total = a_len + b_len;
+    let lane_outputs = total.div_ceil(LANES);
+    let mut lanes = [range; LANES];
+    let (mut mp0, mut diag0) = (0, 0);
+    for (l, lane) in lanes.iter_mut().enumerate() {
+        let diag1 = (l + 1).saturating_mul(lane_outputs).min(total);
+        let mp1 = if diag1 == total {
+            a_len
+        } else {
+            let found = path(d0 + diag1).saturating_sub(a0);
+            clamp_boundary(mp0, diag0, found, diag1, a_len, b_len)
+        };
+        *lane = MergeRange::between(a0 + mp0, d0 + diag0, a0 + mp1, d0 + diag1);
+        (mp0, diag0) = (mp1, diag1);
+    }
+    lanes
+}
+
 /// Both phases of a search over the merge of `a_len` items (A, one output each) with `b_len`
 /// (B), whose sum must not overflow. Phase 1: `path` splits the merge at each tile's diagonal, and
-/// the partitions are repaired. Phase 2, a tile per task: `step` walks the tile's range (advancing
-/// it, until it is empty) and writes the outputs of the A items it takes into the tile's piece of
-/// the output, which starts at A item `first`.
+/// the partitions are repaired. Phase 2, a tile per task, cut again by `path` into [`LANES`]
+/// lanes: `step` walks the lanes together (advancing them, until all are empty) and writes the
+/// outputs of the A items they take into the tile's piece of the output, which starts at A item
+/// `first`.
 fn two_phase<U, P, S>(a_len: usize, b_len: usize, path: P, step: S) -> Vec<U>
 where
     U: Copy + Send + Default,
     P: Fn(usize) -> usize + Sync,
-    S: Fn(&mut MergeRange, &mut [U], usize) + Sync,
+    S: Fn(&mut [MergeRange; LANES], &mut [U], usize) + Sync,
 {
     let count = a_len + b_len;
-    let partitions = tile_partitions(count, TILE, (a_len, b_len), path);
+    let partitions = tile_partitions(count, TILE, (a_len, b_len), &path);
     let mut out = vec![U::default(); a_len];
     let pieces = split_by_bounds(&mut out, &partitions[1..]);
     tile_ranges(&partitions, count)
         .zip(pieces)
-        .for_each(|(mut range, piece)| {
+        .for_each(|(range, piece)| {
             let first = range.a_begin;
-            while !range.is_empty() {
-                step(&mut range, piece, first);
+            let mut lanes = split_lanes(range, &path);
+            while lanes.iter().any(|lane| !lane.is_empty()) {
+                step(&mut lanes, piece, first);
             }
         });
     out
@@ -85,17 +113,19 @@ where
             SearchBound::Lower => merge_path::<Lower, T, &F>(needles, haystack, diag, &is_less),
             SearchBound::Upper => merge_path::<Upper, T, &F>(needles, haystack, diag, &is_less),
         },
-        |range, piece, first| {
+        |lanes, piece, first| {
             let found = match bound {
-                SearchBound::Lower => {
-                    serial_search::<Lower, VT, T, F>(needles, haystack, range, &is_less)
-                }
-                SearchBound::Upper => {
-                    serial_search::<Upper, VT, T, F>(needles, haystack, range, &is_less)
-                }
+                SearchBound::Lower => serial_search_lanes::<Lower, VT, LANES, T, F>(
+                    needles, haystack, lanes, &is_less,
+                ),
+                SearchBound::Upper => serial_search_lanes::<Upper, VT, LANES, T, F>(
+                    needles, haystack, lanes, &is_less,
+                ),
             };
-            for i in 0..found.found {
-                piece[found.needles[i] - first] = found.bounds[i];
+            for lane in &found {
+                for i in 0..lane.found {
+                    piece[lane.needles[i] - first] = lane.bounds[i];
+                }
             }
         },
     )
@@ -145,10 +175,11 @@ where
         total,
         scan.len(),
         |diag| load_balance_path(total, scan, diag),
-        |range, piece, first| {
-            let items = serial_load_balance::<VT>(scan, range);
-            for i in 0..items.count {
-                piece[items.first_item - first + i] = map(items.segments[i], items.ranks[i]);
+        |lanes, piece, first| {
+            for items in &serial_load_balance_lanes::<VT, LANES>(scan, lanes) {
+                for i in 0..items.count {
+                    piece[items.first_item - first + i] = map(items.segments[i], items.ranks[i]);
+                }
             }
         },
     )

@@ -199,26 +199,37 @@ pub fn serial_merge<B: Bounds, const VT: usize, T: Copy, F: Fn(&T, &T) -> bool>(
     (keys_out, sources[0])
 }
 
-/// The walk behind [`serial_search`] and [`serial_load_balance`]: `min(VT, range.total())` steps
-/// of the merge of `range`, advancing it. A step takes A when B is exhausted, or when A is not and
-/// `a_wins(range)` says so (both sides then have an element at their begin); `on_a(range)` sees
-/// each A taken before `range.a_begin` moves past it.
+/// The walk behind [`serial_search_lanes`] and [`serial_load_balance_lanes`]: `min(VT,
+/// range.total())` steps of the merge of each of L ranges (lanes), the lanes stepping in turn as
+/// in [`serial_merge_lanes`], advancing them. A step takes A when B is exhausted, or when A is not
+/// and `a_wins(range)` says so (both sides then have an element at their begin);
+/// `on_step(lane, range, took_a)` sees every step before the range moves. The comparison's answer
+/// is data, not a branch: callers record each step unconditionally and count the ones that took
+/// A, so random inputs cost no branch mispredictions.
 #[inline(always)]
-fn walk_steps<const VT: usize>(
-    range: &mut MergeRange,
+fn walk_steps<const VT: usize, const L: usize>(
+    ranges: &mut [MergeRange; L],
     a_wins: impl Fn(&MergeRange) -> bool,
-    mut on_a: impl FnMut(&MergeRange),
+    mut on_step: impl FnMut(usize, &MergeRange, bool),
 ) {
-    let steps = VT.min(range.total());
-    for _ in 0..steps {
-        let take_a = range.b_begin >= range.b_end || (range.a_begin < range.a_end && a_wins(range));
-        if take_a {
-            on_a(range);
-            range.a_begin += 1;
-        } else {
-            range.b_begin += 1;
+    let steps = ranges.map(|range| VT.min(range.total()));
+    // Stepped on a copy, so that the ranges stay in registers rather than in `*ranges`.
+    let mut walked = *ranges;
+    for i in 0..VT {
+        for (l, range) in walked.iter_mut().enumerate() {
+            if i < steps[l] {
+                let take_a = if range.a_begin < range.a_end && range.b_begin < range.b_end {
+                    a_wins(range)
+                } else {
+                    range.b_begin >= range.b_end
+                };
+                on_step(l, range, take_a);
+                range.a_begin += usize::from(take_a);
+                range.b_begin += usize::from(!take_a);
+            }
         }
     }
+    *ranges = walked;
 }
 
 /// The needles one thread of a sorted search resolves: `needles[i]` (a position in the needles
@@ -241,18 +252,36 @@ pub fn serial_search<B: Bounds, const VT: usize, T, F: Fn(&T, &T) -> bool>(
     range: &mut MergeRange,
     is_less: &F,
 ) -> SearchResults<VT> {
-    let mut out = SearchResults {
+    let mut ranges = [*range];
+    let [out] = serial_search_lanes::<B, VT, 1, T, F>(needles, haystack, &mut ranges, is_less);
+    *range = ranges[0];
+    out
+}
+
+/// [`serial_search`] on L ranges at once, their steps interleaved (as [`serial_merge_lanes`]):
+/// lane `l`'s results are exactly [`serial_search`]'s on `ranges[l]`.
+#[inline(always)]
+pub fn serial_search_lanes<B: Bounds, const VT: usize, const L: usize, T, F: Fn(&T, &T) -> bool>(
+    needles: &[T],
+    haystack: &[T],
+    ranges: &mut [MergeRange; L],
+    is_less: &F,
+) -> [SearchResults<VT>; L] {
+    let mut out = [SearchResults {
         found: 0,
         needles: [0; VT],
         bounds: [0; VT],
-    };
-    walk_steps::<VT>(
-        range,
+    }; L];
+    walk_steps::<VT, L>(
+        ranges,
         |at| takes_a::<B, T, F>(&needles[at.a_begin], &haystack[at.b_begin], is_less),
-        |at| {
-            out.needles[out.found] = at.a_begin;
-            out.bounds[out.found] = at.b_begin;
-            out.found += 1;
+        |l, at, took_a| {
+            // Written at every step, kept (counted) where a needle was taken; `found` is at most
+            // the steps so far, under VT.
+            let lane = &mut out[l];
+            lane.needles[lane.found] = at.a_begin;
+            lane.bounds[lane.found] = at.b_begin;
+            lane.found += usize::from(took_a);
         },
     );
     out
@@ -283,21 +312,37 @@ pub fn serial_load_balance<const VT: usize>(
     scan: &[usize],
     range: &mut MergeRange,
 ) -> LoadBalanced<VT> {
-    let mut out = LoadBalanced {
+    let mut ranges = [*range];
+    let [out] = serial_load_balance_lanes::<VT, 1>(scan, &mut ranges);
+    *range = ranges[0];
+    out
+}
+
+/// [`serial_load_balance`] on L ranges at once, their steps interleaved (as
+/// [`serial_merge_lanes`]): lane `l`'s items are exactly [`serial_load_balance`]'s on
+/// `ranges[l]`.
+#[inline(always)]
+pub fn serial_load_balance_lanes<const VT: usize, const L: usize>(
+    scan: &[usize],
+    ranges: &mut [MergeRange; L],
+) -> [LoadBalanced<VT>; L] {
+    let mut out = ranges.map(|range| LoadBalanced {
         first_item: range.a_begin,
         count: 0,
         segments: [0; VT],
         ranks: [0; VT],
-    };
-    walk_steps::<VT>(
-        range,
+    });
+    walk_steps::<VT, L>(
+        ranges,
         |at| at.a_begin < scan[at.b_begin],
-        |at| {
+        |l, at, took_a| {
+            // Written at every step, kept (counted) where an item was taken.
             let segment = at.b_begin.saturating_sub(1);
             let start = scan.get(segment).copied().unwrap_or(0);
-            out.segments[out.count] = segment;
-            out.ranks[out.count] = at.a_begin.saturating_sub(start);
-            out.count += 1;
+            let lane = &mut out[l];
+            lane.segments[lane.count] = segment;
+            lane.ranks[lane.count] = at.a_begin.saturating_sub(start);
+            lane.count += usize::from(took_a);
         },
     );
     out

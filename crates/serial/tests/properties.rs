@@ -227,3 +227,69 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Searches and load-balancing walks stepped as lanes give each lane what the one-range
+    /// forms give it alone, step for step.
+    #[test]
+    fn search_and_load_balance_lanes_equal_one_range_walks(
+        needles in prop::collection::vec(0u32..20, 0..60),
+        haystack in prop::collection::vec(0u32..20, 0..60),
+        sizes in prop::collection::vec(0usize..5, 1..40),
+        cuts in prop::collection::vec(any::<prop::sample::Index>(), 2),
+    ) {
+        let (mut needles, mut haystack) = (needles, haystack);
+        needles.sort();
+        haystack.sort();
+        let less = |a: &u32, b: &u32| a < b;
+        // Three lanes over one merge: needles and haystack cut at two points each.
+        let (i, j) = (cuts[0].index(needles.len() + 1), cuts[1].index(needles.len() + 1));
+        let (x, y) = (cuts[0].index(haystack.len() + 1), cuts[1].index(haystack.len() + 1));
+        let (n0, n1) = (i.min(j), i.max(j));
+        let (h0, h1) = (x.min(y), x.max(y));
+        let start = [
+            MergeRange { a_begin: 0, a_end: n0, b_begin: 0, b_end: h0 },
+            MergeRange { a_begin: n0, a_end: n1, b_begin: h0, b_end: h1 },
+            MergeRange { a_begin: n1, a_end: needles.len(), b_begin: h1, b_end: haystack.len() },
+        ];
+        let (mut lanes, mut alone) = (start, start);
+        while lanes.iter().any(|lane| !lane.is_empty()) {
+            let found = serial_search_lanes::<Upper, VT, 3, _, _>(&needles, &haystack, &mut lanes, &less);
+            for l in 0..3 {
+                let one = serial_search::<Upper, VT, _, _>(&needles, &haystack, &mut alone[l], &less);
+                prop_assert_eq!(found[l].found, one.found);
+                prop_assert_eq!(&found[l].needles[..one.found], &one.needles[..one.found]);
+                prop_assert_eq!(&found[l].bounds[..one.found], &one.bounds[..one.found]);
+                prop_assert_eq!(lanes[l], alone[l]);
+            }
+        }
+        // The load balance over `sizes`, its merge cut the same way.
+        let mut scan = Vec::new();
+        let mut total = 0;
+        for s in &sizes {
+            scan.push(total);
+            total += s;
+        }
+        let (t0, t1) = (cuts[0].index(total + 1).min(cuts[1].index(total + 1)), cuts[0].index(total + 1).max(cuts[1].index(total + 1)));
+        let (s0, s1) = (cuts[0].index(scan.len() + 1).min(cuts[1].index(scan.len() + 1)), cuts[0].index(scan.len() + 1).max(cuts[1].index(scan.len() + 1)));
+        let start = [
+            MergeRange { a_begin: 0, a_end: t0, b_begin: 0, b_end: s0 },
+            MergeRange { a_begin: t0, a_end: t1, b_begin: s0, b_end: s1 },
+            MergeRange { a_begin: t1, a_end: total, b_begin: s1, b_end: scan.len() },
+        ];
+        let (mut lanes, mut alone) = (start, start);
+        while lanes.iter().any(|lane| !lane.is_empty()) {
+            let items = serial_load_balance_lanes::<VT, 3>(&scan, &mut lanes);
+            for l in 0..3 {
+                let one = serial_load_balance::<VT>(&scan, &mut alone[l]);
+                prop_assert_eq!(items[l].first_item, one.first_item);
+                prop_assert_eq!(items[l].count, one.count);
+                prop_assert_eq!(&items[l].segments[..one.count], &one.segments[..one.count]);
+                prop_assert_eq!(&items[l].ranks[..one.count], &one.ranks[..one.count]);
+                prop_assert_eq!(lanes[l], alone[l]);
+            }
+        }
+    }
+}
