@@ -92,6 +92,39 @@ pub const LANES: usize = 4;
 /// cost more than the overlap saves (seen in the block sort's first levels, runs of 8 to 64).
 pub(crate) const LANE_MIN_OUTPUTS: usize = 1024;
 
+/// `range` cut into [`LANES`] lanes of `lane_outputs` outputs each (the last ones shorter or
+/// empty), each cut where `path(d)` puts the `d`-th output (its A count, both counted from the
+/// range's start), clamped against the cut before ([`clamp_boundary`]) so that the lanes cover
+/// the range exactly whatever `path` answers. Returns the lanes, the output each starts at, and
+/// whether no cut had to be clamped.
+pub(crate) fn cut_lanes(
+    range: MergeRange,
+    lane_outputs: usize,
+    path: impl Fn(usize) -> usize,
+) -> ([MergeRange; LANES], [usize; LANES], bool) {
+    let (a_len, b_len) = (range.a_end - range.a_begin, range.b_end - range.b_begin);
+    let total = a_len + b_len;
+    let mut lanes = [range; LANES];
+    let mut positions = [0; LANES];
+    let mut valid = true;
+    let (mut mp0, mut diag0) = (0, 0);
+    for (l, lane) in lanes.iter_mut().enumerate() {
+        let diag1 = (l + 1).saturating_mul(lane_outputs).min(total);
+        let found = if diag1 == total { a_len } else { path(diag1) };
+        let mp1 = clamp_boundary(mp0, diag0, found, diag1, a_len, b_len);
+        valid &= mp1 == found;
+        *lane = MergeRange {
+            a_begin: range.a_begin + mp0,
+            a_end: range.a_begin + mp1,
+            b_begin: range.b_begin + (diag0 - mp0),
+            b_end: range.b_begin + (diag1 - mp1),
+        };
+        positions[l] = diag0;
+        (mp0, diag0) = (mp1, diag1);
+    }
+    (lanes, positions, valid)
+}
+
 /// Phase 2 on one range of one buffer: merge `range` of `keys` (A then B, stable) into `out`,
 /// telling `gather` each output position and the index in `keys` it came from.
 /// `out.len()` must equal `range.total()`, and `range` must lie inside `keys` with
@@ -129,27 +162,9 @@ where
         &keys[range.a_begin..range.a_end],
         &keys[range.b_begin..range.b_end],
     );
-    let mut lanes = [range; LANES];
-    let mut positions = [0; LANES];
-    let mut valid = true;
-    let (mut mp0, mut diag0) = (0, 0);
-    for (l, lane) in lanes.iter_mut().enumerate() {
-        let diag1 = (l + 1).saturating_mul(lane_outputs).min(total);
-        let found = match diag1 {
-            d if d == total => a.len(),
-            d => merge_path::<Lower, T, &F>(a, b, d, is_less),
-        };
-        let mp1 = clamp_boundary(mp0, diag0, found, diag1, a.len(), b.len());
-        valid &= mp1 == found;
-        *lane = MergeRange {
-            a_begin: range.a_begin + mp0,
-            a_end: range.a_begin + mp1,
-            b_begin: range.b_begin + (diag0 - mp0),
-            b_end: range.b_begin + (diag1 - mp1),
-        };
-        positions[l] = diag0;
-        (mp0, diag0) = (mp1, diag1);
-    }
+    let (lanes, positions, valid) = cut_lanes(range, lane_outputs, |d| {
+        merge_path::<Lower, T, &F>(a, b, d, is_less)
+    });
     merge_lanes::<VT, T, F, G>(keys, lanes, positions, is_less, out, gather);
     // The seams between lanes: O(LANES) comparisons that catch most inconsistent comparators.
     valid

@@ -1,12 +1,10 @@
 //! CPU sorted search and load-balancing search (with interval expand), partitioned by merge path.
 
 use rayon::prelude::*;
-use twophase_partition::{
-    clamp_boundary, load_balance_path, merge_path, partition_diag, Lower, MergeRange, Upper,
-};
+use twophase_partition::{load_balance_path, merge_path, partition_diag, Lower, MergeRange, Upper};
 use twophase_serial::{serial_load_balance_lanes, serial_search_lanes};
 
-use super::{split_by_bounds, tile_partitions, SearchTuning, LANES};
+use super::{cut_lanes, split_by_bounds, tile_partitions, SearchTuning, LANES};
 use crate::order::NaturalOrder;
 
 const VT: usize = SearchTuning::VT;
@@ -30,34 +28,10 @@ fn tile_ranges(
     })
 }
 
-/// `range` (a tile, global indices) cut by `path` into [`LANES`] lanes of about equal output,
-/// each boundary clamped against the one before (`clamp_boundary`), so that the lanes cover the
-/// tile exactly whatever `path` answers.
-fn split_lanes(range: MergeRange, path: &impl Fn(usize) -> usize) -> [MergeRange; LANES] {
-    let (a0, d0) = (range.a_begin, range.a_begin + range.b_begin);
-    let (a_len, b_len) = (range.a_end - range.a_begin, range.b_end - range.b_begin);
-    let total = a_len + b_len;
-    let lane_outputs = total.div_ceil(LANES);
-    let mut lanes = [range; LANES];
-    let (mut mp0, mut diag0) = (0, 0);
-    for (l, lane) in lanes.iter_mut().enumerate() {
-        let diag1 = (l + 1).saturating_mul(lane_outputs).min(total);
-        let mp1 = if diag1 == total {
-            a_len
-        } else {
-            let found = path(d0 + diag1).saturating_sub(a0);
-            clamp_boundary(mp0, diag0, found, diag1, a_len, b_len)
-        };
-        *lane = MergeRange::between(a0 + mp0, d0 + diag0, a0 + mp1, d0 + diag1);
-        (mp0, diag0) = (mp1, diag1);
-    }
-    lanes
-}
-
 /// Both phases of a search over the merge of `a_len` items (A, one output each) with `b_len`
 /// (B), whose sum must not overflow. Phase 1: `path` splits the merge at each tile's diagonal, and
 /// the partitions are repaired. Phase 2, a tile per task, cut again by `path` into [`LANES`]
-/// lanes: `step` walks the lanes together (advancing them, until all are empty) and writes the
+/// lanes ([`cut_lanes`]): `step` walks the lanes together (advancing them, until all are empty) and writes the
 /// outputs of the A items they take into the tile's piece of the output, which starts at A item
 /// `first`.
 fn two_phase<U, P, S>(a_len: usize, b_len: usize, path: P, step: S) -> Vec<U>
@@ -74,7 +48,11 @@ where
         .zip(pieces)
         .for_each(|(range, piece)| {
             let first = range.a_begin;
-            let mut lanes = split_lanes(range, &path);
+            // The tile's lanes, cut where `path` (global) puts their first outputs.
+            let (a0, d0) = (range.a_begin, range.a_begin + range.b_begin);
+            let (mut lanes, _, _) = cut_lanes(range, range.total().div_ceil(LANES), |d| {
+                path(d0 + d).saturating_sub(a0)
+            });
             while lanes.iter().any(|lane| !lane.is_empty()) {
                 step(&mut lanes, piece, first);
             }
