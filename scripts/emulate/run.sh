@@ -2,7 +2,8 @@
 #! Run the shipped merge, sorted-search, load-balance and block-sort kernels on host threads under AddressSanitizer (no GPU): valid, unsorted and inconsistent-comparator inputs.
 #
 # Usage: scripts/emulate/run.sh [SEED ...]   (default seeds: 1 2; TWOPHASE_EMULATE_ONLY=<harness>
-# runs one harness's programs: merge, search, lbs, textbook, blocksort, mergesort or segshort)
+# runs one harness's programs: merge, search, lbs, textbook, blocksort, mergesort or segshort;
+# TWOPHASE_EMULATE_PROGRAM=<text> only the programs whose name contains it)
 # Needs NVRTC on LD_LIBRARY_PATH (the compile test dumps the generated program sources) and g++
 # with C++20 (std::barrier). Each program is built as shipped and, where its comparator is
 # `a < b`, with `a <= b`, with a hash of both keys and with an answer read off the clock (not
@@ -45,7 +46,8 @@ programs=(
 only=${TWOPHASE_EMULATE_ONLY:-}
 selected=()
 for entry in "${programs[@]}"; do
-  [ -z "$only" ] || [ "${entry%% *}" = "$only" ] && selected+=("$entry")
+  { [ -z "$only" ] || [ "${entry%% *}" = "$only" ]; } && [[ "${entry#* }" == *"${TWOPHASE_EMULATE_PROGRAM:-}"* ]] &&
+    selected+=("$entry")
 done
 programs=("${selected[@]}")
 for entry in "${programs[@]}"; do
