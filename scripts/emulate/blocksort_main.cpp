@@ -46,35 +46,9 @@ int main(int argc, char** argv) {
       bool ok = true;
       for (size_t t = 0; t * NV < a.size(); ++t) {
         const size_t first = t * NV, last = std::min(a.size(), first + NV);
-        // A permutation of the tile: its keys as a multiset, and (with values) each id once and
-        // paired with its own key.
-        std::vector<key_type> want(a.begin() + first, a.begin() + last), got(out.begin() + first, out.begin() + last);
-        if (TP_HAS_VALUES) {
-          std::vector<char> seen(last - first, 0);
-          for (size_t i = first; i < last; ++i) {
-            const unsigned id = ids[i];
-            if (id < first || id >= last || seen[id - first] || memcmp(&a[id], &out[i], sizeof(key_type)) != 0) {
-              ok = false;
-              break;
-            }
-            seen[id - first] = 1;
-          }
-        }
-        if (COMPARATOR_CONSISTENT) {
-          // Sorted, and stable: std::stable_sort's answer (ids compared only with values).
-          std::vector<key_type> stable(want);
-          std::stable_sort(stable.begin(), stable.end(), key_compare());
-          ok &= memcmp(stable.data(), got.data(), stable.size() * sizeof(key_type)) == 0;
-          if (TP_HAS_VALUES) {
-            std::vector<unsigned> order(last - first);
-            for (size_t i = 0; i < order.size(); ++i) order[i] = (unsigned)(first + i);
-            std::stable_sort(order.begin(), order.end(), [&](unsigned x, unsigned y) { return key_compare()(a[x], a[y]); });
-            ok &= std::equal(order.begin(), order.end(), ids.begin() + first);
-          }
-        }
-        std::sort(want.begin(), want.end(), [](const key_type& x, const key_type& y) { return memcmp(&x, &y, sizeof x) < 0; });
-        std::sort(got.begin(), got.end(), [](const key_type& x, const key_type& y) { return memcmp(&x, &y, sizeof x) < 0; });
-        ok &= memcmp(want.data(), got.data(), want.size() * sizeof(key_type)) == 0;
+        // A permutation of the tile; under a strict weak order, std::stable_sort's answer.
+        ok &= permutes_range(a, out, ids, first, last, TP_HAS_VALUES);
+        if (COMPARATOR_CONSISTENT) ok &= stable_sorts_range(a, out, ids, first, last, TP_HAS_VALUES, key_compare());
       }
       if (COMPARATOR_CONSISTENT) ok &= bits == 0;
       if (!ok) {

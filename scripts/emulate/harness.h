@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <vector>
@@ -154,6 +155,42 @@ template <typename key_t, typename comp_t>
 bool sorted_under(const std::vector<key_t>& v, comp_t comp) {
   for (size_t i = 1; i < v.size(); ++i) {
     if (comp(v[i], v[i - 1])) return false;
+  }
+  return true;
+}
+
+// Whether out[first, last) is a permutation of in[first, last): the same keys as a multiset, byte
+// for byte, and, `with_ids` (where values ride), each of ids[first, last) a position of the range,
+// once, beside its own key.
+template <typename key_t>
+bool permutes_range(const std::vector<key_t>& in, const std::vector<key_t>& out, const std::vector<unsigned>& ids,
+                    size_t first, size_t last, bool with_ids) {
+  if (with_ids) {
+    std::vector<char> seen(last - first, 0);
+    for (size_t i = first; i < last; ++i) {
+      const unsigned id = ids[i];
+      if (id < first || id >= last || seen[id - first] || memcmp(&in[id], &out[i], sizeof(key_t)) != 0) return false;
+      seen[id - first] = 1;
+    }
+  }
+  const auto bytes_less = [](const key_t& x, const key_t& y) { return memcmp(&x, &y, sizeof x) < 0; };
+  std::vector<key_t> want(in.begin() + first, in.begin() + last), got(out.begin() + first, out.begin() + last);
+  std::sort(want.begin(), want.end(), bytes_less);
+  std::sort(got.begin(), got.end(), bytes_less);
+  return memcmp(want.data(), got.data(), want.size() * sizeof(key_t)) == 0;
+}
+
+// Whether out[first, last) is std::stable_sort's answer for in[first, last) under `comp`, byte for
+// byte, and, `with_ids`, ids[first, last) its order of input positions.
+template <typename key_t, typename comp_t>
+bool stable_sorts_range(const std::vector<key_t>& in, const std::vector<key_t>& out, const std::vector<unsigned>& ids,
+                        size_t first, size_t last, bool with_ids, comp_t comp) {
+  std::vector<unsigned> order(last - first);
+  for (size_t i = 0; i < order.size(); ++i) order[i] = (unsigned)(first + i);
+  std::stable_sort(order.begin(), order.end(), [&](unsigned x, unsigned y) { return comp(in[x], in[y]); });
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (memcmp(&out[first + i], &in[order[i]], sizeof(key_t)) != 0) return false;
+    if (with_ids && ids[first + i] != order[i]) return false;
   }
   return true;
 }

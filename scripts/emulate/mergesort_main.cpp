@@ -125,25 +125,6 @@ static unsigned long long run_sort(std::vector<key_type>& keys, std::vector<unsi
   return raised;
 }
 
-// Whether `keys` (with `ids`, where values ride) holds every key of `input` once: byte for byte
-// the same multiset, and each id an input position whose key it sits beside.
-static bool is_permutation_of(const std::vector<key_type>& input, const std::vector<key_type>& keys,
-                              const std::vector<unsigned>& ids) {
-  const auto bytes_less = [](const key_type& a, const key_type& b) { return memcmp(&a, &b, sizeof(key_type)) < 0; };
-  std::vector<key_type> want(input), got(keys);
-  std::sort(want.begin(), want.end(), bytes_less);
-  std::sort(got.begin(), got.end(), bytes_less);
-  if (memcmp(want.data(), got.data(), want.size() * sizeof(key_type)) != 0) return false;
-  if (!TP_HAS_VALUES) return true;
-  std::vector<bool> seen(input.size(), false);
-  for (size_t i = 0; i < keys.size(); ++i) {
-    if (ids[i] >= input.size() || seen[ids[i]]) return false;
-    seen[ids[i]] = true;
-    if (memcmp(&keys[i], &input[ids[i]], sizeof(key_type)) != 0) return false;
-  }
-  return true;
-}
-
 int main(int argc, char** argv) {
   std::mt19937_64 rng = seeded(argc, argv);
   const size_t NV = TP_NT * TP_VT;
@@ -170,19 +151,9 @@ int main(int argc, char** argv) {
         std::vector<key_type> keys(input);
         std::vector<unsigned> ids;
         const unsigned long long raised = run_sort(keys, ids, force);
-        bool ok = is_permutation_of(input, keys, ids);
-        if (COMPARATOR_CONSISTENT) {
-          // A strict weak order: std's stable sort exactly, and no status raised.
-          std::vector<unsigned> order(n);
-          for (size_t i = 0; i < n; ++i) order[i] = (unsigned)i;
-          std::stable_sort(order.begin(), order.end(),
-                           [&](unsigned x, unsigned y) { return key_compare()(input[x], input[y]); });
-          ok &= raised == 0;
-          for (size_t i = 0; i < n && ok; ++i) {
-            ok = memcmp(&keys[i], &input[order[i]], sizeof(key_type)) == 0;
-            if (TP_HAS_VALUES) ok &= ids[i] == order[i];
-          }
-        }
+        // A permutation; under a strict weak order, std's stable sort and no status raised.
+        bool ok = permutes_range(input, keys, ids, 0, n, TP_HAS_VALUES);
+        if (COMPARATOR_CONSISTENT) ok &= raised == 0 && stable_sorts_range(input, keys, ids, 0, n, TP_HAS_VALUES, key_compare());
         if (!ok) {
           ++failures;
           printf("FAIL n=%zu force=%d distinct=%d\n", n, force, distinct);

@@ -126,36 +126,9 @@ int main(int argc, char** argv) {
         }
         for (size_t i = 0; short_path && i < seg.starts.size(); ++i) {
           const size_t first = seg.starts[i], last = seg.end(i, n);
-          // A permutation of the segment: its keys as a multiset, and (with values) each position
-          // once and paired with its own key.
-          if (TP_HAS_VALUES) {
-            std::vector<char> seen(last - first, 0);
-            for (size_t p = first; p < last; ++p) {
-              const unsigned id = ids[p];
-              if (id < first || id >= last || seen[id - first] || memcmp(&in[id], &out[p], sizeof(key_type)) != 0) {
-                ok = false;
-                break;
-              }
-              seen[id - first] = 1;
-            }
-          }
-          std::vector<key_type> want(in.begin() + first, in.begin() + last), got(out.begin() + first, out.begin() + last);
-          if (COMPARATOR_CONSISTENT) {
-            // std::stable_sort's answer, and with values its order of positions.
-            std::vector<key_type> stable(want);
-            std::stable_sort(stable.begin(), stable.end(), key_compare());
-            ok &= memcmp(stable.data(), got.data(), stable.size() * sizeof(key_type)) == 0;
-            if (TP_HAS_VALUES) {
-              std::vector<unsigned> order(last - first);
-              for (size_t j = 0; j < order.size(); ++j) order[j] = (unsigned)(first + j);
-              std::stable_sort(order.begin(), order.end(), [&](unsigned x, unsigned y) { return key_compare()(in[x], in[y]); });
-              ok &= std::equal(order.begin(), order.end(), ids.begin() + first);
-            }
-          }
-          auto bytes_less = [](const key_type& x, const key_type& y) { return memcmp(&x, &y, sizeof x) < 0; };
-          std::sort(want.begin(), want.end(), bytes_less);
-          std::sort(got.begin(), got.end(), bytes_less);
-          ok &= memcmp(want.data(), got.data(), want.size() * sizeof(key_type)) == 0;
+          // A permutation of the segment; under a strict weak order, std::stable_sort's answer.
+          ok &= permutes_range(in, out, ids, first, last, TP_HAS_VALUES);
+          if (COMPARATOR_CONSISTENT) ok &= stable_sorts_range(in, out, ids, first, last, TP_HAS_VALUES, key_compare());
         }
         if (!ok) {
           ++failures;
