@@ -21,6 +21,7 @@ use twophase::gpu::{
     CudaComparator, DeviceComparator, DeviceKey, DeviceSegments, Gpu, Greater, Less,
     SegmentedSortScratch, SegmentedSortTuning, Segments, SortBuffers, TotalOrder, TotalOrderDesc,
 };
+use twophase_gpu::cudarc::driver::DeviceRepr;
 use twophase_gpu::segmented_sort::SHORT_MAX;
 
 /// The segmentations of the differential tests: the benchmark's five, one-key segments, and
@@ -279,6 +280,214 @@ fn segmented_sort_long_segments_sort_alone() {
     for comp in &inconsistent_comparators() {
         let keys: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1000)).collect();
         check_no_order(&gpu, &keys, segments, comp, "long segment");
+    }
+}
+
+/// The device-buffer call on guarded buffers at the shipped tuning: keys (and `values`, when given),
+/// `segments` uploaded as 64-bit offsets; the sorted keys and values, after a clean check.
+fn sort_device_guarded<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
+    gpu: &Gpu,
+    scratch: &mut SegmentedSortScratch,
+    keys: &[K],
+    values: Option<&[u64]>,
+    segments: Segments<'_>,
+    comp: &C,
+    case: &str,
+) -> Result<(Vec<K>, Vec<u64>), twophase::gpu::GpuError> {
+    let starts64: Vec<u64> = segments.starts().iter().map(|&s| s as u64).collect();
+    let ends64: Vec<u64> = segments
+        .ends()
+        .unwrap_or(&[])
+        .iter()
+        .map(|&e| e as u64)
+        .collect();
+    let d_starts = Guarded::new(gpu, &starts64, u64::MAX);
+    let d_ends = Guarded::new(gpu, &ends64, u64::MAX);
+    let (starts_view, ends_view) = (d_starts.view(), d_ends.view());
+    let device_segments = match segments {
+        Segments::Starts(_) => DeviceSegments::Starts(&starts_view),
+        Segments::Ranges { .. } => DeviceSegments::Ranges {
+            starts: &starts_view,
+            ends: &ends_view,
+        },
+    };
+    let poison = bytemuck::Zeroable::zeroed();
+    let mut d_keys = Guarded::new(gpu, keys, poison);
+    let mut d_values = Guarded::new(gpu, values.unwrap_or(&[]), 0xDEAD_BEEF);
+    let sorted = match values {
+        Some(_) => gpu.segmented_sort_device(
+            SortBuffers::pairs(&mut d_keys.view_mut(), &mut d_values.view_mut()),
+            device_segments,
+            comp,
+            None,
+            scratch,
+        ),
+        None => gpu.segmented_sort_device(
+            SortBuffers::keys(&mut d_keys.view_mut()),
+            device_segments,
+            comp,
+            None,
+            scratch,
+        ),
+    }
+    .and_then(|()| scratch.check(gpu));
+    let got = (d_keys.download(gpu, case), d_values.download(gpu, case));
+    d_starts.download(gpu, case);
+    d_ends.download(gpu, case);
+    sorted.map(|()| got)
+}
+
+/// The device-buffer call (whose offsets the host never sees: its merge levels sort a long
+/// segment) on long segments among short ones: one, two of different and of equal lengths,
+/// long segments first and last, a segment of all but one key, ranges with gaps, pairs, floats
+/// under the total order, a user comparator, comparators that are no order; and a segment of
+/// the host-slice call's threshold for sorting alone. Guarded buffers: nothing written outside
+/// them.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn segmented_sort_device_long_segments_match_std() {
+    let gpu = gpu();
+    let mut rng = rng();
+    let mut scratch = SegmentedSortScratch::new();
+    // Keys of a long segment: dozens of the tile path's tiles, a few merge levels.
+    const LONG: usize = 50_000;
+    let mut layouts: Vec<(String, Vec<usize>, usize)> = Vec::new();
+    for long in [
+        vec![1 << 19],
+        vec![300_000, 400_000],
+        vec![300_000, 300_000],
+        vec![LONG, LONG - 1],
+        vec![LONG - 1],
+        vec![LONG + 1],
+    ] {
+        let (starts, n) = long_among_short(&mut rng, &long);
+        layouts.push((format!("long {long:?}"), starts, n));
+    }
+    let n = 700_000;
+    layouts.push(("long first".into(), vec![0, 600_000, 600_100], n));
+    layouts.push(("long last".into(), vec![0, 17, 40_000], n));
+    layouts.push(("all but one key".into(), vec![0, 1], n));
+    layouts.push(("all but one key, last".into(), vec![0, n - 1], n));
+    for (name, starts, n) in &layouts {
+        let n = *n;
+        let segments = Segments::Starts(starts);
+        let keys: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
+        let case = format!("{name}, n={n}");
+        let (got, _) = sort_device_guarded(&gpu, &mut scratch, &keys, None, segments, &Less, &case)
+            .unwrap_or_else(|e| panic!("{case}: {e}"));
+        assert!(
+            got == reference(&keys, segments, u32::cmp),
+            "{case}: differs from std per segment"
+        );
+        // Pairs of few distinct keys: the values prove stability.
+        let few: Vec<u32> = (0..n).map(|_| rng.gen_range(0..4)).collect();
+        let values: Vec<u64> = (0..n as u64).collect();
+        let case = format!("pairs, {case}");
+        let (got_keys, got_values) = sort_device_guarded(
+            &gpu,
+            &mut scratch,
+            &few,
+            Some(&values),
+            segments,
+            &Greater,
+            &case,
+        )
+        .unwrap_or_else(|e| panic!("{case}: {e}"));
+        let pairs: Vec<(u32, u64)> = few.iter().copied().zip(values.iter().copied()).collect();
+        let expected = reference(&pairs, segments, |a, b| b.0.cmp(&a.0));
+        let got: Vec<(u32, u64)> = got_keys.into_iter().zip(got_values).collect();
+        assert!(
+            got == expected,
+            "{case}: not std's stable order per segment"
+        );
+    }
+    // Ranges: the long ones kept, every other short one left out (gaps kept as they are).
+    let (starts, n) = long_among_short(&mut rng, &[200_000, 90_000]);
+    let ends: Vec<usize> = (0..starts.len())
+        .map(|i| starts.get(i + 1).copied().unwrap_or(n))
+        .collect();
+    let kept: Vec<usize> = (0..starts.len())
+        .filter(|&i| i % 2 == 0 || ends[i] - starts[i] >= LONG)
+        .collect();
+    let (range_starts, range_ends): (Vec<usize>, Vec<usize>) =
+        kept.iter().map(|&i| (starts[i], ends[i])).unzip();
+    let ranges = Segments::Ranges {
+        starts: &range_starts,
+        ends: &range_ends,
+    };
+    let keys: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
+    let (got, _) = sort_device_guarded(&gpu, &mut scratch, &keys, None, ranges, &Less, "ranges")
+        .unwrap_or_else(|e| panic!("ranges: {e}"));
+    assert!(
+        got == reference(&keys, ranges, u32::cmp),
+        "ranges: differs from std per segment"
+    );
+    // Floats as their integer image, and a user struct under a user comparator.
+    let (starts, n) = long_among_short(&mut rng, &[160_000]);
+    let segments = Segments::Starts(&starts);
+    let floats: Vec<f32> = (0..n).map(|_| special_f32(&mut rng)).collect();
+    let (got, _) = sort_device_guarded(
+        &gpu,
+        &mut scratch,
+        &floats,
+        None,
+        segments,
+        &TotalOrder,
+        "f32",
+    )
+    .unwrap_or_else(|e| panic!("f32: {e}"));
+    let expected = reference(&floats, segments, f32::total_cmp);
+    assert!(
+        same_bits(&got, &expected),
+        "f32 total: differs from std per segment"
+    );
+    let recs: Vec<Rec> = (0..n)
+        .map(|i| Rec {
+            key: rng.gen_range(0..16),
+            tag: i as u32,
+        })
+        .collect();
+    let comp = rec_key_descending();
+    let (got, _) = sort_device_guarded(&gpu, &mut scratch, &recs, None, segments, &comp, "rec")
+        .unwrap_or_else(|e| panic!("rec: {e}"));
+    assert!(
+        got == reference(&recs, segments, order(&comp)),
+        "rec desc: differs from std per segment"
+    );
+    // Comparators that are no order: an error names the comparator or the sort stands, and each
+    // segment is a permutation of its keys either way.
+    for comp in &inconsistent_comparators() {
+        let keys: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1000)).collect();
+        let case = "no order, long segment";
+        let got = match sort_device_guarded(&gpu, &mut scratch, &keys, None, segments, comp, case) {
+            Ok((got, _)) => got,
+            Err(e) => {
+                assert!(e.to_string().contains("strict weak order"), "{case}: {e}");
+                continue;
+            }
+        };
+        for i in 0..segments.len() {
+            let range = segments.segment(i, n);
+            assert_permutation(
+                &got[range.clone()],
+                &keys[range],
+                &format!("{case}, segment {i}"),
+            );
+        }
+    }
+    // The host-slice call's threshold for sorting alone (32 MiB of keys): one segment of it.
+    let alone = SegmentedSortTuning::for_types(4, 0).alone_min_keys;
+    if alone + (1 << 19) <= test_scale() {
+        let (starts, n) = long_among_short(&mut rng, &[alone + 3]);
+        let segments = Segments::Starts(&starts);
+        let keys: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
+        let case = format!("shipped threshold, n={n}");
+        let (got, _) = sort_device_guarded(&gpu, &mut scratch, &keys, None, segments, &Less, &case)
+            .unwrap_or_else(|e| panic!("{case}: {e}"));
+        assert!(
+            got == reference(&keys, segments, u32::cmp),
+            "{case}: differs from std per segment"
+        );
     }
 }
 

@@ -42,6 +42,10 @@ pub struct Rec {
     pub tag: u32,
 }
 
+// SAFETY: `Rec` is `#[repr(C)]` plain data (two u32, no padding: bytemuck::Pod), valid for any
+// bits the device writes, as cudarc's DeviceRepr asks.
+unsafe impl DeviceRepr for Rec {}
+
 /// A [`Rec`] with a tag no test input carries: what an output holds where a run forgot to write.
 pub const REC_POISON: Rec = Rec {
     key: 0xDEAD_BEEF,
