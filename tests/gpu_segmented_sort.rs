@@ -223,6 +223,18 @@ fn long_among_short(rng: &mut StdRng, long: &[usize]) -> (Vec<usize>, usize) {
     (starts, at + SHORT_KEYS)
 }
 
+/// CSR `starts` over `n` keys as ranges (starts, ends) that keep every segment of `long` keys
+/// or more and every other shorter one: the others become gaps.
+fn every_other_short(starts: &[usize], n: usize, long: usize) -> (Vec<usize>, Vec<usize>) {
+    let ends: Vec<usize> = (0..starts.len())
+        .map(|i| starts.get(i + 1).copied().unwrap_or(n))
+        .collect();
+    (0..starts.len())
+        .filter(|&i| i % 2 == 0 || ends[i] - starts[i] >= long)
+        .map(|i| (starts[i], ends[i]))
+        .unzip()
+}
+
 /// Segments of `alone_min_keys` keys or more in a host-slice call sort alone through the plain
 /// mergesort, the others through the segmented kernels around them: CSR starts and ranges, keys
 /// and pairs (the second long segment the longer, so the plain sort's scratch meets a longer
@@ -247,14 +259,7 @@ fn segmented_sort_long_segments_sort_alone() {
             &format!("few, {case}"),
         );
         // The same segments as ranges, every other short one left out (a gap kept as it is).
-        let ends: Vec<usize> = (0..starts.len())
-            .map(|i| starts.get(i + 1).copied().unwrap_or(n))
-            .collect();
-        let kept: Vec<usize> = (0..starts.len())
-            .filter(|&i| i % 2 == 0 || ends[i] - starts[i] >= alone)
-            .collect();
-        let (range_starts, range_ends): (Vec<usize>, Vec<usize>) =
-            kept.iter().map(|&i| (starts[i], ends[i])).unzip();
+        let (range_starts, range_ends) = every_other_short(&starts, n, alone);
         let ranges = Segments::Ranges {
             starts: &range_starts,
             ends: &range_ends,
@@ -403,14 +408,7 @@ fn segmented_sort_device_long_segments_match_std() {
     }
     // Ranges: the long ones kept, every other short one left out (gaps kept as they are).
     let (starts, n) = long_among_short(&mut rng, &[200_000, 90_000]);
-    let ends: Vec<usize> = (0..starts.len())
-        .map(|i| starts.get(i + 1).copied().unwrap_or(n))
-        .collect();
-    let kept: Vec<usize> = (0..starts.len())
-        .filter(|&i| i % 2 == 0 || ends[i] - starts[i] >= LONG)
-        .collect();
-    let (range_starts, range_ends): (Vec<usize>, Vec<usize>) =
-        kept.iter().map(|&i| (starts[i], ends[i])).unzip();
+    let (range_starts, range_ends) = every_other_short(&starts, n, LONG);
     let ranges = Segments::Ranges {
         starts: &range_starts,
         ends: &range_ends,
