@@ -49,6 +49,15 @@ struct status_words {
   }
 };
 
+// Segments over the keys (the segmented sort's harnesses): CSR starts (ends empty) or ranges.
+struct segmentation {
+  std::vector<unsigned long long> starts, ends;
+  bool ranges() const { return !ends.empty() || starts.empty(); }
+  size_t end(size_t i, size_t count) const {
+    return ranges() ? ends[i] : i + 1 < starts.size() ? starts[i + 1] : count;
+  }
+};
+
 // A copy of `v` in a buffer of exactly its size, so that ASan sees a read past its end.
 template <typename T>
 std::unique_ptr<T[]> exact_copy(const std::vector<T>& v) {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-#! Run the shipped merge, sorted-search, load-balance and block-sort kernels on host threads under AddressSanitizer (no GPU): valid, unsorted and inconsistent-comparator inputs.
+#! Run the shipped kernels (merge, sorted search, load balance, mergesort, segmented sort) on host threads under AddressSanitizer (no GPU): valid, unsorted and inconsistent-comparator inputs.
 #
 # Usage: scripts/emulate/run.sh [SEED ...]   (default seeds: 1 2; TWOPHASE_EMULATE_ONLY=<harness>
-# runs one harness's programs: merge, search, lbs, textbook, blocksort, mergesort or segshort;
+# runs one harness's programs: merge, search, lbs, textbook, blocksort, mergesort, segshort or
+# segtile;
 # TWOPHASE_EMULATE_PROGRAM=<text> only the programs whose name contains it)
 # Needs NVRTC on LD_LIBRARY_PATH (the compile test dumps the generated program sources) and g++
 # with C++20 (std::barrier). Each program is built as shipped and, where its comparator is
@@ -22,8 +23,8 @@ trap 'rm -rf "$work"' EXIT
 # load balance with 4- and 8-byte indices (4- and 8-byte values with the 4-byte ones); the
 # textbook merges; the mergesort's block sort, keys alone and with values; the whole mergesort
 # (four-way and eight-way passes) of 4-byte pairs and 8-byte keys; the segmented sort's
-# check and short path (4-byte keys alone and with 4-byte values, 1-byte keys with 8-byte values,
-# 8-byte keys).
+# check and short path, and its tile path (block sort and merge levels), each for 4-byte keys
+# alone and with 4-byte values, 1-byte keys with 8-byte values, 8-byte keys.
 programs=(
   "merge merge_b4_unsigned_int_keys_less_nt384_vt21"
   "merge merge_b3_unsigned_int_v4a4_less_nt384_vt17"
@@ -42,6 +43,10 @@ programs=(
   "segshort segmented_sort_unsigned_int_v4a4_less_nt128_vt15"
   "segshort segmented_sort_unsigned_char_v8a8_less_nt128_vt15"
   "segshort segmented_sort_unsigned_long_long_keys_less_nt256_vt11"
+  "segtile segmented_sort_unsigned_int_keys_less_nt128_vt15"
+  "segtile segmented_sort_unsigned_int_v4a4_less_nt128_vt15"
+  "segtile segmented_sort_unsigned_char_v8a8_less_nt128_vt15"
+  "segtile segmented_sort_unsigned_long_long_keys_less_nt256_vt11"
 )
 only=${TWOPHASE_EMULATE_ONLY:-}
 selected=()

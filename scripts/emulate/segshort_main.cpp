@@ -10,15 +10,6 @@ constexpr size_t CONTROL_WORDS = CONTROL_LONG_SEGMENT + 1;
 // Keys a block of the short kernel spans at most when its segments are adjacent.
 constexpr size_t BLOCK_SPAN = (size_t)TP_SHORT_NT * TP_SHORT_MAX;
 
-// Segments over the keys: CSR starts (ends empty) or ranges.
-struct segmentation {
-  std::vector<size_type> starts, ends;
-  bool ranges() const { return !ends.empty() || starts.empty(); }
-  size_t end(size_t i, size_t count) const {
-    return ranges() ? ends[i] : i + 1 < starts.size() ? starts[i + 1] : count;
-  }
-};
-
 // The segmentations of the cases, over n keys: every segment TP_SHORT_MAX keys; lengths 0 to
 // TP_SHORT_MAX (a trailing CSR end offset at times); every key its own segment; the same with one
 // segment one key longer than TP_SHORT_MAX (the tile path's, the short kernel must not move a
