@@ -49,14 +49,33 @@ struct status_words {
   }
 };
 
-// Segments over the keys (the segmented sort's harnesses): CSR starts (ends empty) or ranges.
-struct segmentation {
-  std::vector<unsigned long long> starts, ends;
-  bool ranges() const { return !ends.empty() || starts.empty(); }
-  size_t end(size_t i, size_t count) const {
-    return ranges() ? ends[i] : i + 1 < starts.size() ? starts[i + 1] : count;
-  }
+
+// One call's segments in buffers of exactly their size, as the kernels take them (ends null for
+// CSR starts).
+struct segment_buffers {
+  std::unique_ptr<unsigned long long[]> starts, ends_copy;
+  const unsigned long long* ends;
 };
+
+// The values a segmented harness sorts beside its keys: each key's position, in the first bytes
+// of a value of type V.
+template <typename V>
+std::unique_ptr<V[]> position_values(size_t count) {
+  std::unique_ptr<V[]> values(new V[count]);
+  for (size_t i = 0; i < count; ++i) {
+    const unsigned id = (unsigned)i;
+    memcpy(&values[i], &id, std::min(sizeof(id), sizeof(V)));
+  }
+  return values;
+}
+
+// The positions `count` sorted values carry (position_values' first bytes).
+template <typename V>
+std::vector<unsigned> carried_positions(const V* values, size_t count) {
+  std::vector<unsigned> ids(count, 0);
+  for (size_t i = 0; i < count; ++i) memcpy(&ids[i], &values[i], std::min(sizeof(unsigned), sizeof(V)));
+  return ids;
+}
 
 // A copy of `v` in a buffer of exactly its size, so that ASan sees a read past its end.
 template <typename T>
@@ -65,6 +84,21 @@ std::unique_ptr<T[]> exact_copy(const std::vector<T>& v) {
   std::copy(v.begin(), v.end(), copy.get());
   return copy;
 }
+
+// Segments over the keys (the segmented sort's harnesses): CSR starts (ends empty) or ranges.
+struct segmentation {
+  std::vector<unsigned long long> starts, ends;
+  bool ranges() const { return !ends.empty() || starts.empty(); }
+  size_t end(size_t i, size_t count) const {
+    return ranges() ? ends[i] : i + 1 < starts.size() ? starts[i + 1] : count;
+  }
+  // The starts and ends in buffers of exactly their size.
+  segment_buffers buffers() const {
+    segment_buffers b = {exact_copy(starts), exact_copy(ends), nullptr};
+    b.ends = ends.empty() ? nullptr : b.ends_copy.get();
+    return b;
+  }
+};
 
 // The partition kernel's launch over `count` items in tiles of `nv`, `partition_nt` threads a
 // block, each boundary searched by the lanes next_partition_lanes() gives: `parts` gets the grid's

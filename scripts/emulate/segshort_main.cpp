@@ -60,26 +60,20 @@ static void run_short(std::vector<key_type>& keys, std::vector<unsigned>& ids, c
                       unsigned* control, status_words& status) {
   const size_t count = keys.size(), nseg = seg.starts.size();
   std::unique_ptr<key_type[]> k = exact_copy(keys);
-  std::unique_ptr<value_type[]> v(new value_type[count]);
-  for (size_t i = 0; i < count; ++i) {
-    const unsigned id = (unsigned)i;
-    memcpy(&v[i], &id, std::min(sizeof(id), sizeof(value_type)));
-  }
-  std::unique_ptr<size_type[]> starts = exact_copy(seg.starts);
-  std::unique_ptr<size_type[]> ends = exact_copy(seg.ends);
-  const size_type* ends_ptr = seg.ends.empty() ? nullptr : ends.get();
+  std::unique_ptr<value_type[]> v = position_values<value_type>(count);
+  const segment_buffers segs = seg.buffers();
+  const size_type *starts = segs.starts.get(), *ends_ptr = segs.ends;
   std::fill(control, control + CONTROL_WORDS, 0u);
   // The check strides too (the host gives it a few blocks an SM).
   launch(std::min<size_t>((nseg + TP_PARTITION_NT - 1) / TP_PARTITION_NT, 2), TP_PARTITION_NT, [&] {
-    twophase_segsort_check(starts.get(), ends_ptr, nseg, count, control, status.words);
+    twophase_segsort_check(starts, ends_ptr, nseg, count, control, status.words);
   });
   // Fewer blocks than groups (the host gives a few an SM): the blocks stride over the groups.
   launch(std::min<size_t>((nseg + TP_SHORT_NT - 1) / TP_SHORT_NT, 3), TP_SHORT_NT, [&] {
-    twophase_segsort_short(k.get(), v.get(), starts.get(), ends_ptr, nseg, count, control);
+    twophase_segsort_short(k.get(), v.get(), starts, ends_ptr, nseg, count, control);
   });
   keys.assign(k.get(), k.get() + count);
-  ids.assign(count, 0);
-  for (size_t i = 0; i < count; ++i) memcpy(&ids[i], &v[i], std::min(sizeof(unsigned), sizeof(value_type)));
+  ids = carried_positions(v.get(), count);
 }
 
 int main(int argc, char** argv) {

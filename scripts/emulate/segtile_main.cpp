@@ -61,14 +61,9 @@ static unsigned long long run_tile_path(std::vector<key_type>& keys, std::vector
   unsigned levels = 0;
   while (((size_t)1 << levels) < num_tiles) ++levels;
   std::unique_ptr<key_type[]> k = exact_copy(keys), k2(new key_type[count]);
-  std::unique_ptr<value_type[]> v(new value_type[count]), v2(new value_type[count]);
-  for (size_t i = 0; i < count; ++i) {
-    const unsigned id = (unsigned)i;
-    memcpy(&v[i], &id, std::min(sizeof(id), sizeof(value_type)));
-  }
-  std::unique_ptr<size_type[]> starts = exact_copy(seg.starts);
-  std::unique_ptr<size_type[]> ends = exact_copy(seg.ends);
-  const size_type* ends_ptr = seg.ends.empty() ? nullptr : ends.get();
+  std::unique_ptr<value_type[]> v = position_values<value_type>(count), v2(new value_type[count]);
+  const segment_buffers segs = seg.buffers();
+  const size_type *starts = segs.starts.get(), *ends_ptr = segs.ends;
   std::vector<unsigned> control(CONTROL_WORDS, 0u);
   std::vector<unsigned long long> masks(std::max<size_t>(num_tiles, 1), 0xa5a5a5a5a5ull);
   std::vector<size_type> straddles(2 * std::max<size_type>(straddle_offset(num_tiles, levels), 1), 0xabababull);
@@ -76,17 +71,17 @@ static unsigned long long run_tile_path(std::vector<key_type>& keys, std::vector
   std::vector<size_type> partitions(num_tiles + 1, 0xefefefull);
   status_words status;
   launch(STRIDED_BLOCKS, TP_PARTITION_NT, [&] {
-    twophase_segsort_check(starts.get(), ends_ptr, nseg, count, control.data(), status.words);
+    twophase_segsort_check(starts, ends_ptr, nseg, count, control.data(), status.words);
   });
   launch(STRIDED_BLOCKS, TP_SHORT_NT, [&] {
-    twophase_segsort_short(k.get(), v.get(), starts.get(), ends_ptr, nseg, count, control.data());
+    twophase_segsort_short(k.get(), v.get(), starts, ends_ptr, nseg, count, control.data());
   });
   launch((unsigned)((num_tiles * 32 + TP_PARTITION_NT - 1) / TP_PARTITION_NT), TP_PARTITION_NT, [&] {
-    twophase_segsort_plan(starts.get(), ends_ptr, nseg, count, num_tiles, masks.data(), straddles.data(),
+    twophase_segsort_plan(starts, ends_ptr, nseg, count, num_tiles, masks.data(), straddles.data(),
                           control.data(), lists.data(), levels);
   });
   launch((unsigned)num_tiles, TP_NT, [&] {
-    twophase_segsort_blocksort(k.get(), v.get(), k2.get(), v2.get(), starts.get(), ends_ptr, nseg, count,
+    twophase_segsort_blocksort(k.get(), v.get(), k2.get(), v2.get(), starts, ends_ptr, nseg, count,
                                masks.data(), control.data(), status.words);
   });
   for (unsigned level = 0; level < levels; ++level) {
@@ -108,8 +103,7 @@ static unsigned long long run_tile_path(std::vector<key_type>& keys, std::vector
     });
   }
   keys.assign(k.get(), k.get() + count);
-  ids.assign(count, 0);
-  for (size_t i = 0; i < count; ++i) memcpy(&ids[i], &v[i], std::min(sizeof(unsigned), sizeof(value_type)));
+  ids = carried_positions(v.get(), count);
   return status.take();
 }
 
