@@ -342,6 +342,27 @@ fn sort_device_guarded<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
     sorted.map(|()| got)
 }
 
+/// The device-buffer call on guarded `keys` under `comp` (keys alone), checked bit for bit
+/// against std's stable sort per segment.
+fn check_device<K, C>(
+    gpu: &Gpu,
+    scratch: &mut SegmentedSortScratch,
+    keys: &[K],
+    segments: Segments<'_>,
+    comp: &C,
+    case: &str,
+) where
+    K: DeviceKey + DeviceRepr + Send + Sync,
+    C: DeviceComparator<K> + Sync,
+{
+    let (got, _) = sort_device_guarded(gpu, scratch, keys, None, segments, comp, case)
+        .unwrap_or_else(|e| panic!("{case}: {e}"));
+    assert!(
+        same_bits(&got, &reference(keys, segments, order(comp))),
+        "{case}: differs from std per segment"
+    );
+}
+
 /// The device-buffer call (whose offsets the host never sees: its merge levels sort a long
 /// segment) on long segments among short ones: one, two of different and of equal lengths,
 /// long segments first and last, a segment of all but one key, ranges with gaps, pairs, floats
@@ -378,12 +399,7 @@ fn segmented_sort_device_long_segments_match_std() {
         let segments = Segments::Starts(starts);
         let keys: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
         let case = format!("{name}, n={n}");
-        let (got, _) = sort_device_guarded(&gpu, &mut scratch, &keys, None, segments, &Less, &case)
-            .unwrap_or_else(|e| panic!("{case}: {e}"));
-        assert!(
-            got == reference(&keys, segments, u32::cmp),
-            "{case}: differs from std per segment"
-        );
+        check_device(&gpu, &mut scratch, &keys, segments, &Less, &case);
         // Pairs of few distinct keys: the values prove stability.
         let few: Vec<u32> = (0..n).map(|_| rng.gen_range(0..4)).collect();
         let values: Vec<u64> = (0..n as u64).collect();
@@ -414,16 +430,12 @@ fn segmented_sort_device_long_segments_match_std() {
         ends: &range_ends,
     };
     let keys: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
-    let (got, _) = sort_device_guarded(&gpu, &mut scratch, &keys, None, ranges, &Less, "ranges")
-        .unwrap_or_else(|e| panic!("ranges: {e}"));
-    assert!(
-        got == reference(&keys, ranges, u32::cmp),
-        "ranges: differs from std per segment"
-    );
+    check_device(&gpu, &mut scratch, &keys, ranges, &Less, "ranges");
     // Floats as their integer image, and a user struct under a user comparator.
     let (starts, n) = long_among_short(&mut rng, &[160_000]);
     let segments = Segments::Starts(&starts);
     let floats: Vec<f32> = (0..n).map(|_| special_f32(&mut rng)).collect();
+    // Checked against f32::total_cmp itself, not the comparator's own predicate.
     let (got, _) = sort_device_guarded(
         &gpu,
         &mut scratch,
@@ -445,12 +457,13 @@ fn segmented_sort_device_long_segments_match_std() {
             tag: i as u32,
         })
         .collect();
-    let comp = rec_key_descending();
-    let (got, _) = sort_device_guarded(&gpu, &mut scratch, &recs, None, segments, &comp, "rec")
-        .unwrap_or_else(|e| panic!("rec: {e}"));
-    assert!(
-        got == reference(&recs, segments, order(&comp)),
-        "rec desc: differs from std per segment"
+    check_device(
+        &gpu,
+        &mut scratch,
+        &recs,
+        segments,
+        &rec_key_descending(),
+        "rec desc",
     );
     // Comparators that are no order: an error names the comparator or the sort stands, and each
     // segment is a permutation of its keys either way.
@@ -480,12 +493,7 @@ fn segmented_sort_device_long_segments_match_std() {
         let segments = Segments::Starts(&starts);
         let keys: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
         let case = format!("shipped threshold, n={n}");
-        let (got, _) = sort_device_guarded(&gpu, &mut scratch, &keys, None, segments, &Less, &case)
-            .unwrap_or_else(|e| panic!("{case}: {e}"));
-        assert!(
-            got == reference(&keys, segments, u32::cmp),
-            "{case}: differs from std per segment"
-        );
+        check_device(&gpu, &mut scratch, &keys, segments, &Less, &case);
     }
 }
 
