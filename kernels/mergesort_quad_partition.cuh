@@ -172,6 +172,131 @@ __device__ __forceinline__ void select_runs(const key_type* __restrict__ keys, c
   for (int k = 0; k < N; ++k) lo[k] += begin[k];
 }
 
+// A key from lane `src` of the warp, word by word (any key type: 1-byte keys to user structs).
+__device__ __forceinline__ key_type shuffle_key(unsigned group, const key_type& key, int src) {
+  constexpr int WORDS = ((int)sizeof(key_type) + 3) / 4;
+  union key_words {
+    key_type key;
+    unsigned words[WORDS];
+  } in, out;
+  in.words[WORDS - 1] = 0;  // the padding past a key whose size is not a multiple of 4
+  in.key = key;
+#pragma unroll
+  for (int w = 0; w < WORDS; ++w) out.words[w] = __shfl_sync(group, in.words[w], src);
+  return out.key;
+}
+
+// Probe `j` of a range of `len` keys probed `2^probe_shift` times, as an offset from its start:
+// (2j + 1) len / 2^(probe_shift + 1), the centres of equal slices.
+__device__ __forceinline__ int narrow_probe(int j, int len, int probe_shift) {
+  return (int)(((unsigned long long)(2 * j + 1) * (unsigned)len) >> (probe_shift + 1));
+}
+
+// Rounds of probes a cut's lanes run before select_runs finishes: where they converge (random
+// keys: about 9 rounds with four probes a run, 6 with eight) they leave select_runs nothing; the
+// cap bounds the rounds of any comparator.
+constexpr int NARROW_ROUNDS = 24;
+
+// The bounds lo[k] <= count <= hi[k] of a selection among the N runs (select_runs' bounds,
+// run-local, spanning less than 2^31 in all), narrowed by the `lanes` lanes of a cut's group
+// together (twophase_partition::narrow_runs): each round every lane loads one probe (lanes / N
+// evenly spread in each open run), takes every other run's probes from their lanes, and decides
+// from those alone whether its probe is surely taken (the other runs' keys up to their first
+// probe not before it, and its own index, are fewer than the outputs left) or surely not (the
+// keys up to their last probe before it, and its own up to itself, are more); a ballot a side
+// moves each run's bounds past its last taken probe and to its first untaken one. A round is one
+// load's latency where select_runs' is one run's halving: with four probes a run a quad's cut
+// takes about 9 rounds where select_runs takes about 43. Every lane of the group calls it with
+// the same bounds and gets the same answer; groups of fewer than 2N lanes return at once. Whatever
+// the comparator answers, the bounds stay inside the given ones with sum(lo) <= diag <= sum(hi).
+template <int N>
+__device__ __forceinline__ void narrow_runs(const key_type* __restrict__ keys, const size_type (&starts)[N + 1],
+                                            size_type (&lo)[N], size_type (&hi)[N], size_type diag, int lanes,
+                                            unsigned group) {
+  if (lanes < 2 * N) return;
+  const int probe_shift = __ffs(lanes / N) - 1;  // probes a run: lanes / N = 2^probe_shift
+  const int probes = 1 << probe_shift;
+  const unsigned probe_bits = (1u << probes) - 1;
+  const int warp_lane = threadIdx.x % twophase::MAX_SEARCH_LANES;
+  const int group_base = warp_lane & ~(lanes - 1);
+  const int my_run = (warp_lane - group_base) >> probe_shift, my_probe = warp_lane & (probes - 1);
+  for (int round = 0; round < NARROW_ROUNDS; ++round) {
+    size_type placed = 0, capacity = 0;
+    int len[N];
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      placed += lo[k];
+      capacity += hi[k];
+      len[k] = (int)(hi[k] - lo[k]);
+    }
+    if (placed >= diag) return;
+    if (capacity <= diag) {
+#pragma unroll
+      for (int k = 0; k < N; ++k) lo[k] = hi[k];
+      return;
+    }
+    const int left = (int)(diag - placed);
+    int my_len = 0;
+    size_type my_first = 0;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      if (k == my_run) {
+        my_len = len[k];
+        my_first = starts[k] + lo[k];
+      }
+    }
+    const int my_offset = narrow_probe(my_probe, my_len, probe_shift);
+    key_type y = key_type();
+    if (my_len > 0) y = keys[my_first + my_offset];
+    // The other runs' keys surely before this probe (up to their last probe before it) and
+    // possibly before it (up to their first probe not before it).
+    int surely_before = 0, maybe_before = 0;
+#pragma unroll
+    for (int r = 0; r < N; ++r) {
+      int lb = 0, ub = len[r];
+      for (int i = 0; i < probes; ++i) {
+        const key_type z = shuffle_key(group, y, group_base + (r << probe_shift) + i);
+        const int at = narrow_probe(i, len[r], probe_shift);
+        // Run r's probe comes first on ties when r is the earlier run.
+        const bool z_first = r < my_run ? !key_compare()(y, z) : key_compare()(z, y);
+        if (z_first) {
+          lb = max(lb, at + 1);
+        } else {
+          ub = min(ub, at);
+        }
+      }
+      if (r != my_run && len[r] > 0) {
+        surely_before += lb;
+        maybe_before += ub;
+      }
+    }
+    const bool taken = my_len > 0 && maybe_before + my_offset < left;
+    const bool untaken = my_len > 0 && surely_before + my_offset + 1 > left;
+    const unsigned taken_bits = __ballot_sync(group, taken) >> group_base;
+    const unsigned untaken_bits = __ballot_sync(group, untaken) >> group_base;
+    // Lower bounds first, each within the outputs left; then upper bounds, each keeping the
+    // others' capacity at the diagonal.
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      const unsigned run_taken = taken_bits >> (k << probe_shift) & probe_bits;
+      size_type raised = run_taken ? lo[k] + narrow_probe(31 - __clz(run_taken), len[k], probe_shift) + 1 : lo[k];
+      raised = min(min(raised, hi[k]), lo[k] + (diag - placed));
+      placed += raised - lo[k];
+      lo[k] = raised;
+    }
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      const unsigned run_untaken = untaken_bits >> (k << probe_shift) & probe_bits;
+      const size_type base = hi[k] - len[k];  // the round's lower bound
+      size_type lowered = run_untaken ? base + narrow_probe(__ffs(run_untaken) - 1, len[k], probe_shift) : hi[k];
+      const size_type spare = capacity - diag;
+      lowered = max(max(lowered, lo[k]), hi[k] > spare ? hi[k] - spare : 0);
+      capacity -= hi[k] - lowered;
+      hi[k] = lowered;
+    }
+  }
+}
+
 // Take `left` more outputs from the runs in order (R0 first), each up to its `cap`: the valid
 // path that the four-way repairs fall back to.
 __device__ __forceinline__ void fill_runs_in_order(size_type (&counts)[4], const size_type (&cap)[4],

@@ -32,9 +32,9 @@ inline unsigned g_partition_arrivals = 0;
 // Lanes per boundary search of successive partition launches: one lane, a group within a warp,
 // and a whole warp, in turn.
 inline unsigned next_partition_lanes() {
-  static const unsigned cycle[] = {1, 4, 32};
+  static const unsigned cycle[] = {1, 4, 8, 16, 32};
   static unsigned calls = 0;
-  return cycle[calls++ % 3];
+  return cycle[calls++ % 5];
 }
 
 // The call's status word, repair slots and launch generation, as a scratch holds them.

@@ -875,6 +875,119 @@ pub fn select_indexed_runs<R: IndexedRuns + ?Sized, F: Fn(&R::Key, &R::Key) -> b
     }
 }
 
+/// Narrows the bounds of a stable selection among sorted runs ([`select_runs_within`]'s `lo` and
+/// `hi`, whose answer they hold) by rounds of `probes` keys a run at once: the kernels' cut
+/// searches run it on a group of lanes, a key a lane, before one lane finishes with
+/// [`select_runs_within`] (kernels/mergesort_quad_partition.cuh, `narrow_runs`).
+///
+/// Each round probes every open run (`lo[k] < hi[k]`, length `L = hi[k] - lo[k]`) at
+/// `lo[k] + (2j + 1) L / (2 probes)` for `j < probes`, and compares every probe with every
+/// other run's probes. For probe `y` at index `lo[k] + p` of run k, with `t = diag - sum(lo)`
+/// outputs left to place:
+/// - if `y` were not taken, no run could give more than the keys before its first probe that
+///   does not precede `y` (`ub`, its range's end when none), nor run k more than `p`; so when
+///   `sum(ub of the other runs) + p < t`, `y` is taken and run k's lower bound rises past it;
+/// - if `y` were taken, every run would give at least the keys up to its last probe that
+///   precedes `y` (`lb`), and run k `p + 1`; so when `sum(lb of the other runs) + p + 1 > t`,
+///   `y` is not taken and run k's upper bound drops to it.
+///
+/// The first probe in merge order passes the first test or the last probe the second (their
+/// sums differ by more than `t` can), so under a strict weak order every round shrinks some run
+/// and the bounds keep holding the answer; with `probes` keys a run a round they shrink as a
+/// `(probes + 1)`-ary search would. Stops when the bounds hold only the answer, or after
+/// `rounds` rounds.
+///
+/// Any input: each new bound is clamped so that `lo[k] <= hi[k]` stay inside the given bounds and
+/// `sum(lo) <= diag <= sum(hi)` keeps holding, whatever the comparisons answer.
+///
+/// # Panics
+/// As [`select_runs_within`], or if `probes` is 0.
+pub fn narrow_runs<T, F: Fn(&T, &T) -> bool, const N: usize>(
+    runs: [&[T]; N],
+    lo: &mut [usize; N],
+    hi: &mut [usize; N],
+    diag: usize,
+    probes: usize,
+    rounds: usize,
+    is_less: &F,
+) {
+    let p = N;
+    assert!(
+        (0..p).all(|k| lo[k] <= hi[k] && hi[k] <= runs[k].len()),
+        "narrow_runs: bounds outside a run"
+    );
+    assert!(probes > 0, "narrow_runs: no probes");
+    let sum = |v: &[usize; N]| v.iter().fold(0usize, |s, &x| s.saturating_add(x));
+    assert!(
+        sum(lo) <= diag && diag <= sum(hi),
+        "narrow_runs: the bounds do not hold the diagonal"
+    );
+    // Whether run r's key `z` comes before run k's key `y` in the stable merge (r != k).
+    let precedes = |r: usize, z: &T, k: usize, y: &T| {
+        if r < k {
+            !is_less(y, z)
+        } else {
+            is_less(z, y)
+        }
+    };
+    // Probe j of a range of `len` keys, as an offset from its start.
+    let probe = |j: usize, len: usize| (2 * j + 1) * len / (2 * probes);
+    for _ in 0..rounds {
+        let (placed, capacity) = (sum(lo), sum(hi));
+        let t = diag - placed;
+        if t == 0 {
+            return;
+        }
+        if diag == capacity {
+            lo.copy_from_slice(hi);
+            return;
+        }
+        let (mut new_lo, mut new_hi) = (*lo, *hi);
+        for k in (0..p).filter(|&k| lo[k] < hi[k]) {
+            for j in 0..probes {
+                let offset = probe(j, hi[k] - lo[k]);
+                let y = &runs[k][lo[k] + offset];
+                let (mut ub_sum, mut lb_sum) = (0, 0);
+                for r in (0..p).filter(|&r| r != k) {
+                    let len = hi[r] - lo[r];
+                    let (mut lb, mut ub) = (0, len);
+                    for i in (0..probes).filter(|_| len > 0) {
+                        let at = probe(i, len);
+                        if precedes(r, &runs[r][lo[r] + at], k, y) {
+                            lb = lb.max(at + 1);
+                        } else {
+                            ub = ub.min(at);
+                        }
+                    }
+                    (ub_sum, lb_sum) = (ub_sum + ub, lb_sum + lb);
+                }
+                if ub_sum + offset < t {
+                    new_lo[k] = new_lo[k].max(lo[k] + offset + 1);
+                }
+                if lb_sum + offset + 1 > t {
+                    new_hi[k] = new_hi[k].min(lo[k] + offset);
+                }
+            }
+        }
+        // Lower bounds first, each within the outputs left; then upper bounds, each keeping
+        // the others' capacity at the diagonal.
+        let mut placed = placed;
+        for k in 0..p {
+            let raised = new_lo[k].min(hi[k]).min(lo[k] + (diag - placed));
+            placed += raised - lo[k];
+            lo[k] = raised;
+        }
+        let mut capacity = capacity;
+        for k in 0..p {
+            let lowered = new_hi[k]
+                .max(lo[k])
+                .max(hi[k].saturating_sub(capacity - diag));
+            capacity -= hi[k] - lowered;
+            hi[k] = lowered;
+        }
+    }
+}
+
 /// Multiway co-rank: the counts taken from each sorted run among the first `diag` outputs of
 /// their stable merge (earlier runs first on ties, each run in its own order), written to
 /// `counts`; `upper` is scratch of the same length (on return, upper bounds of the counts).
