@@ -273,24 +273,6 @@ fn oct_variants(shipped: MergesortTuning) -> Vec<MergesortTuning> {
         .collect()
 }
 
-/// Environment variable: a comma-separated list of fewest lanes a four-way or eight-way cut gets
-/// (the tuning's `cut_min_lanes`) to time beside each shipped row.
-const CUT_LANES_ENV: &str = "TWOPHASE_BENCH_CUT_LANES";
-
-/// The shipped tuning with each of [`OCT_THREADS_ENV`]'s eight-way tile threads, then with each
-/// of [`CUT_LANES_ENV`]'s cut lanes.
-fn variants(shipped: MergesortTuning) -> Vec<MergesortTuning> {
-    let list = std::env::var(CUT_LANES_ENV).unwrap_or_default();
-    let lanes = list
-        .split(',')
-        .filter_map(|v| v.trim().parse::<u32>().ok())
-        .map(|cut_min_lanes| MergesortTuning {
-            cut_min_lanes,
-            ..shipped
-        });
-    oct_variants(shipped).into_iter().chain(lanes).collect()
-}
-
 /// Environment variable: when set, run only the rows of this kind (e.g. `u32-user`), sweeps
 /// included.
 const KIND_ENV: &str = "TWOPHASE_BENCH_KIND";
@@ -492,7 +474,7 @@ impl Bench<'_> {
             }
             if mode == Mode::Profile {
                 // One untimed sort, then the profiled one, for the shipped tuning and each sweep.
-                let shipped = std::iter::once(tuning).chain(variants(tuning));
+                let shipped = std::iter::once(tuning).chain(oct_variants(tuning));
                 let swept = sweep.iter().map(swept_tuning);
                 for tuned in shipped.chain(swept) {
                     for _ in 0..2 {
@@ -545,18 +527,16 @@ impl Bench<'_> {
                     show(&without_pdl)
                 );
             }
-            for tuned in variants(tuning) {
+            for tuned in oct_variants(tuning) {
                 restore(&mut keys, &mut values);
                 sort_tuned(&mut keys, &mut values, tuned);
                 let correct = stream.clone_dtoh(&keys).expect("download") == sorted_input;
-                let variant_ms = time_events(gpu, WARMUP, REPS, |_| {
+                let oct_ms = time_events(gpu, WARMUP, REPS, |_| {
                     restore(&mut keys, &mut values);
                     sort_tuned(&mut keys, &mut values, tuned);
                 }) - copy_ms;
                 println!(
-                    "variant {kind} 2^{log2n} {} cut min lanes={} oct nt={} regs={}: {variant_ms:.4} ms, {} passes (keys correct: {correct})",
-                    shape(tuned),
-                    tuned.cut_min_lanes,
+                    "eight-way {kind} 2^{log2n} oct nt={} regs={}: {oct_ms:.4} ms, {} passes (keys correct: {correct})",
                     tuned.oct_threads,
                     tuned.oct_registers,
                     global_passes(n, tuned)

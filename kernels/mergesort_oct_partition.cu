@@ -89,9 +89,8 @@ __device__ __forceinline__ key_type half_element_before(const key_type* __restri
 //   octets start at multiples of it): P's output there and Q's output just before the matching Q
 //   sample are read off the four-way cuts (two cuts and up to eight keys a probe), by a group of
 //   `lanes` lanes as in the four-way partition.
-// - Fine selection inside the window left: the four-way cuts at the window's ends bound each
-//   run's count, the group's lanes narrow the bounds (narrow_runs) and select_runs finds the
-//   eight counts inside on the group's first lane.
+// - Fine selection inside the window left, on the group's first lane: the four-way cuts at the
+//   window's ends bound each run's count, and select_runs finds the eight counts inside.
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_mergesort_oct_partition(const key_type* __restrict__ keys, size_type count, size_type run,
                                      const size_type* __restrict__ quad_cuts, size_type spacing, size_type num_cuts,
@@ -139,10 +138,9 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
         }
       }
     }
+    if (lane != 0) return;
     // Fine: P's count lies in [begin, end] and Q's in [diag - end, diag - begin]; widened to the
-    // samples around them, each half's four-way cuts bound the counts of its four runs. The
-    // group's lanes narrow those bounds by rounds of probes (narrow_runs), then select_runs finds
-    // the eight counts inside on the first lane.
+    // samples around them, each half's four-way cuts bound the counts of its four runs.
     const size_type p0 = begin / spacing * spacing, p1 = min((end + spacing - 1) / spacing * spacing, np);
     const size_type q0 = (diag - end) / spacing * spacing, q1 = min((diag - begin + spacing - 1) / spacing * spacing, nq);
     size_type lo_p[OCT_HALF], hi_p[OCT_HALF], lo_q[OCT_HALF], hi_q[OCT_HALF];
@@ -158,8 +156,6 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
       hi[k] = hi_p[k];
       hi[OCT_HALF + k] = hi_q[k];
     }
-    narrow_runs(keys, oct.starts, counts, hi, diag, lanes, group);
-    if (lane != 0) return;
     select_runs(keys, oct.starts, counts, hi, diag);
 #pragma unroll
     for (int k = 0; k < OCT_RUNS; ++k) cuts[OCT_RUNS * p + k] = counts[k];

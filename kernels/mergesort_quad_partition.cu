@@ -19,9 +19,8 @@
 // takes log(n) / log(lanes + 1) rounds of dependent loads instead of log2(n). Where the cuts are
 // too few to keep the memory system busy, the chain's length is the kernel's time and more lanes
 // shorten it, while where they are many the kernel is bound by the scattered loads themselves and
-// one lane is best (the host picks, MergesortTuning::quad_cut_lanes). A group of 8 lanes or more
-// first narrows the fine selection's bounds together, two or more probes a run a round
-// (narrow_runs); select_runs then finishes on the group's first lane.
+// one lane is best (the host picks, MergesortTuning::quad_cut_lanes). The fine selection runs on
+// the group's first lane.
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_mergesort_quad_partition(const key_type* __restrict__ keys, size_type count, size_type run,
                                       const size_type* __restrict__ partitions, size_type spacing,
@@ -75,25 +74,20 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
         }
       }
     }
-    // Fine: X's count lies in [begin, end] and Y's in [diag - end, diag - begin]; widened to the
-    // samples around them, each half's merge path bounds the counts of both its runs (monotone
-    // in the half's diagonal). The group's lanes narrow those bounds by rounds of probes
-    // (narrow_runs), then select_runs finds the four counts inside on the first lane.
-    const size_type x0 = begin / spacing * spacing, x1 = min((end + spacing - 1) / spacing * spacing, nx);
-    const size_type y0 = (diag - end) / spacing * spacing, y1 = min((diag - begin + spacing - 1) / spacing * spacing, ny);
-    const size_type a0 = sampled_path(x_pair, samples, x0), a1 = sampled_path(x_pair, samples, x1);
-    const size_type c0 = sampled_path(y_pair, samples, y0), c1 = sampled_path(y_pair, samples, y1);
-    const size_type lo[4] = {a0, x0 - a0, c0, y0 - c0};
-    const size_type hi[4] = {a1, x1 - a1, c1, y1 - c1};
-    size_type narrowed_hi[4];
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      counts[k] = lo[k];
-      narrowed_hi[k] = hi[k];
-    }
-    narrow_runs(keys, quad.starts, counts, narrowed_hi, diag, lanes, group);
+    // Fine, on one lane: X's count lies in [begin, end] and Y's in [diag - end, diag - begin];
+    // widened to the samples around them, each half's merge path bounds the counts of both its
+    // runs (monotone in the half's diagonal), and select_runs finds the four counts inside.
     if (lane == 0) {
-      select_runs(keys, quad.starts, counts, narrowed_hi, diag);
+      const size_type x0 = begin / spacing * spacing, x1 = min((end + spacing - 1) / spacing * spacing, nx);
+      const size_type y0 = (diag - end) / spacing * spacing,
+                      y1 = min((diag - begin + spacing - 1) / spacing * spacing, ny);
+      const size_type a0 = sampled_path(x_pair, samples, x0), a1 = sampled_path(x_pair, samples, x1);
+      const size_type c0 = sampled_path(y_pair, samples, y0), c1 = sampled_path(y_pair, samples, y1);
+      const size_type lo[4] = {a0, x0 - a0, c0, y0 - c0};
+      const size_type hi[4] = {a1, x1 - a1, c1, y1 - c1};
+#pragma unroll
+      for (int k = 0; k < 4; ++k) counts[k] = lo[k];
+      select_runs(keys, quad.starts, counts, hi, diag);
       if (CHECK_ORDER && !valid_cut(counts, lo, hi, quad.starts, diag)) {
         twophase::raise_status(samples_check, twophase::STATUS_ORDER_INCONSISTENT);
       }

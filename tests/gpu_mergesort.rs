@@ -395,8 +395,7 @@ fn mergesort_two_four_and_eight_way_pass_plans() {
     let (gpu, mut rng, mut scratch) = setup(MergesortScratch::new);
     // (block sort threads, pass threads, four-way threads, lanes per partition search, VT,
     // eight-way threads): every search width, from the binary search of one lane to a warp's
-    // 32-ary one, in the four-way and eight-way cuts (whose groups of 8 lanes or more narrow
-    // the fine selection by rounds of probes: 2 to 8 a run) and in the two-way boundaries (the
+    // 32-ary one, in the four-way and eight-way cuts and in the two-way boundaries (the
     // two-way-only tunings: 8 lanes in the partition kernel, and the automatic choice, where a
     // one-warp tile block searches both of its own boundaries). `Less` is trusted, so the
     // tunings with eight-way threads merge every three levels in one pass, after a two-way or

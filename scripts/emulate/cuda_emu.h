@@ -88,17 +88,6 @@ inline unsigned __ballot_sync(unsigned mask, int predicate) {
   barrier->arrive_and_wait();
   return bits;
 }
-// Lane `src`'s value to every lane of `mask` (which all call, as on the device).
-inline std::vector<unsigned> g_shfl_words;
-inline unsigned __shfl_sync(unsigned mask, unsigned v, int src) {
-  const int warp = threadIdx.x / 32;
-  g_shfl_words[threadIdx.x] = v;
-  std::barrier<>* barrier = mask == 0xffffffffu ? g_warp_barriers[warp].get() : &group_barrier(warp, mask);
-  barrier->arrive_and_wait();
-  const unsigned r = g_shfl_words[warp * 32 + (src & 31)];
-  barrier->arrive_and_wait();
-  return r;
-}
 // Warp votes and the warp's maximum, over the full warp (every lane calls, as on the device).
 inline int __any_sync(unsigned mask, int predicate) { return (__ballot_sync(mask, predicate) & mask) != 0; }
 inline int __all_sync(unsigned mask, int predicate) { return (__ballot_sync(mask, !predicate) & mask) == 0; }
@@ -118,7 +107,6 @@ inline unsigned __reduce_max_sync(unsigned mask, unsigned value) {
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
 inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
 inline int __ffs(int x) { return __builtin_ffs(x); }
-inline int __clz(unsigned x) { return x == 0 ? 32 : __builtin_clz(x); }
 inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
   return (unsigned long long)(((unsigned __int128)a * b) >> 64);
 }
@@ -167,7 +155,6 @@ void launch(unsigned grid, unsigned threads, F kernel) {
   blockDim.x = threads;
   g_shfl.assign(threads, 0);
   g_ballot.assign(threads, 0);
-  g_shfl_words.assign(threads, 0);
   g_reduce.assign(threads, 0);
   for (unsigned b = 0; b < grid; ++b) {
     g_block_barrier = std::make_unique<std::barrier<>>(threads);

@@ -29,8 +29,8 @@ inline partition_grid partition_grid_for(size_t count, size_t nv, size_t partiti
 // The partition blocks' arrival count, 0 between launches (the kernels wrap it back).
 inline unsigned g_partition_arrivals = 0;
 
-// Lanes per boundary search of successive partition launches: one lane, a group within a warp,
-// and a whole warp, in turn.
+// Lanes per boundary search of successive partition launches: one lane, groups of 4, 8 and 16
+// lanes within a warp, and a whole warp, in turn.
 inline unsigned next_partition_lanes() {
   static const unsigned cycle[] = {1, 4, 8, 16, 32};
   static unsigned calls = 0;

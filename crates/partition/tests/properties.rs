@@ -239,45 +239,6 @@ proptest! {
         prop_assert_eq!(select_runs(runs, lo, hi, diag, &less), truth);
     }
 
-    /// Rounds of probes narrow any valid bounds of a selection among four sorted runs without
-    /// losing the answer: run to the end they find it alone, and cut short, select_runs finishes
-    /// from what they left.
-    #[test]
-    fn narrow_runs_keeps_and_finds_the_answer(
-        r0 in sorted_keys(60, 5),
-        r1 in sorted_keys(60, 5),
-        r2 in sorted_keys(60, 5),
-        r3 in sorted_keys(60, 5),
-        diag_frac in 0.0f64..=1.0,
-        slack in prop::array::uniform8(0usize..70),
-        probes_log2 in 0usize..4,
-        rounds in 0usize..4,
-    ) {
-        let runs = [&r0[..], &r1[..], &r2[..], &r3[..]];
-        let mut tagged: Vec<(u32, usize)> = runs
-            .iter()
-            .enumerate()
-            .flat_map(|(k, r)| r.iter().map(move |&v| (v, k)))
-            .collect();
-        tagged.sort(); // (key, run): stable across runs, earlier runs first on ties
-        let diag = ((tagged.len() as f64) * diag_frac) as usize;
-        let truth: [usize; 4] =
-            core::array::from_fn(|k| tagged[..diag].iter().filter(|p| p.1 == k).count());
-        let lo: [usize; 4] = core::array::from_fn(|k| truth[k].saturating_sub(slack[k]));
-        let hi: [usize; 4] = core::array::from_fn(|k| (truth[k] + slack[4 + k]).min(runs[k].len()));
-        let probes = 1 << probes_log2;
-        let (mut short_lo, mut short_hi) = (lo, hi);
-        narrow_runs(runs, &mut short_lo, &mut short_hi, diag, probes, rounds, &less);
-        for k in 0..4 {
-            prop_assert!(lo[k] <= short_lo[k] && short_lo[k] <= truth[k], "run {} lower bound", k);
-            prop_assert!(truth[k] <= short_hi[k] && short_hi[k] <= hi[k], "run {} upper bound", k);
-        }
-        prop_assert_eq!(select_runs(runs, short_lo, short_hi, diag, &less), truth);
-        let (mut full_lo, mut full_hi) = (lo, hi);
-        narrow_runs(runs, &mut full_lo, &mut full_hi, diag, probes, usize::MAX, &less);
-        prop_assert_eq!(full_lo, truth);
-    }
-
     /// The four-way cut, found through the two-way samples, counts exactly the outputs of each
     /// run before every diagonal of every quad, and tiles chain end to start.
     #[test]
@@ -643,31 +604,6 @@ proptest! {
         for shard in (0..shards).step_by(step) {
             let size = shard_boundary(shard + 1, shards, total) - shard_boundary(shard, shards, total);
             prop_assert!(size == floor || size == floor + 1, "shard {} of {}: {}", shard, shards, size);
-        }
-    }
-
-    /// Under any comparator and on unsorted runs, narrowing keeps every bound inside the given
-    /// ones and the diagonal between their sums, so that select_runs may follow it.
-    #[test]
-    fn narrow_runs_keeps_valid_bounds_under_any_comparator(
-        runs in prop::array::uniform4(prop::collection::vec(0u32..6, 0..20)),
-        seed in any::<u64>(),
-        diag_frac in 0.0f64..=1.0,
-        probes_log2 in 0usize..4,
-    ) {
-        let slices: [&[u32]; 4] = core::array::from_fn(|k| runs[k].as_slice());
-        let total: usize = runs.iter().map(Vec::len).sum();
-        let diag = ((total as f64) * diag_frac) as usize;
-        let random = hash_less(seed);
-        let cyclic = |a: &u32, b: &u32| (b % 3 + 3 - a % 3) % 3 == 1;
-        let orders: [&IsLess; 4] = [&random, &cyclic, &|_, _| true, &|_, _| false];
-        for is_less in orders {
-            let (mut lo, mut hi) = ([0; 4], slices.map(<[u32]>::len));
-            narrow_runs(slices, &mut lo, &mut hi, diag, 1 << probes_log2, 64, &is_less);
-            prop_assert!((0..4).all(|k| lo[k] <= hi[k] && hi[k] <= slices[k].len()));
-            prop_assert!(lo.iter().sum::<usize>() <= diag && diag <= hi.iter().sum::<usize>());
-            let counts = select_runs(slices, lo, hi, diag, &is_less);
-            prop_assert_eq!(counts.iter().sum::<usize>(), diag);
         }
     }
 

@@ -284,12 +284,10 @@ impl MergesortScratch {
         // One group of `lanes` threads a boundary.
         let pass_partition_blocks =
             |boundaries: usize, lanes: u32| partition_blocks(boundaries * lanes as usize);
-        // Lanes per search of `searches` two-way boundaries or (`quad`) four-way or eight-way
-        // cuts: the tuning's, or chosen by their number (cuts at least `cut_min_lanes`).
+        // Lanes per search of `searches` two-way boundaries or (`quad`) four-way cuts: the
+        // tuning's, or chosen by their number.
         let search_lanes = |searches: usize, quad: bool| match (tuning.quad_cut_lanes, quad) {
-            (0, true) => tuning
-                .quad_cut_lanes(searches, gpu.multiprocessors())
-                .max(tuning.cut_min_lanes),
+            (0, true) => tuning.quad_cut_lanes(searches, gpu.multiprocessors()),
             (0, false) => tuning.boundary_search_lanes(searches, gpu.multiprocessors()),
             (forced, _) => forced,
         };

@@ -40,11 +40,6 @@ pub struct MergesortTuning {
     /// times shorter for about `lanes` times the loads (a four-way cut's fine selection runs on
     /// one lane).
     pub quad_cut_lanes: u32,
-    /// Fewest lanes a four-way or eight-way cut gets where [`quad_cut_lanes`](Self::quad_cut_lanes)
-    /// is automatic (0: no minimum): a group of at least twice as many lanes as the cut has runs
-    /// first narrows the fine selection's bounds together, a probe a lane a round, where one lane
-    /// halves one run's bounds a round.
-    pub cut_min_lanes: u32,
     /// Registers a thread of the four-way tile may use (0: the compiler's choice), so that
     /// `65536 / (quad_threads * quad_registers)` blocks fit on an SM. ptxas takes what the
     /// kernel's launch bounds allow, not what keeps blocks resident: the u32 four-way tile took
@@ -326,7 +321,6 @@ impl MergesortTuning {
             four_way_min_keys: FOUR_WAY_MIN_BYTES / element_bytes,
             // Picked per sort by its number of cuts (quad_cut_lanes).
             quad_cut_lanes: 0,
-            cut_min_lanes: 0,
             quad_registers,
             oct_threads,
             // Eight-way passes won at 1 GiB and lost at 128 MiB, where their partitions' three
@@ -364,12 +358,6 @@ impl MergesortTuning {
             return Err(GpuError::InvalidTuning(format!(
                 "quad_cut_lanes = {} must be 0 or a power of two up to {WARP_LANES}",
                 self.quad_cut_lanes
-            )));
-        }
-        if !valid_search_lanes(self.cut_min_lanes) {
-            return Err(GpuError::InvalidTuning(format!(
-                "cut_min_lanes = {} must be 0 or a power of two up to {WARP_LANES}",
-                self.cut_min_lanes
             )));
         }
         if self.quad_threads > 0 {
