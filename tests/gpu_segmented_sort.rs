@@ -289,7 +289,8 @@ fn segmented_sort_long_segments_sort_alone() {
 }
 
 /// The device-buffer call on guarded buffers at the shipped tuning: keys (and `values`, when given),
-/// `segments` uploaded as 64-bit offsets; the sorted keys and values, after a clean check.
+/// `segments` uploaded as 64-bit offsets. Returns the call's outcome (the call, then the
+/// scratch's check) and the keys and values as the call left them, error or not.
 fn sort_device_guarded<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
     gpu: &Gpu,
     scratch: &mut SegmentedSortScratch,
@@ -298,7 +299,7 @@ fn sort_device_guarded<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
     segments: Segments<'_>,
     comp: &C,
     case: &str,
-) -> Result<(Vec<K>, Vec<u64>), twophase::gpu::GpuError> {
+) -> (Result<(), twophase::gpu::GpuError>, Vec<K>, Vec<u64>) {
     let starts64: Vec<u64> = segments.starts().iter().map(|&s| s as u64).collect();
     let ends64: Vec<u64> = segments
         .ends()
@@ -336,10 +337,10 @@ fn sort_device_guarded<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
         ),
     }
     .and_then(|()| scratch.check(gpu));
-    let got = (d_keys.download(gpu, case), d_values.download(gpu, case));
+    let (got_keys, got_values) = (d_keys.download(gpu, case), d_values.download(gpu, case));
     d_starts.download(gpu, case);
     d_ends.download(gpu, case);
-    sorted.map(|()| got)
+    (sorted, got_keys, got_values)
 }
 
 /// The device-buffer call on guarded `keys` under `comp` (keys alone), checked bit for bit
@@ -355,8 +356,8 @@ fn check_device<K, C>(
     K: DeviceKey + DeviceRepr + Send + Sync,
     C: DeviceComparator<K> + Sync,
 {
-    let (got, _) = sort_device_guarded(gpu, scratch, keys, None, segments, comp, case)
-        .unwrap_or_else(|e| panic!("{case}: {e}"));
+    let (sorted, got, _) = sort_device_guarded(gpu, scratch, keys, None, segments, comp, case);
+    sorted.unwrap_or_else(|e| panic!("{case}: {e}"));
     assert!(
         same_bits(&got, &reference(keys, segments, order(comp))),
         "{case}: differs from std per segment"
@@ -404,7 +405,7 @@ fn segmented_sort_device_long_segments_match_std() {
         let few: Vec<u32> = (0..n).map(|_| rng.gen_range(0..4)).collect();
         let values: Vec<u64> = (0..n as u64).collect();
         let case = format!("pairs, {case}");
-        let (got_keys, got_values) = sort_device_guarded(
+        let (sorted, got_keys, got_values) = sort_device_guarded(
             &gpu,
             &mut scratch,
             &few,
@@ -412,8 +413,8 @@ fn segmented_sort_device_long_segments_match_std() {
             segments,
             &Greater,
             &case,
-        )
-        .unwrap_or_else(|e| panic!("{case}: {e}"));
+        );
+        sorted.unwrap_or_else(|e| panic!("{case}: {e}"));
         let pairs: Vec<(u32, u64)> = few.iter().copied().zip(values.iter().copied()).collect();
         let expected = reference(&pairs, segments, |a, b| b.0.cmp(&a.0));
         let got: Vec<(u32, u64)> = got_keys.into_iter().zip(got_values).collect();
@@ -436,7 +437,7 @@ fn segmented_sort_device_long_segments_match_std() {
     let segments = Segments::Starts(&starts);
     let floats: Vec<f32> = (0..n).map(|_| special_f32(&mut rng)).collect();
     // Checked against f32::total_cmp itself, not the comparator's own predicate.
-    let (got, _) = sort_device_guarded(
+    let (sorted, got, _) = sort_device_guarded(
         &gpu,
         &mut scratch,
         &floats,
@@ -444,8 +445,8 @@ fn segmented_sort_device_long_segments_match_std() {
         segments,
         &TotalOrder,
         "f32",
-    )
-    .unwrap_or_else(|e| panic!("f32: {e}"));
+    );
+    sorted.unwrap_or_else(|e| panic!("f32: {e}"));
     let expected = reference(&floats, segments, f32::total_cmp);
     assert!(
         same_bits(&got, &expected),
@@ -470,13 +471,11 @@ fn segmented_sort_device_long_segments_match_std() {
     for comp in &inconsistent_comparators() {
         let keys: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1000)).collect();
         let case = "no order, long segment";
-        let got = match sort_device_guarded(&gpu, &mut scratch, &keys, None, segments, comp, case) {
-            Ok((got, _)) => got,
-            Err(e) => {
-                assert!(e.to_string().contains("strict weak order"), "{case}: {e}");
-                continue;
-            }
-        };
+        let (sorted, got, _) =
+            sort_device_guarded(&gpu, &mut scratch, &keys, None, segments, comp, case);
+        if let Err(e) = sorted {
+            assert!(e.to_string().contains("strict weak order"), "{case}: {e}");
+        }
         for i in 0..segments.len() {
             let range = segments.segment(i, n);
             assert_permutation(

@@ -49,7 +49,6 @@ struct status_words {
   }
 };
 
-
 // One call's segments in buffers of exactly their size, as the kernels take them (ends null for
 // CSR starts).
 struct segment_buffers {
