@@ -35,7 +35,9 @@ const LOG2N_ENV: &str = "TWOPHASE_BENCH_LOG2N";
 /// Set to run the tile-shape sweep (u32 keys at 2^27, three segmentations) instead of the table.
 const SWEEP_ENV: &str = "TWOPHASE_BENCH_SWEEP";
 
-/// Set to time long segments among short ones instead of the table (`long_rows`).
+/// Set to time long segments among short ones instead of the table (`long_rows`); set to one
+/// row's share (`7/8`, `1/2`, `1/8`) to time that row alone, without the references beside it,
+/// for a profiler.
 const LONG_ENV: &str = "TWOPHASE_BENCH_LONG";
 
 /// One long segment of `len` keys from `from`, the starts of `uniform` elsewhere: CSR starts over
@@ -60,20 +62,32 @@ fn with_long(uniform: &[usize], n: usize, from: usize, len: usize) -> Vec<usize>
 fn long_rows(bench: &Bench) {
     let gpu = bench.gpu;
     let stream = gpu.stream();
+    let only = std::env::var(LONG_ENV).ok().filter(|row| row.contains('/'));
     for log2n in [24u32, 27] {
+        if std::env::var(LOG2N_ENV).is_ok_and(|l| l != log2n.to_string()) {
+            continue;
+        }
         let n = 1usize << log2n;
         let keys: Vec<u32> = random_keys(n, rand::random());
         let uniform = segment_starts("uniform2000", n);
-        let plain = bench.mergesort_ms(&keys);
-        let alone_ms = bench.time(&keys, None, &uniform, &Less);
-        println!(
-            "long 2^{log2n}: plain mergesort {plain:.4} ms; uniform 1..2000 alone {alone_ms:.4} ms"
-        );
+        let plain = if only.is_none() {
+            let plain = bench.mergesort_ms(&keys);
+            let alone_ms = bench.time(&keys, None, &uniform, &Less);
+            println!(
+                "long 2^{log2n}: plain mergesort {plain:.4} ms; uniform 1..2000 alone {alone_ms:.4} ms"
+            );
+            plain
+        } else {
+            f64::NAN
+        };
         for (name, from, len) in [
             ("7/8", n / 16, n / 8 * 7),
             ("1/2", n / 4, n / 2),
             ("1/8", n / 4, n / 8),
         ] {
+            if only.as_deref().is_some_and(|row| row != name) {
+                continue;
+            }
             let starts = with_long(&uniform, n, from, len);
             let levels = bench.time(&keys, None, &starts, &Less);
             // The host-slice call's launches: the others as ranges, then the long one alone.

@@ -17,7 +17,7 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
        e += (size_type)gridDim.x * blockDim.x) {
     const size_type tile = list[e];
     const size_type t0 = tile * NV;
-    const size_type pair = t0 / (2 * run);
+    const size_type pair = tile >> (level + 1);  // a pair of runs is 2^(level + 1) tiles
     const size_type lo = straddles[2 * pair], hi = straddles[2 * pair + 1], mid = pair * 2 * run + run;
     const size_type diag = max(t0, lo) - lo;
     const located_from<key_type> a = {all, lo}, b = {all, mid};
@@ -52,7 +52,7 @@ struct tile_merge {
 __device__ __forceinline__ straddle tile_straddle(const size_type* straddles, size_type tile, unsigned level) {
   constexpr size_type NV = (size_type)TP_NT * TP_VT;
   const size_type run = NV << level;
-  const size_type pair = tile * NV / (2 * run);
+  const size_type pair = tile >> (level + 1);  // a pair of runs is 2^(level + 1) tiles
   return {straddles[2 * pair], straddles[2 * pair + 1], pair * 2 * run + run};
 }
 
@@ -142,6 +142,43 @@ __device__ __forceinline__ void load_straddle(key_type* keys_shared, value_type*
       if (!KEYS_ASYNC) keys_shared[idx] = k[i];
       if (TP_HAS_VALUES && !VALS_ASYNC && BATCH_VALUES) vals_shared[idx] = v[i];
     }
+  }
+}
+
+// Load a tile's straddle inputs where every output of the tile is merged and each of A's and
+// B's spans lies in one buffer (`a_keys`, `b_keys`, ... offset to the spans' starts): the
+// common tile of a long straddle. As the mergesort's pass tiles load (cta_merge's load_tile),
+// every key load of the tile issued before its first store to shared memory; there is no copy
+// of unmerged keys for cp.async to overlap, and the per-position choice among two tiles'
+// buffers, which load_straddle makes, cost about a third of the level's instructions.
+template <int NT, int VT>
+__device__ __forceinline__ void load_whole_straddle(key_type* keys_shared, value_type* vals_shared,
+                                                    const key_type* a_keys, const key_type* b_keys,
+                                                    const value_type* a_vals, const value_type* b_vals, int a_cnt,
+                                                    int cnt, int tid) {
+  key_type k[VT];
+#pragma unroll
+  for (int i = 0; i < VT; ++i) {
+    const int idx = NT * i + tid;
+    if (idx < cnt) k[i] = idx < a_cnt ? a_keys[idx] : b_keys[idx - a_cnt];
+  }
+  if constexpr (TP_HAS_VALUES) {
+#pragma unroll
+    for (int i = 0; i < VT; ++i) {
+      const int idx = NT * i + tid;
+      if (idx >= cnt) continue;
+      const value_type* val = idx < a_cnt ? a_vals + idx : b_vals + (idx - a_cnt);
+      if constexpr (copies_async<value_type>()) {
+        segsort_copy_async(vals_shared + idx, val);
+      } else {
+        vals_shared[idx] = *val;
+      }
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < VT; ++i) {
+    const int idx = NT * i + tid;
+    if (idx < cnt) keys_shared[idx] = k[i];
   }
 }
 
@@ -242,23 +279,38 @@ extern "C" __global__ void __launch_bounds__(TP_NT, MERGE_MIN_BLOCKS)
     const int a_cnt = (int)(m.a1 - m.a0);
     const int b_cnt = tile_cnt - a_cnt;
     __syncthreads();  // the previous tile's last reads of shared memory
+    // Every output of the tile merged: nothing of it to copy.
+    const bool whole = !bad_level && m.m0 == t0 && m.m1 == t1;
     if (!bad_level) {
       const span_place a(masks, level, m.a0, m.a1), b(masks, level, m.b0, m.b0 + b_cnt);
-      const straddle_inputs in = {{keys, scratch_keys, a, m.a0},
-                                  {keys, scratch_keys, b, m.b0},
-                                  {vals, scratch_vals, a, m.a0},
-                                  {vals, scratch_vals, b, m.b0},
-                                  a_cnt};
-      load_straddle<NT, VT>(keys_shared, vals_shared, in, tile_cnt, tid);
+      const bool a_one = a.split >= a_cnt || a.first_scratch == a.second_scratch;
+      const bool b_one = b.split >= b_cnt || b.first_scratch == b.second_scratch;
+      if (whole && a_one && b_one) {
+        const size_type a0 = m.a0, b0 = m.b0;
+        load_whole_straddle<NT, VT>(keys_shared, vals_shared, (a.first_scratch ? scratch_keys : keys) + a0,
+                                    (b.first_scratch ? scratch_keys : keys) + b0,
+                                    TP_HAS_VALUES ? (a.first_scratch ? scratch_vals : vals) + a0 : nullptr,
+                                    TP_HAS_VALUES ? (b.first_scratch ? scratch_vals : vals) + b0 : nullptr, a_cnt,
+                                    tile_cnt, tid);
+      } else {
+        const straddle_inputs in = {{keys, scratch_keys, a, m.a0},
+                                    {keys, scratch_keys, b, m.b0},
+                                    {vals, scratch_vals, a, m.a0},
+                                    {vals, scratch_vals, b, m.b0},
+                                    a_cnt};
+        load_straddle<NT, VT>(keys_shared, vals_shared, in, tile_cnt, tid);
+      }
     }
     // The tile's outputs outside the straddle (all of them on a bad level) keep their keys and
     // values.
-    const int skip0 = bad_level ? 0 : (int)(m.m0 - t0), skip1 = bad_level ? 0 : (int)(m.m1 - t0);
-    const key_type* in_keys = from_scratch ? scratch_keys : keys;
-    const value_type* in_vals = from_scratch ? scratch_vals : vals;
-    // (Keys alone have no value buffers to offset.)
-    copy_unmerged<NT, VT>(in_keys + t0, out_keys + t0, TP_HAS_VALUES ? in_vals + t0 : nullptr,
-                          TP_HAS_VALUES ? out_vals + t0 : nullptr, (int)(t1 - t0), skip0, skip1, tid, image_out);
+    if (!whole) {
+      const int skip0 = bad_level ? 0 : (int)(m.m0 - t0), skip1 = bad_level ? 0 : (int)(m.m1 - t0);
+      const key_type* in_keys = from_scratch ? scratch_keys : keys;
+      const value_type* in_vals = from_scratch ? scratch_vals : vals;
+      // (Keys alone have no value buffers to offset.)
+      copy_unmerged<NT, VT>(in_keys + t0, out_keys + t0, TP_HAS_VALUES ? in_vals + t0 : nullptr,
+                            TP_HAS_VALUES ? out_vals + t0 : nullptr, (int)(t1 - t0), skip0, skip1, tid, image_out);
+    }
     if (bad_level) continue;
     segsort_copy_wait();
     __syncthreads();
@@ -269,7 +321,11 @@ extern "C" __global__ void __launch_bounds__(TP_NT, MERGE_MIN_BLOCKS)
     twophase::merge_range range = {mp, a_cnt, a_cnt + diag - mp, tile_cnt};
     key_type merged[VT];
     int sources[VT] = {};
-    if (range.total() > 0) {
+    // A thread with VT outputs merges without a count test a step (keys_shared has a slot past
+    // the straddle for the head it reads there).
+    if (range.total() >= VT) {
+      twophase::serial_merge<twophase::bounds_lower, VT, false>(keys_shared, range, key_compare(), merged, sources);
+    } else if (range.total() > 0) {
       twophase::serial_merge<twophase::bounds_lower, VT, true>(keys_shared, range, key_compare(), merged, sources);
     }
     if (CHECK_ORDER) {
