@@ -315,39 +315,85 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
   if (__syncthreads_or(long_segment) && threadIdx.x == 0) atomicOr(control + CONTROL_LONG_SEGMENT, 1u);
 }
 
-// The plan: one warp a tile, lane k (and k + 32) deciding whether level k touches the tile.
-// Writes the tile's mask of touching levels, the straddle of each pair at its first tile, and
-// appends the tile to the work list of each level that touches it.
+// The plan's first kernel: one thread an entry of the straddle table (every pair of runs at
+// every level, level-major as straddle_offset lays them out), each searching the segment that
+// holds its pair's midpoint once. (One warp a tile, a lane a level, searched each pair's straddle
+// once per tile of the pair: 2^(k + 1) times at level k.)
+extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
+    twophase_segsort_straddles(const size_type* starts, const size_type* ends, size_type num_segments,
+                               size_type count, size_type num_tiles, unsigned long long* masks, size_type* straddles,
+                               unsigned* control, unsigned* lists, unsigned levels) {
+  constexpr size_type NV = (size_type)TP_NT * TP_VT;
+  if (tile_path_off(control)) return;
+  const size_type entry = (size_type)blockIdx.x * blockDim.x + threadIdx.x;
+  size_type pair = entry;
+  unsigned level = 0;
+  for (; level < levels; ++level) {
+    const size_type pairs = (num_tiles + ((size_type)2 << level) - 1) >> (level + 1);
+    if (pair < pairs) break;
+    pair -= pairs;
+  }
+  if (level >= levels) return;
+  const size_type run = NV << level;
+  const straddle s = find_straddle(starts, ends, num_segments, count, pair * 2 * run, run);
+  straddles[2 * entry] = s.empty() ? 0 : s.lo;
+  straddles[2 * entry + 1] = s.empty() ? 0 : s.hi;
+}
+
+// The plan: one thread a tile, after twophase_segsort_straddles. Level k touches the tile where
+// its pair's straddle overlaps it: the tile's mask of touching levels, and the tile appended to
+// the work list of each. A block counts its tiles of each level by ballots and reserves their
+// slots with one atomic a level (not one a tile and level: a segment of most of 2^27 keys queues
+// about a million of those on 16 words), so that a level's list holds each block's tiles in order.
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_segsort_plan(const size_type* starts, const size_type* ends, size_type num_segments, size_type count,
                           size_type num_tiles, unsigned long long* masks, size_type* straddles, unsigned* control,
                           unsigned* lists, unsigned levels) {
   constexpr size_type NV = (size_type)TP_NT * TP_VT;
-  static_assert(TP_PARTITION_NT % twophase::WARP_THREADS == 0, "one warp a tile");
-  const size_type tile = ((size_type)blockIdx.x * blockDim.x + threadIdx.x) / twophase::WARP_THREADS;
+  constexpr int WARPS = TP_PARTITION_NT / twophase::WARP_THREADS;
+  static_assert(TP_PARTITION_NT % twophase::WARP_THREADS == 0, "whole warps");
+  // Per warp and level: the warp's touched tiles (a ballot), then the tiles of the block's warps
+  // before it plus the block's first slot.
+  __shared__ unsigned touched_by_warp[WARPS][SEGSORT_MAX_LEVELS];
+  __shared__ unsigned slot_of_warp[WARPS][SEGSORT_MAX_LEVELS];
+  if (tile_path_off(control)) return;  // the same verdict for every block
+  const size_type tile = (size_type)blockIdx.x * blockDim.x + threadIdx.x;
+  const bool live = tile < num_tiles;
+  const int warp = threadIdx.x / twophase::WARP_THREADS;
   const unsigned lane = threadIdx.x % twophase::WARP_THREADS;
-  if (tile >= num_tiles || tile_path_off(control)) return;  // whole warps
   const size_type t0 = tile * NV, t1 = min(t0 + NV, count);
   unsigned long long mask = 0;
-  for (unsigned round = 0; round < SEGSORT_MAX_LEVELS; round += twophase::WARP_THREADS) {
-    const unsigned level = round + lane;
+  size_type offset = 0;  // the level's first straddle entry
+  for (unsigned level = 0; level < levels; ++level) {
     bool touched = false;
-    if (level < levels) {
-      const size_type run = NV << level;
-      const size_type pair = t0 / (2 * run);
-      const straddle s = find_straddle(starts, ends, num_segments, count, pair * 2 * run, run);
-      touched = !s.empty() && s.lo < t1 && t0 < s.hi;
-      if (t0 == pair * 2 * run) {
-        size_type* entry = straddles + 2 * (straddle_offset(num_tiles, level) + pair);
-        entry[0] = s.empty() ? 0 : s.lo;
-        entry[1] = s.empty() ? 0 : s.hi;
-      }
-      if (touched) {
-        const unsigned slot = atomicAdd(control + CONTROL_LIST_COUNTS + level, 1u);
-        lists[(size_type)level * num_tiles + slot] = (unsigned)tile;
-      }
+    if (live) {
+      const size_type* entry = straddles + 2 * (offset + (tile >> (level + 1)));
+      const size_type lo = entry[0], hi = entry[1];
+      touched = lo < hi && lo < t1 && t0 < hi;
     }
-    mask |= (unsigned long long)__ballot_sync(0xffffffffu, touched) << round;
+    const unsigned ballot = __ballot_sync(0xffffffffu, touched);
+    if (lane == 0) touched_by_warp[warp][level] = ballot;
+    mask |= (unsigned long long)touched << level;
+    offset += (num_tiles + ((size_type)2 << level) - 1) >> (level + 1);
   }
-  if (lane == 0) masks[tile] = mask;
+  __syncthreads();
+  if (threadIdx.x < levels) {
+    const unsigned level = threadIdx.x;
+    unsigned block_tiles = 0;
+    for (int w = 0; w < WARPS; ++w) {
+      slot_of_warp[w][level] = block_tiles;
+      block_tiles += __popc(touched_by_warp[w][level]);
+    }
+    const unsigned first = block_tiles > 0 ? atomicAdd(control + CONTROL_LIST_COUNTS + level, block_tiles) : 0;
+    for (int w = 0; w < WARPS; ++w) slot_of_warp[w][level] += first;
+  }
+  __syncthreads();
+  if (!live) return;
+  const unsigned lanes_before = (1u << lane) - 1;
+  for (unsigned level = 0; level < levels; ++level) {
+    if (((mask >> level) & 1) == 0) continue;
+    const unsigned slot = slot_of_warp[warp][level] + __popc(touched_by_warp[warp][level] & lanes_before);
+    lists[(size_type)level * num_tiles + slot] = (unsigned)tile;
+  }
+  masks[tile] = mask;
 }

@@ -51,7 +51,7 @@ static segmentation segments_of(std::mt19937_64& rng, size_t n, int shape) {
 
 // Every launch of the tile path over `keys` (each key's position as its value), as
 // crates/gpu/src/segmented_sort/launch.rs makes them: the control words cleared, the check, the
-// short kernel (which stands aside where a segment is longer than it takes), the plan, the block
+// short kernel (which stands aside where a segment is longer than it takes), the straddles, the plan, the block
 // sort, then per level the partitions, their check (checked comparators) and the merge. Returns
 // the status bits raised.
 static unsigned long long run_tile_path(std::vector<key_type>& keys, std::vector<unsigned>& ids,
@@ -76,7 +76,12 @@ static unsigned long long run_tile_path(std::vector<key_type>& keys, std::vector
   launch(STRIDED_BLOCKS, TP_SHORT_NT, [&] {
     twophase_segsort_short(k.get(), v.get(), starts, ends_ptr, nseg, count, control.data());
   });
-  launch((unsigned)((num_tiles * 32 + TP_PARTITION_NT - 1) / TP_PARTITION_NT), TP_PARTITION_NT, [&] {
+  launch((unsigned)std::max<size_type>((straddle_offset(num_tiles, levels) + TP_PARTITION_NT - 1) / TP_PARTITION_NT, 1),
+         TP_PARTITION_NT, [&] {
+           twophase_segsort_straddles(starts, ends_ptr, nseg, count, num_tiles, masks.data(), straddles.data(),
+                                      control.data(), lists.data(), levels);
+         });
+  launch((unsigned)std::max<size_t>((num_tiles + TP_PARTITION_NT - 1) / TP_PARTITION_NT, 1), TP_PARTITION_NT, [&] {
     twophase_segsort_plan(starts, ends_ptr, nseg, count, num_tiles, masks.data(), straddles.data(),
                           control.data(), lists.data(), levels);
   });

@@ -1,4 +1,4 @@
-//! The segmented sort's launches: check, plan, block sort, then per level its partitions, their check and its merge.
+//! The segmented sort's launches: check, straddles and plan, block sort, then per level its partitions, their check and its merge.
 
 use cudarc::driver::DevicePtrMut;
 
@@ -6,7 +6,7 @@ use super::short::ShortParams;
 use super::{
     SegmentAddresses, SegmentedSortScratch, SegmentedSortTuning, SEGMENTED_SORT_ENTRY_BLOCKSORT,
     SEGMENTED_SORT_ENTRY_CHECK, SEGMENTED_SORT_ENTRY_MERGE, SEGMENTED_SORT_ENTRY_PARTITION,
-    SEGMENTED_SORT_ENTRY_PLAN, SEGMENTED_SORT_ENTRY_VERIFY,
+    SEGMENTED_SORT_ENTRY_PLAN, SEGMENTED_SORT_ENTRY_STRADDLES, SEGMENTED_SORT_ENTRY_VERIFY,
 };
 use crate::error::GpuError;
 use crate::primitive::value_bytes;
@@ -26,8 +26,6 @@ const MAX_LEVELS: usize = 32;
 /// whether a segment is longer than the short path takes (kernels/segmented_sort.cu
 /// `control_word`, `CONTROL_LONG_SEGMENT`).
 const CONTROL_WORDS: usize = 1 + 2 * MAX_LEVELS + 1;
-/// Lanes of the plan's warp per tile.
-const WARP_LANES: usize = 32;
 /// Words of one straddle (its lo and hi).
 const STRADDLE_WORDS: usize = 2;
 /// Partition-kernel blocks an SM at most: the kernels stride over their level's list.
@@ -230,7 +228,8 @@ impl SegmentedSortScratch {
             count,
             layout,
         } = buffers;
-        let [plan, blocksort, partition, verify, merge] = kernels.functions([
+        let [straddles_kernel, plan, blocksort, partition, verify, merge] = kernels.functions([
+            SEGMENTED_SORT_ENTRY_STRADDLES,
             SEGMENTED_SORT_ENTRY_PLAN,
             SEGMENTED_SORT_ENTRY_BLOCKSORT,
             SEGMENTED_SORT_ENTRY_PARTITION,
@@ -276,16 +275,31 @@ impl SegmentedSortScratch {
             lists,
             levels: levels as u32,
         };
-        // SAFETY: the block is twophase_segsort_plan's; it runs only on segments the check found
-        // valid (the control word, written by the launch before), so its binary searches stay
-        // within `starts`/`ends`; one warp a tile writes masks[tile] (num_tiles entries), the
-        // straddle entries of its levels (straddle_entries of them, grown above) and list slots
-        // below num_tiles per level (levels * num_tiles, grown above).
+        let entries = straddle_entries(num_tiles, levels);
+        // SAFETY: the block is twophase_segsort_straddles', with the plan's parameters; it runs
+        // only on segments the check found valid (the control word, written by the launch
+        // before), so its binary searches stay within `starts`/`ends`; one thread an entry
+        // writes the straddle entries of the levels (straddle_entries of them, grown above).
+        unsafe {
+            gpu.launch(
+                straddles_kernel,
+                LaunchShape::new(
+                    grid_blocks(entries.max(1).div_ceil(PARTITION_THREADS as usize))?,
+                    PARTITION_THREADS,
+                ),
+                &plan_params,
+            )
+        }?;
+        // SAFETY: the block is twophase_segsort_plan's, after the straddles' launch in the same
+        // stream; one thread a tile reads its pair's entry at each level (within the entries
+        // written above), writes masks[tile] (num_tiles entries) and list slots below num_tiles
+        // per level (a level's count grows by the tiles that level touches, each at most once;
+        // levels * num_tiles slots, grown above).
         unsafe {
             gpu.launch(
                 plan,
                 LaunchShape::new(
-                    grid_blocks((num_tiles * WARP_LANES).div_ceil(PARTITION_THREADS as usize))?,
+                    grid_blocks(num_tiles.div_ceil(PARTITION_THREADS as usize))?,
                     PARTITION_THREADS,
                 ),
                 &plan_params,

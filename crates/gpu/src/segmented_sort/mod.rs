@@ -40,7 +40,9 @@ entry_points! {
         SEGMENTED_SORT_ENTRY_CHECK = "twophase_segsort_check",
         /// Entry point of the short path: every segment sorted by one thread, where all are short.
         SEGMENTED_SORT_ENTRY_SHORT = "twophase_segsort_short",
-        /// Entry point of the plan: each tile's levels, the straddles and the work lists.
+        /// Entry point of the straddles: each pair of runs' straddle at each level.
+        SEGMENTED_SORT_ENTRY_STRADDLES = "twophase_segsort_straddles",
+        /// Entry point of the plan: each tile's levels and the work lists.
         SEGMENTED_SORT_ENTRY_PLAN = "twophase_segsort_plan",
         /// Entry point of the block sort by (segment, key).
         SEGMENTED_SORT_ENTRY_BLOCKSORT = "twophase_segsort_blocksort",
