@@ -234,9 +234,10 @@ struct merge_smem {
 
 // Registers a thread of the merge-level tile is held to: left free, ptxas took 128 for u32
 // pairs (four 128-thread blocks an SM); held to 64 with values (eight blocks) and to 56 for keys
-// alone (nine, as before), the shipped types spill at most 8 bytes (u16 keys, u64 pairs: two
-// words once a tile; ptxas's stack frame as scripts/kernel_resources.py reads it), and 16-byte
-// keys or 12-byte values none.
+// alone (nine, as before). Since the whole tiles' loads hold a thread's VT keys in registers,
+// 8-byte keys alone spill 88 bytes and 4-byte keys 8 (ptxas's stack frame as
+// scripts/kernel_resources.py reads it; docs/tuning.md, "The plan and the merge levels' whole
+// tiles", has the measured rows and a form that spills none, not yet measured).
 constexpr int MERGE_REGISTERS = TP_HAS_VALUES ? 64 : 56;
 constexpr int MERGE_MIN_BLOCKS = twophase::blocks_by_registers(MERGE_REGISTERS, TP_NT);
 
