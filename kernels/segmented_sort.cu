@@ -191,10 +191,15 @@ __device__ __forceinline__ straddle find_straddle(const size_type* starts, const
   return s;
 }
 
+// Pairs of runs at level `level`: a pair is 2^(level + 1) tiles, the last one maybe partial.
+__device__ __forceinline__ size_type pairs_at_level(size_type num_tiles, unsigned level) {
+  return (num_tiles + ((size_type)2 << level) - 1) >> (level + 1);
+}
+
 // Entries of the straddle table before level `level` (one entry, two words, per pair of runs).
 __device__ __forceinline__ size_type straddle_offset(size_type num_tiles, unsigned level) {
   size_type offset = 0;
-  for (unsigned k = 0; k < level; ++k) offset += (num_tiles + ((size_type)2 << k) - 1) >> (k + 1);
+  for (unsigned k = 0; k < level; ++k) offset += pairs_at_level(num_tiles, k);
   return offset;
 }
 
@@ -329,7 +334,7 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
   size_type pair = entry;
   unsigned level = 0;
   for (; level < levels; ++level) {
-    const size_type pairs = (num_tiles + ((size_type)2 << level) - 1) >> (level + 1);
+    const size_type pairs = pairs_at_level(num_tiles, level);
     if (pair < pairs) break;
     pair -= pairs;
   }
@@ -374,7 +379,7 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     const unsigned ballot = __ballot_sync(0xffffffffu, touched);
     if (lane == 0) touched_by_warp[warp][level] = ballot;
     mask |= (unsigned long long)touched << level;
-    offset += (num_tiles + ((size_type)2 << level) - 1) >> (level + 1);
+    offset += pairs_at_level(num_tiles, level);
   }
   __syncthreads();
   if (threadIdx.x < levels) {

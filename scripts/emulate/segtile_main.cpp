@@ -51,9 +51,9 @@ static segmentation segments_of(std::mt19937_64& rng, size_t n, int shape) {
 
 // Every launch of the tile path over `keys` (each key's position as its value), as
 // crates/gpu/src/segmented_sort/launch.rs makes them: the control words cleared, the check, the
-// short kernel (which stands aside where a segment is longer than it takes), the straddles, the plan, the block
-// sort, then per level the partitions, their check (checked comparators) and the merge. Returns
-// the status bits raised.
+// short kernel (which stands aside where a segment is longer than it takes), the straddles, the
+// plan, the block sort, then per level the partitions, their check (checked comparators) and the
+// merge. Returns the status bits raised.
 static unsigned long long run_tile_path(std::vector<key_type>& keys, std::vector<unsigned>& ids,
                                         const segmentation& seg) {
   const size_t count = keys.size(), nseg = seg.starts.size();
