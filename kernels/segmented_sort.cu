@@ -203,14 +203,12 @@ __device__ __forceinline__ size_type straddle_offset(size_type num_tiles, unsign
   return offset;
 }
 
-// Whether tile `tile` lies in the scratch (not the keys) before level `level`: the parity of the
-// levels from `level` on that rewrite it.
+// Whether tile `tile` lies in the scratch before level `level`: the parity of its touches from it on.
 __device__ __forceinline__ bool in_scratch(const unsigned long long* masks, size_type tile, unsigned level) {
   return (__popcll(masks[tile] >> level) & 1) != 0;
 }
 
-// Keys (or values) indexed by global position, each read from the buffer its tile lies in before
-// `level`.
+// Keys (or values) by global position, each read from the buffer its tile lies in before `level`.
 template <typename T>
 struct located {
   const T* keys;
@@ -320,10 +318,8 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
   if (__syncthreads_or(long_segment) && threadIdx.x == 0) atomicOr(control + CONTROL_LONG_SEGMENT, 1u);
 }
 
-// The plan's first kernel: one thread an entry of the straddle table (every pair of runs at
-// every level, level-major as straddle_offset lays them out), each searching the segment that
-// holds its pair's midpoint once. (One warp a tile, a lane a level, searched each pair's straddle
-// once per tile of the pair: 2^(k + 1) times at level k.)
+// The plan's first kernel: one thread an entry of the straddle table (every pair of runs at every
+// level, level-major as straddle_offset lays them out), each searching its pair's straddle once.
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_segsort_straddles(const size_type* starts, const size_type* ends, size_type num_segments,
                                size_type count, size_type num_tiles, unsigned long long* masks, size_type* straddles,
@@ -345,11 +341,11 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
   straddles[2 * entry + 1] = s.empty() ? 0 : s.hi;
 }
 
-// The plan: one thread a tile, after twophase_segsort_straddles. Level k touches the tile where
-// its pair's straddle overlaps it: the tile's mask of touching levels, and the tile appended to
-// the work list of each. A block counts its tiles of each level by ballots and reserves their
-// slots with one atomic a level (not one a tile and level: a segment of most of 2^27 keys queues
-// about a million of those on 16 words), so that a level's list holds each block's tiles in order.
+// The plan: one thread a tile, after twophase_segsort_straddles. Level k touches the tile where its
+// pair's straddle overlaps it: the tile's mask of touching levels, and the tile appended to the
+// work list of each. A block counts its tiles of each level by ballots and reserves their slots
+// with one atomic a level (one a tile and level queues a million atomics on 16 words for one
+// segment of 2^27 keys), so that a level's list holds each block's tiles in order.
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_segsort_plan(const size_type* starts, const size_type* ends, size_type num_segments, size_type count,
                           size_type num_tiles, unsigned long long* masks, size_type* straddles, unsigned* control,
