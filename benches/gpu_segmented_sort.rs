@@ -27,7 +27,8 @@ use twophase_gpu::segmented_sort::SHORT_MAX;
 const WARMUP: usize = 5;
 /// Timed runs per measurement; the median is reported.
 const REPS: usize = 25;
-/// Set to one row kind (`all32` ... `one`, `pairs`, `user`) to run only its rows, for a profiler.
+/// Set to one row kind (`all32` ... `one`, `pairs`, `u64`, `user`) to run only its rows, for a
+/// profiler.
 const ROW_ENV: &str = "TWOPHASE_BENCH_ROW";
 /// Set to a size (log2 of the keys) to run only that size.
 const LOG2N_ENV: &str = "TWOPHASE_BENCH_LOG2N";
@@ -431,6 +432,17 @@ fn main() {
             let values: Vec<u32> = (0..n as u32).collect();
             let ms = bench.time(&keys, Some(&values), &starts, &Less);
             bench.row(("segpairs", "uniform2000", log2n), starts.len(), ms, 8, "");
+        }
+        if selected("u64", log2n) {
+            // 8-byte keys: uniform 1..=2000, then one segment of 7/8 of the keys among them
+            // (the device-buffer call, whose merge levels sort the long one).
+            let keys64: Vec<u64> = random_keys(n, rand::random());
+            let ms = bench.time(&keys64, None, &starts, &Less);
+            bench.row(("seg64", "uniform2000", log2n), starts.len(), ms, 8, "");
+            let long = with_long(&starts, n, n / 16, n / 8 * 7);
+            let ms = bench.time(&keys64, None, &long, &Less);
+            let note = "7/8 of the keys in one segment";
+            bench.row(("seg64", "long7/8", log2n), long.len(), ms, 8, note);
         }
         if !selected("user", log2n) {
             continue;

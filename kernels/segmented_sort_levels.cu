@@ -90,6 +90,20 @@ constexpr int COPY_BATCH = 8;
 // can take a register a byte) move one at a time.
 constexpr bool BATCH_VALUES = sizeof(value_type) <= 8;
 
+// Start moving the value at `val` to shared position `idx` of a load round: by cp.async where the
+// type allows it, else into the round's register `held` (stored to shared memory once the
+// round's loads are issued), or, too wide for a register, straight to shared memory.
+__device__ __forceinline__ void load_value(value_type* vals_shared, int idx, const value_type* val,
+                                           value_type& held) {
+  if constexpr (copies_async<value_type>()) {
+    segsort_copy_async(vals_shared + idx, val);
+  } else if constexpr (BATCH_VALUES) {
+    held = *val;
+  } else {
+    vals_shared[idx] = *val;
+  }
+}
+
 // Load a tile's straddle inputs (`cnt` in all) to shared memory in tile order, strided so that
 // neighbouring threads read neighbouring positions, each position's address found once for its
 // key and its value: by cp.async where the type allows it (finished by segsort_copy_wait, so
@@ -126,13 +140,7 @@ __device__ __forceinline__ void load_straddle(key_type* keys_shared, value_type*
         const value_type* val = (from_a ? (second ? in.a_vals.second : in.a_vals.first)
                                         : (second ? in.b_vals.second : in.b_vals.first)) +
                                 offset;
-        if constexpr (VALS_ASYNC) {
-          segsort_copy_async(vals_shared + idx, val);
-        } else if constexpr (BATCH_VALUES) {
-          v[i] = *val;
-        } else {
-          vals_shared[idx] = *val;
-        }
+        load_value(vals_shared, idx, val, v[i]);
       }
     }
 #pragma unroll
@@ -145,40 +153,44 @@ __device__ __forceinline__ void load_straddle(key_type* keys_shared, value_type*
   }
 }
 
+// Whether a merge level loads its whole tiles by load_whole_straddle: keys that cp.async copies
+// (4, 8 or 16 bytes). Narrower keys keep load_straddle, whose register rounds beside the
+// whole tiles' made their programs spill 24-48 bytes.
+constexpr bool WHOLE_TILE_LOADS = copies_async<key_type>();
+
 // Load a tile's straddle inputs where every output of the tile is merged and each of A's and
 // B's spans lies in one buffer (`a_keys`, `b_keys`, ... offset to the spans' starts): the
-// common tile of a long straddle. As the mergesort's pass tiles load (cta_merge's load_tile),
-// every key load of the tile issued before its first store to shared memory; there is no copy
-// of unmerged keys for cp.async to overlap, and the per-position choice among two tiles'
-// buffers, which load_straddle makes, cost about a third of the level's instructions.
+// common tile of a long straddle. Each position's address is one select of two bases, where
+// load_straddle chooses among two tiles' buffers for each (about a third of a level's
+// instructions). Keys go by cp.async (finished by segsort_copy_wait): all VT keys of a thread
+// held in registers made the 8-byte keys' program spill 88 bytes. Values go as load_straddle
+// moves them.
 template <int NT, int VT>
 __device__ __forceinline__ void load_whole_straddle(key_type* keys_shared, value_type* vals_shared,
                                                     const key_type* a_keys, const key_type* b_keys,
                                                     const value_type* a_vals, const value_type* b_vals, int a_cnt,
                                                     int cnt, int tid) {
-  key_type k[VT];
+  constexpr bool VALS_ASYNC = copies_async<value_type>();
 #pragma unroll
-  for (int i = 0; i < VT; ++i) {
-    const int idx = NT * i + tid;
-    if (idx < cnt) k[i] = idx < a_cnt ? a_keys[idx] : b_keys[idx - a_cnt];
-  }
-  if constexpr (TP_HAS_VALUES) {
+  for (int round = 0; round < VT; round += COPY_BATCH) {
+    value_type v[COPY_BATCH] = {};
 #pragma unroll
-    for (int i = 0; i < VT; ++i) {
-      const int idx = NT * i + tid;
-      if (idx >= cnt) continue;
-      const value_type* val = idx < a_cnt ? a_vals + idx : b_vals + (idx - a_cnt);
-      if constexpr (copies_async<value_type>()) {
-        segsort_copy_async(vals_shared + idx, val);
-      } else {
-        vals_shared[idx] = *val;
+    for (int i = 0; i < COPY_BATCH; ++i) {
+      const int idx = NT * (round + i) + tid;
+      if (round + i >= VT || idx >= cnt) continue;
+      const bool from_a = idx < a_cnt;
+      segsort_copy_async(keys_shared + idx, from_a ? a_keys + idx : b_keys + (idx - a_cnt));
+      if constexpr (TP_HAS_VALUES) {
+        load_value(vals_shared, idx, from_a ? a_vals + idx : b_vals + (idx - a_cnt), v[i]);
       }
     }
-  }
+    if constexpr (TP_HAS_VALUES && !VALS_ASYNC && BATCH_VALUES) {
 #pragma unroll
-  for (int i = 0; i < VT; ++i) {
-    const int idx = NT * i + tid;
-    if (idx < cnt) keys_shared[idx] = k[i];
+      for (int i = 0; i < COPY_BATCH; ++i) {
+        const int idx = NT * (round + i) + tid;
+        if (round + i < VT && idx < cnt) vals_shared[idx] = v[i];
+      }
+    }
   }
 }
 
@@ -234,10 +246,9 @@ struct merge_smem {
 
 // Registers a thread of the merge-level tile is held to: left free, ptxas took 128 for u32
 // pairs (four 128-thread blocks an SM); held to 64 with values (eight blocks) and to 56 for keys
-// alone (nine, as before). Since the whole tiles' loads hold a thread's VT keys in registers,
-// 8-byte keys alone spill 88 bytes and 4-byte keys 8 (ptxas's stack frame as
-// scripts/kernel_resources.py reads it; docs/tuning.md, "The plan and the merge levels' whole
-// tiles", has the measured rows and a form that spills none, not yet measured).
+// alone (nine, as before), of the shipped types only u16 keys alone spill, 24 bytes (six words
+// once a tile; ptxas's stack frame as scripts/kernel_resources.py reads it), and 16-byte keys
+// or 12-byte values none.
 constexpr int MERGE_REGISTERS = TP_HAS_VALUES ? 64 : 56;
 constexpr int MERGE_MIN_BLOCKS = twophase::blocks_by_registers(MERGE_REGISTERS, TP_NT);
 
@@ -284,16 +295,21 @@ extern "C" __global__ void __launch_bounds__(TP_NT, MERGE_MIN_BLOCKS)
     const bool whole = !bad_level && m.m0 == t0 && m.m1 == t1;
     if (!bad_level) {
       const span_place a(masks, level, m.a0, m.a1), b(masks, level, m.b0, m.b0 + b_cnt);
-      const bool a_one = a.split >= a_cnt || a.first_scratch == a.second_scratch;
-      const bool b_one = b.split >= b_cnt || b.first_scratch == b.second_scratch;
-      if (whole && a_one && b_one) {
-        const size_type a0 = m.a0, b0 = m.b0;
-        load_whole_straddle<NT, VT>(keys_shared, vals_shared, (a.first_scratch ? scratch_keys : keys) + a0,
-                                    (b.first_scratch ? scratch_keys : keys) + b0,
-                                    TP_HAS_VALUES ? (a.first_scratch ? scratch_vals : vals) + a0 : nullptr,
-                                    TP_HAS_VALUES ? (b.first_scratch ? scratch_vals : vals) + b0 : nullptr, a_cnt,
-                                    tile_cnt, tid);
-      } else {
+      bool loaded = false;
+      if constexpr (WHOLE_TILE_LOADS) {
+        const bool a_one = a.split >= a_cnt || a.first_scratch == a.second_scratch;
+        const bool b_one = b.split >= b_cnt || b.first_scratch == b.second_scratch;
+        if (whole && a_one && b_one) {
+          const size_type a0 = m.a0, b0 = m.b0;
+          load_whole_straddle<NT, VT>(keys_shared, vals_shared, (a.first_scratch ? scratch_keys : keys) + a0,
+                                      (b.first_scratch ? scratch_keys : keys) + b0,
+                                      TP_HAS_VALUES ? (a.first_scratch ? scratch_vals : vals) + a0 : nullptr,
+                                      TP_HAS_VALUES ? (b.first_scratch ? scratch_vals : vals) + b0 : nullptr,
+                                      a_cnt, tile_cnt, tid);
+          loaded = true;
+        }
+      }
+      if (!loaded) {
         const straddle_inputs in = {{keys, scratch_keys, a, m.a0},
                                     {keys, scratch_keys, b, m.b0},
                                     {vals, scratch_vals, a, m.a0},
