@@ -432,9 +432,12 @@ fn segmented_sort_device_long_segments_match_std() {
     };
     let keys: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
     check_device(&gpu, &mut scratch, &keys, ranges, &Less, "ranges");
-    // Floats as their integer image, and a user struct under a user comparator.
+    // Floats as their integer image, 8-byte keys alone (whole tiles' keys by 8-byte cp.async),
+    // and a user struct under a user comparator.
     let (starts, n) = long_among_short(&mut rng, &[160_000]);
     let segments = Segments::Starts(&starts);
+    let wide: Vec<u64> = (0..n).map(|_| rng.gen()).collect();
+    check_device(&gpu, &mut scratch, &wide, segments, &Greater, "u64 desc");
     let floats: Vec<f32> = (0..n).map(|_| special_f32(&mut rng)).collect();
     // Checked against f32::total_cmp itself, not the comparator's own predicate.
     let (sorted, got, _) = sort_device_guarded(

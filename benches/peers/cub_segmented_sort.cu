@@ -7,6 +7,8 @@
 //   cub-segmented-stable-seg-<dist>            DeviceSegmentedSort::StableSortKeys
 //   cub-segmented-radix-seg-<dist>             DeviceSegmentedRadixSort::SortKeys
 //   cub-segmented-stable-segpairs-uniform2000  DeviceSegmentedSort::StableSortPairs, u32 values
+// and with n random u64 keys, both sorts of uniform2000 and of one segment of 7/8 of the keys
+// among those (`seg64-uniform2000`, `seg64-long7/8`; TWOPHASE_BENCH_ROW=u64).
 // (impl "cub-segmented-stable" or "cub-segmented-radix", kind "seg-<dist>" or "segpairs-<dist>",
 // joined by '-' as in cub_mergesort.cu.) Segments are given as int64 offsets: begin d_offsets,
 // end d_offsets + 1.
@@ -28,6 +30,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "peer_common.cuh"
@@ -63,7 +66,7 @@ static std::vector<K> random_keys(size_t n, uint64_t seed) {
 static const int NUM_DISTRIBUTIONS = 5;
 static const char* const SEGMENT_DISTRIBUTIONS[NUM_DISTRIBUTIONS] = {"all32", "uniform200", "uniform2000",
                                                                      "powerlaw", "one"};
-static const int PAIRS_DISTRIBUTION = 2;  // uniform2000: the only one with a pairs row
+static const int PAIRS_DISTRIBUTION = 2;  // uniform2000: the only one with a pairs row, and the u64 rows' base
 static const uint64_t SEGMENT_SEED = 0x5E655E65;
 static const uint64_t POWERLAW_CAP = uint64_t(1) << 20;
 static const double POWERLAW_ALPHA = 1.2;
@@ -116,20 +119,26 @@ __global__ void fill_kernel(uint32_t* p, size_t n, uint32_t v) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) p[i] = v;
 }
 
-static void poison(uint32_t* p, size_t n) {
-  fill_kernel<<<1024, 256>>>(p, n, POISON);
+// Fills the `n` keys at `p` with POISON words.
+template <typename K>
+static void poison(K* p, size_t n) {
+  static_assert(sizeof(K) % sizeof(uint32_t) == 0, "keys of whole u32 words");
+  fill_kernel<<<1024, 256>>>(reinterpret_cast<uint32_t*>(p), n * (sizeof(K) / sizeof(uint32_t)), POISON);
   CHECK(cudaGetLastError());
 }
 
-// Downloads `n` u32 from `d` and says whether they equal `expected`, naming the first difference.
-static bool same(const uint32_t* d, const std::vector<uint32_t>& expected, const char* what) {
+// Downloads `n` values of K from `d` and says whether they equal `expected`, naming the first
+// difference.
+template <typename K>
+static bool same(const K* d, const std::vector<K>& expected, const char* what) {
   size_t n = expected.size();
-  std::vector<uint32_t> got(n);
-  CHECK(cudaMemcpy(got.data(), d, n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
-  if (std::memcmp(got.data(), expected.data(), n * sizeof(uint32_t)) == 0) return true;
+  std::vector<K> got(n);
+  CHECK(cudaMemcpy(got.data(), d, n * sizeof(K), cudaMemcpyDeviceToHost));
+  if (std::memcmp(got.data(), expected.data(), n * sizeof(K)) == 0) return true;
   size_t i = 0;
   while (got[i] == expected[i]) ++i;
-  std::fprintf(stderr, "%s: position %zu holds %u, std::stable_sort gives %u\n", what, i, got[i], expected[i]);
+  std::fprintf(stderr, "%s: position %zu holds %llu, std::stable_sort gives %llu\n", what, i,
+               (unsigned long long)got[i], (unsigned long long)expected[i]);
   return false;
 }
 
@@ -141,114 +150,158 @@ static double time_sort(F sort) {
   return time_events(slow ? SLOW_WARMUP : WARMUP, slow ? SLOW_REPS : REPS, [&](int) { sort(); });
 }
 
-// Whether a row runs: TWOPHASE_BENCH_ROW (a segmentation's name) and TWOPHASE_BENCH_LOG2N pick
-// one, as in benches/gpu_segmented_sort.rs; unset, every row runs.
+// Whether a row runs: TWOPHASE_BENCH_ROW (a segmentation's name, or `u64`) and
+// TWOPHASE_BENCH_LOG2N pick one, as in benches/gpu_segmented_sort.rs; unset, every row runs.
 static bool selected(const char* name, int log2n) {
   const char* row = std::getenv("TWOPHASE_BENCH_ROW");
   const char* size = std::getenv("TWOPHASE_BENCH_LOG2N");
   return (row == nullptr || std::string(row) == name) && (size == nullptr || std::atoi(size) == log2n);
 }
 
-// Every sort of segmentation `dist` at each of SIZES: checked, then timed.
+// The sorts of `n` random keys of type K over `offsets` (rows "<key_kind>-<dist>"): checked
+// into poisoned outputs against std::stable_sort of each segment, then timed. With `pairs`, also
+// StableSortPairs with u32 values, the input positions (row "segpairs-<dist>"), so that the check
+// covers stability.
+template <typename K>
+static void sort_rows(const char* key_kind, const char* dist, const std::vector<int64_t>& offsets, int log2n,
+                      bool pairs, uint64_t seed) {
+  const size_t n = size_t(1) << log2n;
+  const size_t segments = offsets.size() - 1;
+  const std::string kind = std::string(key_kind) + "-" + dist, pairs_kind = std::string("segpairs-") + dist;
+  std::vector<K> keys = random_keys<K>(n, seed);
+  // The expected output: std::stable_sort of each segment of (key, input position) by key.
+  std::vector<std::pair<K, uint32_t>> tagged(n);
+  for (size_t i = 0; i < n; ++i) tagged[i] = {keys[i], uint32_t(i)};
+  const auto by_key = [](const std::pair<K, uint32_t>& a, const std::pair<K, uint32_t>& b) { return a.first < b.first; };
+  for (size_t s = 0; s < segments; ++s) {
+    std::stable_sort(tagged.begin() + offsets[s], tagged.begin() + offsets[s + 1], by_key);
+  }
+  std::vector<K> expected_keys(n);
+  std::vector<uint32_t> expected_values(n);
+  for (size_t i = 0; i < n; ++i) {
+    expected_keys[i] = tagged[i].first;
+    expected_values[i] = tagged[i].second;
+  }
+  std::vector<std::pair<K, uint32_t>>().swap(tagged);
+
+  K *dk, *dk_out;
+  uint32_t *dv = nullptr, *dv_out = nullptr;
+  int64_t* d_offsets;
+  CHECK(cudaMalloc(&dk, n * sizeof(K)));
+  CHECK(cudaMalloc(&dk_out, n * sizeof(K)));
+  CHECK(cudaMalloc(&d_offsets, offsets.size() * sizeof(int64_t)));
+  CHECK(cudaMemcpy(dk, keys.data(), n * sizeof(K), cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(d_offsets, offsets.data(), offsets.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
+  if (pairs) {
+    std::vector<uint32_t> values(n);
+    for (size_t i = 0; i < n; ++i) values[i] = uint32_t(i);
+    CHECK(cudaMalloc(&dv, n * sizeof(uint32_t)));
+    CHECK(cudaMalloc(&dv_out, n * sizeof(uint32_t)));
+    CHECK(cudaMemcpy(dv, values.data(), n * sizeof(uint32_t), cudaMemcpyHostToDevice));
+  }
+
+  // DeviceSegmentedSort takes int64 counts; DeviceSegmentedRadixSort takes int counts.
+  const int64_t num_items = int64_t(n), num_segments = int64_t(segments);
+  size_t stable_bytes = 0, radix_bytes = 0, pairs_bytes = 0;
+  CHECK(cub::DeviceSegmentedSort::StableSortKeys(nullptr, stable_bytes, dk, dk_out, num_items, num_segments, d_offsets,
+                                                  d_offsets + 1));
+  CHECK(cub::DeviceSegmentedRadixSort::SortKeys(nullptr, radix_bytes, dk, dk_out, int(num_items), int(num_segments),
+                                                d_offsets, d_offsets + 1));
+  if (pairs) {
+    CHECK(cub::DeviceSegmentedSort::StableSortPairs(nullptr, pairs_bytes, dk, dk_out, dv, dv_out, num_items,
+                                                     num_segments, d_offsets, d_offsets + 1));
+  }
+  void *stable_temp, *radix_temp, *pairs_temp = nullptr;
+  CHECK(cudaMalloc(&stable_temp, stable_bytes));
+  CHECK(cudaMalloc(&radix_temp, radix_bytes));
+  if (pairs) CHECK(cudaMalloc(&pairs_temp, pairs_bytes));
+  auto stable_run = [&]() {
+    CHECK(cub::DeviceSegmentedSort::StableSortKeys(stable_temp, stable_bytes, dk, dk_out, num_items, num_segments,
+                                                    d_offsets, d_offsets + 1));
+  };
+  auto radix_run = [&]() {
+    CHECK(cub::DeviceSegmentedRadixSort::SortKeys(radix_temp, radix_bytes, dk, dk_out, int(num_items),
+                                                  int(num_segments), d_offsets, d_offsets + 1));
+  };
+  auto pairs_run = [&]() {
+    CHECK(cub::DeviceSegmentedSort::StableSortPairs(pairs_temp, pairs_bytes, dk, dk_out, dv, dv_out, num_items,
+                                                     num_segments, d_offsets, d_offsets + 1));
+  };
+
+  // Correctness first: each sort into poisoned outputs, against std::stable_sort.
+  bool ok = true;
+  std::string what = "cub-segmented-stable " + kind + " 2^" + std::to_string(log2n);
+  poison(dk_out, n);
+  stable_run();
+  ok &= same(dk_out, expected_keys, what.c_str());
+  what = "cub-segmented-radix " + kind + " 2^" + std::to_string(log2n);
+  poison(dk_out, n);
+  radix_run();
+  ok &= same(dk_out, expected_keys, what.c_str());
+  if (pairs) {
+    what = "cub-segmented-stable " + pairs_kind + " 2^" + std::to_string(log2n);
+    poison(dk_out, n);
+    poison(dv_out, n);
+    pairs_run();
+    ok &= same(dk_out, expected_keys, (what + " keys").c_str());
+    ok &= same(dv_out, expected_values, (what + " values").c_str());
+  }
+  if (!ok) {
+    std::fprintf(stderr, "CUB segmented sort %s 2^%d: wrong result\n", kind.c_str(), log2n);
+    std::exit(1);
+  }
+
+  row("cub-segmented-stable", kind.c_str(), log2n, segments, time_sort(stable_run));
+  row("cub-segmented-radix", kind.c_str(), log2n, segments, time_sort(radix_run));
+  if (pairs) row("cub-segmented-stable", pairs_kind.c_str(), log2n, segments, time_sort(pairs_run));
+
+  CHECK(cudaFree(dk)); CHECK(cudaFree(dk_out)); CHECK(cudaFree(d_offsets));
+  CHECK(cudaFree(stable_temp)); CHECK(cudaFree(radix_temp));
+  if (pairs) {
+    CHECK(cudaFree(dv)); CHECK(cudaFree(dv_out)); CHECK(cudaFree(pairs_temp));
+  }
+}
+
+// Every u32 sort of segmentation `dist` at each of SIZES.
 static void bench(int dist) {
   const char* name = SEGMENT_DISTRIBUTIONS[dist];
-  const bool pairs = dist == PAIRS_DISTRIBUTION;
-  const std::string kind = std::string("seg-") + name, pairs_kind = std::string("segpairs-") + name;
   for (int log2n : SIZES) {
     if (!selected(name, log2n)) continue;
-    size_t n = size_t(1) << log2n;
-    std::vector<int64_t> offsets = segment_offsets(dist, n);
-    size_t segments = offsets.size() - 1;
-    std::vector<uint32_t> keys = random_keys<uint32_t>(n, 1000 * log2n + 10 * dist + std::random_device{}());
-    // The expected output: std::stable_sort of each segment of (key, input position) by key.
-    std::vector<uint64_t> tagged(n);
-    for (size_t i = 0; i < n; ++i) tagged[i] = uint64_t(keys[i]) << 32 | uint64_t(i);
-    for (size_t s = 0; s < segments; ++s) {
-      std::stable_sort(tagged.begin() + offsets[s], tagged.begin() + offsets[s + 1],
-                       [](uint64_t a, uint64_t b) { return (a >> 32) < (b >> 32); });
-    }
-    std::vector<uint32_t> expected_keys(n), expected_values(n);
-    for (size_t i = 0; i < n; ++i) {
-      expected_keys[i] = uint32_t(tagged[i] >> 32);
-      expected_values[i] = uint32_t(tagged[i]);
-    }
-    std::vector<uint64_t>().swap(tagged);
+    const size_t n = size_t(1) << log2n;
+    const uint64_t seed = 1000 * log2n + 10 * dist + std::random_device{}();
+    sort_rows<uint32_t>("seg", name, segment_offsets(dist, n), log2n, dist == PAIRS_DISTRIBUTION, seed);
+  }
+}
 
-    uint32_t *dk, *dk_out, *dv = nullptr, *dv_out = nullptr;
-    int64_t* d_offsets;
-    CHECK(cudaMalloc(&dk, n * sizeof(uint32_t)));
-    CHECK(cudaMalloc(&dk_out, n * sizeof(uint32_t)));
-    CHECK(cudaMalloc(&d_offsets, offsets.size() * sizeof(int64_t)));
-    CHECK(cudaMemcpy(dk, keys.data(), n * sizeof(uint32_t), cudaMemcpyHostToDevice));
-    CHECK(cudaMemcpy(d_offsets, offsets.data(), offsets.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
-    if (pairs) {
-      std::vector<uint32_t> values(n);
-      for (size_t i = 0; i < n; ++i) values[i] = uint32_t(i);
-      CHECK(cudaMalloc(&dv, n * sizeof(uint32_t)));
-      CHECK(cudaMalloc(&dv_out, n * sizeof(uint32_t)));
-      CHECK(cudaMemcpy(dv, values.data(), n * sizeof(uint32_t), cudaMemcpyHostToDevice));
+// The offsets of `uniform` (num_segments + 1 of them, over n keys) with one segment
+// [from, from + len) put in: benches/gpu_segmented_sort.rs's with_long.
+static std::vector<int64_t> with_long(const std::vector<int64_t>& uniform, size_t n, size_t from, size_t len) {
+  const int64_t begin = int64_t(from), end = int64_t(from + len), count = int64_t(n);
+  std::vector<int64_t> offsets;
+  for (int64_t s : uniform) {
+    if (s < begin) offsets.push_back(s);
+  }
+  offsets.push_back(begin);
+  if (end < count) {
+    offsets.push_back(end);
+    for (int64_t s : uniform) {
+      if (s > end && s < count) offsets.push_back(s);
     }
+  }
+  offsets.push_back(count);
+  return offsets;
+}
 
-    // DeviceSegmentedSort takes int64 counts; DeviceSegmentedRadixSort takes int counts.
-    const int64_t num_items = int64_t(n), num_segments = int64_t(segments);
-    size_t stable_bytes = 0, radix_bytes = 0, pairs_bytes = 0;
-    CHECK(cub::DeviceSegmentedSort::StableSortKeys(nullptr, stable_bytes, dk, dk_out, num_items, num_segments,
-                                                    d_offsets, d_offsets + 1));
-    CHECK(cub::DeviceSegmentedRadixSort::SortKeys(nullptr, radix_bytes, dk, dk_out, int(num_items), int(num_segments),
-                                                  d_offsets, d_offsets + 1));
-    if (pairs) {
-      CHECK(cub::DeviceSegmentedSort::StableSortPairs(nullptr, pairs_bytes, dk, dk_out, dv, dv_out, num_items,
-                                                       num_segments, d_offsets, d_offsets + 1));
-    }
-    void *stable_temp, *radix_temp, *pairs_temp = nullptr;
-    CHECK(cudaMalloc(&stable_temp, stable_bytes));
-    CHECK(cudaMalloc(&radix_temp, radix_bytes));
-    if (pairs) CHECK(cudaMalloc(&pairs_temp, pairs_bytes));
-    auto stable_run = [&]() {
-      CHECK(cub::DeviceSegmentedSort::StableSortKeys(stable_temp, stable_bytes, dk, dk_out, num_items, num_segments,
-                                                      d_offsets, d_offsets + 1));
-    };
-    auto radix_run = [&]() {
-      CHECK(cub::DeviceSegmentedRadixSort::SortKeys(radix_temp, radix_bytes, dk, dk_out, int(num_items),
-                                                    int(num_segments), d_offsets, d_offsets + 1));
-    };
-    auto pairs_run = [&]() {
-      CHECK(cub::DeviceSegmentedSort::StableSortPairs(pairs_temp, pairs_bytes, dk, dk_out, dv, dv_out, num_items,
-                                                       num_segments, d_offsets, d_offsets + 1));
-    };
-
-    // Correctness first: each sort into poisoned outputs, against std::stable_sort.
-    bool ok = true;
-    std::string what = "cub-segmented-stable " + kind + " 2^" + std::to_string(log2n);
-    poison(dk_out, n);
-    stable_run();
-    ok &= same(dk_out, expected_keys, what.c_str());
-    what = "cub-segmented-radix " + kind + " 2^" + std::to_string(log2n);
-    poison(dk_out, n);
-    radix_run();
-    ok &= same(dk_out, expected_keys, what.c_str());
-    if (pairs) {
-      what = "cub-segmented-stable " + pairs_kind + " 2^" + std::to_string(log2n);
-      poison(dk_out, n);
-      poison(dv_out, n);
-      pairs_run();
-      ok &= same(dk_out, expected_keys, (what + " keys").c_str());
-      ok &= same(dv_out, expected_values, (what + " values").c_str());
-    }
-    if (!ok) {
-      std::fprintf(stderr, "CUB segmented sort %s 2^%d: wrong result\n", kind.c_str(), log2n);
-      std::exit(1);
-    }
-
-    row("cub-segmented-stable", kind.c_str(), log2n, segments, time_sort(stable_run));
-    row("cub-segmented-radix", kind.c_str(), log2n, segments, time_sort(radix_run));
-    if (pairs) row("cub-segmented-stable", pairs_kind.c_str(), log2n, segments, time_sort(pairs_run));
-
-    CHECK(cudaFree(dk)); CHECK(cudaFree(dk_out)); CHECK(cudaFree(d_offsets));
-    CHECK(cudaFree(stable_temp)); CHECK(cudaFree(radix_temp));
-    if (pairs) {
-      CHECK(cudaFree(dv)); CHECK(cudaFree(dv_out)); CHECK(cudaFree(pairs_temp));
-    }
+// The u64 rows at each of SIZES (TWOPHASE_BENCH_ROW=u64): uniform 1..2000, and one segment of
+// 7/8 of the keys among those (from n / 16), as the twophase bench's `seg64` rows.
+static void bench_u64() {
+  for (int log2n : SIZES) {
+    if (!selected("u64", log2n)) continue;
+    const size_t n = size_t(1) << log2n;
+    const std::vector<int64_t> uniform = segment_offsets(PAIRS_DISTRIBUTION, n);
+    const uint64_t seed = 1000 * log2n + 7 + std::random_device{}();
+    sort_rows<uint64_t>("seg64", "uniform2000", uniform, log2n, false, seed);
+    sort_rows<uint64_t>("seg64", "long7/8", with_long(uniform, n, n / 16, n / 8 * 7), log2n, false, seed + 1);
   }
 }
 
@@ -260,6 +313,7 @@ int main(int argc, char** argv) {
   std::printf("CUB %d on %s: copy rate %.0f GB/s\n", CUB_VERSION, prop.name, copy_gbs);
   std::printf("| impl | kind | n | segments | ms | Gkeys/s |\n|---|---|---|---|---|---|\n");
   for (int dist = 0; dist < NUM_DISTRIBUTIONS; ++dist) bench(dist);
+  bench_u64();
   if (results) std::fclose(results);
   return 0;
 }
