@@ -119,9 +119,28 @@ const SEGMENTED_KEYS: usize = 1 << 24;
 /// "uniform 1..2000" mix.
 const SEGMENT_MAX: usize = 2000;
 
+/// `sort` run on every segment `[starts[i], ends[i])` of `keys` in parallel on rayon: what a
+/// user would write without a segmented sort.
+fn par_per_segment(
+    keys: &mut [u32],
+    starts: &[usize],
+    ends: &[usize],
+    sort: impl Fn(&mut [u32]) + Sync + Send,
+) {
+    let mut rest = keys;
+    let mut pieces = Vec::with_capacity(starts.len());
+    for (&s, &e) in starts.iter().zip(ends) {
+        let (piece, tail) = rest.split_at_mut(e - s);
+        pieces.push(piece);
+        rest = tail;
+    }
+    pieces.into_par_iter().for_each(sort);
+}
+
 /// `segmented_u32`: each of about 16k segments of 2^24 u32 keys sorted, by the segmented sort,
 /// by std's `sort_unstable` on each segment in turn, and by rayon running that on every segment
-/// in parallel (what a user would write without a segmented sort).
+/// in parallel (what a user would write without a segmented sort); then under a closure, by the
+/// segmented sort and by rayon running std's stable sort on every segment.
 fn segmented_group(c: &mut Criterion) {
     let mut rng = StdRng::seed_from_u64(SEED);
     let input = random::<u32>(SEGMENTED_KEYS);
@@ -163,18 +182,24 @@ fn segmented_group(c: &mut Criterion) {
     group.bench_function(id("rayon_sort_unstable_per_segment"), |bench| {
         bench.iter_batched_ref(
             || input.clone(),
-            |v| {
-                let mut rest: &mut [u32] = v;
-                let mut pieces = Vec::with_capacity(starts.len());
-                for (&s, &e) in starts.iter().zip(&ends) {
-                    let (piece, tail) = rest.split_at_mut(e - s);
-                    pieces.push(piece);
-                    rest = tail;
-                }
-                pieces
-                    .into_par_iter()
-                    .for_each(|piece| piece.sort_unstable());
-            },
+            |v| par_per_segment(v, &starts, &ends, |piece| piece.sort_unstable()),
+            BatchSize::LargeInput,
+        )
+    });
+    // A closure the crate cannot vouch for: the segmented sort's block sort, against std's stable
+    // sort of each segment on rayon (`sort`, as fast as `sort_by` with an inlined comparison;
+    // std's sorts may panic on an order that is not strict weak, the block sort does not).
+    group.bench_function(id("twophase_segmented_sort_by"), |bench| {
+        bench.iter_batched_ref(
+            || input.clone(),
+            |v| cpu::segmented_sort_by(v, cpu::Segments::Starts(&starts), |a, b| a < b),
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function(id("rayon_stable_sort_per_segment"), |bench| {
+        bench.iter_batched_ref(
+            || input.clone(),
+            |v| par_per_segment(v, &starts, &ends, |piece| piece.sort()),
             BatchSize::LargeInput,
         )
     });

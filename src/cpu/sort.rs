@@ -33,8 +33,12 @@ pub(crate) fn block_sort<T: Copy, F: Fn(&T, &T) -> bool>(
     if n <= VT {
         return true;
     }
-    scratch.clear();
-    scratch.extend_from_slice(tile);
+    // Every level writes all of its destination, so the scratch only needs the length: it grows
+    // (filled with any key) once for the longest tile, not copied in for every one.
+    if scratch.len() < n {
+        scratch.resize(n, tile[0]);
+    }
+    let scratch = &mut scratch[..n];
     let mut in_tile = true;
     let mut run = VT;
     let mut consistent = true;
