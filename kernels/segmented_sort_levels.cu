@@ -295,28 +295,23 @@ extern "C" __global__ void __launch_bounds__(TP_NT, MERGE_MIN_BLOCKS)
     const bool whole = !bad_level && m.m0 == t0 && m.m1 == t1;
     if (!bad_level) {
       const span_place a(masks, level, m.a0, m.a1), b(masks, level, m.b0, m.b0 + b_cnt);
+      const straddle_inputs in = {{keys, scratch_keys, a, m.a0},
+                                  {keys, scratch_keys, b, m.b0},
+                                  {vals, scratch_vals, a, m.a0},
+                                  {vals, scratch_vals, b, m.b0},
+                                  a_cnt};
       bool loaded = false;
       if constexpr (WHOLE_TILE_LOADS) {
+        // Each span in one buffer: the readers' first pointers hold all of it.
         const bool a_one = a.split >= a_cnt || a.first_scratch == a.second_scratch;
         const bool b_one = b.split >= b_cnt || b.first_scratch == b.second_scratch;
         if (whole && a_one && b_one) {
-          const size_type a0 = m.a0, b0 = m.b0;
-          load_whole_straddle<NT, VT>(keys_shared, vals_shared, (a.first_scratch ? scratch_keys : keys) + a0,
-                                      (b.first_scratch ? scratch_keys : keys) + b0,
-                                      TP_HAS_VALUES ? (a.first_scratch ? scratch_vals : vals) + a0 : nullptr,
-                                      TP_HAS_VALUES ? (b.first_scratch ? scratch_vals : vals) + b0 : nullptr,
-                                      a_cnt, tile_cnt, tid);
+          load_whole_straddle<NT, VT>(keys_shared, vals_shared, in.a_keys.first, in.b_keys.first, in.a_vals.first,
+                                      in.b_vals.first, a_cnt, tile_cnt, tid);
           loaded = true;
         }
       }
-      if (!loaded) {
-        const straddle_inputs in = {{keys, scratch_keys, a, m.a0},
-                                    {keys, scratch_keys, b, m.b0},
-                                    {vals, scratch_vals, a, m.a0},
-                                    {vals, scratch_vals, b, m.b0},
-                                    a_cnt};
-        load_straddle<NT, VT>(keys_shared, vals_shared, in, tile_cnt, tid);
-      }
+      if (!loaded) load_straddle<NT, VT>(keys_shared, vals_shared, in, tile_cnt, tid);
     }
     // The tile's outputs outside the straddle (all of them on a bad level) keep their keys and
     // values.
