@@ -4,7 +4,7 @@
 // TP_QUAD_REGISTERS, TP_OCT_NT and TP_OCT_REGISTERS (threads of the two-way, four-way and
 // eight-way merge passes; TP_NT is the block sort's), then partition.cuh, serial.cuh,
 // cta_merge.cuh and cta_mergesort.cuh, then this file, mergesort_partition.cuh,
-// mergesort_pass.cu, mergesort_quad_partition.cuh, mergesort_quad_partition.cu,
+// mergesort_pass.cu, mergesort_quad_partition.cuh, mergesort_quad_partition.cu, cta_quad_merge.cuh,
 // mergesort_quad_tile.cu, mergesort_oct_partition.cu and mergesort_oct_tile.cu, in that order.
 // The definitions here (size_type, follow_previous_kernel, align16, CHECK_ORDER and the
 // shared-memory layouts of the block sort and the two-way pass tile) serve all of them.

@@ -1,7 +1,7 @@
 //! The mergesort's pass-boundary search: where an output position cuts its pair of runs.
 #pragma once
-// Part of the mergesort program (after mergesort_blocksort.cu, whose size_type it uses, and the
-// prelude's key_type and key_compare); the CUDA twin of twophase_partition's mergesort_pair and
+// Part of the mergesort and segmented-sort programs (after mergesort_blocksort.cu, whose size_type
+// it uses, and the prelude's key_type and key_compare); the CUDA twin of twophase_partition's mergesort_pair and
 // mergesort_path. Its lanes-ary rounds are partition.cuh's (twophase::first_untaken).
 
 // The pair of runs (each `run` keys, the last ones short) that output position `pos` of a merge
@@ -29,4 +29,19 @@ __device__ __forceinline__ size_type pass_boundary(const key_type* __restrict__ 
   return pair.a_begin + twophase::group_merge_path<twophase::bounds_lower>(
                             keys + pair.a_begin, pair.a_end - pair.a_begin, keys + pair.a_end,
                             pair.b_end - pair.a_end, pos - pair.a_begin, key_compare(), lanes);
+}
+
+// Boundary p (at output `pos`) of a merge pass, repaired past the first bad boundary `bad` (at
+// `bad_pos`, merge path `bad_path`): as searched up to `bad`; past it, in bad's pair of runs, the
+// pair's remaining A keys first from bad's path on, and in later pairs A first from the pair's
+// start (twophase::repaired_boundary per pair): a valid path in every pair.
+__device__ __forceinline__ size_type repaired_pass_boundary(size_type count, size_type run, size_type p,
+                                                            size_type path, size_type pos, size_type bad,
+                                                            size_type bad_path, size_type bad_pos) {
+  if (p <= bad) return path;
+  const mergesort_pair pair(count, run, pos);
+  const bool bad_pair = mergesort_pair(count, run, bad_pos).a_begin == pair.a_begin;
+  const size_type from = bad_pair ? bad_path : pair.a_begin, from_pos = bad_pair ? bad_pos : pair.a_begin;
+  const size_type a_first = from + (pos - from_pos);
+  return a_first < pair.a_end ? a_first : pair.a_end;
 }

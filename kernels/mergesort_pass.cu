@@ -47,21 +47,6 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
   }
 }
 
-// Boundary p (at output `pos`) of a merge pass, repaired past the first bad boundary `bad` (at
-// `bad_pos`, merge path `bad_path`): as searched up to `bad`; past it, in bad's pair of runs, the
-// pair's remaining A keys first from bad's path on, and in later pairs A first from the pair's
-// start (twophase::repaired_boundary per pair): a valid path in every pair.
-__device__ __forceinline__ size_type repaired_pass_boundary(size_type count, size_type run, size_type p,
-                                                            size_type path, size_type pos, size_type bad,
-                                                            size_type bad_path, size_type bad_pos) {
-  if (p <= bad) return path;
-  const mergesort_pair pair(count, run, pos);
-  const bool bad_pair = mergesort_pair(count, run, bad_pos).a_begin == pair.a_begin;
-  const size_type from = bad_pair ? bad_path : pair.a_begin, from_pos = bad_pair ? bad_pos : pair.a_begin;
-  const size_type a_first = from + (pos - from_pos);
-  return a_first < pair.a_end ? a_first : pair.a_end;
-}
-
 // Phase 2 of a merge pass: tile t merges outputs [t * NV, min((t + 1) * NV, count)) of its pair of
 // runs from `src` into `dst` (twophase_partition::mergesort_tile), values gathered alongside.
 // Without `partitions` (null) the block finds its own two boundaries first, a warp each by

@@ -4,23 +4,12 @@
 #if TP_QUAD_NT > 0
 // Phase 1 of a four-way pass: cuts[3p .. 3p + 3) = (x, a, c), the cut of output position
 // min(p * spacing, count) inside its quad (twophase_partition::quad_cut): a keys from R0, x - a
-// from R1, c from R2, the rest from R3. The cut is the merge path of X = merge(R0, R1) and
-// Y = merge(R2, R3), whose elements are not stored; the two-way partitions of the same input
-// (`partitions`, every `spacing` outputs) are samples of both.
-// - Coarse search over X indices that are multiples of `spacing`: with the cut diagonal itself a
-//   multiple of `spacing`, both X's element there and Y's element just before the matching Y
-//   sample are read straight off the samples (two dependent loads a probe).
-// - Fine selection inside the window left: the samples at its ends bound the count taken from
-//   each run, and select_runs halves one run's bound a round (one dependent load a round, about
-//   4 log2(spacing / 2) rounds; the nested search it replaced, a merge path search of X and of Y
-//   inside every probe, was the square of log2(spacing)).
-// The coarse search of each cut is run by a group of `lanes` lanes of one warp (a power of two
-// up to 32): every round the lanes probe `lanes` candidates at once, so a search over n candidates
-// takes log(n) / log(lanes + 1) rounds of dependent loads instead of log2(n). Where the cuts are
-// too few to keep the memory system busy, the chain's length is the kernel's time and more lanes
-// shorten it, while where they are many the kernel is bound by the scattered loads themselves and
-// one lane is best (the host picks, MergesortTuning::quad_cut_lanes). The fine selection runs on
-// the group's first lane.
+// from R1, c from R2, the rest from R3, found by quad_cut_search on the two-way partitions of the
+// same input (`partitions`, every `spacing` outputs). Each cut is searched by a group of `lanes`
+// lanes of one warp (a power of two up to 32): where the cuts are too few to keep the memory
+// system busy, the chain's length is the kernel's time and more lanes shorten it, while where
+// they are many the kernel is bound by the scattered loads themselves and one lane is best (the
+// host picks, MergesortTuning::quad_cut_lanes).
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_mergesort_quad_partition(const key_type* __restrict__ keys, size_type count, size_type run,
                                       const size_type* __restrict__ partitions, size_type spacing,
@@ -42,55 +31,8 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
   const size_type diag = pos - quad.starts[0];
   size_type counts[4] = {0, 0, 0, 0};
   if (p < num_cuts) {  // the whole group: its lanes share p
-    const unsigned group = twophase::search_group_mask(lanes);
-    const run_pair x_pair = {quad.starts[0], quad.starts[1], quad.starts[2]};
-    const run_pair y_pair = {quad.starts[2], quad.starts[3], quad.starts[4]};
-    const size_type nx = x_pair.total(), ny = y_pair.total();
-    // The cut's X count lies in [begin, end].
-    size_type begin = diag > ny ? diag - ny : 0;
-    size_type end = min(diag, nx);
-    if (diag % spacing == 0) {
-      // Coarse: does X's output j*spacing come before Y's output diag-1-j*spacing, the last
-      // before Y's sample at diag - j*spacing (a multiple of spacing: quads start at multiples
-      // of it)?
-      size_type j_lo = (begin + spacing - 1) / spacing, j_hi = (end + spacing - 1) / spacing;
-      while (j_lo < j_hi) {
-        const twophase::kary_round round = {j_lo, j_hi - j_lo, lanes, reciprocal};
-        bool answer = false;
-        if (lane < round.active_lanes()) {
-          const size_type xi = round.probe(lane) * spacing, yt = diag - xi;
-          const key_type x_key = element_at(keys, x_pair, sampled_path(x_pair, samples, xi), xi);
-          const key_type y_key = element_before(keys, y_pair, sampled_path(y_pair, samples, yt), yt);
-          answer = twophase::takes_a<twophase::bounds_lower>(x_key, y_key, key_compare());
-        }
-        const int t = twophase::group_trues(group, lanes, answer);
-        if (t > 0) {
-          j_lo = round.probe(t - 1) + 1;
-          begin = max(begin, (j_lo - 1) * spacing + 1);
-        }
-        if (t < round.active_lanes()) {
-          j_hi = round.probe(t);
-          end = min(end, j_hi * spacing);
-        }
-      }
-    }
-    // Fine, on one lane: X's count lies in [begin, end] and Y's in [diag - end, diag - begin];
-    // widened to the samples around them, each half's merge path bounds the counts of both its
-    // runs (monotone in the half's diagonal), and select_runs finds the four counts inside.
+    quad_cut_search(keys, samples, quad, diag, lanes, lane, reciprocal, samples_check, counts);
     if (lane == 0) {
-      const size_type x0 = begin / spacing * spacing, x1 = min((end + spacing - 1) / spacing * spacing, nx);
-      const size_type y0 = (diag - end) / spacing * spacing,
-                      y1 = min((diag - begin + spacing - 1) / spacing * spacing, ny);
-      const size_type a0 = sampled_path(x_pair, samples, x0), a1 = sampled_path(x_pair, samples, x1);
-      const size_type c0 = sampled_path(y_pair, samples, y0), c1 = sampled_path(y_pair, samples, y1);
-      const size_type lo[4] = {a0, x0 - a0, c0, y0 - c0};
-      const size_type hi[4] = {a1, x1 - a1, c1, y1 - c1};
-#pragma unroll
-      for (int k = 0; k < 4; ++k) counts[k] = lo[k];
-      select_runs(keys, quad.starts, counts, hi, diag);
-      if (CHECK_ORDER && !valid_cut(counts, lo, hi, quad.starts, diag)) {
-        twophase::raise_status(samples_check, twophase::STATUS_ORDER_INCONSISTENT);
-      }
       cuts[3 * p] = counts[0] + counts[1];
       cuts[3 * p + 1] = counts[0];
       cuts[3 * p + 2] = counts[2];

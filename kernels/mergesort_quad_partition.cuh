@@ -1,8 +1,8 @@
 //! The mergesort's four-way cut search: where an output position cuts the four runs of its quad.
 #pragma once
-// Part of the mergesort program, after mergesort_blocksort.cu (size_type, CHECK_ORDER) and
-// mergesort_pass.cu (repaired_pass_boundary); used by mergesort_quad_partition.cu and
-// mergesort_quad_tile.cu.
+// Part of the mergesort and segmented-sort programs, after mergesort_blocksort.cu (size_type,
+// CHECK_ORDER) and mergesort_partition.cuh (repaired_pass_boundary); used by
+// mergesort_quad_partition.cu, cta_quad_merge.cuh and segmented_sort_quads.cu.
 
 #if TP_QUAD_NT > 0
 // ---- Four-way merge passes: two merge levels per read and write of the keys. ----
@@ -204,6 +204,77 @@ __device__ __forceinline__ bool valid_cut(size_type (&counts)[4], const size_typ
   }
   fill_runs_in_order(counts, cap, diag - (counts[0] + counts[1] + counts[2] + counts[3]));
   return false;
+}
+
+// The counts taken from each run of `quad` among its first `diag` outputs (quad-local), into
+// `counts` on the group's first lane. The cut is the merge path of X = merge(R0, R1) and
+// Y = merge(R2, R3), whose elements are not stored; `samples` (the two-way partitions of the same
+// input every `spacing` outputs) are samples of both.
+// - Coarse search over X indices that are multiples of `spacing`: with the cut diagonal itself a
+//   multiple of `spacing`, both X's element there and Y's element just before the matching Y
+//   sample are read straight off the samples (two dependent loads a probe).
+// - Fine selection inside the window left: the samples at its ends bound the count taken from
+//   each run, and select_runs halves one run's bound a round (one dependent load a round, about
+//   4 log2(spacing / 2) rounds; the nested search it replaced, a merge path search of X and of Y
+//   inside every probe, was the square of log2(spacing)).
+// The coarse search runs on a group of `lanes` lanes of one warp (every lane of the group
+// calling, `lane` its index, `reciprocal` 0xffffffff / (lanes + 1)): every round the lanes probe
+// `lanes` candidates at once, so a search over n candidates takes log(n) / log(lanes + 1) rounds
+// of dependent loads instead of log2(n). With CHECK_ORDER a cut that select_runs could not make
+// valid is replaced by valid_cut's and raises STATUS_ORDER_INCONSISTENT through `check`.
+__device__ __forceinline__ void quad_cut_search(const key_type* __restrict__ keys, const quad_samples& samples,
+                                                const mergesort_quad& quad, size_type diag, int lanes, int lane,
+                                                unsigned reciprocal, const twophase::input_check& check,
+                                                size_type (&counts)[4]) {
+  const size_type spacing = samples.spacing;
+  const unsigned group = twophase::search_group_mask(lanes);
+  const run_pair x_pair = {quad.starts[0], quad.starts[1], quad.starts[2]};
+  const run_pair y_pair = {quad.starts[2], quad.starts[3], quad.starts[4]};
+  const size_type nx = x_pair.total(), ny = y_pair.total();
+  // The cut's X count lies in [begin, end].
+  size_type begin = diag > ny ? diag - ny : 0;
+  size_type end = min(diag, nx);
+  if (diag % spacing == 0) {
+    // Coarse: does X's output j*spacing come before Y's output diag-1-j*spacing, the last
+    // before Y's sample at diag - j*spacing (a multiple of spacing: quads start at multiples
+    // of it)?
+    size_type j_lo = (begin + spacing - 1) / spacing, j_hi = (end + spacing - 1) / spacing;
+    while (j_lo < j_hi) {
+      const twophase::kary_round round = {j_lo, j_hi - j_lo, lanes, reciprocal};
+      bool answer = false;
+      if (lane < round.active_lanes()) {
+        const size_type xi = round.probe(lane) * spacing, yt = diag - xi;
+        const key_type x_key = element_at(keys, x_pair, sampled_path(x_pair, samples, xi), xi);
+        const key_type y_key = element_before(keys, y_pair, sampled_path(y_pair, samples, yt), yt);
+        answer = twophase::takes_a<twophase::bounds_lower>(x_key, y_key, key_compare());
+      }
+      const int t = twophase::group_trues(group, lanes, answer);
+      if (t > 0) {
+        j_lo = round.probe(t - 1) + 1;
+        begin = max(begin, (j_lo - 1) * spacing + 1);
+      }
+      if (t < round.active_lanes()) {
+        j_hi = round.probe(t);
+        end = min(end, j_hi * spacing);
+      }
+    }
+  }
+  // Fine, on one lane: X's count lies in [begin, end] and Y's in [diag - end, diag - begin];
+  // widened to the samples around them, each half's merge path bounds the counts of both its
+  // runs (monotone in the half's diagonal), and select_runs finds the four counts inside.
+  if (lane != 0) return;
+  const size_type x0 = begin / spacing * spacing, x1 = min((end + spacing - 1) / spacing * spacing, nx);
+  const size_type y0 = (diag - end) / spacing * spacing, y1 = min((diag - begin + spacing - 1) / spacing * spacing, ny);
+  const size_type a0 = sampled_path(x_pair, samples, x0), a1 = sampled_path(x_pair, samples, x1);
+  const size_type c0 = sampled_path(y_pair, samples, y0), c1 = sampled_path(y_pair, samples, y1);
+  const size_type lo[4] = {a0, x0 - a0, c0, y0 - c0};
+  const size_type hi[4] = {a1, x1 - a1, c1, y1 - c1};
+#pragma unroll
+  for (int k = 0; k < 4; ++k) counts[k] = lo[k];
+  select_runs(keys, quad.starts, counts, hi, diag);
+  if (CHECK_ORDER && !valid_cut(counts, lo, hi, quad.starts, diag)) {
+    twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
+  }
 }
 
 // The counts from each run of the quad among its first `diag` outputs at cut `p`, read off

@@ -2,9 +2,12 @@
 // One program: the prelude (key_type, key_compare, value_type, TP_NT, TP_VT, TP_HAS_VALUES), then
 // partition.cuh, serial.cuh, cta_merge.cuh, cta_mergesort.cuh and mergesort_blocksort.cu (for
 // size_type, follow_previous_kernel, align16, CHECK_ORDER, the key image and the block sort's
-// cta_sort), then this file, cta_segmented_sort.cuh (the block sort), segmented_sort_levels.cu
-// (the merge levels) and segmented_sort_short.cu (the short path). The tuning's defines give
-// TP_SHORT_MAX, TP_SHORT_NT, TP_SHORT_KEY_BYTES and TP_SHORT_VALUE_BYTES.
+// cta_sort), then this file, segmented_sort_plan.cu (the plan), cta_segmented_sort.cuh (the block
+// sort), segmented_sort_levels.cu (the merge levels), the mergesort's four-way cut search and tile
+// (mergesort_partition.cuh, mergesort_quad_partition.cuh, cta_quad_merge.cuh) with
+// segmented_sort_four_way.cu (the four-way levels), and segmented_sort_short.cu (the short path).
+// The tuning's defines give TP_SHORT_MAX, TP_SHORT_NT, TP_SHORT_KEY_BYTES, TP_SHORT_VALUE_BYTES and
+// TP_QUAD_NT (TP_NT: the four-way tile is a tile of the levels).
 //
 // Where every segment is short (at most TP_SHORT_MAX keys) one kernel sorts them all, a thread a
 // segment (segmented_sort_short.cu), and the kernels below return at once (tile_path_off).
@@ -20,6 +23,8 @@
 // touches at levels >= k (1: the scratch). The block sort writes each tile where that parity puts
 // it, so that every tile ends in the keys with no copy back. One segment of all the keys touches
 // every tile at every level: the mergesort's passes. Short segments touch a tile or two a level.
+// Where four runs (a pair of pairs) lie wholly in one segment, their tiles merge both levels in
+// one four-way pass, as the mergesort's four-way passes do (segmented_sort_plan.cu).
 
 namespace twophase {
 // The kernels' parameter blocks, twins of the param_block! structs of
@@ -44,6 +49,7 @@ struct segsort_plan_params {
   unsigned* control;
   unsigned* lists;
   unsigned levels;
+  unsigned four_way;
 };
 
 struct segsort_blocksort_params {
@@ -97,6 +103,21 @@ struct segsort_merge_params {
   unsigned long long* status;
   unsigned level;
 };
+
+struct segsort_four_way_params {
+  key_type* keys;
+  key_type* scratch_keys;
+  value_type* vals;
+  value_type* scratch_vals;
+  size_type count;
+  const unsigned long long* masks;
+  const unsigned* control;
+  const unsigned* list;
+  const size_type* partitions;
+  size_type* cuts;
+  unsigned long long* status;
+  unsigned level;
+};
 }  // namespace twophase
 
 // Status bit of a segmentation that is not valid (twophase_gpu STATUS_SEGMENTS_INVALID).
@@ -116,8 +137,9 @@ __device__ __forceinline__ unsigned control_bad(unsigned levels_max, unsigned le
 // Levels a sort can have: tiles are counted in 32 bits.
 constexpr unsigned SEGSORT_MAX_LEVELS = 32;
 // The word that says some segment is longer than TP_SHORT_MAX, after the levels' list counts
-// and bad flags.
+// and bad flags; then per level the number of tiles in its four-way list.
 constexpr unsigned CONTROL_LONG_SEGMENT = CONTROL_LIST_COUNTS + 2 * SEGSORT_MAX_LEVELS;
+constexpr unsigned CONTROL_FOUR_WAY_COUNTS = CONTROL_LONG_SEGMENT + 1;
 
 __device__ __forceinline__ unsigned control_verdict_of(const unsigned* control) {
   return *(volatile const unsigned*)(control + CONTROL_INVALID);
@@ -203,9 +225,19 @@ __device__ __forceinline__ size_type straddle_offset(size_type num_tiles, unsign
   return offset;
 }
 
+// A tile's mask: bit k (k < SEGSORT_MAX_LEVELS) where level k touches the tile, and bit
+// SEGSORT_MAX_LEVELS + k where level k merges it four-way, levels k and k + 1 in one pass (its
+// bit k + 1 then clear: one read and write of the tile for both).
+__device__ __forceinline__ unsigned long long touches(unsigned long long mask) {
+  return mask & ((1ull << SEGSORT_MAX_LEVELS) - 1);
+}
+__device__ __forceinline__ bool four_way_at(unsigned long long mask, unsigned level) {
+  return ((mask >> (SEGSORT_MAX_LEVELS + level)) & 1) != 0;
+}
+
 // Whether tile `tile` lies in the scratch before level `level`: the parity of its touches from it on.
 __device__ __forceinline__ bool in_scratch(const unsigned long long* masks, size_type tile, unsigned level) {
-  return (__popcll(masks[tile] >> level) & 1) != 0;
+  return (__popcll(touches(masks[tile]) >> level) & 1) != 0;
 }
 
 // Keys (or values) by global position, each read from the buffer its tile lies in before `level`.
@@ -269,7 +301,7 @@ constexpr bool copies_async() {
 }
 
 // Start copying `*src` to shared `*dst` without waiting for it (cp.async, sm_80+; as the
-// mergesort's four-way tile copies its values, kernels/mergesort_quad_tile.cu copy_async);
+// mergesort's four-way tile copies its values, kernels/cta_quad_merge.cuh copy_async);
 // segsort_copy_wait() waits for this thread's copies. The block sort's values and the merge
 // levels' straddles move so, their loads in flight while the block does other work.
 template <typename T>
@@ -316,85 +348,4 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     long_segment |= !bad && end - start > (size_type)TP_SHORT_MAX;
   }
   if (__syncthreads_or(long_segment) && threadIdx.x == 0) atomicOr(control + CONTROL_LONG_SEGMENT, 1u);
-}
-
-// The plan's first kernel: one thread an entry of the straddle table (every pair of runs at every
-// level, level-major as straddle_offset lays them out), each searching its pair's straddle once.
-extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
-    twophase_segsort_straddles(const size_type* starts, const size_type* ends, size_type num_segments,
-                               size_type count, size_type num_tiles, unsigned long long* masks, size_type* straddles,
-                               unsigned* control, unsigned* lists, unsigned levels) {
-  constexpr size_type NV = (size_type)TP_NT * TP_VT;
-  if (tile_path_off(control)) return;
-  const size_type entry = (size_type)blockIdx.x * blockDim.x + threadIdx.x;
-  size_type pair = entry;
-  unsigned level = 0;
-  for (; level < levels; ++level) {
-    const size_type pairs = pairs_at_level(num_tiles, level);
-    if (pair < pairs) break;
-    pair -= pairs;
-  }
-  if (level >= levels) return;
-  const size_type run = NV << level;
-  const straddle s = find_straddle(starts, ends, num_segments, count, pair * 2 * run, run);
-  straddles[2 * entry] = s.empty() ? 0 : s.lo;
-  straddles[2 * entry + 1] = s.empty() ? 0 : s.hi;
-}
-
-// The plan: one thread a tile, after twophase_segsort_straddles. Level k touches the tile where its
-// pair's straddle overlaps it: the tile's mask of touching levels, and the tile appended to the
-// work list of each. A block counts its tiles of each level by ballots and reserves their slots
-// with one atomic a level (one a tile and level queues a million atomics on 16 words for one
-// segment of 2^27 keys), so that a level's list holds each block's tiles in order.
-extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
-    twophase_segsort_plan(const size_type* starts, const size_type* ends, size_type num_segments, size_type count,
-                          size_type num_tiles, unsigned long long* masks, size_type* straddles, unsigned* control,
-                          unsigned* lists, unsigned levels) {
-  constexpr size_type NV = (size_type)TP_NT * TP_VT;
-  constexpr int WARPS = TP_PARTITION_NT / twophase::WARP_THREADS;
-  static_assert(TP_PARTITION_NT % twophase::WARP_THREADS == 0, "whole warps");
-  // Per warp and level: the warp's touched tiles (a ballot), then the tiles of the block's warps
-  // before it plus the block's first slot.
-  __shared__ unsigned touched_by_warp[WARPS][SEGSORT_MAX_LEVELS];
-  __shared__ unsigned slot_of_warp[WARPS][SEGSORT_MAX_LEVELS];
-  if (tile_path_off(control)) return;  // the same verdict for every block
-  const size_type tile = (size_type)blockIdx.x * blockDim.x + threadIdx.x;
-  const bool live = tile < num_tiles;
-  const int warp = threadIdx.x / twophase::WARP_THREADS;
-  const unsigned lane = threadIdx.x % twophase::WARP_THREADS;
-  const size_type t0 = tile * NV, t1 = min(t0 + NV, count);
-  unsigned long long mask = 0;
-  size_type offset = 0;  // the level's first straddle entry
-  for (unsigned level = 0; level < levels; ++level) {
-    bool touched = false;
-    if (live) {
-      const size_type* entry = straddles + 2 * (offset + (tile >> (level + 1)));
-      const size_type lo = entry[0], hi = entry[1];
-      touched = lo < hi && lo < t1 && t0 < hi;
-    }
-    const unsigned ballot = __ballot_sync(0xffffffffu, touched);
-    if (lane == 0) touched_by_warp[warp][level] = ballot;
-    mask |= (unsigned long long)touched << level;
-    offset += pairs_at_level(num_tiles, level);
-  }
-  __syncthreads();
-  if (threadIdx.x < levels) {
-    const unsigned level = threadIdx.x;
-    unsigned block_tiles = 0;
-    for (int w = 0; w < WARPS; ++w) {
-      slot_of_warp[w][level] = block_tiles;
-      block_tiles += __popc(touched_by_warp[w][level]);
-    }
-    const unsigned first = block_tiles > 0 ? atomicAdd(control + CONTROL_LIST_COUNTS + level, block_tiles) : 0;
-    for (int w = 0; w < WARPS; ++w) slot_of_warp[w][level] += first;
-  }
-  __syncthreads();
-  if (!live) return;
-  const unsigned lanes_before = (1u << lane) - 1;
-  for (unsigned level = 0; level < levels; ++level) {
-    if (((mask >> level) & 1) == 0) continue;
-    const unsigned slot = slot_of_warp[warp][level] + __popc(touched_by_warp[warp][level] & lanes_before);
-    lists[(size_type)level * num_tiles + slot] = (unsigned)tile;
-  }
-  masks[tile] = mask;
 }

@@ -861,7 +861,7 @@ fn segmented_sort_tiles_under_sanitizers() {
     let gpu = gpu();
     let mut rng = rng();
     let tile = SegmentedSortTuning::for_types(4, 0).tile();
-    for n in [1, 100, tile + 1, 5 * tile + 7] {
+    for n in [1, 100, tile + 1, 5 * tile + 7, 13 * tile + 5] {
         for dist in ["all32", "uniform200", "one", "ones"] {
             let starts = starts_of(dist, n, &mut rng);
             let segments = Segments::Starts(&starts);
@@ -903,6 +903,25 @@ fn segmented_sort_tiles_under_sanitizers() {
             &Less,
             &format!("tiles ranges n={n}"),
         );
+        // One range of all the keys, and one segment of all but the last: quads of runs wholly
+        // in one segment, merged by the four-way levels (a short last quad at 13 tiles).
+        let whole: Vec<u32> = (0..n).map(|_| rng.gen_range(0..64)).collect();
+        let values: Vec<u32> = (0..n as u32).collect();
+        let all_but_last = [0, n - 1];
+        for (name, segments) in [
+            (
+                "one range",
+                Segments::Ranges {
+                    starts: &[0],
+                    ends: &[n],
+                },
+            ),
+            ("all but the last", Segments::Starts(&all_but_last)),
+        ] {
+            check(&gpu, &whole, segments, &Less, &format!("tiles {name} n={n}"));
+            let case = format!("tiles pairs {name} n={n}");
+            check_pairs_with(&gpu, &whole, &values, segments, &Greater, &case);
+        }
     }
 }
 

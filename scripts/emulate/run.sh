@@ -62,8 +62,8 @@ for entry in "${programs[@]}"; do
   [ -f "$work/src/twophase_$name.cu" ] || { echo "no source for $name (is NVRTC on LD_LIBRARY_PATH?)"; exit 1; }
   # Host C++ has no dynamic shared memory and no PTX: each `extern __shared__` array gets its
   # kernel's exact size (the mergesort's block sort's, then the four-way tile's and the eight-way
-  # tile's; in the segmented
-  # sort the block sort's, its own block sort's, the merge level's and the short kernel's), cp.async
+  # tile's; in the segmented sort the block sort's, its own block sort's, the merge level's, the
+  # four-way level's and the short kernel's), cp.async
   # copies become plain copies, and other inline PTX aborts if reached (only in kernels the
   # harnesses do not run).
   python3 - "$work/src/twophase_$name.cu" <<'PY'
@@ -74,7 +74,8 @@ text = open(path).read()
 parts = text.split("extern __shared__ __align__(16) unsigned char smem[];")
 sizes = {
     4: ["blocksort_smem<NV>::BYTES", "quad_smem<NV, TP_VT>::BYTES", "oct_smem<NV, TP_VT>::BYTES"],
-    5: ["blocksort_smem<NV>::BYTES", "segsort_smem<NV>::BYTES", "merge_smem<NV>::BYTES", "short_smem::BYTES"],
+    6: ["blocksort_smem<NV>::BYTES", "segsort_smem<NV>::BYTES", "merge_smem<NV>::BYTES",
+        "quad_smem<NV, TP_VT>::BYTES", "short_smem::BYTES"],
 }
 if len(parts) > 1:
     assert len(parts) in sizes, path

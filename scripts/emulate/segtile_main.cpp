@@ -1,12 +1,12 @@
-//! Harness: the segmented sort's tile path (check, plan, block sort by (segment, key), then each merge level's partitions, their check and its merge) on CSR starts and ranges under ASan.
+//! Harness: the segmented sort's tile path (check, plan, block sort by (segment, key), then each merge level's partitions, their check, its merge and its four-way merge) on CSR starts and ranges under ASan.
 #include "cuda_emu.h"
 #include "harness.h"
 #include <cstdio>
 #include <cstring>
 #include KERNEL_SOURCE
 
-// The call's control words, up to the long-segment flag (kernels/segmented_sort.cu).
-constexpr size_t CONTROL_WORDS = CONTROL_LONG_SEGMENT + 1;
+// The call's control words, up to the four-way list counts (kernels/segmented_sort.cu).
+constexpr size_t CONTROL_WORDS = CONTROL_FOUR_WAY_COUNTS + SEGSORT_MAX_LEVELS;
 // Keys of one block-sort tile.
 constexpr size_t NV = (size_t)TP_NT * TP_VT;
 // Blocks the strided kernels get (the host gives them a few an SM): fewer than their work, so
@@ -52,8 +52,9 @@ static segmentation segments_of(std::mt19937_64& rng, size_t n, int shape) {
 // Every launch of the tile path over `keys` (each key's position as its value), as
 // crates/gpu/src/segmented_sort/launch.rs makes them: the control words cleared, the check, the
 // short kernel (which stands aside where a segment is longer than it takes), the straddles, the
-// plan, the block sort, then per level the partitions, their check (checked comparators) and the
-// merge. Returns the status bits raised.
+// plan, the block sort, then per level the partitions, their check (checked comparators), the
+// merge and, at even levels below the last (trusted comparators), the four-way cuts and merge.
+// Returns the status bits raised.
 static unsigned long long run_tile_path(std::vector<key_type>& keys, std::vector<unsigned>& ids,
                                         const segmentation& seg) {
   const size_t count = keys.size(), nseg = seg.starts.size();
@@ -67,8 +68,10 @@ static unsigned long long run_tile_path(std::vector<key_type>& keys, std::vector
   std::vector<unsigned> control(CONTROL_WORDS, 0u);
   std::vector<unsigned long long> masks(std::max<size_t>(num_tiles, 1), 0xa5a5a5a5a5ull);
   std::vector<size_type> straddles(2 * std::max<size_type>(straddle_offset(num_tiles, levels), 1), 0xabababull);
-  std::vector<unsigned> lists(std::max<size_t>(levels * num_tiles, 1), 0xcdcdcdcdu);
+  std::vector<unsigned> lists(std::max<size_t>(2 * levels * num_tiles, 1), 0xcdcdcdcdu);
   std::vector<size_type> partitions(num_tiles + 1, 0xefefefull);
+  std::vector<size_type> cuts(3 * (num_tiles + 1), 0xcbcbcbull);
+  const unsigned four_way = CHECK_ORDER ? 0 : 1;
   status_words status;
   launch(STRIDED_BLOCKS, TP_PARTITION_NT, [&] {
     twophase_segsort_check(starts, ends_ptr, nseg, count, control.data(), status.words);
@@ -79,11 +82,11 @@ static unsigned long long run_tile_path(std::vector<key_type>& keys, std::vector
   launch((unsigned)std::max<size_type>((straddle_offset(num_tiles, levels) + TP_PARTITION_NT - 1) / TP_PARTITION_NT, 1),
          TP_PARTITION_NT, [&] {
            twophase_segsort_straddles(starts, ends_ptr, nseg, count, num_tiles, masks.data(), straddles.data(),
-                                      control.data(), lists.data(), levels);
+                                      control.data(), lists.data(), levels, four_way);
          });
   launch((unsigned)std::max<size_t>((num_tiles + TP_PARTITION_NT - 1) / TP_PARTITION_NT, 1), TP_PARTITION_NT, [&] {
     twophase_segsort_plan(starts, ends_ptr, nseg, count, num_tiles, masks.data(), straddles.data(),
-                          control.data(), lists.data(), levels);
+                          control.data(), lists.data(), levels, four_way);
   });
   launch((unsigned)num_tiles, TP_NT, [&] {
     twophase_segsort_blocksort(k.get(), v.get(), k2.get(), v2.get(), starts, ends_ptr, nseg, count,
@@ -106,6 +109,17 @@ static unsigned long long run_tile_path(std::vector<key_type>& keys, std::vector
       twophase_segsort_merge(k.get(), k2.get(), v.get(), v2.get(), count, masks.data(), level_straddles,
                              control.data(), list, partitions.data(), status.words, level);
     });
+    if (four_way && level % 2 == 0 && level + 1 < levels) {
+      const unsigned* four_way_list = lists.data() + (size_t)(levels + level) * num_tiles;
+      launch(STRIDED_BLOCKS, TP_PARTITION_NT, [&] {
+        twophase_segsort_four_way_cuts(k.get(), k2.get(), v.get(), v2.get(), count, masks.data(), control.data(),
+                                       four_way_list, partitions.data(), cuts.data(), status.words, level);
+      });
+      launch(STRIDED_BLOCKS, TP_NT, [&] {
+        twophase_segsort_four_way_merge(k.get(), k2.get(), v.get(), v2.get(), count, masks.data(), control.data(),
+                                        four_way_list, partitions.data(), cuts.data(), status.words, level);
+      });
+    }
   }
   keys.assign(k.get(), k.get() + count);
   ids = carried_positions(v.get(), count);

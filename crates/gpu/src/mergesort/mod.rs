@@ -53,21 +53,31 @@ pub const CTA_MERGESORT_CUH: &str = include_str!("../../kernels/cta_mergesort.cu
 /// `kernels/mergesort_blocksort.cu`: the mergesort's common definitions and block-sort kernel.
 pub const MERGESORT_BLOCKSORT_CU: &str = include_str!("../../kernels/mergesort_blocksort.cu");
 
+/// `kernels/mergesort_partition.cuh`: where an output position cuts its pair of runs.
+pub const MERGESORT_PARTITION_CUH: &str = include_str!("../../kernels/mergesort_partition.cuh");
+/// `kernels/mergesort_quad_partition.cuh`: where an output position cuts the four runs of its quad.
+pub const MERGESORT_QUAD_PARTITION_CUH: &str =
+    include_str!("../../kernels/mergesort_quad_partition.cuh");
+/// `kernels/cta_quad_merge.cuh`: a four-way merge tile, two merge levels in shared memory.
+pub const CTA_QUAD_MERGE_CUH: &str = include_str!("../../kernels/cta_quad_merge.cuh");
+
 /// The mergesort's kernel sources, in the order they follow the prelude.
-pub const MERGESORT_SOURCES: [&str; 12] = [
+pub const MERGESORT_SOURCES: [&str; 13] = [
     PARTITION_CUH,
     SERIAL_CUH,
     CTA_MERGE_CUH,
     CTA_MERGESORT_CUH,
     MERGESORT_BLOCKSORT_CU,
     // The search for a merge pass's boundaries.
-    include_str!("../../kernels/mergesort_partition.cuh"),
+    MERGESORT_PARTITION_CUH,
     // The two-way pass's partition and tile kernels.
     include_str!("../../kernels/mergesort_pass.cu"),
     // The search for a four-way pass's cuts.
-    include_str!("../../kernels/mergesort_quad_partition.cuh"),
+    MERGESORT_QUAD_PARTITION_CUH,
     // The four-way pass's partition kernel.
     include_str!("../../kernels/mergesort_quad_partition.cu"),
+    // The four-way tile (also the segmented sort's four-way levels).
+    CTA_QUAD_MERGE_CUH,
     // The four-way pass's tile kernel.
     include_str!("../../kernels/mergesort_quad_tile.cu"),
     // The eight-way pass's partition kernel.

@@ -7,7 +7,7 @@ use crate::runtime::shape::{
 };
 
 /// `bytes` rounded up to the 16-byte alignment at which the kernels start each shared-memory
-/// region (kernels/mergesort_blocksort.cu `align16`, kernels/mergesort_quad_tile.cu `quad_smem`), so that every region can hold any key.
+/// region (kernels/mergesort_blocksort.cu `align16`, kernels/cta_quad_merge.cuh `quad_smem`), so that every region can hold any key.
 const fn shared_aligned(bytes: usize) -> usize {
     const SHARED_ALIGN: usize = 16;
     bytes.div_ceil(SHARED_ALIGN) * SHARED_ALIGN
@@ -91,7 +91,7 @@ impl MergesortTuning {
         self.oct_threads as usize * self.vt as usize
     }
 
-    /// Outputs of one level-one piece of a four-way tile (kernels/mergesort_quad_tile.cu `quad_piece`):
+    /// Outputs of one level-one piece of a four-way tile (kernels/cta_quad_merge.cuh `quad_piece`):
     /// more than VT, so that every thread merges at most one piece, and odd, so that the
     /// piece-strided shared-memory stores are free of bank conflicts.
     pub const fn quad_piece(&self) -> usize {
@@ -122,7 +122,7 @@ impl MergesortTuning {
         shared_aligned(if sort > permute { sort } else { permute }) + walk_check
     }
 
-    /// Shared memory of a four-way tile (kernels/mergesort_quad_tile.cu `quad_smem`): one key buffer for
+    /// Shared memory of a four-way tile (kernels/cta_quad_merge.cuh `quad_smem`): one key buffer for
     /// the tile's input and then the first level's output (NV + PIECE + 1 keys), with values
     /// the first level's NV + PIECE + 1 source positions and the tile's NV input values.
     pub const fn quad_shared_bytes(&self, key_bytes: usize, value_bytes: usize) -> usize {

@@ -1,12 +1,14 @@
-//! The segmented sort's launches: check, straddles and plan, block sort, then per level its partitions, their check and its merge.
+//! The segmented sort's launches: check, straddles and plan, block sort, then per level its partitions, their check, its merge and its four-way cuts and merge.
 
 use cudarc::driver::DevicePtrMut;
 
 use super::short::ShortParams;
 use super::{
     SegmentAddresses, SegmentedSortScratch, SegmentedSortTuning, SEGMENTED_SORT_ENTRY_BLOCKSORT,
-    SEGMENTED_SORT_ENTRY_CHECK, SEGMENTED_SORT_ENTRY_MERGE, SEGMENTED_SORT_ENTRY_PARTITION,
-    SEGMENTED_SORT_ENTRY_PLAN, SEGMENTED_SORT_ENTRY_STRADDLES, SEGMENTED_SORT_ENTRY_VERIFY,
+    SEGMENTED_SORT_ENTRY_CHECK, SEGMENTED_SORT_ENTRY_FOUR_WAY_CUTS,
+    SEGMENTED_SORT_ENTRY_FOUR_WAY_MERGE, SEGMENTED_SORT_ENTRY_MERGE,
+    SEGMENTED_SORT_ENTRY_PARTITION, SEGMENTED_SORT_ENTRY_PLAN, SEGMENTED_SORT_ENTRY_STRADDLES,
+    SEGMENTED_SORT_ENTRY_VERIFY,
 };
 use crate::error::GpuError;
 use crate::primitive::value_bytes;
@@ -23,9 +25,16 @@ use crate::runtime::status::CheckArgs;
 /// `SEGSORT_MAX_LEVELS`).
 const MAX_LEVELS: usize = 32;
 /// The call's control words: the invalid flag, a work-list count per level, a bad flag per level,
-/// whether a segment is longer than the short path takes (kernels/segmented_sort.cu
-/// `control_word`, `CONTROL_LONG_SEGMENT`).
-const CONTROL_WORDS: usize = 1 + 2 * MAX_LEVELS + 1;
+/// whether a segment is longer than the short path takes, a four-way list count per level
+/// (kernels/segmented_sort.cu `control_word`, `CONTROL_LONG_SEGMENT`, `CONTROL_FOUR_WAY_COUNTS`).
+const CONTROL_WORDS: usize = 1 + 2 * MAX_LEVELS + 1 + MAX_LEVELS;
+/// Work lists a level has: its tiles, and its four-way tiles (kernels/segmented_sort_plan.cu).
+const LISTS_PER_LEVEL: usize = 2;
+/// Words of a four-way cut (x, a, c: kernels/mergesort_quad_partition.cuh `cut_counts`).
+const CUT_WORDS: usize = 3;
+/// Levels a four-way merge covers: it runs at every such multiple below the last level
+/// (kernels/segmented_sort_plan.cu).
+const FOUR_WAY_LEVELS: usize = 2;
 /// Words of one straddle (its lo and hi).
 const STRADDLE_WORDS: usize = 2;
 /// Partition-kernel blocks an SM at most: the kernels stride over their level's list.
@@ -47,8 +56,8 @@ param_block! {
 }
 
 param_block! {
-    /// The parameter block of `twophase_segsort_plan`.
-    struct PlanParams as "segsort_plan_params" {
+    /// The parameter block of `twophase_segsort_straddles` and `twophase_segsort_plan`.
+    struct PlanParams as "segsort_plan_params" for ["twophase_segsort_straddles", "twophase_segsort_plan"] {
         starts: u64,
         ends: u64,
         num_segments: u64,
@@ -59,6 +68,7 @@ param_block! {
         control: u64,
         lists: u64,
         levels: u32,
+        four_way: u32,
     }
 }
 
@@ -126,6 +136,26 @@ param_block! {
     }
 }
 
+param_block! {
+    /// The parameter block of `twophase_segsort_four_way_cuts` and `twophase_segsort_four_way_merge`
+    /// (kernels/segmented_sort_four_way.cu).
+    struct FourWayParams as "segsort_four_way_params"
+        for ["twophase_segsort_four_way_cuts", "twophase_segsort_four_way_merge"] {
+        keys: u64,
+        scratch_keys: u64,
+        vals: u64,
+        scratch_vals: u64,
+        count: u64,
+        masks: u64,
+        control: u64,
+        list: u64,
+        partitions: u64,
+        cuts: u64,
+        status: u64,
+        level: u32,
+    }
+}
+
 /// The layouts of the parameter blocks of a segmented-sort program, for its asserts.
 pub(super) fn param_layouts() -> Vec<&'static ParamLayout> {
     vec![
@@ -136,6 +166,7 @@ pub(super) fn param_layouts() -> Vec<&'static ParamLayout> {
         &PartitionParams::LAYOUT,
         &VerifyParams::LAYOUT,
         &MergeParams::LAYOUT,
+        &FourWayParams::LAYOUT,
     ]
 }
 
@@ -228,14 +259,17 @@ impl SegmentedSortScratch {
             count,
             layout,
         } = buffers;
-        let [straddles_kernel, plan, blocksort, partition, verify, merge] = kernels.functions([
-            SEGMENTED_SORT_ENTRY_STRADDLES,
-            SEGMENTED_SORT_ENTRY_PLAN,
-            SEGMENTED_SORT_ENTRY_BLOCKSORT,
-            SEGMENTED_SORT_ENTRY_PARTITION,
-            SEGMENTED_SORT_ENTRY_VERIFY,
-            SEGMENTED_SORT_ENTRY_MERGE,
-        ])?;
+        let [straddles_kernel, plan, blocksort, partition, verify, merge, four_way_cuts, four_way_merge] =
+            kernels.functions([
+                SEGMENTED_SORT_ENTRY_STRADDLES,
+                SEGMENTED_SORT_ENTRY_PLAN,
+                SEGMENTED_SORT_ENTRY_BLOCKSORT,
+                SEGMENTED_SORT_ENTRY_PARTITION,
+                SEGMENTED_SORT_ENTRY_VERIFY,
+                SEGMENTED_SORT_ENTRY_MERGE,
+                SEGMENTED_SORT_ENTRY_FOUR_WAY_CUTS,
+                SEGMENTED_SORT_ENTRY_FOUR_WAY_MERGE,
+            ])?;
         let tile = tuning.tile();
         let num_tiles = count.div_ceil(tile);
         if num_tiles as u64 > MAX_GRID_X || u32::try_from(num_tiles).is_err() {
@@ -255,8 +289,17 @@ impl SegmentedSortScratch {
             &mut self.straddles,
             STRADDLE_WORDS * straddle_entries(num_tiles, levels).max(1),
         )?;
-        let lists = gpu.grow_scratch_address(&mut self.lists, (levels * num_tiles).max(1))?;
+        let lists = gpu.grow_scratch_address(
+            &mut self.lists,
+            (LISTS_PER_LEVEL * levels * num_tiles).max(1),
+        )?;
         let partitions = gpu.grow_scratch_address(&mut self.partitions, num_tiles + 1)?;
+        // Only a trusted comparator's sorts merge four-way (the kernels take the cuts as exact).
+        let cuts = if trusted {
+            gpu.grow_scratch_address(&mut self.cuts, CUT_WORDS * (num_tiles + 1))?
+        } else {
+            0
+        };
         let (control, check) = self.launch_check(gpu, kernels, count, segments)?;
         // The short path next: it sorts where every segment is short, and then every kernel
         // below returns at once.
@@ -274,6 +317,7 @@ impl SegmentedSortScratch {
             control,
             lists,
             levels: levels as u32,
+            four_way: trusted as u32,
         };
         let entries = straddle_entries(num_tiles, levels);
         // SAFETY: the block is twophase_segsort_straddles', with the plan's parameters; it runs
@@ -293,8 +337,8 @@ impl SegmentedSortScratch {
         // SAFETY: the block is twophase_segsort_plan's, after the straddles' launch in the same
         // stream; one thread a tile reads its pair's entry at each level (within the entries
         // written above), writes masks[tile] (num_tiles entries) and list slots below num_tiles
-        // per level (a level's count grows by the tiles that level touches, each at most once;
-        // levels * num_tiles slots, grown above).
+        // per list (a list's count grows by the tiles it holds, each at most once; two lists a
+        // level, LISTS_PER_LEVEL * levels * num_tiles slots, grown above).
         unsafe {
             gpu.launch(
                 plan,
@@ -359,6 +403,27 @@ impl SegmentedSortScratch {
             )?
             .max(1) as usize;
         let merge_grid = grid_blocks(num_tiles.min(sms * resident))?;
+        // The four-way levels (even levels below the last, trusted comparators): their tile's
+        // shared memory and grid, as the merge kernel's.
+        let four_way = trusted && levels >= FOUR_WAY_LEVELS;
+        let (four_way_shared, four_way_grid) = if four_way {
+            let shared = kernels.allow_dynamic_shared(
+                SEGMENTED_SORT_ENTRY_FOUR_WAY_MERGE,
+                tuning.four_way_shared_bytes(key_bytes, value_bytes),
+                MAX_STATIC_SHARED_BYTES,
+                gpu.max_shared_per_block_optin(),
+            )?;
+            let resident = four_way_merge
+                .occupancy_max_active_blocks_per_multiprocessor(
+                    tuning.threads,
+                    shared as usize,
+                    None,
+                )?
+                .max(1) as usize;
+            (shared, grid_blocks(num_tiles.min(sms * resident))?)
+        } else {
+            (0, 1)
+        };
         let mut straddle_offset = 0;
         for level in 0..levels {
             let level_straddles = straddles + (STRADDLE_WORDS * straddle_offset * 8) as u64;
@@ -434,6 +499,47 @@ impl SegmentedSortScratch {
                     &merge_params,
                 )
             }?;
+            if four_way && level % FOUR_WAY_LEVELS == 0 && level + 1 < levels {
+                let four_way_params = FourWayParams {
+                    keys,
+                    scratch_keys,
+                    vals: values,
+                    scratch_vals: scratch_values,
+                    count: count_arg,
+                    masks,
+                    control,
+                    list: lists + ((levels + level) * num_tiles * 4) as u64,
+                    partitions,
+                    cuts,
+                    status: check.status,
+                    level: level as u32,
+                };
+                // SAFETY: the block is twophase_segsort_four_way_cuts'; its threads stride over
+                // the level's four-way list (the count the plan wrote, at most num_tiles; list
+                // `levels + level` of LISTS_PER_LEVEL * levels, grown above), search each tile's
+                // quad (within `count` keys, in the buffer its mask names) on the level's
+                // partitions of the quad's tiles (all listed at this level, written by the
+                // partition launch above), and write cuts[3 tile ..] (CUT_WORDS * (num_tiles + 1)
+                // words, grown above for trusted comparators).
+                unsafe {
+                    gpu.launch(
+                        four_way_cuts,
+                        LaunchShape::new(partition_grid, PARTITION_THREADS),
+                        &four_way_params,
+                    )
+                }?;
+                // SAFETY: the block is twophase_segsort_four_way_merge's; its blocks stride over
+                // the same list, each tile merged from its quad's buffer into the other (both
+                // `count` keys, values alike) by the cuts written just before (its own and the
+                // next tile's of the same quad), which select within each of the quad's runs.
+                unsafe {
+                    gpu.launch(
+                        four_way_merge,
+                        LaunchShape::new(four_way_grid, tuning.threads).shared(four_way_shared),
+                        &four_way_params,
+                    )
+                }?;
+            }
         }
         Ok(())
     }

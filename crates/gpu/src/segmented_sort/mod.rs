@@ -9,7 +9,8 @@ use crate::error::{check_len, GpuError};
 use crate::key::{DeviceKey, DeviceValue};
 use crate::mergesort::{
     DeviceSortBuffers, MergesortScratch, SortArgs, SortLaunch, CTA_MERGESORT_CUH,
-    MERGESORT_BLOCKSORT_CU,
+    CTA_QUAD_MERGE_CUH, MERGESORT_BLOCKSORT_CU, MERGESORT_PARTITION_CUH,
+    MERGESORT_QUAD_PARTITION_CUH,
 };
 use crate::primitive::{value_bytes, ProgramTuning};
 use crate::runtime::device::Gpu;
@@ -52,23 +53,34 @@ entry_points! {
         SEGMENTED_SORT_ENTRY_VERIFY = "twophase_segsort_verify",
         /// Entry point of a level's merge kernel.
         SEGMENTED_SORT_ENTRY_MERGE = "twophase_segsort_merge",
+        /// Entry point of a level's four-way cuts (trusted comparators).
+        SEGMENTED_SORT_ENTRY_FOUR_WAY_CUTS = "twophase_segsort_four_way_cuts",
+        /// Entry point of a level's four-way merge: two levels in one pass over a quad of runs.
+        SEGMENTED_SORT_ENTRY_FOUR_WAY_MERGE = "twophase_segsort_four_way_merge",
     ];
 }
 
 /// The segmented sort's kernel sources, in the order they follow the prelude: the mergesort's
 /// block sort and its definitions, then the segmented sort's kernels.
-pub const SEGMENTED_SORT_SOURCES: [&str; 9] = [
+pub const SEGMENTED_SORT_SOURCES: [&str; 14] = [
     PARTITION_CUH,
     SERIAL_CUH,
     CTA_MERGE_CUH,
     CTA_MERGESORT_CUH,
     MERGESORT_BLOCKSORT_CU,
-    // Parameter blocks, segment searches, the check and the plan.
+    // Parameter blocks, segment searches, the masks and the check.
     include_str!("../../kernels/segmented_sort.cu"),
+    // The straddles and the plan.
+    include_str!("../../kernels/segmented_sort_plan.cu"),
     // The block sort by (piece, key).
     include_str!("../../kernels/cta_segmented_sort.cuh"),
     // The merge levels.
     include_str!("../../kernels/segmented_sort_levels.cu"),
+    // The mergesort's four-way cut search and tile, then the four-way levels.
+    MERGESORT_PARTITION_CUH,
+    MERGESORT_QUAD_PARTITION_CUH,
+    CTA_QUAD_MERGE_CUH,
+    include_str!("../../kernels/segmented_sort_four_way.cu"),
     // The short path.
     include_str!("../../kernels/segmented_sort_short.cu"),
 ];
@@ -193,7 +205,8 @@ pub enum DeviceSegments<'a, S> {
 }
 
 /// Device scratch of the segmented sort: the other buffer of each tile, the plan (each tile's
-/// levels, the straddles, the levels' work lists and partitions) and the call's control words.
+/// levels, the straddles, the levels' work lists, partitions and four-way cuts) and the call's
+/// control words.
 /// They only grow, so repeated sorts of the same or smaller size allocate nothing.
 ///
 /// It also holds the checks of the sorts that use it: segments that are not valid offsets
@@ -207,6 +220,7 @@ pub struct SegmentedSortScratch {
     straddles: Option<CudaSlice<u64>>,
     lists: Option<CudaSlice<u32>>,
     partitions: Option<CudaSlice<u64>>,
+    cuts: Option<CudaSlice<u64>>,
     control: Option<CudaSlice<u32>>,
     input_check: InputCheck,
     /// The plain mergesort's scratch, for the call whose one CSR segment is the whole input.
@@ -499,7 +513,8 @@ impl ProgramTuning for SegmentedSortTuning {
     }
 
     fn defines(self) -> String {
-        short::defines()
+        // The four-way levels' tile is a tile of the levels (kernels/cta_quad_merge.cuh).
+        format!("{}#define TP_QUAD_NT TP_NT\n", short::defines())
     }
 
     fn params(self) -> Vec<&'static ParamLayout> {

@@ -90,6 +90,20 @@ impl SegmentedSortTuning {
         aligned((nv + 1) * key_bytes) + aligned(nv * size_of::<i32>()) + aligned(nv * value_bytes)
     }
 
+    /// Dynamic shared memory of a four-way tile (kernels/cta_quad_merge.cuh `quad_smem`, NV of
+    /// this tuning): the input and then the first level's output (NV + PIECE + 1 keys), with
+    /// values as many source positions and the NV input values.
+    pub const fn four_way_shared_bytes(&self, key_bytes: usize, value_bytes: usize) -> usize {
+        // A thread's level-one piece (`quad_piece`): VT + 2 for odd VT, else VT + 1.
+        let piece = self.vt as usize + if self.vt % 2 == 1 { 2 } else { 1 };
+        let slots = self.tile() + piece + 1;
+        let keys = aligned(slots * key_bytes);
+        if value_bytes == 0 {
+            return keys;
+        }
+        keys + aligned(slots * size_of::<i32>()) + self.tile() * value_bytes
+    }
+
     /// Check the tuning against what the kernels support for these types.
     pub fn validate(&self, key_bytes: usize, value_bytes: usize) -> Result<(), GpuError> {
         // Tile positions are packed in 16 bits in the piece table.
@@ -102,7 +116,8 @@ impl SegmentedSortTuning {
         }
         let shared = self
             .blocksort_shared_bytes(key_bytes, value_bytes)
-            .max(self.merge_shared_bytes(key_bytes, value_bytes));
+            .max(self.merge_shared_bytes(key_bytes, value_bytes))
+            .max(self.four_way_shared_bytes(key_bytes, value_bytes));
         check_launch_shape_within(self.threads, self.vt, true, shared, MAX_OPTIN_SHARED_BYTES)
     }
 }

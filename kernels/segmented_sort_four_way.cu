@@ -1,0 +1,78 @@
+//! The segmented sort's four-way levels: the cuts of a level's four-way tiles, then their merge, two levels in one pass.
+// Part of the segmented-sort program, after segmented_sort_levels.cu, mergesort_quad_partition.cuh
+// (quad_cut_search) and cta_quad_merge.cuh (quad_tile).
+//
+// A four-way tile of level k lies in a quad of four runs of NV << k keys, all in one segment
+// (segmented_sort_plan.cu), so its merge is the mergesort's four-way pass over that quad: every
+// tile of the quad is listed at level k, whose partitions (two-way merge paths at every tile's
+// first output in its pair) are the cut search's samples, and all of them lie in one buffer
+// (they are touched at the same levels). Only trusted comparators' programs merge four-way
+// (FOUR_WAY_LEVELS): the cuts and the tile take each other as exact.
+
+// Phase 1 of level `level`'s four-way merge: for every tile of its four-way list, the cut of the
+// tile's first output in its quad, cuts[3 tile ..] = (x, a, c) as the mergesort's four-way
+// partition stores them (one lane a cut: the tiles are many wherever there are four-way tiles).
+extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
+    twophase_segsort_four_way_cuts(key_type* keys, key_type* scratch_keys, value_type* /*vals*/,
+                                   value_type* /*scratch_vals*/, size_type count, const unsigned long long* masks,
+                                   const unsigned* control, const unsigned* list, const size_type* partitions,
+                                   size_type* cuts, unsigned long long* status, unsigned level) {
+  constexpr size_type NV = (size_type)TP_NT * TP_VT;
+  constexpr int ONE_LANE = 1;
+  constexpr unsigned ONE_LANE_RECIPROCAL = 0xffffffffu / (ONE_LANE + 1);
+  if (!FOUR_WAY_LEVELS || tile_path_off(control)) return;
+  const unsigned listed = control[CONTROL_FOUR_WAY_COUNTS + level];
+  const size_type run = NV << level;
+  const twophase::input_check check = {status, nullptr, 0};
+  const quad_samples samples(partitions, NV, count, run, check);
+  for (size_type e = (size_type)blockIdx.x * blockDim.x + threadIdx.x; e < listed;
+       e += (size_type)gridDim.x * blockDim.x) {
+    const size_type tile = list[e];
+    const size_type pos = tile * NV;
+    const mergesort_quad quad(count, run, pos);
+    const key_type* src = in_scratch(masks, tile, level) ? scratch_keys : keys;
+    size_type counts[4] = {0, 0, 0, 0};
+    quad_cut_search(src, samples, quad, pos - quad.starts[0], ONE_LANE, 0, ONE_LANE_RECIPROCAL, check, counts);
+    cuts[3 * tile] = counts[0] + counts[1];
+    cuts[3 * tile + 1] = counts[0];
+    cuts[3 * tile + 2] = counts[2];
+  }
+}
+
+// Registers a thread of the four-way tile is held to: as the mergesort's four-way tile for 4-byte
+// keys (MergesortTuning::quad_registers).
+constexpr int FOUR_WAY_REGISTERS = 64;
+constexpr int FOUR_WAY_MIN_BLOCKS = twophase::blocks_by_registers(FOUR_WAY_REGISTERS, TP_NT);
+
+// Phase 2 of level `level`'s four-way merge: every tile of its four-way list merged from its
+// quad's buffer into the other (quad_tile, NT threads, VT outputs each), the keys mapped back
+// from their image where this is the tile's last level. The grid strides over the list.
+extern "C" __global__ void __launch_bounds__(TP_NT, FOUR_WAY_MIN_BLOCKS)
+    twophase_segsort_four_way_merge(key_type* keys, key_type* scratch_keys, value_type* vals,
+                                    value_type* scratch_vals, size_type count, const unsigned long long* masks,
+                                    const unsigned* control, const unsigned* list, const size_type* /*partitions*/,
+                                    size_type* cuts, unsigned long long* status, unsigned level) {
+  constexpr int NV = TP_NT * TP_VT;
+  // Dynamic: quad_smem<NV, TP_VT>::BYTES (SegmentedSortTuning::four_way_shared_bytes).
+  extern __shared__ __align__(16) unsigned char smem[];
+  if (!FOUR_WAY_LEVELS || tile_path_off(control)) return;
+  const unsigned listed = control[CONTROL_FOUR_WAY_COUNTS + level];
+  const size_type run = (size_type)NV << level;
+  const twophase::input_check check = {status, nullptr, 0};
+  for (size_type e = blockIdx.x; e < listed; e += gridDim.x) {
+    const size_type tile = list[e];
+    const unsigned long long mask = masks[tile];
+    const bool from_scratch = (__popcll(touches(mask) >> level) & 1) != 0;
+    const key_type* src = from_scratch ? scratch_keys : keys;
+    key_type* dst = from_scratch ? keys : scratch_keys;
+    const value_type* vals_src = from_scratch ? scratch_vals : vals;
+    value_type* vals_dst = from_scratch ? vals : scratch_vals;
+    const key_image_out image_out = {(touches(mask) >> level) == 1};
+    __syncthreads();  // the previous tile's last reads of shared memory
+    if ((tile + 1) * (size_type)NV <= count) {
+      quad_tile<TP_NT, false>(src, count, run, cuts, dst, vals_src, vals_dst, smem, check, image_out, tile);
+    } else {
+      quad_tile<TP_NT, true>(src, count, run, cuts, dst, vals_src, vals_dst, smem, check, image_out, tile);
+    }
+  }
+}
