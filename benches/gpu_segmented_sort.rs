@@ -30,6 +30,8 @@ const REPS: usize = 25;
 /// Set to one row kind (`all32` ... `one`, `pairs`, `u64`, `user`) to run only its rows, for a
 /// profiler.
 const ROW_ENV: &str = "TWOPHASE_BENCH_ROW";
+/// The u32 rows' first four-way merge level (`none`: two-way levels only).
+const FOUR_WAY_ENV: &str = "TWOPHASE_BENCH_FOUR_WAY_FROM";
 /// Set to a size (log2 of the keys) to run only that size.
 const LOG2N_ENV: &str = "TWOPHASE_BENCH_LOG2N";
 
@@ -173,6 +175,22 @@ fn sweep(bench: &Bench) {
             println!("sweep {dist} 2^{LOG2N} {threads} x {vt}: {ms:.4} ms (checked against std)");
         }
     }
+}
+
+/// With `TWOPHASE_BENCH_FOUR_WAY_FROM` set (a level, or `none`), the u32 keys' tuning with its first
+/// four-way level there: for the u32 rows only (the tuning's tile shape is u32's).
+fn four_way_tuning() -> Option<SegmentedSortTuning> {
+    let from = std::env::var(FOUR_WAY_ENV).ok()?;
+    let level = if from == "none" {
+        SegmentedSortTuning::NO_FOUR_WAY_LEVELS
+    } else {
+        from.parse()
+            .expect("TWOPHASE_BENCH_FOUR_WAY_FROM: a level or `none`")
+    };
+    Some(SegmentedSortTuning {
+        four_way_from_level: level,
+        ..SegmentedSortTuning::for_types(4, 0)
+    })
 }
 
 /// Whether the row `name` at 2^log2n is selected by the environment.
@@ -390,7 +408,7 @@ fn main() {
         gpu: &gpu,
         copy_gbs: copy,
         cub: &cub,
-        tuning: None,
+        tuning: four_way_tuning(),
     };
     if std::env::var_os(SWEEP_ENV).is_some() {
         sweep(&bench);

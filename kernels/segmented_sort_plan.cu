@@ -31,7 +31,7 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
 
 // The plan: one thread a tile, after twophase_segsort_straddles. Level k touches the tile where its
 // pair's straddle overlaps it: the tile's mask of touching levels, and the tile appended to the
-// work list of each. With `four_way` (and FOUR_WAY_LEVELS), at each even level k below the last,
+// work list of each. With FOUR_WAY_LEVELS, at levels k = four_way, four_way + 2, ... below the last,
 // a tile whose quad (its level-(k + 1) pair: four runs of NV << k) lies wholly in one segment,
 // every run of it holding keys, is merged four-way at level k: mask bit SEGSORT_MAX_LEVELS + k set
 // and bit k + 1 cleared, listed at level k (whose partitions are the four-way cuts' samples) and
@@ -68,16 +68,14 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     mask |= (unsigned long long)(lo < hi && lo < t1 && t0 < hi) << level;
     offset += pairs_at_level(num_tiles, level);
   }
-  offset = 0;
-  for (unsigned level = 0; FOUR_WAY_LEVELS && four_way != 0 && live && level + 1 < levels; level += 2) {
+  // (`level < levels` first: four_way may be past every level, where level + 1 would wrap.)
+  for (unsigned level = four_way; FOUR_WAY_LEVELS && live && level < levels && level + 1 < levels; level += 2) {
     const size_type run = NV << level, quad_begin = t0 / (4 * run) * (4 * run);
     const size_type quad_end = min(quad_begin + 4 * run, count);
-    offset += pairs_at_level(num_tiles, level);  // level + 1's first entry
-    const size_type* entry = straddles + 2 * (offset + (tile >> (level + 2)));
+    const size_type* entry = straddles + 2 * (straddle_offset(num_tiles, level + 1) + (tile >> (level + 2)));
     if (entry[0] == quad_begin && entry[1] == quad_end && quad_end > quad_begin + 3 * run) {
       mask = (mask & ~(2ull << level)) | (1ull << level) | (1ull << (SEGSORT_MAX_LEVELS + level));
     }
-    offset += pairs_at_level(num_tiles, level + 1);
   }
   const unsigned lists_used = 2 * levels;
   for (unsigned list = 0; list < lists_used; ++list) {

@@ -918,7 +918,13 @@ fn segmented_sort_tiles_under_sanitizers() {
             ),
             ("all but the last", Segments::Starts(&all_but_last)),
         ] {
-            check(&gpu, &whole, segments, &Less, &format!("tiles {name} n={n}"));
+            check(
+                &gpu,
+                &whole,
+                segments,
+                &Less,
+                &format!("tiles {name} n={n}"),
+            );
             let case = format!("tiles pairs {name} n={n}");
             check_pairs_with(&gpu, &whole, &values, segments, &Greater, &case);
         }

@@ -71,7 +71,8 @@ static unsigned long long run_tile_path(std::vector<key_type>& keys, std::vector
   std::vector<unsigned> lists(std::max<size_t>(2 * levels * num_tiles, 1), 0xcdcdcdcdu);
   std::vector<size_type> partitions(num_tiles + 1, 0xefefefull);
   std::vector<size_type> cuts(3 * (num_tiles + 1), 0xcbcbcbull);
-  const unsigned four_way = CHECK_ORDER ? 0 : 1;
+  // The first four-way level (every other one from it): 0, as far from shipped tunings as can be.
+  const unsigned four_way = CHECK_ORDER ? ~0u : 0;
   status_words status;
   launch(STRIDED_BLOCKS, TP_PARTITION_NT, [&] {
     twophase_segsort_check(starts, ends_ptr, nseg, count, control.data(), status.words);
@@ -109,7 +110,7 @@ static unsigned long long run_tile_path(std::vector<key_type>& keys, std::vector
       twophase_segsort_merge(k.get(), k2.get(), v.get(), v2.get(), count, masks.data(), level_straddles,
                              control.data(), list, partitions.data(), status.words, level);
     });
-    if (four_way && level % 2 == 0 && level + 1 < levels) {
+    if (level >= four_way && (level - four_way) % 2 == 0 && level + 1 < levels) {
       const unsigned* four_way_list = lists.data() + (size_t)(levels + level) * num_tiles;
       launch(STRIDED_BLOCKS, TP_PARTITION_NT, [&] {
         twophase_segsort_four_way_cuts(k.get(), k2.get(), v.get(), v2.get(), count, masks.data(), control.data(),

@@ -32,8 +32,7 @@ const CONTROL_WORDS: usize = 1 + 2 * MAX_LEVELS + 1 + MAX_LEVELS;
 const LISTS_PER_LEVEL: usize = 2;
 /// Words of a four-way cut (x, a, c: kernels/mergesort_quad_partition.cuh `cut_counts`).
 const CUT_WORDS: usize = 3;
-/// Levels a four-way merge covers: it runs at every such multiple below the last level
-/// (kernels/segmented_sort_plan.cu).
+/// Levels a four-way merge covers (kernels/segmented_sort_plan.cu).
 const FOUR_WAY_LEVELS: usize = 2;
 /// Words of one straddle (its lo and hi).
 const STRADDLE_WORDS: usize = 2;
@@ -294,8 +293,20 @@ impl SegmentedSortScratch {
             (LISTS_PER_LEVEL * levels * num_tiles).max(1),
         )?;
         let partitions = gpu.grow_scratch_address(&mut self.partitions, num_tiles + 1)?;
-        // Only a trusted comparator's sorts merge four-way (the kernels take the cuts as exact).
-        let cuts = if trusted {
+        // Only a trusted comparator's sorts merge four-way (the kernels take the cuts as exact),
+        // from the tuning's first four-way level, every other level below the last.
+        let four_way_from = if trusted {
+            tuning.four_way_from_level as usize
+        } else {
+            usize::MAX
+        };
+        let four_way_at = |level: usize| {
+            level >= four_way_from
+                && (level - four_way_from).is_multiple_of(FOUR_WAY_LEVELS)
+                && level + 1 < levels
+        };
+        let four_way = (0..levels).any(four_way_at);
+        let cuts = if four_way {
             gpu.grow_scratch_address(&mut self.cuts, CUT_WORDS * (num_tiles + 1))?
         } else {
             0
@@ -317,7 +328,7 @@ impl SegmentedSortScratch {
             control,
             lists,
             levels: levels as u32,
-            four_way: trusted as u32,
+            four_way: u32::try_from(four_way_from).unwrap_or(u32::MAX),
         };
         let entries = straddle_entries(num_tiles, levels);
         // SAFETY: the block is twophase_segsort_straddles', with the plan's parameters; it runs
@@ -403,9 +414,7 @@ impl SegmentedSortScratch {
             )?
             .max(1) as usize;
         let merge_grid = grid_blocks(num_tiles.min(sms * resident))?;
-        // The four-way levels (even levels below the last, trusted comparators): their tile's
-        // shared memory and grid, as the merge kernel's.
-        let four_way = trusted && levels >= FOUR_WAY_LEVELS;
+        // The four-way levels' tile: its shared memory and grid, as the merge kernel's.
         let (four_way_shared, four_way_grid) = if four_way {
             let shared = kernels.allow_dynamic_shared(
                 SEGMENTED_SORT_ENTRY_FOUR_WAY_MERGE,
@@ -499,7 +508,7 @@ impl SegmentedSortScratch {
                     &merge_params,
                 )
             }?;
-            if four_way && level % FOUR_WAY_LEVELS == 0 && level + 1 < levels {
+            if four_way_at(level) {
                 let four_way_params = FourWayParams {
                     keys,
                     scratch_keys,

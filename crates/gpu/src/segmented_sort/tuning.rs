@@ -29,6 +29,10 @@ pub struct SegmentedSortTuning {
     /// tiles and four-way passes), in the calls that have the segments on the host; the merge
     /// levels move every key of a long segment once a doubling.
     pub alone_min_keys: usize,
+    /// The first level merged four-way where four runs lie in one segment, then every other
+    /// level from it (trusted comparators; [`NO_FOUR_WAY_LEVELS`](Self::NO_FOUR_WAY_LEVELS):
+    /// none). Each four-way level costs two launches whether or not a quad lies in one segment.
+    pub four_way_from_level: u32,
 }
 
 /// Bytes of keys and values from which a segment sorts alone ([`SegmentedSortTuning::alone_min_keys`]):
@@ -36,7 +40,15 @@ pub struct SegmentedSortTuning {
 /// tile, the plain mergesort about half that plus a fixed few tens of microseconds a call.
 const ALONE_MIN_BYTES: usize = 32 << 20;
 
+/// The first four-way level of keys of at most 4 bytes alone: level 0, the fastest start for a
+/// long segment, at two launches a four-way level on every call (docs/tuning.md, "Four-way merge
+/// levels"). Wider keys and pairs merge two-way only: their four-way tile spills and was slower.
+const FOUR_WAY_FROM_LEVEL: u32 = 0;
+
 impl SegmentedSortTuning {
+    /// [`four_way_from_level`](Self::four_way_from_level) past every level: two-way levels only.
+    pub const NO_FOUR_WAY_LEVELS: u32 = u32::MAX;
+
     /// Keys per tile (NV = NT * VT).
     pub const fn tile(&self) -> usize {
         self.threads as usize * self.vt as usize
@@ -63,6 +75,11 @@ impl SegmentedSortTuning {
             threads,
             vt,
             alone_min_keys: ALONE_MIN_BYTES / if element_bytes > 0 { element_bytes } else { 1 },
+            four_way_from_level: if key_bytes <= 4 && value_bytes == 0 {
+                FOUR_WAY_FROM_LEVEL
+            } else {
+                Self::NO_FOUR_WAY_LEVELS
+            },
         }
     }
 
