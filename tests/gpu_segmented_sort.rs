@@ -320,19 +320,26 @@ fn sort_device_guarded<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
     let poison = bytemuck::Zeroable::zeroed();
     let mut d_keys = Guarded::new(gpu, keys, poison);
     let mut d_values = Guarded::new(gpu, values.unwrap_or(&[]), 0xDEAD_BEEF);
+    // The shipped tuning, with its four-way levels (where the types have them) at any size: the
+    // tests' sorts are smaller than the shipped size threshold.
+    let value_bytes = values.map_or(0, |_| std::mem::size_of::<u64>());
+    let tuning = Some(SegmentedSortTuning {
+        four_way_min_keys: 0,
+        ..SegmentedSortTuning::for_types(std::mem::size_of::<K>(), value_bytes)
+    });
     let sorted = match values {
         Some(_) => gpu.segmented_sort_device(
             SortBuffers::pairs(&mut d_keys.view_mut(), &mut d_values.view_mut()),
             device_segments,
             comp,
-            None,
+            tuning,
             scratch,
         ),
         None => gpu.segmented_sort_device(
             SortBuffers::keys(&mut d_keys.view_mut()),
             device_segments,
             comp,
-            None,
+            tuning,
             scratch,
         ),
     }
@@ -861,6 +868,7 @@ fn segmented_sort_tiles_under_sanitizers() {
     let gpu = gpu();
     let mut rng = rng();
     let tile = SegmentedSortTuning::for_types(4, 0).tile();
+    let mut scratch = SegmentedSortScratch::new();
     for n in [1, 100, tile + 1, 5 * tile + 7, 13 * tile + 5] {
         for dist in ["all32", "uniform200", "one", "ones"] {
             let starts = starts_of(dist, n, &mut rng);
@@ -903,10 +911,11 @@ fn segmented_sort_tiles_under_sanitizers() {
             &Less,
             &format!("tiles ranges n={n}"),
         );
-        // One range of all the keys, and one segment of all but the last: quads of runs wholly
-        // in one segment, merged by the four-way levels (a short last quad at 13 tiles).
+        // One range of all the keys, and one segment of all but the last, through the
+        // device-buffer call with four-way levels at any size: quads of runs wholly in one
+        // segment, merged four-way (a short last quad at 13 tiles); pairs stay two-way.
         let whole: Vec<u32> = (0..n).map(|_| rng.gen_range(0..64)).collect();
-        let values: Vec<u32> = (0..n as u32).collect();
+        let values: Vec<u64> = (0..n as u64).collect();
         let all_but_last = [0, n - 1];
         for (name, segments) in [
             (
@@ -918,15 +927,27 @@ fn segmented_sort_tiles_under_sanitizers() {
             ),
             ("all but the last", Segments::Starts(&all_but_last)),
         ] {
-            check(
-                &gpu,
-                &whole,
-                segments,
-                &Less,
-                &format!("tiles {name} n={n}"),
-            );
+            let case = format!("tiles {name} n={n}");
+            check_device(&gpu, &mut scratch, &whole, segments, &Less, &case);
             let case = format!("tiles pairs {name} n={n}");
-            check_pairs_with(&gpu, &whole, &values, segments, &Greater, &case);
+            let (sorted, got_keys, got_values) = sort_device_guarded(
+                &gpu,
+                &mut scratch,
+                &whole,
+                Some(&values),
+                segments,
+                &Greater,
+                &case,
+            );
+            sorted.unwrap_or_else(|e| panic!("{case}: {e}"));
+            let pairs: Vec<(u32, u64)> =
+                whole.iter().copied().zip(values.iter().copied()).collect();
+            let expected = reference(&pairs, segments, |a, b| b.0.cmp(&a.0));
+            let got: Vec<(u32, u64)> = got_keys.into_iter().zip(got_values).collect();
+            assert!(
+                got == expected,
+                "{case}: not std's stable order per segment"
+            );
         }
     }
 }

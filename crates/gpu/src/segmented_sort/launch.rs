@@ -294,8 +294,9 @@ impl SegmentedSortScratch {
         )?;
         let partitions = gpu.grow_scratch_address(&mut self.partitions, num_tiles + 1)?;
         // Only a trusted comparator's sorts merge four-way (the kernels take the cuts as exact),
-        // from the tuning's first four-way level, every other level below the last.
-        let four_way_from = if trusted {
+        // of the tuning's size or more, from its first four-way level, every other level below
+        // the last.
+        let four_way_from = if trusted && count >= tuning.four_way_min_keys {
             tuning.four_way_from_level as usize
         } else {
             usize::MAX

@@ -33,12 +33,20 @@ pub struct SegmentedSortTuning {
     /// level from it (trusted comparators; [`NO_FOUR_WAY_LEVELS`](Self::NO_FOUR_WAY_LEVELS):
     /// none). Each four-way level costs two launches whether or not a quad lies in one segment.
     pub four_way_from_level: u32,
+    /// Sorts of fewer keys merge two-way only: their four-way levels' launches, which cost a call
+    /// whether or not a quad lies in one segment, weigh more against a smaller sort.
+    pub four_way_min_keys: usize,
 }
 
 /// Bytes of keys and values from which a segment sorts alone ([`SegmentedSortTuning::alone_min_keys`]):
 /// the merge levels cost a segment about one read and write of its keys per doubling past a
 /// tile, the plain mergesort about half that plus a fixed few tens of microseconds a call.
 const ALONE_MIN_BYTES: usize = 32 << 20;
+
+/// Bytes of keys and values from which a sort merges four-way ([`SegmentedSortTuning::four_way_min_keys`]):
+/// the size the four-way levels were measured at (2^27 4-byte keys), where their empty launches
+/// cost 1.7% of a call without long segments; smaller sorts were not timed with them.
+const FOUR_WAY_MIN_BYTES: usize = 512 << 20;
 
 /// The first four-way level of keys of at most 4 bytes alone: level 0, the fastest start for a
 /// long segment, at two launches a four-way level on every call (docs/tuning.md, "Four-way merge
@@ -80,6 +88,8 @@ impl SegmentedSortTuning {
             } else {
                 Self::NO_FOUR_WAY_LEVELS
             },
+            four_way_min_keys: FOUR_WAY_MIN_BYTES
+                / if element_bytes > 0 { element_bytes } else { 1 },
         }
     }
 
