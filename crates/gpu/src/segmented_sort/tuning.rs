@@ -70,6 +70,8 @@ impl SegmentedSortTuning {
     ///   smaller block has fewer of them and more blocks an SM.
     /// - 8-byte keys: 256 x 11, the mergesort's u64 shape (not swept).
     /// - Wider keys: 128 x 7, to bound registers and shared memory.
+    /// - Four-way levels from level 0 for keys of at most 4 bytes alone, in sorts of 512 MiB or
+    ///   more; none for other types, whose four-way tile spills (the constants' reasons).
     pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
         let (threads, vt) = if key_bytes <= 4 {
             (128, 15)
