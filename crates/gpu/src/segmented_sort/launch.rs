@@ -194,6 +194,32 @@ fn straddle_entries(num_tiles: usize, levels: usize) -> usize {
         .sum()
 }
 
+/// The dynamic shared memory of the tile kernel `entry` (`shared_bytes`, allowed past the static
+/// limit) and its grid: it strides over a level's list with the blocks of `threads` that fit on
+/// the device at once, at most one a tile, so that a level touching few tiles launches no idle
+/// blocks and one touching every tile leaves no SM with a second round while others idle.
+fn strided_tiles(
+    gpu: &Gpu,
+    kernels: &Kernels,
+    entry: &'static str,
+    shared_bytes: usize,
+    threads: u32,
+    num_tiles: usize,
+) -> Result<(u32, u32), GpuError> {
+    let shared = kernels.allow_dynamic_shared(
+        entry,
+        shared_bytes,
+        MAX_STATIC_SHARED_BYTES,
+        gpu.max_shared_per_block_optin(),
+    )?;
+    let [function] = kernels.functions([entry])?;
+    let resident = function
+        .occupancy_max_active_blocks_per_multiprocessor(threads, shared as usize, None)?
+        .max(1) as usize;
+    let grid = grid_blocks(num_tiles.min(gpu.multiprocessors() as usize * resident))?;
+    Ok((shared, grid))
+}
+
 impl SegmentedSortScratch {
     /// The first launches of a call: the control words cleared (one memset, a node of a captured
     /// graph: no segment fault, empty work lists, no bad level), then the check of the segments
@@ -391,46 +417,29 @@ impl SegmentedSortScratch {
                 &blocksort_params,
             )
         }?;
-        let merge_shared = kernels.allow_dynamic_shared(
+        let (merge_shared, merge_grid) = strided_tiles(
+            gpu,
+            kernels,
             SEGMENTED_SORT_ENTRY_MERGE,
             tuning.merge_shared_bytes(key_bytes, value_bytes),
-            MAX_STATIC_SHARED_BYTES,
-            gpu.max_shared_per_block_optin(),
+            tuning.threads,
+            num_tiles,
         )?;
-        let sms = gpu.multiprocessors() as usize;
         let partition_grid = strided_grid(
             num_tiles,
             PARTITION_THREADS,
             PARTITION_BLOCKS_PER_SM,
             gpu.multiprocessors(),
         )?;
-        // The merge kernel strides over each level's list with the blocks that fit on the device
-        // at once: a level touching few tiles launches no idle blocks, and one touching every
-        // tile leaves no SM with a second round of blocks while others idle.
-        let resident = merge
-            .occupancy_max_active_blocks_per_multiprocessor(
-                tuning.threads,
-                merge_shared as usize,
-                None,
-            )?
-            .max(1) as usize;
-        let merge_grid = grid_blocks(num_tiles.min(sms * resident))?;
-        // The four-way levels' tile: its shared memory and grid, as the merge kernel's.
         let (four_way_shared, four_way_grid) = if four_way {
-            let shared = kernels.allow_dynamic_shared(
+            strided_tiles(
+                gpu,
+                kernels,
                 SEGMENTED_SORT_ENTRY_FOUR_WAY_MERGE,
                 tuning.four_way_shared_bytes(key_bytes, value_bytes),
-                MAX_STATIC_SHARED_BYTES,
-                gpu.max_shared_per_block_optin(),
-            )?;
-            let resident = four_way_merge
-                .occupancy_max_active_blocks_per_multiprocessor(
-                    tuning.threads,
-                    shared as usize,
-                    None,
-                )?
-                .max(1) as usize;
-            (shared, grid_blocks(num_tiles.min(sms * resident))?)
+                tuning.threads,
+                num_tiles,
+            )?
         } else {
             (0, 1)
         };
