@@ -371,6 +371,28 @@ fn check_device<K, C>(
     );
 }
 
+/// The device-buffer call on guarded u32 `keys` with u64 `values` under `Greater`, checked against
+/// std's stable sort of the pairs per segment by key, descending: the values prove stability.
+fn check_device_pairs_descending(
+    gpu: &Gpu,
+    scratch: &mut SegmentedSortScratch,
+    keys: &[u32],
+    values: &[u64],
+    segments: Segments<'_>,
+    case: &str,
+) {
+    let (sorted, got_keys, got_values) =
+        sort_device_guarded(gpu, scratch, keys, Some(values), segments, &Greater, case);
+    sorted.unwrap_or_else(|e| panic!("{case}: {e}"));
+    let pairs: Vec<(u32, u64)> = keys.iter().copied().zip(values.iter().copied()).collect();
+    let expected = reference(&pairs, segments, |a, b| b.0.cmp(&a.0));
+    let got: Vec<(u32, u64)> = got_keys.into_iter().zip(got_values).collect();
+    assert!(
+        got == expected,
+        "{case}: not std's stable order per segment"
+    );
+}
+
 /// The device-buffer call (whose offsets the host never sees: its merge levels sort a long
 /// segment) on long segments among short ones: one, two of different and of equal lengths,
 /// long segments first and last, a segment of all but one key, ranges with gaps, pairs, floats
@@ -411,23 +433,13 @@ fn segmented_sort_device_long_segments_match_std() {
         // Pairs of few distinct keys: the values prove stability.
         let few: Vec<u32> = (0..n).map(|_| rng.gen_range(0..4)).collect();
         let values: Vec<u64> = (0..n as u64).collect();
-        let case = format!("pairs, {case}");
-        let (sorted, got_keys, got_values) = sort_device_guarded(
+        check_device_pairs_descending(
             &gpu,
             &mut scratch,
             &few,
-            Some(&values),
+            &values,
             segments,
-            &Greater,
-            &case,
-        );
-        sorted.unwrap_or_else(|e| panic!("{case}: {e}"));
-        let pairs: Vec<(u32, u64)> = few.iter().copied().zip(values.iter().copied()).collect();
-        let expected = reference(&pairs, segments, |a, b| b.0.cmp(&a.0));
-        let got: Vec<(u32, u64)> = got_keys.into_iter().zip(got_values).collect();
-        assert!(
-            got == expected,
-            "{case}: not std's stable order per segment"
+            &format!("pairs, {case}"),
         );
     }
     // Ranges: the long ones kept, every other short one left out (gaps kept as they are).
@@ -930,24 +942,7 @@ fn segmented_sort_tiles_under_sanitizers() {
             let case = format!("tiles {name} n={n}");
             check_device(&gpu, &mut scratch, &whole, segments, &Less, &case);
             let case = format!("tiles pairs {name} n={n}");
-            let (sorted, got_keys, got_values) = sort_device_guarded(
-                &gpu,
-                &mut scratch,
-                &whole,
-                Some(&values),
-                segments,
-                &Greater,
-                &case,
-            );
-            sorted.unwrap_or_else(|e| panic!("{case}: {e}"));
-            let pairs: Vec<(u32, u64)> =
-                whole.iter().copied().zip(values.iter().copied()).collect();
-            let expected = reference(&pairs, segments, |a, b| b.0.cmp(&a.0));
-            let got: Vec<(u32, u64)> = got_keys.into_iter().zip(got_values).collect();
-            assert!(
-                got == expected,
-                "{case}: not std's stable order per segment"
-            );
+            check_device_pairs_descending(&gpu, &mut scratch, &whole, &values, segments, &case);
         }
     }
 }
