@@ -1,5 +1,7 @@
 //! The segmented sort's launches: check, straddles and plan, block sort, then per level its partitions, their check, its merge and its four-way cuts and merge.
 
+use std::mem::size_of;
+
 use cudarc::driver::DevicePtrMut;
 
 use super::short::ShortParams;
@@ -443,10 +445,13 @@ impl SegmentedSortScratch {
         } else {
             (0, 1)
         };
+        // Work list `index` (level `index`'s, then from `levels` on the four-way ones), num_tiles
+        // slots each (kernels/segmented_sort_plan.cu).
+        let list_at = |index: usize| lists + (index * num_tiles * size_of::<u32>()) as u64;
         let mut straddle_offset = 0;
         for level in 0..levels {
             let level_straddles = straddles + (STRADDLE_WORDS * straddle_offset * 8) as u64;
-            let list = lists + (level * num_tiles * 4) as u64;
+            let list = list_at(level);
             straddle_offset += num_tiles.div_ceil(2 << level);
             let partition_params = PartitionParams {
                 keys,
@@ -527,7 +532,7 @@ impl SegmentedSortScratch {
                     count: count_arg,
                     masks,
                     control,
-                    list: lists + ((levels + level) * num_tiles * 4) as u64,
+                    list: list_at(levels + level),
                     partitions,
                     cuts,
                     status: check.status,
