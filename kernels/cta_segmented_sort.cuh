@@ -186,11 +186,11 @@ __device__ __forceinline__ void segsort_blocksort_tile(const twophase::segsort_b
   const size_type tile = blockIdx.x;
   const size_type tile_start = tile * NV;
   const int tile_cnt = (int)min((size_type)NV, p.count - tile_start);
-  const unsigned long long mask = touches(p.masks[tile]);
-  const bool to_scratch = (__popcll(mask) & 1) != 0;
+  const unsigned long long mask = p.masks[tile];
+  const bool to_scratch = scratch_before(mask, 0);
   key_type* keys_out = to_scratch ? p.scratch_keys : p.keys;
   value_type* vals_out = to_scratch ? p.scratch_vals : p.vals;
-  const key_image_out image_out = {mask == 0};
+  const key_image_out image_out = {touches(mask) == 0};
 
   key_type* keys_shared = reinterpret_cast<key_type*>(smem);
   unsigned* pieces_shared = reinterpret_cast<unsigned*>(smem + segsort_smem<NV>::KEY_BYTES);

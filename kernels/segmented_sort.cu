@@ -235,9 +235,20 @@ __device__ __forceinline__ bool four_way_at(unsigned long long mask, unsigned le
   return ((mask >> (SEGSORT_MAX_LEVELS + level)) & 1) != 0;
 }
 
-// Whether tile `tile` lies in the scratch before level `level`: the parity of its touches from it on.
+// Whether a tile of mask `mask` lies in the scratch before level `level`: the parity of its
+// touches from it on. Its level-`level` merge reads it there and writes the other buffer.
+__device__ __forceinline__ bool scratch_before(unsigned long long mask, unsigned level) {
+  return (__popcll(touches(mask) >> level) & 1) != 0;
+}
+// Whether level `level` is the last to touch a tile of mask `mask`: its merge stores the keys
+// mapped back from their image.
+__device__ __forceinline__ bool last_touch(unsigned long long mask, unsigned level) {
+  return (touches(mask) >> level) == 1;
+}
+
+// Whether tile `tile` lies in the scratch before level `level`.
 __device__ __forceinline__ bool in_scratch(const unsigned long long* masks, size_type tile, unsigned level) {
-  return (__popcll(touches(masks[tile]) >> level) & 1) != 0;
+  return scratch_before(masks[tile], level);
 }
 
 // Keys (or values) by global position, each read from the buffer its tile lies in before `level`.

@@ -62,12 +62,12 @@ extern "C" __global__ void __launch_bounds__(TP_NT, FOUR_WAY_MIN_BLOCKS)
   for (size_type e = blockIdx.x; e < listed; e += gridDim.x) {
     const size_type tile = list[e];
     const unsigned long long mask = masks[tile];
-    const bool from_scratch = (__popcll(touches(mask) >> level) & 1) != 0;
+    const bool from_scratch = scratch_before(mask, level);
     const key_type* src = from_scratch ? scratch_keys : keys;
     key_type* dst = from_scratch ? keys : scratch_keys;
     const value_type* vals_src = from_scratch ? scratch_vals : vals;
     value_type* vals_dst = from_scratch ? vals : scratch_vals;
-    const key_image_out image_out = {(touches(mask) >> level) == 1};
+    const key_image_out image_out = {last_touch(mask, level)};
     __syncthreads();  // the previous tile's last reads of shared memory
     if ((tile + 1) * (size_type)NV <= count) {
       quad_tile<TP_NT, false>(src, count, run, cuts, dst, vals_src, vals_dst, smem, check, image_out, tile);

@@ -282,10 +282,10 @@ extern "C" __global__ void __launch_bounds__(TP_NT, MERGE_MIN_BLOCKS)
     const size_type t0 = tile * NV, t1 = min(t0 + NV, count);
     const unsigned long long mask = masks[tile];
     if (four_way_at(mask, level)) continue;  // twophase_segsort_four_way_merge's
-    const bool from_scratch = (__popcll(touches(mask) >> level) & 1) != 0;
+    const bool from_scratch = scratch_before(mask, level);
     key_type* out_keys = from_scratch ? keys : scratch_keys;
     value_type* out_vals = from_scratch ? vals : scratch_vals;
-    const key_image_out image_out = {(touches(mask) >> level) == 1};
+    const key_image_out image_out = {last_touch(mask, level)};
     const straddle s = tile_straddle(straddles, tile, level);
     const tile_merge m(tile, count, s, partitions);
     const int tile_cnt = (int)(m.m1 - m.m0);
