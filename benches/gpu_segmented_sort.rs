@@ -177,19 +177,15 @@ fn sweep(bench: &Bench) {
     }
 }
 
-/// With `TWOPHASE_BENCH_FOUR_WAY_FROM` set (a level, or `none`), the u32 keys' tuning with its first
-/// four-way level there: for the u32 rows only (the tuning's tile shape is u32's).
-fn four_way_tuning() -> Option<SegmentedSortTuning> {
+/// With `TWOPHASE_BENCH_FOUR_WAY_FROM` set (a level, or `none`), the first four-way level of every
+/// row's tuning (the shipped one of its types otherwise).
+fn four_way_from() -> Option<u32> {
     let from = std::env::var(FOUR_WAY_ENV).ok()?;
-    let level = if from == "none" {
+    Some(if from == "none" {
         SegmentedSortTuning::NO_FOUR_WAY_LEVELS
     } else {
         from.parse()
             .expect("TWOPHASE_BENCH_FOUR_WAY_FROM: a level or `none`")
-    };
-    Some(SegmentedSortTuning {
-        four_way_from_level: level,
-        ..SegmentedSortTuning::for_types(4, 0)
     })
 }
 
@@ -253,8 +249,10 @@ struct Bench<'a> {
     gpu: &'a Gpu,
     copy_gbs: f64,
     cub: &'a HashMap<(String, u32), f64>,
-    /// The tuning of the sorts (`None`: the shipped one).
+    /// The tuning of the sorts (`None`: the shipped one of their types).
     tuning: Option<SegmentedSortTuning>,
+    /// The first four-way level, where not the shipped one (`TWOPHASE_BENCH_FOUR_WAY_FROM`).
+    four_way_from: Option<u32>,
 }
 
 impl Bench<'_> {
@@ -276,6 +274,14 @@ impl Bench<'_> {
         let gpu = self.gpu;
         let stream = gpu.stream();
         let n = keys.len();
+        let value_bytes = values.map_or(0, |_| std::mem::size_of::<u32>());
+        let tuning = match (self.tuning, self.four_way_from) {
+            (tuning, None) => tuning,
+            (tuning, Some(level)) => Some(SegmentedSortTuning {
+                four_way_from_level: level,
+                ..tuning.unwrap_or(SegmentedSortTuning::for_types(size_of::<K>(), value_bytes))
+            }),
+        };
         let pristine = stream.clone_htod(keys).expect("upload");
         let mut d_keys: CudaSlice<K> = stream.clone_htod(keys).expect("upload");
         let starts64: Vec<u64> = starts.iter().map(|&s| s as u64).collect();
@@ -297,7 +303,7 @@ impl Bench<'_> {
                     SortBuffers::pairs(d_keys, d_values),
                     segments,
                     comp,
-                    self.tuning,
+                    tuning,
                     &mut scratch,
                 )
             } else {
@@ -305,7 +311,7 @@ impl Bench<'_> {
                     SortBuffers::keys(d_keys),
                     segments,
                     comp,
-                    self.tuning,
+                    tuning,
                     &mut scratch,
                 )
             };
@@ -408,7 +414,8 @@ fn main() {
         gpu: &gpu,
         copy_gbs: copy,
         cub: &cub,
-        tuning: four_way_tuning(),
+        tuning: None,
+        four_way_from: four_way_from(),
     };
     if std::env::var_os(SWEEP_ENV).is_some() {
         sweep(&bench);

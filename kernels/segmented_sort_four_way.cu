@@ -44,9 +44,31 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
 constexpr int FOUR_WAY_REGISTERS = 64;
 constexpr int FOUR_WAY_MIN_BLOCKS = twophase::blocks_by_registers(FOUR_WAY_REGISTERS, TP_NT);
 
-// Phase 2 of level `level`'s four-way merge: every tile of its four-way list merged from its
-// quad's buffer into the other (quad_tile, NT threads, VT outputs each), the keys mapped back
-// from their image where this is the tile's last level. The grid strides over the list.
+// One four-way tile of level `level`: merged from its quad's buffer into the other (quad_tile,
+// NT threads, VT outputs each), the keys mapped back from their image where this is the tile's
+// last level; `checked` for the tile that ends at `count`.
+template <bool checked>
+__device__ __forceinline__ void four_way_tile(key_type* keys, key_type* scratch_keys, value_type* vals,
+                                              value_type* scratch_vals, size_type count,
+                                              const unsigned long long* masks, size_type* cuts,
+                                              const twophase::input_check& check, unsigned char* smem,
+                                              unsigned level, size_type tile) {
+  const size_type run = ((size_type)TP_NT * TP_VT) << level;
+  const unsigned long long mask = masks[tile];
+  const bool from_scratch = scratch_before(mask, level);
+  const key_type* src = from_scratch ? scratch_keys : keys;
+  key_type* dst = from_scratch ? keys : scratch_keys;
+  const value_type* vals_src = from_scratch ? scratch_vals : vals;
+  value_type* vals_dst = from_scratch ? vals : scratch_vals;
+  const key_image_out image_out = {last_touch(mask, level)};
+  __syncthreads();  // the previous tile's last reads of shared memory
+  quad_tile<TP_NT, checked>(src, count, run, cuts, dst, vals_src, vals_dst, smem, check, image_out, tile);
+}
+
+// Phase 2 of level `level`'s four-way merge: every tile of its four-way list (four_way_tile). The
+// grid strides over the list; the one tile that ends short of NV keys, where a block meets it, is
+// merged after its loop, so that the loop holds one tile's code (with both inside it, the loop's state
+// and the two tiles' registers spilled: 88 bytes of stack against none).
 extern "C" __global__ void __launch_bounds__(TP_NT, FOUR_WAY_MIN_BLOCKS)
     twophase_segsort_four_way_merge(key_type* keys, key_type* scratch_keys, value_type* vals,
                                     value_type* scratch_vals, size_type count, const unsigned long long* masks,
@@ -57,22 +79,17 @@ extern "C" __global__ void __launch_bounds__(TP_NT, FOUR_WAY_MIN_BLOCKS)
   extern __shared__ __align__(16) unsigned char smem[];
   if (!FOUR_WAY_LEVELS || tile_path_off(control)) return;
   const unsigned listed = control[CONTROL_FOUR_WAY_COUNTS + level];
-  const size_type run = (size_type)NV << level;
   const twophase::input_check check = {status, nullptr, 0};
+  bool met_partial = false;  // whether this block met the tile that ends short of NV, at count / NV
   for (size_type e = blockIdx.x; e < listed; e += gridDim.x) {
     const size_type tile = list[e];
-    const unsigned long long mask = masks[tile];
-    const bool from_scratch = scratch_before(mask, level);
-    const key_type* src = from_scratch ? scratch_keys : keys;
-    key_type* dst = from_scratch ? keys : scratch_keys;
-    const value_type* vals_src = from_scratch ? scratch_vals : vals;
-    value_type* vals_dst = from_scratch ? vals : scratch_vals;
-    const key_image_out image_out = {last_touch(mask, level)};
-    __syncthreads();  // the previous tile's last reads of shared memory
-    if ((tile + 1) * (size_type)NV <= count) {
-      quad_tile<TP_NT, false>(src, count, run, cuts, dst, vals_src, vals_dst, smem, check, image_out, tile);
-    } else {
-      quad_tile<TP_NT, true>(src, count, run, cuts, dst, vals_src, vals_dst, smem, check, image_out, tile);
+    if ((tile + 1) * (size_type)NV > count) {
+      met_partial = true;
+      continue;
     }
+    four_way_tile<false>(keys, scratch_keys, vals, scratch_vals, count, masks, cuts, check, smem, level, tile);
+  }
+  if (met_partial) {
+    four_way_tile<true>(keys, scratch_keys, vals, scratch_vals, count, masks, cuts, check, smem, level, count / NV);
   }
 }
