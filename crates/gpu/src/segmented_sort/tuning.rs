@@ -48,9 +48,9 @@ const ALONE_MIN_BYTES: usize = 32 << 20;
 /// cost 1.7% of a call without long segments; smaller sorts were not timed with them.
 const FOUR_WAY_MIN_BYTES: usize = 512 << 20;
 
-/// The first four-way level of keys of at most 4 bytes alone: level 0, the fastest start for a
+/// The first four-way level of keys of at most 8 bytes alone: level 0, the fastest start for a
 /// long segment, at two launches a four-way level on every call (docs/tuning.md, "Four-way merge
-/// levels"). Wider keys and pairs merge two-way only: their four-way tile spills and was slower.
+/// levels"). Wider keys and pairs merge two-way only: their four-way tile spills (untimed).
 const FOUR_WAY_FROM_LEVEL: u32 = 0;
 
 impl SegmentedSortTuning {
@@ -70,8 +70,8 @@ impl SegmentedSortTuning {
     ///   smaller block has fewer of them and more blocks an SM.
     /// - 8-byte keys: 256 x 11, the mergesort's u64 shape (not swept).
     /// - Wider keys: 128 x 7, to bound registers and shared memory.
-    /// - Four-way levels from level 0 for keys of at most 4 bytes alone, in sorts of 512 MiB or
-    ///   more; none for other types, whose four-way tile spills (the constants' reasons).
+    /// - Four-way levels from level 0 for keys of at most 8 bytes alone, in sorts of 512 MiB or
+    ///   more; none for wider keys and pairs, whose four-way tile spills (the constants' reasons).
     pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
         let (threads, vt) = if key_bytes <= 4 {
             (128, 15)
@@ -85,7 +85,7 @@ impl SegmentedSortTuning {
             threads,
             vt,
             alone_min_keys: ALONE_MIN_BYTES / if element_bytes > 0 { element_bytes } else { 1 },
-            four_way_from_level: if key_bytes <= 4 && value_bytes == 0 {
+            four_way_from_level: if key_bytes <= 8 && value_bytes == 0 {
                 FOUR_WAY_FROM_LEVEL
             } else {
                 Self::NO_FOUR_WAY_LEVELS
