@@ -46,7 +46,7 @@ constexpr int FOUR_WAY_MIN_BLOCKS = twophase::blocks_by_registers(FOUR_WAY_REGIS
 
 // One four-way tile of level `level`: merged from its quad's buffer into the other (quad_tile,
 // NT threads, VT outputs each), the keys mapped back from their image where this is the tile's
-// last level; `checked` for the tile that ends at `count`.
+// last level; `checked` for the one tile that ends short of NV keys, at `count`.
 template <bool checked>
 __device__ __forceinline__ void four_way_tile(key_type* keys, key_type* scratch_keys, value_type* vals,
                                               value_type* scratch_vals, size_type count,
