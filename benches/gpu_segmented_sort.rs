@@ -34,6 +34,13 @@ const ROW_ENV: &str = "TWOPHASE_BENCH_ROW";
 const FOUR_WAY_ENV: &str = "TWOPHASE_BENCH_FOUR_WAY_FROM";
 /// Set to a size (log2 of the keys) to run only that size.
 const LOG2N_ENV: &str = "TWOPHASE_BENCH_LOG2N";
+/// How the launches of small sorts are chained, where not as shipped: `none` (each launch after
+/// the one before it, a partition launch at every level) or `pdl` (programmatic dependent
+/// launches, a partition launch at every level).
+const CHAIN_ENV: &str = "TWOPHASE_BENCH_CHAIN";
+/// Set to a number of keys: the merge levels search their own partitions below it
+/// (`own_partitions_below_keys`), where the chain is as shipped.
+const OWN_BELOW_ENV: &str = "TWOPHASE_BENCH_OWN_BELOW";
 
 /// Set to run the tile-shape sweep (u32 keys at 2^27, three segmentations) instead of the table.
 const SWEEP_ENV: &str = "TWOPHASE_BENCH_SWEEP";
@@ -253,6 +260,13 @@ struct Bench<'a> {
     tuning: Option<SegmentedSortTuning>,
     /// The first four-way level, where not the shipped one (`TWOPHASE_BENCH_FOUR_WAY_FROM`).
     four_way_from: Option<u32>,
+    /// Programmatic dependent launches off (`TWOPHASE_BENCH_CHAIN=none`).
+    no_pdl: bool,
+    /// The merge levels' own partition searches off (`TWOPHASE_BENCH_CHAIN=none` or `pdl`).
+    no_own_partitions: bool,
+    /// The merge levels' own partition searches below this many keys
+    /// (`TWOPHASE_BENCH_OWN_BELOW`), where not the shipped threshold.
+    own_below: Option<usize>,
 }
 
 impl Bench<'_> {
@@ -275,13 +289,22 @@ impl Bench<'_> {
         let stream = gpu.stream();
         let n = keys.len();
         let value_bytes = values.map_or(0, |_| std::mem::size_of::<u32>());
-        let tuning = match (self.tuning, self.four_way_from) {
-            (tuning, None) => tuning,
-            (tuning, Some(level)) => Some(SegmentedSortTuning {
-                four_way_from_level: level,
-                ..tuning.unwrap_or(SegmentedSortTuning::for_types(size_of::<K>(), value_bytes))
-            }),
-        };
+        let mut tuning = self
+            .tuning
+            .unwrap_or(SegmentedSortTuning::for_types(size_of::<K>(), value_bytes));
+        if let Some(level) = self.four_way_from {
+            tuning.four_way_from_level = level;
+        }
+        if self.no_pdl {
+            tuning.pdl_below_keys = 0;
+        }
+        if let Some(keys) = self.own_below {
+            tuning.own_partitions_below_keys = keys;
+        }
+        if self.no_own_partitions {
+            tuning.own_partitions_below_keys = 0;
+        }
+        let tuning = Some(tuning);
         let pristine = stream.clone_htod(keys).expect("upload");
         let mut d_keys: CudaSlice<K> = stream.clone_htod(keys).expect("upload");
         let starts64: Vec<u64> = starts.iter().map(|&s| s as u64).collect();
@@ -403,6 +426,7 @@ fn main() {
         return;
     };
     let cub = load_results("TWOPHASE_CUB_SEGMENTED_RESULTS");
+    let chain = std::env::var(CHAIN_ENV).unwrap_or_default();
     let copy = copy_rate_gbs(&gpu, WARMUP, REPS);
     println!(
         "device: {}; device-to-device copy rate: {copy:.0} GB/s (bytes read + written)",
@@ -416,6 +440,12 @@ fn main() {
         cub: &cub,
         tuning: None,
         four_way_from: four_way_from(),
+        no_pdl: chain == "none",
+        no_own_partitions: chain == "none" || chain == "pdl",
+        own_below: std::env::var(OWN_BELOW_ENV).ok().map(|keys| {
+            keys.parse()
+                .expect("TWOPHASE_BENCH_OWN_BELOW: a number of keys")
+        }),
     };
     if std::env::var_os(SWEEP_ENV).is_some() {
         sweep(&bench);

@@ -275,6 +275,7 @@ extern "C" __global__ void __launch_bounds__(TP_NT)
                                unsigned long long* status) {
   constexpr int NV = TP_NT * TP_VT;
   extern __shared__ __align__(16) unsigned char smem[];
+  follow_previous_launch();
   if (tile_path_off(control)) return;
   const twophase::segsort_blocksort_params p = {keys,  vals,         scratch_keys, scratch_vals, starts, ends,
                                                 num_segments, count, masks,       control,      status};

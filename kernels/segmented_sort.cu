@@ -102,6 +102,7 @@ struct segsort_merge_params {
   const size_type* partitions;
   unsigned long long* status;
   unsigned level;
+  unsigned own_partitions;
 };
 
 struct segsort_four_way_params {
@@ -168,6 +169,17 @@ __device__ __forceinline__ bool short_path_taken(const unsigned* control) {
 // invalid, or the short kernel took the call. One load of one word, as each of their blocks
 // reads it first.
 __device__ __forceinline__ bool tile_path_off(const unsigned* control) { return control_verdict_of(control) != 0; }
+
+// Programmatic dependent launch (sm_90+, sorts below SegmentedSortTuning::pdl_below_keys): every
+// kernel after the check is launched as a programmatic dependent of the one before, so that its
+// blocks are scheduled while that kernel's last blocks run. Each kernel calls this before it
+// touches global memory: it waits for the kernel before to complete, its writes visible (and so
+// for every kernel before that one, which each waited alike), then lets its own dependent be
+// scheduled. Both are no-ops in a kernel launched normally.
+__device__ __forceinline__ void follow_previous_launch() {
+  twophase::pdl_wait();
+  twophase::pdl_launch_dependents();
+}
 
 // The last segment whose start is <= pos (starts ascending), or -1 where every start is past it.
 __device__ __forceinline__ long long segment_at(const size_type* starts, size_type num_segments, size_type pos) {

@@ -20,6 +20,7 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
   constexpr size_type NV = (size_type)TP_NT * TP_VT;
   constexpr int ONE_LANE = 1;
   constexpr unsigned ONE_LANE_RECIPROCAL = 0xffffffffu / (ONE_LANE + 1);
+  follow_previous_launch();
   if (!FOUR_WAY_LEVELS || tile_path_off(control)) return;
   const unsigned listed = control[CONTROL_FOUR_WAY_COUNTS + level];
   const size_type run = NV << level;
@@ -77,6 +78,7 @@ extern "C" __global__ void __launch_bounds__(TP_NT, FOUR_WAY_MIN_BLOCKS)
   constexpr int NV = TP_NT * TP_VT;
   // Dynamic: quad_smem<NV, TP_VT>::BYTES (SegmentedSortTuning::four_way_shared_bytes).
   extern __shared__ __align__(16) unsigned char smem[];
+  follow_previous_launch();
   if (!FOUR_WAY_LEVELS || tile_path_off(control)) return;
   const unsigned listed = control[CONTROL_FOUR_WAY_COUNTS + level];
   const twophase::input_check check = {status, nullptr, 0};

@@ -1,80 +1,5 @@
-//! The segmented sort's merge levels: per level, the partitions of its listed tiles, their check, and the merge of each tile's straddle.
-// Part of the segmented-sort program, after kernels/segmented_sort.cu and cta_segmented_sort.cuh.
-
-// Phase 1 of level `level`: for every tile of its work list, the merge path of the tile's first
-// output inside its pair's straddle (A = [lo, mid), B = [mid, hi)), as a global A position.
-extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
-    twophase_segsort_partition(const key_type* keys, const key_type* scratch_keys, size_type count,
-                               size_type num_tiles, const unsigned long long* masks, const size_type* straddles,
-                               const unsigned* control, const unsigned* list, size_type* partitions,
-                               unsigned level) {
-  constexpr size_type NV = (size_type)TP_NT * TP_VT;
-  if (tile_path_off(control)) return;
-  const unsigned listed = control[CONTROL_LIST_COUNTS + level];
-  const size_type run = NV << level;
-  const located<key_type> all = {keys, scratch_keys, masks, level};
-  for (size_type e = (size_type)blockIdx.x * blockDim.x + threadIdx.x; e < listed;
-       e += (size_type)gridDim.x * blockDim.x) {
-    const size_type tile = list[e];
-    const size_type t0 = tile * NV;
-    const size_type pair = tile >> (level + 1);  // a pair of runs is 2^(level + 1) tiles
-    const size_type lo = straddles[2 * pair], hi = straddles[2 * pair + 1], mid = pair * 2 * run + run;
-    const size_type diag = max(t0, lo) - lo;
-    const located_from<key_type> a = {all, lo}, b = {all, mid};
-    partitions[tile] =
-        lo + twophase::merge_path<twophase::bounds_lower, size_type>(a, mid - lo, b, hi - mid, diag, key_compare());
-  }
-}
-
-// The A range [a0, a1) of the merged outputs of `tile` at a level: from the tile's partition to the
-// next tile's, or to mid where the straddle ends in this tile.
-struct tile_merge {
-  size_type m0, m1, a0, a1, b0;
-  __device__ __forceinline__ tile_merge(size_type tile, size_type count, const straddle& s,
-                                        const size_type* partitions) {
-    constexpr size_type NV = (size_type)TP_NT * TP_VT;
-    const size_type t0 = tile * NV, t1 = min(t0 + NV, count);
-    m0 = max(t0, s.lo);
-    m1 = min(t1, s.hi);
-    a0 = partitions[tile];
-    a1 = m1 < s.hi ? partitions[tile + 1] : s.mid;
-    b0 = s.mid + (m0 - s.lo) - (a0 - s.lo);
-  }
-  // Whether the boundaries tile this tile's outputs: A and B each advance, by no more than the
-  // outputs, within their runs.
-  __device__ __forceinline__ bool valid(const straddle& s) const {
-    return s.lo <= a0 && a0 <= a1 && a1 <= s.mid && a1 - a0 <= m1 - m0 && s.mid <= b0 &&
-           b0 + (m1 - m0) - (a1 - a0) <= s.hi;
-  }
-};
-
-// The level's straddle of the pair `tile` belongs to.
-__device__ __forceinline__ straddle tile_straddle(const size_type* straddles, size_type tile, unsigned level) {
-  constexpr size_type NV = (size_type)TP_NT * TP_VT;
-  const size_type run = NV << level;
-  const size_type pair = tile >> (level + 1);  // a pair of runs is 2^(level + 1) tiles
-  return {straddles[2 * pair], straddles[2 * pair + 1], pair * 2 * run + run};
-}
-
-// With a comparator that is not trusted: the partitions of every listed tile checked against
-// the next one's; where any pair is out of order the level is marked bad (its merge leaves every
-// straddle as it is) and STATUS_ORDER_INCONSISTENT is raised.
-extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
-    twophase_segsort_verify(size_type count, const size_type* straddles, const unsigned* list,
-                            const size_type* partitions, unsigned* control, unsigned long long* status,
-                            unsigned level) {
-  if (tile_path_off(control)) return;
-  const unsigned listed = control[CONTROL_LIST_COUNTS + level];
-  for (size_type e = (size_type)blockIdx.x * blockDim.x + threadIdx.x; e < listed;
-       e += (size_type)gridDim.x * blockDim.x) {
-    const size_type tile = list[e];
-    const straddle s = tile_straddle(straddles, tile, level);
-    if (!tile_merge(tile, count, s, partitions).valid(s)) {
-      atomicOr(control + control_bad(SEGSORT_MAX_LEVELS, level), 1u);
-      atomicOr(status, (unsigned long long)twophase::STATUS_ORDER_INCONSISTENT);
-    }
-  }
-}
+//! The segmented sort's merge levels: per level, the merge of each listed tile's straddle.
+// Part of the segmented-sort program, after kernels/segmented_sort_partitions.cu.
 
 // A tile's straddle inputs: A's keys and values, then B's, each range in at most two tiles.
 struct straddle_inputs {
@@ -262,12 +187,18 @@ extern "C" __global__ void __launch_bounds__(TP_NT, MERGE_MIN_BLOCKS)
     twophase_segsort_merge(key_type* keys, key_type* scratch_keys, value_type* vals, value_type* scratch_vals,
                            size_type count, const unsigned long long* masks, const size_type* straddles,
                            const unsigned* control, const unsigned* list, const size_type* partitions,
-                           unsigned long long* status, unsigned level) {
+                           unsigned long long* status, unsigned level, unsigned own_partitions) {
   constexpr int NT = TP_NT;
   constexpr int VT = TP_VT;
   constexpr int NV = NT * VT;
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ int warp_walk_starts[CHECK_ORDER ? NT / twophase::WARP_THREADS : 1];
+  // With own_partitions (a trusted order's small sorts: no partition launch at this level), the
+  // tile's partition and the next tile's, each searched by a warp (a 32-ary search: about a fifth
+  // of a binary search's chain of dependent loads).
+  __shared__ size_type searched[2];
+  static_assert(NT >= 2 * twophase::WARP_THREADS, "two warps search a tile's partitions");
+  follow_previous_launch();
   if (tile_path_off(control)) return;
   const unsigned listed = control[CONTROL_LIST_COUNTS + level];
   const bool bad_level = CHECK_ORDER && control[control_bad(SEGSORT_MAX_LEVELS, level)] != 0;
@@ -287,7 +218,19 @@ extern "C" __global__ void __launch_bounds__(TP_NT, MERGE_MIN_BLOCKS)
     value_type* out_vals = from_scratch ? vals : scratch_vals;
     const key_image_out image_out = {last_touch(mask, level)};
     const straddle s = tile_straddle(straddles, tile, level);
-    const tile_merge m(tile, count, s, partitions);
+    if (own_partitions) {
+      constexpr int WARP = twophase::WARP_THREADS;
+      if (tid < 2 * WARP) {
+        // Warp 1: the next tile's first output, where the straddle goes on past this tile.
+        const size_type at = tid < WARP ? max(t0, s.lo) : t1;
+        const size_type found =
+            at < s.hi ? straddle_partition(keys, scratch_keys, masks, level, s, at, WARP) : s.mid;
+        if (tid % WARP == 0) searched[tid / WARP] = found;
+      }
+      __syncthreads();  // (the previous tile read `searched` before its own barriers)
+    }
+    const auto partition_of = [&](size_type t) { return own_partitions ? searched[t != tile] : partitions[t]; };
+    const tile_merge m(tile, count, s, partition_of);
     const int tile_cnt = (int)(m.m1 - m.m0);
     const int a_cnt = (int)(m.a1 - m.a0);
     const int b_cnt = tile_cnt - a_cnt;

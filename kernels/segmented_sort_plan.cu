@@ -13,6 +13,7 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
                                size_type count, size_type num_tiles, unsigned long long* masks, size_type* straddles,
                                unsigned* control, unsigned* lists, unsigned levels, unsigned /*four_way*/) {
   constexpr size_type NV = (size_type)TP_NT * TP_VT;
+  follow_previous_launch();
   if (tile_path_off(control)) return;
   const size_type entry = (size_type)blockIdx.x * blockDim.x + threadIdx.x;
   size_type pair = entry;
@@ -54,6 +55,7 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
   // before it plus the block's first slot.
   __shared__ unsigned listed_by_warp[WARPS][MAX_LISTS];
   __shared__ unsigned slot_of_warp[WARPS][MAX_LISTS];
+  follow_previous_launch();
   if (tile_path_off(control)) return;  // the same verdict for every block
   const size_type tile = (size_type)blockIdx.x * blockDim.x + threadIdx.x;
   const bool live = tile < num_tiles;

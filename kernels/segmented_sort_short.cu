@@ -314,6 +314,7 @@ extern "C" __global__ void __launch_bounds__(TP_SHORT_NT)
     twophase_segsort_short(key_type* keys, value_type* vals, const size_type* starts, const size_type* ends,
                            size_type num_segments, size_type count, unsigned* control) {
   extern __shared__ __align__(16) unsigned char smem[];
+  follow_previous_launch();
   if constexpr (SHORT_PATH_TYPES) {
     if (!short_path_taken(control)) return;
     // The tile path's kernels, launched after this one, return at once.

@@ -288,6 +288,14 @@ fn segmented_sort_long_segments_sort_alone() {
     }
 }
 
+/// How a test chains a sort's launches: as shipped for the tests' sizes (programmatic dependent
+/// launches, the merge levels searching their own partitions), or as the largest sorts do.
+#[derive(Clone, Copy, PartialEq)]
+enum Chain {
+    Small,
+    Large,
+}
+
 /// The device-buffer call on guarded buffers at the shipped tuning: keys (and `values`, when given),
 /// `segments` uploaded as 64-bit offsets. Returns the call's outcome (the call, then the
 /// scratch's check) and the keys and values as the call left them, error or not.
@@ -299,6 +307,30 @@ fn sort_device_guarded<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
     segments: Segments<'_>,
     comp: &C,
     case: &str,
+) -> (Result<(), twophase::gpu::GpuError>, Vec<K>, Vec<u64>) {
+    sort_device_chained(
+        gpu,
+        scratch,
+        keys,
+        values,
+        segments,
+        comp,
+        case,
+        Chain::Small,
+    )
+}
+
+/// [`sort_device_guarded`] with its launches chained as `chain` says.
+#[allow(clippy::too_many_arguments)]
+fn sort_device_chained<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
+    gpu: &Gpu,
+    scratch: &mut SegmentedSortScratch,
+    keys: &[K],
+    values: Option<&[u64]>,
+    segments: Segments<'_>,
+    comp: &C,
+    case: &str,
+    chain: Chain,
 ) -> (Result<(), twophase::gpu::GpuError>, Vec<K>, Vec<u64>) {
     let starts64: Vec<u64> = segments.starts().iter().map(|&s| s as u64).collect();
     let ends64: Vec<u64> = segments
@@ -323,9 +355,16 @@ fn sort_device_guarded<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
     // The shipped tuning, with its four-way levels (where the types have them) at any size: the
     // tests' sorts are smaller than the shipped size threshold.
     let value_bytes = values.map_or(0, |_| std::mem::size_of::<u64>());
+    let shipped = SegmentedSortTuning::for_types(std::mem::size_of::<K>(), value_bytes);
+    let (pdl_below_keys, own_partitions_below_keys) = match chain {
+        Chain::Small => (shipped.pdl_below_keys, shipped.own_partitions_below_keys),
+        Chain::Large => (0, 0),
+    };
     let tuning = Some(SegmentedSortTuning {
         four_way_min_keys: 0,
-        ..SegmentedSortTuning::for_types(std::mem::size_of::<K>(), value_bytes)
+        pdl_below_keys,
+        own_partitions_below_keys,
+        ..shipped
     });
     let sorted = match values {
         Some(_) => gpu.segmented_sort_device(
@@ -441,6 +480,41 @@ fn segmented_sort_device_long_segments_match_std() {
             segments,
             &format!("pairs, {case}"),
         );
+    }
+    // The launches as the largest sorts chain them: one after another, a partition launch at
+    // every level.
+    for (name, starts, n) in layouts.iter().take(2) {
+        let segments = Segments::Starts(starts);
+        let keys: Vec<u32> = (0..*n).map(|_| rng.gen_range(0..4)).collect();
+        let values: Vec<u64> = (0..*n as u64).collect();
+        for with_values in [false, true] {
+            let case = format!("{name}, n={n}, values {with_values}, unchained");
+            let pairs = with_values.then_some(values.as_slice());
+            let (sorted, got_keys, got_values) = sort_device_chained(
+                &gpu,
+                &mut scratch,
+                &keys,
+                pairs,
+                segments,
+                &Greater,
+                &case,
+                Chain::Large,
+            );
+            sorted.unwrap_or_else(|e| panic!("{case}: {e}"));
+            if with_values {
+                let pairs: Vec<(u32, u64)> =
+                    keys.iter().copied().zip(values.iter().copied()).collect();
+                let got: Vec<(u32, u64)> = got_keys.into_iter().zip(got_values).collect();
+                let expected = reference(&pairs, segments, |a, b| b.0.cmp(&a.0));
+                assert!(
+                    got == expected,
+                    "{case}: not std's stable order per segment"
+                );
+            } else {
+                let expected = reference(&keys, segments, |a, b| b.cmp(a));
+                assert!(got_keys == expected, "{case}: differs from std per segment");
+            }
+        }
     }
     // Ranges: the long ones kept, every other short one left out (gaps kept as they are).
     let (starts, n) = long_among_short(&mut rng, &[200_000, 90_000]);

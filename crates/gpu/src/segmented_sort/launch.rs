@@ -4,7 +4,10 @@ use std::mem::size_of;
 
 use cudarc::driver::DevicePtrMut;
 
-use super::short::ShortParams;
+use super::params::{
+    BlocksortParams, CheckParams, FourWayParams, MergeParams, PartitionParams, PlanParams,
+    VerifyParams,
+};
 use super::{
     SegmentAddresses, SegmentedSortScratch, SegmentedSortTuning, SEGMENTED_SORT_ENTRY_BLOCKSORT,
     SEGMENTED_SORT_ENTRY_CHECK, SEGMENTED_SORT_ENTRY_FOUR_WAY_CUTS,
@@ -15,7 +18,7 @@ use super::{
 use crate::error::GpuError;
 use crate::primitive::value_bytes;
 use crate::runtime::device::Gpu;
-use crate::runtime::launch::{param_block, KernelParams, LaunchShape, ParamLayout};
+use crate::runtime::launch::LaunchShape;
 use crate::runtime::module_cache::Kernels;
 use crate::runtime::shape::{
     grid_blocks, strided_grid, MAX_GRID_X, MAX_STATIC_SHARED_BYTES, PARTITION_THREADS,
@@ -43,133 +46,6 @@ const PARTITION_BLOCKS_PER_SM: usize = 8;
 /// Check-kernel blocks an SM at most: its threads stride over the segments, and each block sets
 /// the long-segment word at most once, so that few writes meet on that word.
 const CHECK_BLOCKS_PER_SM: usize = 8;
-
-param_block! {
-    /// The parameter block of `twophase_segsort_check` (kernels/segmented_sort.cu).
-    struct CheckParams as "segsort_check_params" {
-        starts: u64,
-        ends: u64,
-        num_segments: u64,
-        count: u64,
-        control: u64,
-        status: u64,
-    }
-}
-
-param_block! {
-    /// The parameter block of `twophase_segsort_straddles` and `twophase_segsort_plan`.
-    struct PlanParams as "segsort_plan_params" for ["twophase_segsort_straddles", "twophase_segsort_plan"] {
-        starts: u64,
-        ends: u64,
-        num_segments: u64,
-        count: u64,
-        num_tiles: u64,
-        masks: u64,
-        straddles: u64,
-        control: u64,
-        lists: u64,
-        levels: u32,
-        four_way: u32,
-    }
-}
-
-param_block! {
-    /// The parameter block of `twophase_segsort_blocksort`.
-    struct BlocksortParams as "segsort_blocksort_params" {
-        keys: u64,
-        vals: u64,
-        scratch_keys: u64,
-        scratch_vals: u64,
-        starts: u64,
-        ends: u64,
-        num_segments: u64,
-        count: u64,
-        masks: u64,
-        control: u64,
-        status: u64,
-    }
-}
-
-param_block! {
-    /// The parameter block of `twophase_segsort_partition`.
-    struct PartitionParams as "segsort_partition_params" {
-        keys: u64,
-        scratch_keys: u64,
-        count: u64,
-        num_tiles: u64,
-        masks: u64,
-        straddles: u64,
-        control: u64,
-        list: u64,
-        partitions: u64,
-        level: u32,
-    }
-}
-
-param_block! {
-    /// The parameter block of `twophase_segsort_verify`.
-    struct VerifyParams as "segsort_verify_params" {
-        count: u64,
-        straddles: u64,
-        list: u64,
-        partitions: u64,
-        control: u64,
-        status: u64,
-        level: u32,
-    }
-}
-
-param_block! {
-    /// The parameter block of `twophase_segsort_merge`.
-    struct MergeParams as "segsort_merge_params" {
-        keys: u64,
-        scratch_keys: u64,
-        vals: u64,
-        scratch_vals: u64,
-        count: u64,
-        masks: u64,
-        straddles: u64,
-        control: u64,
-        list: u64,
-        partitions: u64,
-        status: u64,
-        level: u32,
-    }
-}
-
-param_block! {
-    /// The parameter block of `twophase_segsort_four_way_cuts` and `twophase_segsort_four_way_merge`
-    /// (kernels/segmented_sort_four_way.cu).
-    struct FourWayParams as "segsort_four_way_params"
-        for ["twophase_segsort_four_way_cuts", "twophase_segsort_four_way_merge"] {
-        keys: u64,
-        scratch_keys: u64,
-        vals: u64,
-        scratch_vals: u64,
-        count: u64,
-        masks: u64,
-        control: u64,
-        list: u64,
-        partitions: u64,
-        cuts: u64,
-        status: u64,
-        level: u32,
-    }
-}
-
-/// The layouts of the parameter blocks of a segmented-sort program, for its asserts.
-pub(super) fn param_layouts() -> Vec<&'static ParamLayout> {
-    vec![
-        &CheckParams::LAYOUT,
-        &ShortParams::LAYOUT,
-        &PlanParams::LAYOUT,
-        &BlocksortParams::LAYOUT,
-        &PartitionParams::LAYOUT,
-        &VerifyParams::LAYOUT,
-        &MergeParams::LAYOUT,
-        &FourWayParams::LAYOUT,
-    ]
-}
 
 /// One segmented sort's launches: the buffers (at least one key), the segments (at least one),
 /// the program and what the launches need of the types.
@@ -341,9 +217,17 @@ impl SegmentedSortScratch {
             0
         };
         let (control, check) = self.launch_check(gpu, kernels, count, segments)?;
+        // Below pdl_below_keys every kernel after the check is a programmatic dependent of the
+        // one before. Each waits for that one to complete before it touches global memory
+        // (kernels/segmented_sort.cu `follow_previous_launch`), so every launch below still
+        // reads what the launches before it wrote, as the SAFETY notes say.
+        let dependent = count < tuning.pdl_below_keys;
+        // Below own_partitions_below_keys a trusted order's merge levels search their own
+        // partitions (kernels/segmented_sort_levels.cu), where no four-way cut reads them.
+        let own_partitions_below = trusted && count < tuning.own_partitions_below_keys;
         // The short path next: it sorts where every segment is short, and then every kernel
         // below returns at once.
-        gpu.launch_segmented_short(kernels, buffers, segments, key_bytes, control)?;
+        gpu.launch_segmented_short(kernels, buffers, segments, key_bytes, control, dependent)?;
         let count_arg = count as u64;
         let num_segments = segments.count as u64;
         let plan_params = PlanParams {
@@ -370,7 +254,8 @@ impl SegmentedSortScratch {
                 LaunchShape::new(
                     grid_blocks(entries.max(1).div_ceil(PARTITION_THREADS as usize))?,
                     PARTITION_THREADS,
-                ),
+                )
+                .dependent(dependent),
                 &plan_params,
             )
         }?;
@@ -385,7 +270,8 @@ impl SegmentedSortScratch {
                 LaunchShape::new(
                     grid_blocks(num_tiles.div_ceil(PARTITION_THREADS as usize))?,
                     PARTITION_THREADS,
-                ),
+                )
+                .dependent(dependent),
                 &plan_params,
             )
         }?;
@@ -415,7 +301,9 @@ impl SegmentedSortScratch {
         unsafe {
             gpu.launch(
                 blocksort,
-                LaunchShape::new(grid_blocks(num_tiles)?, tuning.threads).shared(blocksort_shared),
+                LaunchShape::new(grid_blocks(num_tiles)?, tuning.threads)
+                    .shared(blocksort_shared)
+                    .dependent(dependent),
                 &blocksort_params,
             )
         }?;
@@ -453,6 +341,8 @@ impl SegmentedSortScratch {
             let level_straddles = straddles + (STRADDLE_WORDS * straddle_offset * 8) as u64;
             let list = list_at(level);
             straddle_offset += num_tiles.div_ceil(2 << level);
+            // The merge searches its own partitions where no four-way cut reads them.
+            let own_partitions = own_partitions_below && !four_way_at(level);
             let partition_params = PartitionParams {
                 keys,
                 scratch_keys,
@@ -465,17 +355,19 @@ impl SegmentedSortScratch {
                 partitions,
                 level: level as u32,
             };
-            // SAFETY: the block is twophase_segsort_partition's; its threads stride over the
-            // level's list (the count the plan wrote, at most num_tiles), read keys of the
-            // tiles' straddles (within `count`) from the buffer their masks name, and write
-            // partitions[tile] (num_tiles + 1 entries).
-            unsafe {
-                gpu.launch(
-                    partition,
-                    LaunchShape::new(partition_grid, PARTITION_THREADS),
-                    &partition_params,
-                )
-            }?;
+            if !own_partitions {
+                // SAFETY: the block is twophase_segsort_partition's; its threads stride over the
+                // level's list (the count the plan wrote, at most num_tiles), read keys of the
+                // tiles' straddles (within `count`) from the buffer their masks name, and write
+                // partitions[tile] (num_tiles + 1 entries).
+                unsafe {
+                    gpu.launch(
+                        partition,
+                        LaunchShape::new(partition_grid, PARTITION_THREADS).dependent(dependent),
+                        &partition_params,
+                    )
+                }?;
+            }
             if !trusted {
                 let verify_params = VerifyParams {
                     count: count_arg,
@@ -492,7 +384,7 @@ impl SegmentedSortScratch {
                 unsafe {
                     gpu.launch(
                         verify,
-                        LaunchShape::new(partition_grid, PARTITION_THREADS),
+                        LaunchShape::new(partition_grid, PARTITION_THREADS).dependent(dependent),
                         &verify_params,
                     )
                 }?;
@@ -510,16 +402,21 @@ impl SegmentedSortScratch {
                 partitions,
                 status: check.status,
                 level: level as u32,
+                own_partitions: u32::from(own_partitions),
             };
             // SAFETY: the block is twophase_segsort_merge's; its blocks stride over the level's
             // list, each tile read from the buffer its mask names and written whole into the
-            // other (both `count` keys, values alike); its merge ranges are the partitions,
-            // checked against each other first for a comparator that is not trusted (a bad
-            // level copies instead), so every read stays inside the tile's straddle.
+            // other (both `count` keys, values alike); its merge ranges are the partitions (the
+            // launch's above, or with own_partitions, a trusted order's only, its own searches
+            // of the same merge paths), checked against each other first for a comparator that
+            // is not trusted (a bad level copies instead), so every read stays inside the tile's
+            // straddle.
             unsafe {
                 gpu.launch(
                     merge,
-                    LaunchShape::new(merge_grid, tuning.threads).shared(merge_shared),
+                    LaunchShape::new(merge_grid, tuning.threads)
+                        .shared(merge_shared)
+                        .dependent(dependent),
                     &merge_params,
                 )
             }?;
@@ -548,7 +445,7 @@ impl SegmentedSortScratch {
                 unsafe {
                     gpu.launch(
                         four_way_cuts,
-                        LaunchShape::new(partition_grid, PARTITION_THREADS),
+                        LaunchShape::new(partition_grid, PARTITION_THREADS).dependent(dependent),
                         &four_way_params,
                     )
                 }?;
@@ -559,7 +456,9 @@ impl SegmentedSortScratch {
                 unsafe {
                     gpu.launch(
                         four_way_merge,
-                        LaunchShape::new(four_way_grid, tuning.threads).shared(four_way_shared),
+                        LaunchShape::new(four_way_grid, tuning.threads)
+                            .shared(four_way_shared)
+                            .dependent(dependent),
                         &four_way_params,
                     )
                 }?;

@@ -24,6 +24,7 @@ use crate::runtime::status::{
 
 mod alone;
 mod launch;
+mod params;
 mod short;
 pub mod tuning;
 
@@ -62,7 +63,7 @@ entry_points! {
 
 /// The segmented sort's kernel sources, in the order they follow the prelude: the mergesort's
 /// block sort and its definitions, then the segmented sort's kernels.
-pub const SEGMENTED_SORT_SOURCES: [&str; 14] = [
+pub const SEGMENTED_SORT_SOURCES: [&str; 15] = [
     PARTITION_CUH,
     SERIAL_CUH,
     CTA_MERGE_CUH,
@@ -74,7 +75,8 @@ pub const SEGMENTED_SORT_SOURCES: [&str; 14] = [
     include_str!("../../kernels/segmented_sort_plan.cu"),
     // The block sort by (piece, key).
     include_str!("../../kernels/cta_segmented_sort.cuh"),
-    // The merge levels.
+    // The merge levels: their partitions and check, then their merge.
+    include_str!("../../kernels/segmented_sort_partitions.cu"),
     include_str!("../../kernels/segmented_sort_levels.cu"),
     // The mergesort's four-way cut search and tile, then the four-way levels.
     MERGESORT_PARTITION_CUH,
@@ -518,7 +520,7 @@ impl ProgramTuning for SegmentedSortTuning {
     }
 
     fn params(self) -> Vec<&'static ParamLayout> {
-        launch::param_layouts()
+        params::param_layouts()
     }
 
     const SHIPPED: &'static [fn(usize, usize) -> Self] = &[Self::for_types];

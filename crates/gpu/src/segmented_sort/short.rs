@@ -105,6 +105,7 @@ impl Gpu {
         segments: SegmentAddresses,
         key_bytes: usize,
         control: u64,
+        dependent: bool,
     ) -> Result<(), GpuError> {
         let value_bytes = value_bytes(buffers.layout);
         if !short_path_types(key_bytes, value_bytes) {
@@ -143,7 +144,9 @@ impl Gpu {
         unsafe {
             self.launch(
                 short,
-                LaunchShape::new(grid, SHORT_THREADS).shared(shared),
+                LaunchShape::new(grid, SHORT_THREADS)
+                    .shared(shared)
+                    .dependent(dependent),
                 &params,
             )
         }

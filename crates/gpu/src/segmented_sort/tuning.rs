@@ -36,6 +36,14 @@ pub struct SegmentedSortTuning {
     /// Sorts of fewer keys merge two-way only: their four-way levels' launches, which cost a call
     /// whether or not a quad lies in one segment, weigh more against a smaller sort.
     pub four_way_min_keys: usize,
+    /// Sorts of fewer keys launch every kernel after the check as a programmatic dependent of
+    /// the one before (sm_90+), so that each one's blocks are scheduled while the previous
+    /// kernel's last blocks run; 0 turns it off.
+    pub pdl_below_keys: usize,
+    /// Sorts of fewer keys under a trusted order search each merge tile's partitions in the merge
+    /// kernel (two threads a tile), at the levels whose partitions no four-way cut reads: one
+    /// launch a level instead of two; 0 turns it off.
+    pub own_partitions_below_keys: usize,
 }
 
 /// Bytes of keys and values from which a segment sorts alone ([`SegmentedSortTuning::alone_min_keys`]):
@@ -52,6 +60,18 @@ const FOUR_WAY_MIN_BYTES: usize = 512 << 20;
 /// long segment, at two launches a four-way level on every call (docs/tuning.md, "Four-way merge
 /// levels"). Wider keys and pairs merge two-way only: their four-way tile spills (untimed).
 const FOUR_WAY_FROM_LEVEL: u32 = 0;
+
+/// Bytes of keys and values below which the launches are chained by programmatic dependent launch
+/// ([`SegmentedSortTuning::pdl_below_keys`]): most launches of a small call find no work (a level
+/// with no straddle, the tile path after the short path), and chained they cost less than their
+/// launch latency each (docs/tuning.md, "Programmatic dependent launch").
+const PDL_MAX_BYTES: usize = 256 << 20;
+
+/// Bytes of keys and values below which the merge levels search their own partitions
+/// ([`SegmentedSortTuning::own_partitions_below_keys`]): a small sort's levels touch few tiles, so
+/// a partition launch a level costs more than the searches it runs (docs/tuning.md, "Programmatic
+/// dependent launch").
+const OWN_PARTITIONS_MAX_BYTES: usize = 256 << 20;
 
 impl SegmentedSortTuning {
     /// [`four_way_from_level`](Self::four_way_from_level) past every level: two-way levels only.
@@ -91,6 +111,9 @@ impl SegmentedSortTuning {
                 Self::NO_FOUR_WAY_LEVELS
             },
             four_way_min_keys: FOUR_WAY_MIN_BYTES
+                / if element_bytes > 0 { element_bytes } else { 1 },
+            pdl_below_keys: PDL_MAX_BYTES / if element_bytes > 0 { element_bytes } else { 1 },
+            own_partitions_below_keys: OWN_PARTITIONS_MAX_BYTES
                 / if element_bytes > 0 { element_bytes } else { 1 },
         }
     }
