@@ -296,33 +296,12 @@ enum Chain {
     Large,
 }
 
-/// The device-buffer call on guarded buffers at the shipped tuning: keys (and `values`, when given),
-/// `segments` uploaded as 64-bit offsets. Returns the call's outcome (the call, then the
-/// scratch's check) and the keys and values as the call left them, error or not.
-fn sort_device_guarded<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
-    gpu: &Gpu,
-    scratch: &mut SegmentedSortScratch,
-    keys: &[K],
-    values: Option<&[u64]>,
-    segments: Segments<'_>,
-    comp: &C,
-    case: &str,
-) -> (Result<(), twophase::gpu::GpuError>, Vec<K>, Vec<u64>) {
-    sort_device_chained(
-        gpu,
-        scratch,
-        keys,
-        values,
-        segments,
-        comp,
-        case,
-        Chain::Small,
-    )
-}
-
-/// [`sort_device_guarded`] with its launches chained as `chain` says.
+/// The device-buffer call on guarded buffers at the shipped tuning, its launches chained as
+/// `chain` says: keys (and `values`, when given), `segments` uploaded as 64-bit offsets. Returns
+/// the call's outcome (the call, then the scratch's check) and the keys and values as the call
+/// left them, error or not.
 #[allow(clippy::too_many_arguments)]
-fn sort_device_chained<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
+fn sort_device_guarded<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
     gpu: &Gpu,
     scratch: &mut SegmentedSortScratch,
     keys: &[K],
@@ -402,7 +381,8 @@ fn check_device<K, C>(
     K: DeviceKey + DeviceRepr + Send + Sync,
     C: DeviceComparator<K> + Sync,
 {
-    let (sorted, got, _) = sort_device_guarded(gpu, scratch, keys, None, segments, comp, case);
+    let (sorted, got, _) =
+        sort_device_guarded(gpu, scratch, keys, None, segments, comp, case, Chain::Small);
     sorted.unwrap_or_else(|e| panic!("{case}: {e}"));
     assert!(
         same_bits(&got, &reference(keys, segments, order(comp))),
@@ -420,8 +400,16 @@ fn check_device_pairs_descending(
     segments: Segments<'_>,
     case: &str,
 ) {
-    let (sorted, got_keys, got_values) =
-        sort_device_guarded(gpu, scratch, keys, Some(values), segments, &Greater, case);
+    let (sorted, got_keys, got_values) = sort_device_guarded(
+        gpu,
+        scratch,
+        keys,
+        Some(values),
+        segments,
+        &Greater,
+        case,
+        Chain::Small,
+    );
     sorted.unwrap_or_else(|e| panic!("{case}: {e}"));
     let pairs: Vec<(u32, u64)> = keys.iter().copied().zip(values.iter().copied()).collect();
     let expected = reference(&pairs, segments, |a, b| b.0.cmp(&a.0));
@@ -490,7 +478,7 @@ fn segmented_sort_device_long_segments_match_std() {
         for with_values in [false, true] {
             let case = format!("{name}, n={n}, values {with_values}, unchained");
             let pairs = with_values.then_some(values.as_slice());
-            let (sorted, got_keys, got_values) = sort_device_chained(
+            let (sorted, got_keys, got_values) = sort_device_guarded(
                 &gpu,
                 &mut scratch,
                 &keys,
@@ -541,6 +529,7 @@ fn segmented_sort_device_long_segments_match_std() {
         segments,
         &TotalOrder,
         "f32",
+        Chain::Small,
     );
     sorted.unwrap_or_else(|e| panic!("f32: {e}"));
     let expected = reference(&floats, segments, f32::total_cmp);
@@ -567,8 +556,16 @@ fn segmented_sort_device_long_segments_match_std() {
     for comp in &inconsistent_comparators() {
         let keys: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1000)).collect();
         let case = "no order, long segment";
-        let (sorted, got, _) =
-            sort_device_guarded(&gpu, &mut scratch, &keys, None, segments, comp, case);
+        let (sorted, got, _) = sort_device_guarded(
+            &gpu,
+            &mut scratch,
+            &keys,
+            None,
+            segments,
+            comp,
+            case,
+            Chain::Small,
+        );
         if let Err(e) = sorted {
             assert!(e.to_string().contains("strict weak order"), "{case}: {e}");
         }
