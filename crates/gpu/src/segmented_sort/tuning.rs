@@ -160,6 +160,14 @@ impl SegmentedSortTuning {
     pub fn validate(&self, key_bytes: usize, value_bytes: usize) -> Result<(), GpuError> {
         // Tile positions are packed in 16 bits in the piece table.
         const MAX_TILE: usize = u16::MAX as usize;
+        // Two warps of a merge block search its tile's partitions (kernels/segmented_sort_levels.cu).
+        const MIN_THREADS: u32 = 2 * WARP as u32;
+        if self.threads < MIN_THREADS {
+            return Err(GpuError::InvalidTuning(format!(
+                "threads = {}: at least {MIN_THREADS} (two warps search a merge tile's partitions)",
+                self.threads
+            )));
+        }
         if self.tile() > MAX_TILE {
             return Err(GpuError::InvalidTuning(format!(
                 "a tile of {} keys: at most {MAX_TILE}",
@@ -171,5 +179,30 @@ impl SegmentedSortTuning {
             .max(self.merge_shared_bytes(key_bytes, value_bytes))
             .max(self.four_way_shared_bytes(key_bytes, value_bytes));
         check_launch_shape_within(self.threads, self.vt, true, shared, MAX_OPTIN_SHARED_BYTES)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_tunings_validate_and_one_warp_is_refused() {
+        for (key_bytes, value_bytes) in [(1, 0), (4, 0), (4, 4), (8, 0), (8, 8), (16, 0), (24, 8)] {
+            let tuning = SegmentedSortTuning::for_types(key_bytes, value_bytes);
+            assert!(
+                tuning.validate(key_bytes, value_bytes).is_ok(),
+                "{key_bytes}, {value_bytes}"
+            );
+        }
+        let one_warp = SegmentedSortTuning {
+            threads: WARP as u32,
+            ..SegmentedSortTuning::for_types(4, 0)
+        };
+        let refused = one_warp.validate(4, 0);
+        assert!(
+            matches!(&refused, Err(GpuError::InvalidTuning(why)) if why.contains("two warps")),
+            "{refused:?}"
+        );
     }
 }
