@@ -24,6 +24,21 @@ __device__ __forceinline__ size_type straddle_partition(const key_type* keys, co
          });
 }
 
+// Every tile of level `level`'s work list with its pair's straddle, `visit(tile, straddle)`, the
+// grid's threads striding over the list (after the launch before, where the tile path is on).
+template <typename visit_t>
+__device__ __forceinline__ void for_each_listed_tile(const unsigned* control, const unsigned* list,
+                                                     const size_type* straddles, unsigned level, visit_t visit) {
+  follow_previous_launch();
+  if (tile_path_off(control)) return;
+  const unsigned listed = control[CONTROL_LIST_COUNTS + level];
+  for (size_type e = (size_type)blockIdx.x * blockDim.x + threadIdx.x; e < listed;
+       e += (size_type)gridDim.x * blockDim.x) {
+    const size_type tile = list[e];
+    visit(tile, tile_straddle(straddles, tile, level));
+  }
+}
+
 // Phase 1 of level `level`: for every tile of its work list, the merge path of the tile's first
 // output inside its pair's straddle, as a global A position.
 extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
@@ -32,15 +47,9 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
                                const unsigned* control, const unsigned* list, size_type* partitions,
                                unsigned level) {
   constexpr size_type NV = (size_type)TP_NT * TP_VT;
-  follow_previous_launch();
-  if (tile_path_off(control)) return;
-  const unsigned listed = control[CONTROL_LIST_COUNTS + level];
-  for (size_type e = (size_type)blockIdx.x * blockDim.x + threadIdx.x; e < listed;
-       e += (size_type)gridDim.x * blockDim.x) {
-    const size_type tile = list[e];
-    const straddle s = tile_straddle(straddles, tile, level);
+  for_each_listed_tile(control, list, straddles, level, [&](size_type tile, const straddle& s) {
     partitions[tile] = straddle_partition(keys, scratch_keys, masks, level, s, max(tile * NV, s.lo), 1);
-  }
+  });
 }
 
 // The A range [a0, a1) of the merged outputs of `tile` at a level: from the tile's partition to the
@@ -79,16 +88,10 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
     twophase_segsort_verify(size_type count, const size_type* straddles, const unsigned* list,
                             const size_type* partitions, unsigned* control, unsigned long long* status,
                             unsigned level) {
-  follow_previous_launch();
-  if (tile_path_off(control)) return;
-  const unsigned listed = control[CONTROL_LIST_COUNTS + level];
-  for (size_type e = (size_type)blockIdx.x * blockDim.x + threadIdx.x; e < listed;
-       e += (size_type)gridDim.x * blockDim.x) {
-    const size_type tile = list[e];
-    const straddle s = tile_straddle(straddles, tile, level);
+  for_each_listed_tile(control, list, straddles, level, [&](size_type tile, const straddle& s) {
     if (!tile_merge(tile, count, s, stored_partitions{partitions}).valid(s)) {
       atomicOr(control + control_bad(SEGSORT_MAX_LEVELS, level), 1u);
       atomicOr(status, (unsigned long long)twophase::STATUS_ORDER_INCONSISTENT);
     }
-  }
+  });
 }
