@@ -343,19 +343,19 @@ impl SegmentedSortScratch {
             straddle_offset += num_tiles.div_ceil(2 << level);
             // The merge searches its own partitions where no four-way cut reads them.
             let own_partitions = own_partitions_below && !four_way_at(level);
-            let partition_params = PartitionParams {
-                keys,
-                scratch_keys,
-                count: count_arg,
-                num_tiles: num_tiles as u64,
-                masks,
-                straddles: level_straddles,
-                control,
-                list,
-                partitions,
-                level: level as u32,
-            };
             if !own_partitions {
+                let partition_params = PartitionParams {
+                    keys,
+                    scratch_keys,
+                    count: count_arg,
+                    num_tiles: num_tiles as u64,
+                    masks,
+                    straddles: level_straddles,
+                    control,
+                    list,
+                    partitions,
+                    level: level as u32,
+                };
                 // SAFETY: the block is twophase_segsort_partition's; its threads stride over the
                 // level's list (the count the plan wrote, at most num_tiles), read keys of the
                 // tiles' straddles (within `count`) from the buffer their masks name, and write
