@@ -32,7 +32,8 @@ const REPS: usize = 25;
 const ROW_ENV: &str = "TWOPHASE_BENCH_ROW";
 /// The u32 rows' first four-way merge level (`none`: two-way levels only).
 const FOUR_WAY_ENV: &str = "TWOPHASE_BENCH_FOUR_WAY_FROM";
-/// Set to a size (log2 of the keys) to run only that size.
+/// Set to a size (log2 of the keys, any, not only the table's 2^20, 2^24 and 2^27) to run only that
+/// size.
 const LOG2N_ENV: &str = "TWOPHASE_BENCH_LOG2N";
 /// How the launches of small sorts are chained, where not as shipped: `none` (each launch after
 /// the one before it, a partition launch at every level) or `pdl` (programmatic dependent
@@ -73,10 +74,7 @@ fn long_rows(bench: &Bench) {
     let gpu = bench.gpu;
     let stream = gpu.stream();
     let only = std::env::var(LONG_ENV).ok().filter(|row| row.contains('/'));
-    for log2n in [24u32, 27] {
-        if std::env::var(LOG2N_ENV).is_ok_and(|l| l != log2n.to_string()) {
-            continue;
-        }
+    for log2n in long_sizes() {
         let n = 1usize << log2n;
         let keys: Vec<u32> = random_keys(n, rand::random());
         let uniform = segment_starts("uniform2000", n);
@@ -194,6 +192,21 @@ fn four_way_from() -> Option<u32> {
         from.parse()
             .expect("TWOPHASE_BENCH_FOUR_WAY_FROM: a level or `none`")
     })
+}
+
+/// The sizes (log2) of the table's rows: `TWOPHASE_BENCH_LOG2N` alone where set (any size,
+/// 2^25 and 2^26 among them), else [`SIZES`].
+fn sizes() -> Vec<u32> {
+    std::env::var(LOG2N_ENV).map_or(SIZES.to_vec(), |l| {
+        vec![l
+            .parse()
+            .expect("TWOPHASE_BENCH_LOG2N: a power of two's exponent")]
+    })
+}
+
+/// The sizes of the long-segment rows: `TWOPHASE_BENCH_LOG2N` where set, else 2^24 and 2^27.
+fn long_sizes() -> Vec<u32> {
+    std::env::var(LOG2N_ENV).map_or(vec![24, 27], |_| sizes())
 }
 
 /// Whether the row `name` at 2^log2n is selected by the environment.
@@ -460,7 +473,7 @@ fn main() {
         "return a.score > b.score;",
         |a: &Scored, b: &Scored| a.score > b.score,
     );
-    for log2n in SIZES {
+    for log2n in sizes() {
         let n = 1usize << log2n;
         let keys: Vec<u32> = random_keys(n, rand::random());
         for dist in SEGMENT_DISTRIBUTIONS {

@@ -150,6 +150,13 @@ static double time_sort(F sort) {
   return time_events(slow ? SLOW_WARMUP : WARMUP, slow ? SLOW_REPS : REPS, [&](int) { sort(); });
 }
 
+// The sizes (log2) of the rows: TWOPHASE_BENCH_LOG2N alone where set (any size), else SIZES.
+static std::vector<int> sizes() {
+  const char* size = std::getenv("TWOPHASE_BENCH_LOG2N");
+  if (size != nullptr) return {std::atoi(size)};
+  return std::vector<int>(SIZES, SIZES + 3);
+}
+
 // Whether a row runs: TWOPHASE_BENCH_ROW (a segmentation's name, or `u64`) and
 // TWOPHASE_BENCH_LOG2N pick one, as in benches/gpu_segmented_sort.rs; unset, every row runs.
 static bool selected(const char* name, int log2n) {
@@ -265,7 +272,7 @@ static void sort_rows(const char* key_kind, const char* dist, const std::vector<
 // Every u32 sort of segmentation `dist` at each of SIZES.
 static void bench(int dist) {
   const char* name = SEGMENT_DISTRIBUTIONS[dist];
-  for (int log2n : SIZES) {
+  for (int log2n : sizes()) {
     if (!selected(name, log2n)) continue;
     const size_t n = size_t(1) << log2n;
     const uint64_t seed = 1000 * log2n + 10 * dist + std::random_device{}();
@@ -295,7 +302,7 @@ static std::vector<int64_t> with_long(const std::vector<int64_t>& uniform, size_
 // The u64 rows at each of SIZES (TWOPHASE_BENCH_ROW=u64): uniform 1..2000, and one segment of
 // 7/8 of the keys among those (from n / 16), as the twophase bench's `seg64` rows.
 static void bench_u64() {
-  for (int log2n : SIZES) {
+  for (int log2n : sizes()) {
     if (!selected("u64", log2n)) continue;
     const size_t n = size_t(1) << log2n;
     const std::vector<int64_t> uniform = segment_offsets(PAIRS_DISTRIBUTION, n);

@@ -69,8 +69,9 @@ const PDL_MAX_BYTES: usize = 256 << 20;
 
 /// Bytes of keys and values below which the merge levels search their own partitions
 /// ([`SegmentedSortTuning::own_partitions_below_keys`]): a partition launch cost about 4 us even
-/// with nothing to search; every row measured at 2^20 and 2^24 gained but a u64 segment of 7/8 of
-/// 2^24 keys (5.6% slower); larger sorts were not measured (docs/tuning.md, as above).
+/// with nothing to search; every row measured at 2^20, 2^24 and 2^25 gained (up to 37%) or held
+/// but a segment of 7/8 of the keys, 5.6% slower for u64 at 2^24 and 7% for u32 at 2^25, where a
+/// merge block meets a dozen of its tiles' searches one after another (docs/tuning.md, as above).
 const OWN_PARTITIONS_MAX_BYTES: usize = 256 << 20;
 
 impl SegmentedSortTuning {
