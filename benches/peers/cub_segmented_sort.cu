@@ -269,7 +269,7 @@ static void sort_rows(const char* key_kind, const char* dist, const std::vector<
   }
 }
 
-// Every u32 sort of segmentation `dist` at each of SIZES.
+// Every u32 sort of segmentation `dist` at each of sizes().
 static void bench(int dist) {
   const char* name = SEGMENT_DISTRIBUTIONS[dist];
   for (int log2n : sizes()) {
@@ -299,7 +299,7 @@ static std::vector<int64_t> with_long(const std::vector<int64_t>& uniform, size_
   return offsets;
 }
 
-// The u64 rows at each of SIZES (TWOPHASE_BENCH_ROW=u64): uniform 1..2000, and one segment of
+// The u64 rows at each of sizes() (TWOPHASE_BENCH_ROW=u64): uniform 1..2000, and one segment of
 // 7/8 of the keys among those (from n / 16), as the twophase bench's `seg64` rows.
 static void bench_u64() {
   for (int log2n : sizes()) {
