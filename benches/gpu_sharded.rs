@@ -45,6 +45,14 @@ const ONE_SHARD_ENV: &str = "TWOPHASE_BENCH_ONE_SHARD";
 const CUT_PROBES_ENV: &str = "TWOPHASE_BENCH_CUT_PROBES";
 /// Runs only the u64 rows (for settings of NCCL's environment, a process each).
 const U64_ONLY_ENV: &str = "TWOPHASE_BENCH_U64_ONLY";
+/// A comma-separated list of the streamed exchange's chunk weights, each colon-separated
+/// (`GpuGroup::set_stream_chunk_weights`, e.g. `2:1,3:1`): the u64 row once a list, in
+/// `WEIGHT_ROUNDS` rounds.
+const CHUNK_WEIGHTS_ENV: &str = "TWOPHASE_BENCH_CHUNK_WEIGHTS";
+/// The group's chunk weights unless set, restored after a sweep.
+const SHIPPED_CHUNK_WEIGHTS: [usize; 2] = [2, 1];
+/// Rounds of a chunk-weight sweep: each list's rows interleave with the others'.
+const WEIGHT_ROUNDS: usize = 2;
 /// Bytes in a GiB.
 const GIB: f64 = (1u64 << 30) as f64;
 
@@ -433,6 +441,29 @@ fn main() {
         let wide: Vec<u64> = random_keys(n, rand::random());
         let one = single_gpu_ms(&gpus[0], &wide, None);
         print_row("u64", log2n, p, 8, one, sharded_ms(&group, &wide));
+        if let Ok(lists) = std::env::var(CHUNK_WEIGHTS_ENV) {
+            let lists: Vec<Vec<usize>> = lists
+                .split(',')
+                .map(|list| {
+                    list.split(':')
+                        .filter_map(|w| w.trim().parse().ok())
+                        .collect()
+                })
+                .collect();
+            for _ in 0..WEIGHT_ROUNDS {
+                for weights in &lists {
+                    if let Err(error) = group.set_stream_chunk_weights(weights) {
+                        println!("weights {weights:?}: {error}");
+                        continue;
+                    }
+                    let name = format!("u64, chunks {weights:?}");
+                    print_row(&name, log2n, p, 8, one, sharded_ms(&group, &wide));
+                }
+            }
+            group
+                .set_stream_chunk_weights(&SHIPPED_CHUNK_WEIGHTS)
+                .expect("the shipped weights");
+        }
     }
 }
 

@@ -198,6 +198,8 @@ fn pairs_are_stable_across_shards_and_a_user_comparator_sorts() {
     let mut rng = rng();
     for gpus in [handles(2), one_device_pair()] {
         let group = group(&gpus);
+        // Three windows a streamed merge (two devices), the last chunk the largest.
+        group.set_stream_chunk_weights(&[1, 2, 3]).expect("weights");
         let p = gpus.len();
         for n in [5, 4097, (1 << 20) + 1] {
             // Duplicate-heavy keys: equal keys in every shard, their values the global index.
@@ -302,6 +304,10 @@ fn mismatched_buffers_are_invalid_input() {
     let result = group.sort_device(&mut one, &Less).map(|v| v.len());
     assert_invalid_input(result, "one shard for two GPUs", "`shards`");
     assert!(matches!(GpuGroup::new(&[]), Err(GpuError::InvalidInput(_))));
+    for weights in [&[][..], &[2, 0]] {
+        let result = group.set_stream_chunk_weights(weights);
+        assert_invalid_input(result, "chunk weights", "`weights`");
+    }
 
     // Output shards of the wrong size.
     let mut shards = group.upload(&[&[3u32, 1][..], &[2]]).expect("upload");

@@ -105,6 +105,8 @@ pub struct GpuGroup<'g> {
     cut_time: Cell<Duration>,
     /// The fewest key bytes in a chunk of a streamed exchange.
     min_chunk_bytes: Cell<usize>,
+    /// The relative sizes of a streamed exchange's chunks, first to last.
+    chunk_weights: RefCell<Vec<usize>>,
     /// Keys a round of a two-device cut reads from each device at most.
     cut_probes: Cell<usize>,
 }
@@ -168,6 +170,7 @@ impl<'g> GpuGroup<'g> {
             phases: Cell::new(Phases::default()),
             cut_time: Cell::new(Duration::ZERO),
             min_chunk_bytes: Cell::new(windows::MIN_CHUNK_BYTES),
+            chunk_weights: RefCell::new(windows::CHUNK_WEIGHTS.to_vec()),
             cut_probes: Cell::new(cuts::CUT_PROBES),
         })
     }
@@ -188,6 +191,22 @@ impl<'g> GpuGroup<'g> {
     /// whole). Smaller values stream smaller calls (the tests do, to run the windows' code).
     pub fn set_stream_chunk_bytes(&self, bytes: usize) {
         self.min_chunk_bytes.set(bytes.max(1));
+    }
+
+    /// The relative sizes of the chunks of a two-GPU call's streamed exchange, first to last
+    /// (`[2, 1]` unless set: the first two thirds of each remote piece, merged while the last
+    /// third is in flight). Each chunk is one more NCCL group and one more window of the merge;
+    /// one weight sends each piece whole. Weights that are none or include a zero are
+    /// [`GpuError::InvalidInput`].
+    pub fn set_stream_chunk_weights(&self, weights: &[usize]) -> Result<(), GpuError> {
+        if weights.is_empty() || weights.contains(&0) {
+            return Err(GpuError::InvalidInput(format!(
+                "`weights` {weights:?}: a streamed exchange's chunks need one weight or more, \
+                 none zero"
+            )));
+        }
+        *self.chunk_weights.borrow_mut() = weights.to_vec();
+        Ok(())
     }
 
     /// The most keys a round of a two-GPU call's cut search reads from each device (256 unless

@@ -59,9 +59,12 @@ impl GpuGroup<'_> {
         let layout = values.as_ref().and_then(|_| value_layout::<V>());
         let cuts = shard_cuts(&self.gpus, keys.inputs, comp, self.cut_probes.get(), layout)?;
         let cut_time = start.elapsed();
+        let weights = self.chunk_weights.borrow();
+        let min_chunk_bytes = self.min_chunk_bytes.get();
         let plans: Vec<StreamPlan> = (0..2)
-            .map(|i| StreamPlan::new(&cuts, i, size_of::<K>(), self.min_chunk_bytes.get()))
+            .map(|i| StreamPlan::new(&cuts, i, size_of::<K>(), min_chunk_bytes, &weights))
             .collect();
+        drop(weights);
         let layouts = [
             ReceiveLayout::new(&cuts, size_of::<K>()),
             ReceiveLayout::new(&cuts, size_of::<V>()),

@@ -5,11 +5,12 @@ use std::ops::Range;
 use super::layout::{ReceiveLayout, NCCL_PACK_BYTES};
 use super::{COLUMNS, KEYS, VALUES};
 
-/// The chunks of a remote piece, by relative size: the first two thirds, then the last. The
-/// first window's merge runs while the last chunk is in flight; the last window's (a third of
-/// the merge) follows the exchange. Each further NCCL group waits for the SMs and memory the
-/// merge holds, and slows the exchange more than its overlap saves (docs/tuning.md).
-const CHUNK_WEIGHTS: [usize; 2] = [2, 1];
+/// The chunks of a remote piece, by relative size, unless the group sets others: the first two
+/// thirds, then the last. The first window's merge runs while the last chunk is in flight; the
+/// last window's (a third of the merge) follows the exchange. Each further NCCL group waits for
+/// the SMs and memory the merge holds, and slows the exchange more than its overlap saves
+/// (docs/tuning.md).
+pub(super) const CHUNK_WEIGHTS: [usize; 2] = [2, 1];
 /// Fewest bytes of keys in the smallest chunk (a smaller piece goes whole), unless the group
 /// sets another: a second chunk costs an NCCL group, the window cuts' read-back and a merge's
 /// launches, which at 2^24 keys (16 MiB pieces) cost more than the overlap saves.
@@ -37,24 +38,26 @@ pub(super) struct StreamPlan {
 
 impl StreamPlan {
     /// The plan of output shard `shard` (0 or 1) of two, from the sharded sort's `cuts`, for
-    /// keys of `key_bytes` bytes, chunks of at least `min_chunk_bytes` of them.
+    /// keys of `key_bytes` bytes, chunks of at least `min_chunk_bytes` of them whose sizes go as
+    /// `weights` (none zero; no weights send the piece whole).
     pub(super) fn new(
         cuts: &[Vec<usize>],
         shard: usize,
         key_bytes: usize,
         min_chunk_bytes: usize,
+        weights: &[usize],
     ) -> Self {
         let remote = 1 - shard;
         let piece = |k: usize| cuts[shard][k]..cuts[shard + 1][k];
         let (local, remote_piece) = (piece(shard), piece(remote));
         let (start, end) = (remote_piece.start, remote_piece.end);
-        let weights = CHUNK_WEIGHTS;
         let (smallest, total) = (
             weights.iter().copied().min().unwrap_or(1),
             weights.iter().sum::<usize>(),
         );
         // Every chunk carries at least `min_chunk_bytes` of keys, or the piece goes whole.
-        let streamed = remote_piece.len() * key_bytes * smallest >= min_chunk_bytes * total;
+        let streamed = weights.len() > 1
+            && remote_piece.len() * key_bytes * smallest >= min_chunk_bytes * total;
         let base = start - start % CHUNK_ALIGN_ELEMENTS;
         let mut bounds = vec![start];
         if streamed {
@@ -210,6 +213,9 @@ mod tests {
         vec![vec![0, 0], cut, vec![shards[0].len(), shards[1].len()]]
     }
 
+    /// Chunk weights the tests plan with: the shipped ones, none, one, and longer lists.
+    const WEIGHTS: [&[usize]; 5] = [&CHUNK_WEIGHTS, &[], &[1], &[3, 1], &[8, 4, 2, 1, 1]];
+
     #[test]
     fn chunks_tile_each_piece_and_start_aligned_in_every_column() {
         let mut state = 7;
@@ -224,10 +230,13 @@ mod tests {
             ];
             let cuts = vec![vec![0, 0], cut.to_vec(), lens.to_vec()];
             for key_bytes in [1, 2, 4, 8, 12, 16, 24] {
-                for min_chunk in [1, 64, 4096, MIN_CHUNK_BYTES] {
+                for (min_chunk, weights) in [1, 64, 4096, MIN_CHUNK_BYTES]
+                    .into_iter()
+                    .flat_map(|min_chunk| WEIGHTS.map(|weights| (min_chunk, weights)))
+                {
                     for shard in 0..2 {
-                        let plan = StreamPlan::new(&cuts, shard, key_bytes, min_chunk);
-                        assert!((1..=CHUNK_WEIGHTS.len()).contains(&plan.chunks()));
+                        let plan = StreamPlan::new(&cuts, shard, key_bytes, min_chunk, weights);
+                        assert!((1..=weights.len().max(1)).contains(&plan.chunks()));
                         assert_eq!(
                             plan.remote_piece(),
                             cuts[shard][1 - shard]..cuts[shard + 1][1 - shard]
@@ -290,7 +299,8 @@ mod tests {
             let total = expected.len();
             let layouts = [ReceiveLayout::new(&cuts, 4), ReceiveLayout::new(&cuts, 8)];
             for (i, min_chunk) in [(0, 4), (1, 4), (0, 256), (1, 1 << 20)] {
-                let plan = StreamPlan::new(&cuts, i, 4, min_chunk);
+                let weights = WEIGHTS[round % WEIGHTS.len()];
+                let plan = StreamPlan::new(&cuts, i, 4, min_chunk, weights);
                 let remote = &shards[plan.remote];
                 let mut keys_in = vec![u32::MAX; layouts[KEYS].lens[i]];
                 let mut values_in = vec![u64::MAX; layouts[VALUES].lens[i]];
