@@ -209,10 +209,9 @@ fn long_sizes() -> Vec<u32> {
     std::env::var(LOG2N_ENV).map_or(vec![24, 27], |_| sizes())
 }
 
-/// Whether the row `name` at 2^log2n is selected by the environment.
-fn selected(name: &str, log2n: u32) -> bool {
+/// Whether the row `name` is selected by the environment (its size by [`sizes`]).
+fn selected(name: &str) -> bool {
     std::env::var(ROW_ENV).map_or(true, |row| row == name)
-        && std::env::var(LOG2N_ENV).map_or(true, |l| l == log2n.to_string())
 }
 
 /// The length of the longest CSR segment of `starts` over `n` keys: at most
@@ -477,7 +476,7 @@ fn main() {
         let n = 1usize << log2n;
         let keys: Vec<u32> = random_keys(n, rand::random());
         for dist in SEGMENT_DISTRIBUTIONS {
-            if !selected(dist, log2n) {
+            if !selected(dist) {
                 continue;
             }
             let starts = segment_starts(dist, n);
@@ -493,12 +492,12 @@ fn main() {
             bench.row(("seg", dist, log2n), starts.len(), ms, 4, &extra);
         }
         let starts = segment_starts("uniform2000", n);
-        if selected("pairs", log2n) {
+        if selected("pairs") {
             let values: Vec<u32> = (0..n as u32).collect();
             let ms = bench.time(&keys, Some(&values), &starts, &Less);
             bench.row(("segpairs", "uniform2000", log2n), starts.len(), ms, 8, "");
         }
-        if selected("u64", log2n) {
+        if selected("u64") {
             // 8-byte keys: uniform 1..=2000, then one segment of 7/8 of the keys among them
             // (the device-buffer call, whose merge levels sort the long one).
             let keys64: Vec<u64> = random_keys(n, rand::random());
@@ -509,7 +508,7 @@ fn main() {
             let note = "7/8 of the keys in one segment";
             bench.row(("seg64", "long7/8", log2n), long.len(), ms, 8, note);
         }
-        if !selected("user", log2n) {
+        if !selected("user") {
             continue;
         }
         let scored: Vec<Scored> = keys

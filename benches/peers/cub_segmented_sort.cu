@@ -157,12 +157,11 @@ static std::vector<int> sizes() {
   return std::vector<int>(SIZES, SIZES + 3);
 }
 
-// Whether a row runs: TWOPHASE_BENCH_ROW (a segmentation's name, or `u64`) and
-// TWOPHASE_BENCH_LOG2N pick one, as in benches/gpu_segmented_sort.rs; unset, every row runs.
-static bool selected(const char* name, int log2n) {
+// Whether a row runs: TWOPHASE_BENCH_ROW (a segmentation's name, or `u64`) picks one, as in
+// benches/gpu_segmented_sort.rs (its size by sizes()); unset, every row runs.
+static bool selected(const char* name) {
   const char* row = std::getenv("TWOPHASE_BENCH_ROW");
-  const char* size = std::getenv("TWOPHASE_BENCH_LOG2N");
-  return (row == nullptr || std::string(row) == name) && (size == nullptr || std::atoi(size) == log2n);
+  return row == nullptr || std::string(row) == name;
 }
 
 // The sorts of `n` random keys of type K over `offsets` (rows "<key_kind>-<dist>"): checked
@@ -273,7 +272,7 @@ static void sort_rows(const char* key_kind, const char* dist, const std::vector<
 static void bench(int dist) {
   const char* name = SEGMENT_DISTRIBUTIONS[dist];
   for (int log2n : sizes()) {
-    if (!selected(name, log2n)) continue;
+    if (!selected(name)) continue;
     const size_t n = size_t(1) << log2n;
     const uint64_t seed = 1000 * log2n + 10 * dist + std::random_device{}();
     sort_rows<uint32_t>("seg", name, segment_offsets(dist, n), log2n, dist == PAIRS_DISTRIBUTION, seed);
@@ -303,7 +302,7 @@ static std::vector<int64_t> with_long(const std::vector<int64_t>& uniform, size_
 // 7/8 of the keys among those (from n / 16), as the twophase bench's `seg64` rows.
 static void bench_u64() {
   for (int log2n : sizes()) {
-    if (!selected("u64", log2n)) continue;
+    if (!selected("u64")) continue;
     const size_t n = size_t(1) << log2n;
     const std::vector<int64_t> uniform = segment_offsets(PAIRS_DISTRIBUTION, n);
     const uint64_t seed = 1000 * log2n + 7 + std::random_device{}();
