@@ -53,6 +53,12 @@ const CHUNK_WEIGHTS_ENV: &str = "TWOPHASE_BENCH_CHUNK_WEIGHTS";
 const SHIPPED_CHUNK_WEIGHTS: [usize; 2] = [2, 1];
 /// Rounds of a chunk-weight sweep: each list's rows interleave with the others'.
 const WEIGHT_ROUNDS: usize = 2;
+/// Also prints each into-output row (u32, pairs, u64) with the exchange started after the sort
+/// (`GpuGroup::set_lead_exchange(false)`), in `LEAD_ROUNDS` rounds alternating with the
+/// shipped lead.
+const LEAD_OFF_ENV: &str = "TWOPHASE_BENCH_LEAD_OFF";
+/// Rounds of the lead's comparison.
+const LEAD_ROUNDS: usize = 2;
 /// Bytes in a GiB.
 const GIB: f64 = (1u64 << 30) as f64;
 
@@ -424,8 +430,27 @@ fn main() {
             continue;
         }
         let u64_only = std::env::var(U64_ONLY_ENV).is_ok();
+        // A row, and with LEAD_OFF_ENV the same row without the lead, alternating.
+        let rows = |name: &str, pair_bytes: usize, one: f64, run: &dyn Fn() -> (f64, [f64; 4])| {
+            if std::env::var(LEAD_OFF_ENV).is_err() {
+                print_row(name, log2n, p, pair_bytes, one, run());
+                return;
+            }
+            for _ in 0..LEAD_ROUNDS {
+                for lead in [true, false] {
+                    group.set_lead_exchange(lead);
+                    let label = if lead {
+                        name.to_owned()
+                    } else {
+                        format!("{name}, exchange after the sort")
+                    };
+                    print_row(&label, log2n, p, pair_bytes, one, run());
+                }
+            }
+            group.set_lead_exchange(true);
+        };
         if !u64_only {
-            print_row("u32", log2n, p, 4, one, sharded_ms(&group, &keys));
+            rows("u32", 4, one, &|| sharded_ms(&group, &keys));
             let in_place = sharded_in_place_ms(&group, &keys);
             print_row("u32 in place", log2n, p, 4, one, in_place);
         }
@@ -435,12 +460,13 @@ fn main() {
         if !u64_only {
             let values: Vec<u32> = (0..n as u32).collect();
             let one = single_gpu_ms(&gpus[0], &keys, Some(&values));
-            let pairs = sharded_pairs_ms(&group, &keys, &values);
-            print_row("u32 + u32 values", log2n, p, 8, one, pairs);
+            rows("u32 + u32 values", 8, one, &|| {
+                sharded_pairs_ms(&group, &keys, &values)
+            });
         }
         let wide: Vec<u64> = random_keys(n, rand::random());
         let one = single_gpu_ms(&gpus[0], &wide, None);
-        print_row("u64", log2n, p, 8, one, sharded_ms(&group, &wide));
+        rows("u64", 8, one, &|| sharded_ms(&group, &wide));
         if let Ok(lists) = std::env::var(CHUNK_WEIGHTS_ENV) {
             let lists: Vec<Vec<usize>> = lists
                 .split(',')

@@ -54,6 +54,7 @@ struct mergesort_tile_params {
   unsigned long long* repair;
   unsigned generation;
   unsigned image_out;
+  size_type first_tile;
 };
 
 struct mergesort_quad_partition_params {
@@ -86,6 +87,7 @@ struct mergesort_quad_tile_params {
   unsigned long long* cuts_repair;
   unsigned generation;
   unsigned image_out;
+  size_type first_tile;
 };
 
 struct mergesort_oct_partition_params {
@@ -110,6 +112,7 @@ struct mergesort_oct_tile_params {
   value_type* vals_dst;
   const unsigned* guard;
   unsigned image_out;
+  size_type first_tile;
 };
 }  // namespace twophase
 

@@ -93,7 +93,7 @@ template <bool checked>
 __device__ __forceinline__ void oct_tile(const key_type* __restrict__ src, size_type count, size_type run,
                                          const size_type* __restrict__ cuts, key_type* __restrict__ dst,
                                          const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst,
-                                         unsigned char* smem, key_image_out image_out) {
+                                         unsigned char* smem, key_image_out image_out, size_type tile) {
   constexpr int NT = TP_OCT_NT;
   constexpr int VT = TP_VT;
   constexpr int NV = NT * VT;
@@ -104,7 +104,6 @@ __device__ __forceinline__ void oct_tile(const key_type* __restrict__ src, size_
   value_type* vals_shared =
       reinterpret_cast<value_type*>(smem + oct_smem<NV, VT>::KEY_BYTES + oct_smem<NV, VT>::SOURCE_BYTES);
   const int tid = threadIdx.x;
-  const size_type tile = blockIdx.x;
   const size_type diag0 = tile * NV;
   const size_type diag1 = min(diag0 + NV, count);
   const mergesort_octet oct(count, run, diag0);
@@ -186,17 +185,19 @@ extern "C" __global__ void __launch_bounds__(TP_OCT_NT, OCT_MIN_BLOCKS_PER_SM)
     twophase_mergesort_oct_tile(const key_type* __restrict__ src, size_type count, size_type run,
                                 const size_type* __restrict__ cuts, key_type* __restrict__ dst,
                                 const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst,
-                                const unsigned* guard, unsigned image_out) {
+                                const unsigned* guard, unsigned image_out, size_type first_tile) {
   constexpr int NV = TP_OCT_NT * TP_VT;
   // Dynamic: oct_smem<NV, TP_VT>::BYTES (MergesortTuning::oct_shared_bytes).
   extern __shared__ __align__(16) unsigned char smem[];
   if (!follow_previous_kernel(guard)) return;
   if constexpr (!CHECK_ORDER) {
     const key_image_out map_out = {image_out != 0};
-    if ((size_type)(blockIdx.x + 1) * NV <= count) {
-      oct_tile<false>(src, count, run, cuts, dst, vals_src, vals_dst, smem, map_out);
+    // A launch may merge a range of the pass's tiles (the last pass split by output range).
+    const size_type tile = first_tile + blockIdx.x;
+    if ((tile + 1) * NV <= count) {
+      oct_tile<false>(src, count, run, cuts, dst, vals_src, vals_dst, smem, map_out, tile);
     } else {
-      oct_tile<true>(src, count, run, cuts, dst, vals_src, vals_dst, smem, map_out);
+      oct_tile<true>(src, count, run, cuts, dst, vals_src, vals_dst, smem, map_out, tile);
     }
   }
 }

@@ -57,7 +57,7 @@ extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
                             const size_type* __restrict__ partitions, key_type* __restrict__ dst,
                             const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst,
                             unsigned long long* status, const unsigned* guard, unsigned long long* repair,
-                            unsigned generation, unsigned image_out) {
+                            unsigned generation, unsigned image_out, size_type first_tile) {
   constexpr int NT = TP_PASS_NT;
   constexpr int VT = TP_VT;
   constexpr int NV = NT * VT;
@@ -65,7 +65,8 @@ extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
   static_assert(pass_smem<NV>::BYTES <= 48 * 1024, "tile too large for static shared memory");
   if (!follow_previous_kernel(guard)) return;
   const twophase::input_check check = {status, repair, generation};
-  const size_type tile = blockIdx.x;
+  // A launch may merge a range of the pass's tiles (the last pass split by output range).
+  const size_type tile = first_tile + blockIdx.x;
   const size_type diag0 = tile * NV;
   const size_type diag1 = min(diag0 + NV, count);
   const mergesort_pair pair(count, run, diag0);

@@ -12,7 +12,8 @@ extern "C" __global__ void __launch_bounds__(TP_QUAD_NT, QUAD_MIN_BLOCKS_PER_SM)
                                  const size_type* __restrict__ cuts, key_type* __restrict__ dst,
                                  const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst,
                                  unsigned long long* status, const unsigned* guard,
-                                 unsigned long long* cuts_repair, unsigned generation, unsigned image_out) {
+                                 unsigned long long* cuts_repair, unsigned generation, unsigned image_out,
+                                 size_type first_tile) {
   constexpr int NV = TP_QUAD_NT * TP_VT;
   // Dynamic: quad_smem<NV, TP_VT>::BYTES (MergesortTuning::quad_shared_bytes), past 48 KiB for
   // the larger tiles.
@@ -20,10 +21,12 @@ extern "C" __global__ void __launch_bounds__(TP_QUAD_NT, QUAD_MIN_BLOCKS_PER_SM)
   if (!follow_previous_kernel(guard)) return;
   const twophase::input_check check = {status, cuts_repair, generation};
   const key_image_out map_out = {image_out != 0};
-  if ((size_type)(blockIdx.x + 1) * NV <= count) {
-    quad_tile<TP_QUAD_NT, false>(src, count, run, cuts, dst, vals_src, vals_dst, smem, check, map_out, blockIdx.x);
+  // A launch may merge a range of the pass's tiles (the last pass split by output range).
+  const size_type tile = first_tile + blockIdx.x;
+  if ((tile + 1) * NV <= count) {
+    quad_tile<TP_QUAD_NT, false>(src, count, run, cuts, dst, vals_src, vals_dst, smem, check, map_out, tile);
   } else {
-    quad_tile<TP_QUAD_NT, true>(src, count, run, cuts, dst, vals_src, vals_dst, smem, check, map_out, blockIdx.x);
+    quad_tile<TP_QUAD_NT, true>(src, count, run, cuts, dst, vals_src, vals_dst, smem, check, map_out, tile);
   }
 }
 #endif  // TP_QUAD_NT > 0

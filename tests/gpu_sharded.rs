@@ -236,6 +236,48 @@ fn pairs_are_stable_across_shards_and_a_user_comparator_sorts() {
     }
 }
 
+/// Two devices' sorts with the exchange led from inside the last merge pass and without, on
+/// shards long enough for four-way last passes (u64 keys; u32 pairs, whose values prove the
+/// order of equal keys), in unequal shards: both give std's stable sort.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_sort_that_leads_its_exchange_matches_std() {
+    let mut rng = rng();
+    let gpus = handles(2);
+    let group = group(&gpus);
+    let p = gpus.len();
+    // Four-way last passes at full scale; two-way ones under the sanitizers' small scale.
+    let most = (1usize << 24).min(common::checks::test_scale());
+    for lead in [true, false] {
+        group.set_lead_exchange(lead);
+        let n = most + 7;
+        let keys: Vec<u64> = (0..n).map(|_| rng.gen_range(0..1 << 40)).collect();
+        let lengths = split_lengths(&mut rng, n, p, 1);
+        check_sort_in(&group, &keys, &lengths, &Less, &format!("u64, lead {lead}"));
+
+        let n = most + 3;
+        let keys: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1 << 12)).collect();
+        let values: Vec<u32> = (0..n as u32).collect();
+        let lengths = split_lengths(&mut rng, n, p, 1);
+        let mut key_shards = upload(&group, &cut(&keys, &lengths));
+        let mut value_shards = upload(&group, &cut(&values, &lengths));
+        let (out_keys, out_values) = group
+            .sort_pairs_device(&mut key_shards, &mut value_shards, &Less)
+            .expect("pairs");
+        let mut expected: Vec<(u32, u32)> = keys.iter().copied().zip(values).collect();
+        expected.par_sort_by_key(|pair| pair.0);
+        let got: Vec<(u32, u32)> = download(&group, &out_keys)
+            .concat()
+            .into_iter()
+            .zip(download(&group, &out_values).concat())
+            .collect();
+        assert!(got == expected, "pairs, lead {lead}");
+        for (i, shard) in download(&group, &out_keys).iter().enumerate() {
+            assert_eq!(shard.len(), group.output_len(i, n), "pairs, lead {lead}");
+        }
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn sorted_runs_merge_and_unsorted_runs_are_reported() {

@@ -70,14 +70,22 @@ static unsigned long long run_sort(std::vector<key_type>& keys, std::vector<unsi
   };
   // A pass's checks: a generation no earlier pass had (never 0), as InputCheck::args gives.
   const auto next_generation = [&] { status.gen = status.gen + 1 == 0 ? 1 : status.gen + 1; };
+  // A pass's tile launches: one from tile 0, but the last pass (which the sort across GPUs
+  // splits by output range) as two, its upper tiles first, each from its first tile.
+  const auto launch_tiles = [&](size_type tiles, unsigned threads, bool last, auto tile_launch) {
+    const size_type split = last ? tiles / 3 : 0;
+    if (split > 0) launch((unsigned)(tiles - split), threads, [&] { tile_launch(split); });
+    launch((unsigned)(split > 0 ? split : tiles), threads, [&] { tile_launch((size_type)0); });
+  };
   int done = 0;
   for (int pass = 0; pass < two; ++pass, ++done) {
     const size_type run = NV << done;
     next_generation();
     partition(run, TP_PASS_NT * TP_VT);
-    launch((unsigned)((count + TP_PASS_NT * TP_VT - 1) / (TP_PASS_NT * TP_VT)), TP_PASS_NT, [&] {
+    const bool last = done + 1 == passes;
+    launch_tiles((count + TP_PASS_NT * TP_VT - 1) / (TP_PASS_NT * TP_VT), TP_PASS_NT, last, [&](size_type first) {
       twophase_mergesort_tile(src, count, run, partitions.data(), dst, vsrc, vdst, status.words, nullptr,
-                              status.words + 1, status.gen, done + 1 == passes);
+                              status.words + 1, status.gen, last, first);
     });
     swap_buffers();
   }
@@ -85,9 +93,10 @@ static unsigned long long run_sort(std::vector<key_type>& keys, std::vector<unsi
     const size_type run = NV << done;
     next_generation();
     quad_partition(run, TP_QUAD_NT * TP_VT);
-    launch((unsigned)((count + TP_QUAD_NT * TP_VT - 1) / (TP_QUAD_NT * TP_VT)), TP_QUAD_NT, [&] {
+    const bool last = done + 2 == passes;
+    launch_tiles((count + TP_QUAD_NT * TP_VT - 1) / (TP_QUAD_NT * TP_VT), TP_QUAD_NT, last, [&](size_type first) {
       twophase_mergesort_quad_tile(src, count, run, quad_cuts.data(), dst, vsrc, vdst, status.words, nullptr,
-                                   status.words + 2, status.gen, done + 2 == passes);
+                                   status.words + 2, status.gen, last, first);
     });
     swap_buffers();
   }
@@ -103,8 +112,9 @@ static unsigned long long run_sort(std::vector<key_type>& keys, std::vector<unsi
       twophase_mergesort_oct_partition(src, count, run, quad_cuts.data(), spacing, cuts, (int)lanes, oct_cuts.data(),
                                        nullptr);
     });
-    launch((unsigned)((count + spacing - 1) / spacing), TP_OCT_NT, [&] {
-      twophase_mergesort_oct_tile(src, count, run, oct_cuts.data(), dst, vsrc, vdst, nullptr, done + 3 == passes);
+    const bool last = done + 3 == passes;
+    launch_tiles((count + spacing - 1) / spacing, TP_OCT_NT, last, [&](size_type first) {
+      twophase_mergesort_oct_tile(src, count, run, oct_cuts.data(), dst, vsrc, vdst, nullptr, last, first);
     });
     swap_buffers();
   }

@@ -1,5 +1,9 @@
 //! The mergesort's launches: the block sort, then its two-way, four-way and eight-way merge passes.
 
+use std::ops::Range;
+
+use cudarc::driver::CudaFunction;
+
 use super::tuning::{MergesortTuning, OCT_CUT_WORDS, QUAD_CUT_WORDS, WARP_LANES};
 use super::{
     MergesortScratch, SortLaunch, MERGESORT_ENTRY_BLOCKSORT, MERGESORT_ENTRY_OCT_PARTITION,
@@ -7,6 +11,7 @@ use super::{
     MERGESORT_ENTRY_QUAD_TILE, MERGESORT_ENTRY_TILE,
 };
 use crate::error::GpuError;
+use crate::runtime::device::Gpu;
 use crate::runtime::launch::{param_block, KernelParams, LaunchShape, ParamLayout};
 use crate::runtime::shape::{grid_blocks, MAX_GRID_X, MAX_STATIC_SHARED_BYTES, PARTITION_THREADS};
 use crate::runtime::staging::SortAddresses;
@@ -61,6 +66,8 @@ param_block! {
         repair: u64,
         generation: u32,
         image_out: u32,
+        // The pass's tile that the launch's block 0 merges (a launch of a range of them).
+        first_tile: u64,
     }
 }
 
@@ -99,6 +106,8 @@ param_block! {
         cuts_repair: u64,
         generation: u32,
         image_out: u32,
+        // The pass's tile that the launch's block 0 merges.
+        first_tile: u64,
     }
 }
 
@@ -129,6 +138,8 @@ param_block! {
         vals_dst: u64,
         guard: u64,
         image_out: u32,
+        // The pass's tile that the launch's block 0 merges.
+        first_tile: u64,
     }
 }
 
@@ -159,11 +170,16 @@ pub(super) fn param_layouts(tuning: MergesortTuning) -> Vec<&'static ParamLayout
 impl MergesortScratch {
     /// The mergesort's launches (at least two keys): the block sort, then the merge passes,
     /// stable and in place from the caller's view (the passes ping-pong with this scratch).
+    ///
+    /// With `hold_last`, the last merge pass's tiles are not launched (its partitions are):
+    /// the returned [`HeldPass`] launches them, by ranges of tiles, and must launch them all
+    /// before the keys are sorted. `None` where the block sort was the last kernel.
     pub(crate) fn launch_passes(
         &mut self,
         sort: SortLaunch,
         tuning: MergesortTuning,
-    ) -> Result<(), GpuError> {
+        hold_last: bool,
+    ) -> Result<Option<HeldPass>, GpuError> {
         let value_bytes = sort.value_bytes();
         let SortLaunch {
             gpu,
@@ -358,7 +374,21 @@ impl MergesortScratch {
                 repair: check.repair,
                 generation: check.generation,
                 image_out: u32::from(pass + 1 == passes),
+                first_tile: 0,
             };
+            if hold_last && pass + 1 == passes {
+                let shape = LaunchShape::new(0, tuning.pass_threads);
+                let held = HeldParams::Two(params);
+                return Ok(Some(HeldPass::new(
+                    tile_kernel,
+                    shape,
+                    held,
+                    num_pass_tiles,
+                    pass_tile,
+                    run,
+                    src.0 != keys,
+                )));
+            }
             // SAFETY: the block is twophase_mergesort_tile's (kernels/mergesort_pass.cu, built for
             // TP_PASS_NT threads; the program asserts the layouts equal); `src`
             // and `dst` are distinct buffers of `count` keys (and values); the partitions are
@@ -375,7 +405,7 @@ impl MergesortScratch {
             std::mem::swap(&mut src, &mut dst);
         }
         if four_way_passes == 0 && plan.eight_way == 0 {
-            return Ok(());
+            return Ok(None);
         }
         let [quad_partition, quad_tile_kernel] =
             kernels.functions([MERGESORT_ENTRY_QUAD_PARTITION, MERGESORT_ENTRY_QUAD_TILE])?;
@@ -450,7 +480,22 @@ impl MergesortScratch {
                 cuts_repair: check.second_repair,
                 generation: check.generation,
                 image_out: u32::from(plan.eight_way == 0 && quad_pass + 1 == four_way_passes),
+                first_tile: 0,
             };
+            if hold_last && params.image_out != 0 {
+                let shape = LaunchShape::new(0, tuning.quad_threads).shared(quad_shared);
+                let held = HeldParams::Four(params);
+                let quad_tile = tuning.quad_tile();
+                return Ok(Some(HeldPass::new(
+                    quad_tile_kernel,
+                    shape,
+                    held,
+                    num_quad_tiles,
+                    quad_tile,
+                    run,
+                    src.0 != keys,
+                )));
+            }
             // SAFETY: the block is twophase_mergesort_quad_tile's (kernels/mergesort_quad_tile.cu,
             // built for TP_QUAD_NT threads; the program asserts the layouts equal);
             // `src` and `dst` are distinct buffers of `count` keys (and values); one block per
@@ -468,7 +513,7 @@ impl MergesortScratch {
             std::mem::swap(&mut src, &mut dst);
         }
         if plan.eight_way == 0 {
-            return Ok(());
+            return Ok(None);
         }
         let [oct_partition, oct_tile_kernel] =
             kernels.functions([MERGESORT_ENTRY_OCT_PARTITION, MERGESORT_ENTRY_OCT_TILE])?;
@@ -518,7 +563,21 @@ impl MergesortScratch {
                 vals_dst: dst.1,
                 guard,
                 image_out: u32::from(oct_pass + 1 == plan.eight_way),
+                first_tile: 0,
             };
+            if hold_last && params.image_out != 0 {
+                let shape = LaunchShape::new(0, tuning.oct_threads).shared(oct_shared);
+                let held = HeldParams::Eight(params);
+                return Ok(Some(HeldPass::new(
+                    oct_tile_kernel,
+                    shape,
+                    held,
+                    num_oct_tiles,
+                    oct_spacing,
+                    run,
+                    src.0 != keys,
+                )));
+            }
             // SAFETY: the block is twophase_mergesort_oct_tile's (kernels/mergesort_oct_tile.cu,
             // built for TP_OCT_NT threads; the program asserts the layouts equal); `src` and
             // `dst` are distinct buffers of `count` keys (and values); one block per octet tile;
@@ -534,6 +593,116 @@ impl MergesortScratch {
             }?;
             std::mem::swap(&mut src, &mut dst);
         }
-        Ok(())
+        Ok(None)
+    }
+}
+
+/// The parameter block of a held last pass's tile kernel, by the pass's kind.
+#[derive(Clone, Copy, Debug)]
+enum HeldParams {
+    /// A two-way pass's.
+    Two(MergesortTileParams),
+    /// A four-way pass's.
+    Four(MergesortQuadTileParams),
+    /// An eight-way pass's.
+    Eight(MergesortOctTileParams),
+}
+
+/// A sort's last merge pass whose tiles are not launched yet ([`MergesortScratch::launch_passes`]
+/// with `hold_last`): its partitions are launched on the handle's stream, and
+/// [`launch_tiles`](Self::launch_tiles) merges any range of its tiles, so that a caller can
+/// write one range of the sorted output before the rest (the sort across GPUs sends the part
+/// that leaves its device first). The keys are sorted once every tile is launched.
+#[derive(Clone, Debug)]
+pub(crate) struct HeldPass {
+    function: CudaFunction,
+    /// The tile kernel's threads and dynamic shared memory (the grid is set per launch).
+    shape: LaunchShape,
+    params: HeldParams,
+    /// Tiles of the pass.
+    pub(crate) tiles: usize,
+    /// Outputs of each tile but the last.
+    pub(crate) tile_outputs: usize,
+    /// Length of the sorted runs the pass merges (the last may be shorter).
+    pub(crate) run: usize,
+    /// Whether those runs lie in the scratch's key buffer (else in the sort's keys).
+    pub(crate) runs_in_scratch: bool,
+}
+
+impl HeldPass {
+    fn new(
+        function: &CudaFunction,
+        shape: LaunchShape,
+        params: HeldParams,
+        tiles: usize,
+        tile_outputs: usize,
+        run: u64,
+        runs_in_scratch: bool,
+    ) -> Self {
+        HeldPass {
+            function: function.clone(),
+            shape,
+            params,
+            tiles,
+            tile_outputs,
+            run: run as usize,
+            runs_in_scratch,
+        }
+    }
+
+    /// The tiles whose outputs meet `outputs` (a range of the sorted keys' positions).
+    pub(crate) fn tiles_of(&self, outputs: Range<usize>) -> Range<usize> {
+        if outputs.is_empty() {
+            return 0..0;
+        }
+        let first = (outputs.start / self.tile_outputs).min(self.tiles);
+        first..outputs.end.div_ceil(self.tile_outputs).min(self.tiles)
+    }
+
+    /// Merge the pass's `tiles` (within `0..tiles`; an empty range launches nothing) on `gpu`'s
+    /// stream, the handle that held the pass.
+    pub(crate) fn launch_tiles(&self, gpu: &Gpu, tiles: Range<usize>) -> Result<(), GpuError> {
+        if tiles.end > self.tiles {
+            return Err(GpuError::Poisoned("held pass: tiles past the pass's end"));
+        }
+        if tiles.is_empty() {
+            return Ok(());
+        }
+        let grid = u32::try_from(tiles.len()).map_err(|_| GpuError::Poisoned("held pass grid"))?;
+        let shape = LaunchShape { grid, ..self.shape };
+        let first_tile = tiles.start as u64;
+        // SAFETY: each block is the tile kernel's whose launch the pass held, with that
+        // launch's parameters (buffers of `count` keys and values that the caller keeps alive
+        // until the stream has run every tile, the partitions and cuts launched before on this
+        // stream), threads and shared memory; only the first tile moves, and the grid ends at
+        // or before the pass's last tile, as the held launch's did.
+        unsafe {
+            match self.params {
+                HeldParams::Two(params) => gpu.launch(
+                    &self.function,
+                    shape,
+                    &MergesortTileParams {
+                        first_tile,
+                        ..params
+                    },
+                ),
+                HeldParams::Four(params) => gpu.launch(
+                    &self.function,
+                    shape,
+                    &MergesortQuadTileParams {
+                        first_tile,
+                        ..params
+                    },
+                ),
+                HeldParams::Eight(params) => gpu.launch(
+                    &self.function,
+                    shape,
+                    &MergesortOctTileParams {
+                        first_tile,
+                        ..params
+                    },
+                ),
+            }
+        }
     }
 }

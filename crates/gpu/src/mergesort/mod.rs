@@ -25,6 +25,7 @@ mod launch;
 pub mod tuning;
 
 pub use buffers::{DeviceSortBuffers, SortArgs, SortBuffers, SortValueBuffers, SortValues};
+pub(crate) use launch::HeldPass;
 pub use tuning::{merge_passes, MergesortTuning, PassPlan};
 
 entry_points! {
@@ -172,6 +173,44 @@ impl Gpu {
         buffers.with_args(self, X::VALUES_NAME, |args| {
             self.launch_sort::<K, C, X>(args.0, comp, tuning, scratch)
         })
+    }
+
+    /// [`sort_device`](Self::sort_device) with the mergesort at its shipped tuning, its last
+    /// merge pass held ([`HeldPass`]): every kernel launched but that pass's tiles, which the
+    /// caller launches by ranges (all of them) to finish the sort. `None` where no merge pass is
+    /// left to hold (the sort is then complete, or the keys fewer than two).
+    pub(crate) fn sort_device_held<K, C, S>(
+        &self,
+        buffers: S,
+        comp: &C,
+        scratch: &mut MergesortScratch,
+    ) -> Result<Option<HeldPass>, GpuError>
+    where
+        K: DeviceKey,
+        C: DeviceComparator<K> + ?Sized,
+        S: DeviceSortBuffers<K>,
+    {
+        let tuning = MergesortScratch::shipped::<K>(self, S::VALUES, buffers.count());
+        let mut held = None;
+        buffers.with_args(self, MergesortScratch::VALUES_NAME, |args| {
+            let addresses = args.0;
+            MergesortTuning::validate(&tuning, size_of::<K>(), value_bytes(addresses.layout))?;
+            if addresses.count < 2 {
+                return Ok(());
+            }
+            let kernels = self.program_kernels::<K, C, _>(comp, addresses.layout, tuning)?;
+            let sort = SortLaunch {
+                gpu: self,
+                kernels: &kernels,
+                buffers: addresses,
+                key_bytes: size_of::<K>(),
+                trusted: crate::compare::is_trusted(comp),
+                guard: 0,
+            };
+            held = scratch.launch_passes(sort, tuning, true)?;
+            Ok(())
+        })?;
+        Ok(held)
     }
 
     /// Sort `buffers` in place at `tuning` with `scratch`'s sort: the tuning checked, nothing to
@@ -332,7 +371,7 @@ impl DeviceSort for MergesortScratch {
         MergesortTuning::validate;
 
     fn launch(&mut self, sort: SortLaunch, tuning: MergesortTuning) -> Result<(), GpuError> {
-        self.launch_passes(sort, tuning)
+        self.launch_passes(sort, tuning, false).map(|_| ())
     }
 
     /// On an inconsistent comparator the host slices keep their keys as they were (a

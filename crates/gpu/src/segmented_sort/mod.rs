@@ -379,17 +379,20 @@ impl Gpu {
         let value_bytes = value_bytes(buffers.layout);
         let sort_tuning = self.shipped_mergesort_tuning(size_of::<K>(), value_bytes, buffers.count);
         let sort_kernels = self.program_kernels::<K, C, _>(comp, buffers.layout, sort_tuning)?;
-        scratch.launch_passes(
-            SortLaunch {
-                gpu: self,
-                kernels: &sort_kernels,
-                buffers,
-                key_bytes: size_of::<K>(),
-                trusted: is_trusted(comp),
-                guard,
-            },
-            sort_tuning,
-        )
+        scratch
+            .launch_passes(
+                SortLaunch {
+                    gpu: self,
+                    kernels: &sort_kernels,
+                    buffers,
+                    key_bytes: size_of::<K>(),
+                    trusted: is_trusted(comp),
+                    guard,
+                },
+                sort_tuning,
+                false,
+            )
+            .map(|_| ())
     }
 
     /// The host-slice segmented sort: keys (and values) staged in place, the offsets uploaded,

@@ -198,7 +198,7 @@ impl<K: DeviceKey + DeviceRepr> DeviceRuns<'_, K> {
 
 /// The keys of `range` on `gpu`'s device, copied to the host on its stream and waited for (an
 /// empty range copies nothing).
-fn read_to_host<K: DeviceKey + DeviceRepr>(
+pub(super) fn read_to_host<K: DeviceKey + DeviceRepr>(
     gpu: &Gpu,
     range: &CudaView<'_, K>,
 ) -> Result<Vec<K>, GpuError> {

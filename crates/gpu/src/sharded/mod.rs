@@ -23,6 +23,7 @@ mod exchange;
 mod host;
 mod in_place;
 mod layout;
+mod lead;
 mod local_sort;
 mod receive;
 mod stream;
@@ -74,6 +75,8 @@ struct DeviceScratch {
     needles: Option<CudaSlice<u8>>,
     /// The streamed merge's window cuts, one a needle.
     window_cuts: Option<CudaSlice<u64>>,
+    /// A leading sort's samples of its runs, as bytes.
+    samples: Option<CudaSlice<u8>>,
 }
 
 /// What a merge of the received pieces reports when they were not sorted.
@@ -109,6 +112,8 @@ pub struct GpuGroup<'g> {
     chunk_weights: RefCell<Vec<usize>>,
     /// Keys a round of a two-device cut reads from each device at most.
     cut_probes: Cell<usize>,
+    /// Whether a two-GPU sort begins its exchange inside its last merge pass.
+    lead: Cell<bool>,
 }
 
 /// How long each step of a group's last sort or merge took on the host clock (each step ends
@@ -172,6 +177,7 @@ impl<'g> GpuGroup<'g> {
             min_chunk_bytes: Cell::new(windows::MIN_CHUNK_BYTES),
             chunk_weights: RefCell::new(windows::CHUNK_WEIGHTS.to_vec()),
             cut_probes: Cell::new(cuts::CUT_PROBES),
+            lead: Cell::new(true),
         })
     }
 
@@ -302,6 +308,9 @@ impl<'g> GpuGroup<'g> {
     {
         self.check_placement("shards", shards)?;
         self.check_outputs("out", out, shards.iter().map(CudaSlice::len).sum())?;
+        if self.leads_exchange(comp) {
+            return self.sort_leading::<K, u8, C>((shards, out), None, comp);
+        }
         let sorted = self.sort_key_shards(shards, comp)?;
         let keys = Column {
             inputs: shards,
@@ -344,6 +353,9 @@ impl<'g> GpuGroup<'g> {
         let total = keys.iter().map(CudaSlice::len).sum();
         self.check_outputs("out_keys", out_keys, total)?;
         self.check_outputs("out_values", out_values, total)?;
+        if self.leads_exchange(comp) {
+            return self.sort_leading((keys, out_keys), Some((values, out_values)), comp);
+        }
         let sorted = self.sort_pair_shards(keys, values, comp)?;
         let keys = Column {
             inputs: keys,

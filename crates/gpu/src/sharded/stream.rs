@@ -10,15 +10,15 @@
 //! last window's merge run while later chunks are in flight.
 
 use std::mem::size_of;
+use std::ops::Range;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cudarc::driver::{CudaEvent, CudaStream, DevicePtrMut, DeviceRepr};
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr};
 
 use super::buffers::{on_device, tree_view, tree_view_mut};
 use super::cuts::shard_cuts;
 use super::exchange::{Communicators, Transfer};
-use super::layout::ReceiveLayout;
 use super::windows::{merge_order, plan_windows, window_staircase, StreamPlan, Window};
 use super::{Column, DeviceScratch, GpuGroup, COLUMNS, KEYS, UNSORTED_RUNS, VALUES};
 use crate::compare::DeviceComparator;
@@ -65,28 +65,35 @@ impl GpuGroup<'_> {
             .map(|i| StreamPlan::new(&cuts, i, size_of::<K>(), min_chunk_bytes, &weights))
             .collect();
         drop(weights);
-        let layouts = [
-            ReceiveLayout::new(&cuts, size_of::<K>()),
-            ReceiveLayout::new(&cuts, size_of::<V>()),
-        ];
         let mut scratch = self.scratch.borrow_mut();
-        let comm_streams = self
-            .gpus
-            .iter()
-            .zip(scratch.iter_mut())
-            .map(|(gpu, device)| on_device(gpu, comm_stream(gpu, device)))
-            .collect::<Result<Vec<_>, _>>()?;
+        let comm_streams = self.comm_streams(&mut scratch)?;
         let run = StreamRun {
             gpus: &self.gpus,
             comms,
             comm_streams: &comm_streams,
             plans: &plans,
-            layouts: &layouts,
             values: layout,
         };
         let steps = run.steps(&mut scratch, keys, values, comp);
-        // Whatever failed, no stream may still use the buffers when the call returns.
-        let exchanged = run.synchronize(&comm_streams);
+        let timing = StreamTiming {
+            sorted,
+            start,
+            cut_time,
+        };
+        self.end_stream(&run, &mut scratch, steps, timing)
+    }
+
+    /// The end of a streamed call whose steps returned `steps` (whether the window cuts were a
+    /// staircase): every stream synchronized whatever failed (no stream may still use the
+    /// buffers when the call returns), the merges' order checks, the phases recorded.
+    pub(super) fn end_stream(
+        &self,
+        run: &StreamRun,
+        scratch: &mut [DeviceScratch],
+        steps: Result<bool, GpuError>,
+        timing: StreamTiming,
+    ) -> Result<(), GpuError> {
+        let exchanged = run.synchronize(run.comm_streams);
         let exchange_end = Instant::now();
         let merged = self.each(|_, _| Ok(()));
         let consistent = steps?;
@@ -95,6 +102,11 @@ impl GpuGroup<'_> {
         let unsorted = self
             .order_checks(|i, gpu| scratch[i].merge.check(gpu))?
             .is_some();
+        let StreamTiming {
+            sorted,
+            start,
+            cut_time,
+        } = timing;
         self.phases.set(super::Phases {
             sort: sorted,
             cuts: cut_time,
@@ -106,6 +118,28 @@ impl GpuGroup<'_> {
         }
         Ok(())
     }
+
+    /// Each device's exchange stream (made on first use).
+    pub(super) fn comm_streams(
+        &self,
+        scratch: &mut [DeviceScratch],
+    ) -> Result<Vec<Arc<CudaStream>>, GpuError> {
+        self.gpus
+            .iter()
+            .zip(scratch.iter_mut())
+            .map(|(gpu, device)| on_device(gpu, comm_stream(gpu, device)))
+            .collect()
+    }
+}
+
+/// When a streamed call's steps ran, for its phases.
+pub(super) struct StreamTiming {
+    /// Step 1's time (the sort; zero for a merge).
+    pub(super) sorted: Duration,
+    /// When the steps after the sort started.
+    pub(super) start: Instant,
+    /// The cuts' time, from `start`.
+    pub(super) cut_time: Duration,
 }
 
 /// Device `gpu`'s second stream, made once and kept in its scratch: the exchange's, at the
@@ -123,19 +157,21 @@ fn comm_stream(gpu: &Gpu, device: &mut DeviceScratch) -> Result<Arc<CudaStream>,
 }
 
 /// One streamed call's fixed parts.
-struct StreamRun<'r, 'g> {
-    gpus: &'r [&'g Gpu],
-    comms: &'r Communicators,
-    comm_streams: &'r [Arc<CudaStream>],
-    plans: &'r [StreamPlan],
-    layouts: &'r [ReceiveLayout; COLUMNS],
+pub(super) struct StreamRun<'r, 'g> {
+    pub(super) gpus: &'r [&'g Gpu],
+    pub(super) comms: &'r Communicators,
+    pub(super) comm_streams: &'r [Arc<CudaStream>],
+    pub(super) plans: &'r [StreamPlan],
     /// The values' layout (none for keys alone): the merge program the windows run in.
-    values: ValueLayout,
+    pub(super) values: ValueLayout,
 }
+
+/// Each device's receive buffers' addresses, by column then device.
+pub(super) type Targets = [[u64; 2]; COLUMNS];
 
 impl StreamRun<'_, '_> {
     /// Every device's second stream synchronized, the first error naming its device.
-    fn synchronize(&self, streams: &[Arc<CudaStream>]) -> Result<(), GpuError> {
+    pub(super) fn synchronize(&self, streams: &[Arc<CudaStream>]) -> Result<(), GpuError> {
         let mut first_error = None;
         for (gpu, stream) in self.gpus.iter().zip(streams) {
             if let Err(error) = stream.synchronize() {
@@ -152,7 +188,7 @@ impl StreamRun<'_, '_> {
         &self,
         scratch: &mut [DeviceScratch],
         keys: Column<K>,
-        mut values: Option<Column<V>>,
+        values: Option<Column<V>>,
         comp: &C,
     ) -> Result<bool, GpuError>
     where
@@ -160,51 +196,148 @@ impl StreamRun<'_, '_> {
         V: DeviceValue + DeviceRepr,
         C: DeviceComparator<K> + ?Sized,
     {
-        let has_values = values.is_some();
-        // The receive buffers, grown on the devices' own streams before the exchange's stream
-        // waits for them (and for the sorted shards).
+        let lens: Vec<usize> = self.plans.iter().map(StreamPlan::receive_len).collect();
+        let targets = self.receive_targets::<K, V>(scratch, &lens, values.is_some())?;
+        let steps = self.plans.iter().map(StreamPlan::chunks).max().unwrap_or(0);
+        let mut arrivals: Vec<Vec<CudaEvent>> = (0..2).map(|_| Vec::with_capacity(steps)).collect();
+        let value_inputs = values.as_ref().map(|v| v.inputs);
+        self.send_steps(keys.inputs, value_inputs, &targets, 0..steps, &mut arrivals)?;
+        self.merge_windows(scratch, keys, values, comp, &arrivals)
+    }
+
+    /// Each device's receive buffers (its first tree buffers) grown to `lens[i]` elements of
+    /// keys, and of values where the call has them, on its own stream, which its exchange
+    /// stream then waits for (with everything before on it). Returns their addresses.
+    pub(super) fn receive_targets<K: DeviceRepr, V: DeviceRepr>(
+        &self,
+        scratch: &mut [DeviceScratch],
+        lens: &[usize],
+        has_values: bool,
+    ) -> Result<Targets, GpuError> {
         let mut targets = [[0u64; 2]; COLUMNS];
         for (i, (gpu, device)) in self.gpus.iter().zip(scratch.iter_mut()).enumerate() {
             let stream = gpu.stream();
             let key_tree = &mut device.trees[0][KEYS];
-            let key_view = tree_view_mut::<K>(gpu, key_tree, self.layouts[KEYS].lens[i]);
+            let key_view = tree_view_mut::<K>(gpu, key_tree, lens[i]);
             targets[KEYS][i] = on_device(gpu, key_view)?.device_ptr_mut(stream).0;
             if has_values {
                 let value_tree = &mut device.trees[0][VALUES];
-                let len = self.layouts[VALUES].lens[i];
-                let value_view = tree_view_mut::<V>(gpu, value_tree, len);
+                let value_view = tree_view_mut::<V>(gpu, value_tree, lens[i]);
                 targets[VALUES][i] = on_device(gpu, value_view)?.device_ptr_mut(stream).0;
             }
             let ready = stream.record_event(None)?;
             self.comm_streams[i].wait(&ready)?;
         }
-        let arrivals = self.send_chunks(&keys, values.as_ref(), &targets)?;
-        let (windows, consistent) = self.window_cuts(scratch, &keys, comp, self.values)?;
-        let most = windows.iter().map(Vec::len).max().unwrap_or(0);
-        for j in 0..most {
-            for (i, (gpu, arrived)) in self.gpus.iter().zip(&arrivals).enumerate() {
-                let Some(window) = windows[i].get(j) else {
+        Ok(targets)
+    }
+
+    /// The exchange's `steps`: at step `s`, one NCCL group of each device's chunk of that step
+    /// (keys, then values) on the devices' second streams into the receive buffers at
+    /// `targets`, each device's arrival recorded as event `arrivals[device][s]` (steps in
+    /// order, each call's first the one after the last call's).
+    pub(super) fn send_steps<K: DeviceRepr, V: DeviceRepr>(
+        &self,
+        keys: &[CudaSlice<K>],
+        values: Option<&[CudaSlice<V>]>,
+        targets: &Targets,
+        steps: Range<usize>,
+        arrivals: &mut [Vec<CudaEvent>],
+    ) -> Result<(), GpuError> {
+        let streams: Vec<&CudaStream> = self.comm_streams.iter().map(Arc::as_ref).collect();
+        let sources = |column: usize, shard: usize| -> u64 {
+            let stream = self.gpus[shard].stream();
+            match (column, values) {
+                (KEYS, _) => keys[shard].device_ptr(stream).0,
+                (_, Some(values)) => values[shard].device_ptr(stream).0,
+                (_, None) => 0,
+            }
+        };
+        let columns: &[(usize, usize)] = if values.is_some() {
+            &[(KEYS, size_of::<K>()), (VALUES, size_of::<V>())]
+        } else {
+            &[(KEYS, size_of::<K>())]
+        };
+        for step in steps {
+            let mut transfers = Vec::with_capacity(2 * columns.len());
+            for (i, plan) in self.plans.iter().enumerate() {
+                let Some(j) = plan.chunk_at_step(step) else {
                     continue;
                 };
-                // One arrival a chunk, one window a chunk.
-                let arrived = arrived.get(j).ok_or(GpuError::Poisoned("chunk arrival"))?;
+                let Some((chunk, slot)) = plan.chunk_transfer(j) else {
+                    continue;
+                };
+                for &(column, bytes) in columns {
+                    transfers.push(Transfer {
+                        from: plan.remote,
+                        to: i,
+                        src: sources(column, plan.remote) + (chunk.start * bytes) as u64,
+                        dst: targets[column][i] + (slot * bytes) as u64,
+                        bytes: chunk.len() * bytes,
+                    });
+                }
+            }
+            // SAFETY: each chunk lies inside the remote shard on device `remote` (a plan's
+            // chunks lie between its piece's start, rounded down to an aligned element no
+            // lower than its base, and its end, within the shard), sorted there by the launches
+            // the exchange's stream waited for; its place, from element `chunk.start - base`,
+            // lies inside output `i`'s receive buffer, grown to the plan's receive length or
+            // more on its own stream before this stream waited for it; both buffers live until
+            // the call synchronizes these streams, the devices' own second streams, and nothing
+            // else writes them meanwhile.
+            unsafe { self.comms.group(&transfers, &streams) }?;
+            for (i, stream) in self.comm_streams.iter().enumerate() {
+                if self.plans[i].chunk_at_step(step).is_some() {
+                    arrivals[i].push(stream.record_event(None)?);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every window's merge on its device's first stream, in the order the chunks are sent,
+    /// each after its chunk's arrival (`arrivals[device][step]`): the window cuts first (the
+    /// needles searched on the devices and read back). Returns whether the window cuts were a
+    /// staircase as searched.
+    pub(super) fn merge_windows<K, V, C>(
+        &self,
+        scratch: &mut [DeviceScratch],
+        keys: Column<K>,
+        mut values: Option<Column<V>>,
+        comp: &C,
+        arrivals: &[Vec<CudaEvent>],
+    ) -> Result<bool, GpuError>
+    where
+        K: DeviceKey + DeviceRepr,
+        V: DeviceValue + DeviceRepr,
+        C: DeviceComparator<K> + ?Sized,
+    {
+        let (windows, consistent) = self.window_cuts(scratch, &keys, comp, self.values)?;
+        let steps = self.plans.iter().map(StreamPlan::chunks).max().unwrap_or(0);
+        for step in 0..steps {
+            for (i, (gpu, plan)) in self.gpus.iter().zip(self.plans).enumerate() {
+                let Some(j) = plan.chunk_at_step(step) else {
+                    continue;
+                };
+                let window = &windows[i][j];
+                let arrived = arrivals[i]
+                    .get(step)
+                    .ok_or(GpuError::Poisoned("chunk arrival"))?;
                 gpu.stream().wait(arrived)?;
                 let device = &mut scratch[i];
                 let [first, _] = &device.trees;
-                let key_tree = tree_view::<K>(&first[KEYS], self.layouts[KEYS].lens[i])?;
-                let chunk = key_tree.slice(window.chunk[KEYS].clone());
+                let received = plan.receive_len();
+                let key_tree = tree_view::<K>(&first[KEYS], received)?;
+                let chunk = key_tree.slice(window.chunk.clone());
                 let local = keys.inputs[i].slice(window.local.clone());
-                let remote_first = self.plans[i].remote_first;
-                let (a, b) = merge_order(remote_first, &chunk, &local);
+                let (a, b) = merge_order(plan.remote_first, &chunk, &local);
                 let mut out = keys.outputs[i].slice_mut(window.out.clone());
                 let merged = match values.as_mut() {
                     Some(values) => {
-                        let value_tree =
-                            tree_view::<V>(&first[VALUES], self.layouts[VALUES].lens[i])?;
-                        let chunk_values = value_tree.slice(window.chunk[VALUES].clone());
+                        let value_tree = tree_view::<V>(&first[VALUES], received)?;
+                        let chunk_values = value_tree.slice(window.chunk.clone());
                         let local_values = values.inputs[i].slice(window.local.clone());
                         let (a_values, b_values) =
-                            merge_order(remote_first, &chunk_values, &local_values);
+                            merge_order(plan.remote_first, &chunk_values, &local_values);
                         let mut out_values = values.outputs[i].slice_mut(window.out.clone());
                         let buffers = MergeBuffers::pairs(
                             a,
@@ -234,68 +367,6 @@ impl StreamRun<'_, '_> {
         Ok(consistent)
     }
 
-    /// The exchange, chunk after chunk: one NCCL group a chunk index (keys, then values) on the
-    /// devices' second streams into the receive buffers at `targets`, each device's arrival of
-    /// chunk `j` recorded as event `[device][j]`.
-    fn send_chunks<K: DeviceRepr, V: DeviceRepr>(
-        &self,
-        keys: &Column<K>,
-        values: Option<&Column<V>>,
-        targets: &[[u64; 2]; COLUMNS],
-    ) -> Result<Vec<Vec<CudaEvent>>, GpuError> {
-        let streams: Vec<&CudaStream> = self.comm_streams.iter().map(Arc::as_ref).collect();
-        let sources = |column: usize, shard: usize| -> u64 {
-            let stream = self.gpus[shard].stream();
-            match (column, values) {
-                (KEYS, _) => cudarc::driver::DevicePtr::device_ptr(&keys.inputs[shard], stream).0,
-                (_, Some(values)) => {
-                    cudarc::driver::DevicePtr::device_ptr(&values.inputs[shard], stream).0
-                }
-                (_, None) => 0,
-            }
-        };
-        let columns: &[(usize, usize)] = if values.is_some() {
-            &[(KEYS, size_of::<K>()), (VALUES, size_of::<V>())]
-        } else {
-            &[(KEYS, size_of::<K>())]
-        };
-        let most = self.plans.iter().map(StreamPlan::chunks).max().unwrap_or(0);
-        let mut arrivals: Vec<Vec<CudaEvent>> = (0..2).map(|_| Vec::with_capacity(most)).collect();
-        for j in 0..most {
-            let mut transfers = Vec::with_capacity(2 * columns.len());
-            for (i, plan) in self.plans.iter().enumerate() {
-                if j >= plan.chunks() {
-                    continue;
-                }
-                for &(column, bytes) in columns {
-                    let Some((chunk, slot)) = plan.chunk_transfer(j, &self.layouts[column]) else {
-                        continue;
-                    };
-                    transfers.push(Transfer {
-                        from: plan.remote,
-                        to: i,
-                        src: sources(column, plan.remote) + (chunk.start * bytes) as u64,
-                        dst: targets[column][i] + (slot * bytes) as u64,
-                        bytes: chunk.len() * bytes,
-                    });
-                }
-            }
-            // SAFETY: each chunk lies inside its piece's sent range (`chunk_transfer` stays
-            // within `sent`, itself within the remote shard), in the sorted input shard on device
-            // `remote`; its place lies inside output `i`'s receive buffer, grown above to the
-            // layout's `lens[i]` elements, at the piece's slot plus the chunk's offset in the
-            // piece; both buffers live until `stream_merge` synchronizes these streams, which
-            // are the devices' own second streams, and nothing else writes them meanwhile.
-            unsafe { self.comms.group(&transfers, &streams) }?;
-            for (i, stream) in self.comm_streams.iter().enumerate() {
-                if j < self.plans[i].chunks() {
-                    arrivals[i].push(stream.record_event(None)?);
-                }
-            }
-        }
-        Ok(arrivals)
-    }
-
     /// Every window of both devices: the needles copied from the remote shards, each searched
     /// in the local piece on the device, the cuts read back and made a staircase. Returns each
     /// device's windows and whether every staircase was one as searched.
@@ -312,7 +383,7 @@ impl StreamRun<'_, '_> {
     {
         for (i, (gpu, device)) in self.gpus.iter().zip(scratch.iter_mut()).enumerate() {
             let plan = &self.plans[i];
-            let needles: Vec<usize> = plan.needles().collect();
+            let needles: Vec<usize> = plan.needles().flatten().collect();
             if needles.is_empty() {
                 continue;
             }
@@ -344,8 +415,8 @@ impl StreamRun<'_, '_> {
         let mut windows = Vec::with_capacity(2);
         for (i, (gpu, device)) in self.gpus.iter().zip(scratch.iter_mut()).enumerate() {
             let plan = &self.plans[i];
-            let needles = plan.chunks() - 1;
-            let mut searched = vec![0u64; needles];
+            let needles = plan.needles().flatten().count();
+            let mut found = vec![0u64; needles];
             if needles > 0 {
                 let cuts = device
                     .window_cuts
@@ -353,13 +424,18 @@ impl StreamRun<'_, '_> {
                     .ok_or(GpuError::Poisoned("window cuts"))?;
                 let read = gpu
                     .stream()
-                    .memcpy_dtoh(&cuts.slice(0..needles), &mut searched);
+                    .memcpy_dtoh(&cuts.slice(0..needles), &mut found);
                 on_device(gpu, read.map_err(GpuError::from))?;
             }
+            // A boundary at the piece's start cuts the local piece at 0.
+            let mut found = found.into_iter();
+            let searched: Vec<u64> = plan
+                .needles()
+                .map(|needle| needle.and_then(|_| found.next()).unwrap_or(0))
+                .collect();
             let (cuts, staircase) = window_staircase(&searched, plan.local.len());
             consistent &= staircase;
-            let pieces = [KEYS, VALUES].map(|c| self.layouts[c].pieces[i][plan.remote].start);
-            windows.push(plan_windows(plan, &cuts, pieces));
+            windows.push(plan_windows(plan, &cuts));
         }
         Ok((windows, consistent))
     }

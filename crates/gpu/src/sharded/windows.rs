@@ -1,9 +1,8 @@
 //! The streamed merge's plan on two GPUs: where the remote piece's chunks end, and what each window merges (crates/gpu/src/sharded/stream.rs launches them).
 
-use std::ops::Range;
+use std::ops::{Range, RangeInclusive};
 
-use super::layout::{ReceiveLayout, NCCL_PACK_BYTES};
-use super::{COLUMNS, KEYS, VALUES};
+use super::layout::NCCL_PACK_BYTES;
 
 /// The chunks of a remote piece, by relative size, unless the group sets others: the first two
 /// thirds, then the last. The first window's merge runs while the last chunk is in flight; the
@@ -19,8 +18,12 @@ pub(super) const MIN_CHUNK_BYTES: usize = 64 << 20;
 /// unit, so that every chunk after the first starts 16-byte aligned in both columns.
 const CHUNK_ALIGN_ELEMENTS: usize = NCCL_PACK_BYTES;
 
-/// How one output shard's merge is streamed: its local piece, its remote piece and the
-/// remote piece's chunk boundaries.
+/// How one output shard's merge is streamed: its local piece, its remote piece, the remote
+/// piece's chunk boundaries and the order the chunks are sent in.
+///
+/// The remote shard's element `e` lands at element `e - base` of the receive buffer (in every
+/// column: `base` and every boundary between chunks are multiples of [`CHUNK_ALIGN_ELEMENTS`],
+/// so that every chunk is sent from and received at 16-byte-aligned addresses).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct StreamPlan {
     /// The output shard (and device) this plan merges.
@@ -34,12 +37,54 @@ pub(super) struct StreamPlan {
     /// The chunk boundaries of the remote piece, in its shard's elements: chunk `j` is
     /// `bounds[j]..bounds[j + 1]`, from the piece's start to its end.
     bounds: Vec<usize>,
+    /// The remote element at the receive buffer's start.
+    base: usize,
+    /// The chunks in the order they are sent (and their windows merged).
+    order: Vec<usize>,
+}
+
+/// `len` split at multiples of [`CHUNK_ALIGN_ELEMENTS`] past `start` into chunks whose sizes
+/// go as `weights` (at least one element in each but the last where the length allows):
+/// returns the boundaries between them, ascending, with `weights[0]`'s chunk first from the
+/// start, or (`from_end`) first from the end.
+fn weighted_bounds(start: usize, len: usize, weights: &[usize], from_end: bool) -> Vec<usize> {
+    let total: usize = weights.iter().sum();
+    let end = start + len;
+    let mut bounds = Vec::with_capacity(weights.len().saturating_sub(1));
+    let mut taken = 0;
+    for &weight in &weights[..weights.len().saturating_sub(1)] {
+        taken += weight;
+        // The share of the piece before this boundary, counted from `start`.
+        let share = if from_end { total - taken } else { taken };
+        let offset = (len * share / total) / CHUNK_ALIGN_ELEMENTS * CHUNK_ALIGN_ELEMENTS;
+        bounds.push((start + offset.max(CHUNK_ALIGN_ELEMENTS)).min(end));
+    }
+    bounds.sort_unstable();
+    bounds
+}
+
+/// Whether a piece of `len` elements of `key_bytes` each is sent in chunks of `weights`, each
+/// of at least `min_chunk_bytes` of keys.
+fn streams(len: usize, key_bytes: usize, min_chunk_bytes: usize, weights: &[usize]) -> bool {
+    let smallest = weights.iter().copied().min().unwrap_or(1);
+    let total = weights.iter().sum::<usize>();
+    weights.len() > 1 && len * key_bytes * smallest >= min_chunk_bytes * total
+}
+
+/// `at` rounded down to a multiple of [`CHUNK_ALIGN_ELEMENTS`].
+pub(super) fn align_down(at: usize) -> usize {
+    at - at % CHUNK_ALIGN_ELEMENTS
+}
+
+/// `at` rounded up to a multiple of [`CHUNK_ALIGN_ELEMENTS`].
+pub(super) fn align_up(at: usize) -> usize {
+    at.next_multiple_of(CHUNK_ALIGN_ELEMENTS)
 }
 
 impl StreamPlan {
     /// The plan of output shard `shard` (0 or 1) of two, from the sharded sort's `cuts`, for
     /// keys of `key_bytes` bytes, chunks of at least `min_chunk_bytes` of them whose sizes go as
-    /// `weights` (none zero; no weights send the piece whole).
+    /// `weights` (none zero; no weights send the piece whole), sent first to last.
     pub(super) fn new(
         cuts: &[Vec<usize>],
         shard: usize,
@@ -51,32 +96,23 @@ impl StreamPlan {
         let piece = |k: usize| cuts[shard][k]..cuts[shard + 1][k];
         let (local, remote_piece) = (piece(shard), piece(remote));
         let (start, end) = (remote_piece.start, remote_piece.end);
-        let (smallest, total) = (
-            weights.iter().copied().min().unwrap_or(1),
-            weights.iter().sum::<usize>(),
-        );
-        // Every chunk carries at least `min_chunk_bytes` of keys, or the piece goes whole.
-        let streamed = weights.len() > 1
-            && remote_piece.len() * key_bytes * smallest >= min_chunk_bytes * total;
-        let base = start - start % CHUNK_ALIGN_ELEMENTS;
+        let base = align_down(start);
         let mut bounds = vec![start];
-        if streamed {
-            let mut taken = 0;
-            for &weight in &weights[..weights.len() - 1] {
-                taken += weight;
-                let offset =
-                    ((end - base) * taken / total) / CHUNK_ALIGN_ELEMENTS * CHUNK_ALIGN_ELEMENTS;
-                let bound = (base + offset.max(CHUNK_ALIGN_ELEMENTS)).min(end);
+        if streams(remote_piece.len(), key_bytes, min_chunk_bytes, weights) {
+            for bound in weighted_bounds(base, end - base, weights, false) {
                 bounds.push(bound.max(bounds[bounds.len() - 1]));
             }
         }
         bounds.push(end);
+        let order = (0..bounds.len() - 1).collect();
         StreamPlan {
             shard,
             remote,
             remote_first: remote < shard,
             local,
             bounds,
+            base,
+            order,
         }
     }
 
@@ -85,39 +121,158 @@ impl StreamPlan {
         self.bounds.len() - 1
     }
 
+    /// The chunk sent at step `step` of the exchange, if this plan sends that many.
+    pub(super) fn chunk_at_step(&self, step: usize) -> Option<usize> {
+        self.order.get(step).copied()
+    }
+
     /// The remote piece's elements in its shard.
     fn remote_piece(&self) -> Range<usize> {
         self.bounds[0]..self.bounds[self.chunks()]
     }
 
-    /// The elements of the remote shard that chunk `j` of a column sends, whose whole piece
-    /// sends `sent` (its start rounded down to the column's pack unit): the first chunk from
-    /// there, the others from their boundary.
-    fn chunk_sent(&self, j: usize, sent: &Range<usize>) -> Range<usize> {
-        let from = if j == 0 { sent.start } else { self.bounds[j] };
-        from..self.bounds[j + 1].max(from)
+    /// Elements of a receive buffer that holds the remote piece where the plan puts it.
+    pub(super) fn receive_len(&self) -> usize {
+        self.remote_piece().end - self.base
     }
 
-    /// Chunk `j` of the column laid out by `layout`: the remote shard's elements it sends and
-    /// where they land in this output shard's receive buffer (the piece's slot plus their offset
-    /// in what the piece sends), or `None` when it sends nothing.
-    pub(super) fn chunk_transfer(
-        &self,
-        j: usize,
-        layout: &ReceiveLayout,
-    ) -> Option<(Range<usize>, usize)> {
-        let sent = &layout.sent[self.shard][self.remote];
-        if sent.is_empty() {
+    /// The elements of the remote shard that chunk `j` sends, in every column (the first
+    /// chunk from its start rounded down to an aligned element, the others from their
+    /// boundary), and where they land in the receive buffer; `None` when the chunk is empty.
+    pub(super) fn chunk_transfer(&self, j: usize) -> Option<(Range<usize>, usize)> {
+        let (begin, end) = (self.bounds[j], self.bounds[j + 1]);
+        if begin >= end {
             return None;
         }
-        let chunk = self.chunk_sent(j, sent);
-        let slot = layout.slots[self.shard][self.remote] + (chunk.start - sent.start);
-        (!chunk.is_empty()).then_some((chunk, slot))
+        let from = if j == 0 { align_down(begin) } else { begin };
+        Some((from..end, from - self.base))
     }
 
-    /// The needles: the remote shard's elements that end each chunk but the last.
-    pub(super) fn needles(&self) -> impl Iterator<Item = usize> + '_ {
-        self.bounds[1..self.chunks()].iter().map(|&end| end - 1)
+    /// The needles, one a boundary between chunks: the remote shard's element that ends the
+    /// piece's elements before the boundary, or `None` for a boundary at the piece's start
+    /// (an empty first chunk), before which no local key goes.
+    pub(super) fn needles(&self) -> impl Iterator<Item = Option<usize>> + '_ {
+        let start = self.bounds[0];
+        self.bounds[1..self.chunks()]
+            .iter()
+            .map(move |&end| (end > start).then(|| end - 1))
+    }
+}
+
+/// The part of the remote piece of an output shard of two that is sent before the cuts are
+/// known (the sort's last pass held, [`super::lead`]): the sorted elements that samples of the
+/// runs before that pass place in the piece whatever the exact cut, sent in chunks of the
+/// group's weights, the chunk nearest the piece's far end first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Lead {
+    /// The output shard (and device) whose remote piece this leads.
+    pub(super) shard: usize,
+    /// The remote shard's elements sent ahead: for output shard 0 a start of shard 1 (its
+    /// piece is shard 1's start), for output shard 1 an end of shard 0, each aligned where it
+    /// meets the part left for the cut.
+    pub(super) sure: Range<usize>,
+    /// The remote element at the receive buffer's start: aligned, and at or before the
+    /// lowest cut the samples allow.
+    pub(super) base: usize,
+    /// Elements of the receive buffer that hold the remote piece wherever the cut falls.
+    pub(super) receive_len: usize,
+    /// The boundaries between the sure part's chunks, ascending.
+    inner: Vec<usize>,
+}
+
+impl Lead {
+    /// The lead of output shard `shard` (0 or 1) whose remote piece's cut in the remote shard
+    /// (of `remote_len` elements) lies in `cut_bounds` (both ends included), for keys of
+    /// `key_bytes` bytes in chunks of the group's `min_chunk_bytes` and `weights`: `None` where
+    /// its sure part is too short to stream (the call then streams as [`StreamPlan::new`]
+    /// plans).
+    pub(super) fn new(
+        shard: usize,
+        cut_bounds: RangeInclusive<usize>,
+        remote_len: usize,
+        key_bytes: usize,
+        min_chunk_bytes: usize,
+        weights: &[usize],
+    ) -> Option<Self> {
+        let (lowest, highest) = (*cut_bounds.start(), *cut_bounds.end());
+        let (sure, base, receive_len) = if shard == 0 {
+            (0..align_down(lowest), 0, highest)
+        } else {
+            let base = align_down(lowest);
+            (
+                align_up(highest).min(remote_len)..remote_len,
+                base,
+                remote_len - base,
+            )
+        };
+        if !streams(sure.len(), key_bytes, min_chunk_bytes, weights) {
+            return None;
+        }
+        let inner = weighted_bounds(sure.start, sure.len(), weights, shard == 1);
+        Some(Lead {
+            shard,
+            sure,
+            base,
+            receive_len,
+            inner,
+        })
+    }
+
+    /// The plan of the output shard once the `cuts` are known: the sure part's chunks, sent
+    /// first from the piece's far end, then the rest of the piece in one chunk; `None` where
+    /// the cut lies outside the bounds the lead assumed (samples that did not bound it: unsorted
+    /// runs, or a comparator that is no strict weak order).
+    pub(super) fn plan(&self, cuts: &[Vec<usize>]) -> Option<StreamPlan> {
+        let (shard, remote) = (self.shard, 1 - self.shard);
+        let local = cuts[shard][shard]..cuts[shard + 1][shard];
+        let piece = cuts[shard][remote]..cuts[shard + 1][remote];
+        let bounded = if shard == 0 {
+            piece.start == 0 && piece.end >= self.sure.end
+        } else {
+            piece.end == self.sure.end && (self.base..=self.sure.start).contains(&piece.start)
+        };
+        let fits = bounded && piece.end - self.base <= self.receive_len;
+        let cut = if shard == 0 { piece.end } else { piece.start };
+        fits.then(|| self.with_cut(cut, local))
+    }
+
+    /// The plan the sure part's chunks are sent by before the cuts are known: the piece cut
+    /// where the sure part ends, with no local piece. Its first chunks are the final plan's.
+    pub(super) fn provisional(&self) -> StreamPlan {
+        let cut = if self.shard == 0 {
+            self.sure.end
+        } else {
+            self.sure.start
+        };
+        self.with_cut(cut, 0..0)
+    }
+
+    /// The plan with the remote piece cut at `cut` (its end for shard 0, its start for shard
+    /// 1) and the local piece `local`.
+    fn with_cut(&self, cut: usize, local: Range<usize>) -> StreamPlan {
+        let (shard, sure) = (self.shard, &self.sure);
+        let early = self.inner.len() + 1;
+        let (bounds, order) = if shard == 0 {
+            let bounds = [&[sure.start], &self.inner[..], &[sure.end, cut]].concat();
+            (bounds, (0..=early).collect())
+        } else {
+            let bounds = [&[cut, sure.start], &self.inner[..], &[sure.end]].concat();
+            (bounds, (0..=early).rev().collect())
+        };
+        StreamPlan {
+            shard,
+            remote: 1 - shard,
+            remote_first: shard == 1,
+            local,
+            bounds,
+            base: self.base,
+            order,
+        }
+    }
+
+    /// The steps of the exchange that send the sure part (its chunks).
+    pub(super) fn early_steps(&self) -> usize {
+        self.inner.len() + 1
     }
 }
 
@@ -140,9 +295,9 @@ pub(super) fn window_staircase(searched: &[u64], local_len: usize) -> (Vec<usize
 }
 
 /// Where one window's merge reads and writes, in elements: the remote chunk in the receive
-/// buffer (per column), the local keys in the shard, the place in the output shard.
+/// buffers (the same in every column), the local keys in the shard, the place in the output shard.
 pub(super) struct Window {
-    pub(super) chunk: [Range<usize>; COLUMNS],
+    pub(super) chunk: Range<usize>,
     pub(super) local: Range<usize>,
     pub(super) out: Range<usize>,
 }
@@ -157,25 +312,18 @@ pub(super) fn merge_order<T>(remote_first: bool, remote: T, local: T) -> (T, T) 
     }
 }
 
-/// The windows of `plan` from its local `cuts` (a staircase over the local piece), the remote
-/// piece lying at `piece_starts` (keys, values) in the receive buffers.
-pub(super) fn plan_windows(
-    plan: &StreamPlan,
-    cuts: &[usize],
-    piece_starts: [usize; COLUMNS],
-) -> Vec<Window> {
+/// The windows of `plan` from its local `cuts` (a staircase over the local piece), chunk `j`
+/// lying at its remote elements less the plan's base in the receive buffers (every column).
+pub(super) fn plan_windows(plan: &StreamPlan, cuts: &[usize]) -> Vec<Window> {
     let piece_start = plan.remote_piece().start;
     (0..plan.chunks())
         .map(|j| {
             let (begin, end) = (plan.bounds[j], plan.bounds[j + 1]);
-            let chunk = |column: usize| {
-                let at = piece_starts[column] + (begin - piece_start);
-                at..at + (end - begin)
-            };
+            let chunk = begin - plan.base..end - plan.base;
             let local = plan.local.start + cuts[j]..plan.local.start + cuts[j + 1];
             let out_start = (begin - piece_start) + cuts[j];
             Window {
-                chunk: [chunk(KEYS), chunk(VALUES)],
+                chunk,
                 out: out_start..out_start + (end - begin) + local.len(),
                 local,
             }
@@ -186,7 +334,6 @@ pub(super) fn plan_windows(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sharded::layout::ReceiveLayout;
     use twophase_partition::{multiway_co_rank, shard_boundary};
 
     /// A small deterministic generator (the crate has no rand).
@@ -216,6 +363,32 @@ mod tests {
     /// Chunk weights the tests plan with: the shipped ones, none, one, and longer lists.
     const WEIGHTS: [&[usize]; 5] = [&CHUNK_WEIGHTS, &[], &[1], &[3, 1], &[8, 4, 2, 1, 1]];
 
+    /// Every chunk of `plan` is sent from an aligned element (or its piece's start rounded
+    /// down, no lower than the base) to its boundary, lands at that element less the base,
+    /// inside the receive buffer, and the chunks cover the remote piece in order.
+    fn check_chunks(plan: &StreamPlan) {
+        let piece = plan.remote_piece();
+        let mut at = piece.start;
+        for j in 0..plan.chunks() {
+            let (begin, end) = (plan.bounds[j], plan.bounds[j + 1]);
+            assert!(begin <= end, "{plan:?}");
+            let Some((sent, slot)) = plan.chunk_transfer(j) else {
+                assert_eq!(begin, end, "{plan:?}");
+                continue;
+            };
+            assert_eq!((begin, sent.end), (at, end), "{plan:?}");
+            assert!(sent.start <= begin && sent.start >= plan.base, "{plan:?}");
+            assert_eq!(sent.start % CHUNK_ALIGN_ELEMENTS, 0, "{plan:?}");
+            assert_eq!(slot, sent.start - plan.base, "{plan:?}");
+            assert!(slot + sent.len() <= plan.receive_len(), "{plan:?}");
+            at = end;
+        }
+        assert_eq!(at, piece.end, "{plan:?}");
+        let mut order = plan.order.clone();
+        order.sort_unstable();
+        assert_eq!(order, (0..plan.chunks()).collect::<Vec<_>>(), "{plan:?}");
+    }
+
     #[test]
     fn chunks_tile_each_piece_and_start_aligned_in_every_column() {
         let mut state = 7;
@@ -241,25 +414,7 @@ mod tests {
                             plan.remote_piece(),
                             cuts[shard][1 - shard]..cuts[shard + 1][1 - shard]
                         );
-                        assert!(plan.bounds.windows(2).all(|w| w[0] <= w[1]), "{plan:?}");
-                        for bytes in [1, 2, 4, 8, 12, 16, 24, 40] {
-                            let layout = ReceiveLayout::new(&cuts, bytes);
-                            let sent = &layout.sent[shard][plan.remote];
-                            if sent.is_empty() {
-                                continue;
-                            }
-                            let mut at = sent.start;
-                            for j in 0..plan.chunks() {
-                                let chunk = plan.chunk_sent(j, sent);
-                                assert_eq!(chunk.start, at, "{plan:?} {bytes}");
-                                if !chunk.is_empty() {
-                                    let offset = (chunk.start - sent.start) * bytes;
-                                    assert_eq!(offset % NCCL_PACK_BYTES, 0, "{plan:?} {bytes}");
-                                }
-                                at = chunk.end;
-                            }
-                            assert_eq!(at, sent.end);
-                        }
+                        check_chunks(&plan);
                     }
                 }
             }
@@ -276,86 +431,177 @@ mod tests {
         );
     }
 
-    /// The streamed merge run on the host, keys of 4 bytes and values of 8 (so the two columns'
-    /// pieces lie at different places): every chunk received where `chunk_transfer` puts it,
-    /// then the windows' merges, each into its place, give the output shard of the stable
+    /// Random sorted shards of pairs (key, shard << 16 | position) with keys below `range`.
+    fn sorted_shards(state: &mut u64, range: u64) -> [Vec<(u32, u32)>; 2] {
+        [0u32, 1].map(|s| {
+            let len = next(state) as usize % 3000;
+            let mut keys: Vec<(u32, u32)> = (0..len)
+                .map(|i| ((next(state) % range) as u32, (s << 16) | i as u32))
+                .collect();
+            keys.sort_by_key(|k| k.0);
+            keys
+        })
+    }
+
+    /// Output shard `plan.shard` as the device makes it, on the host: the chunks sent by
+    /// `senders` (step `s` by `senders[s]`, a plan whose chunk at that step is this plan's)
+    /// received where they put them (keys of 4 bytes and values of 8, as two columns), the
+    /// needles searched in the local piece, then each window merged into its place, in the
+    /// order the chunks are sent.
+    fn streamed_output(
+        shards: &[Vec<(u32, u32)>; 2],
+        plan: &StreamPlan,
+        senders: &[&StreamPlan],
+        total: usize,
+    ) -> Vec<(u32, u32)> {
+        let remote = &shards[plan.remote];
+        let mut keys_in = vec![u32::MAX; plan.receive_len()];
+        let mut values_in = vec![u64::MAX; plan.receive_len()];
+        for (step, sender) in senders.iter().enumerate() {
+            let j = sender.chunk_at_step(step).expect("a chunk a step");
+            assert_eq!(Some(j), plan.chunk_at_step(step));
+            assert_eq!(
+                sender.chunk_transfer(j),
+                plan.chunk_transfer(j),
+                "step {step}"
+            );
+            if let Some((chunk, slot)) = sender.chunk_transfer(j) {
+                for (at, k) in (slot..).zip(chunk) {
+                    keys_in[at] = remote[k].0;
+                    values_in[at] = u64::from(remote[k].1);
+                }
+            }
+        }
+        // The device's search, as twophase_merge_window_cuts makes it.
+        let local = &shards[plan.shard][plan.local.clone()];
+        let searched: Vec<u64> = plan
+            .needles()
+            .map(|at| {
+                let Some(at) = at else {
+                    return 0;
+                };
+                let needle = remote[at].0;
+                let before = |key: &(u32, u32)| {
+                    if plan.remote_first {
+                        key.0 < needle
+                    } else {
+                        key.0 <= needle
+                    }
+                };
+                local.partition_point(before) as u64
+            })
+            .collect();
+        let (local_cuts, consistent) = window_staircase(&searched, local.len());
+        assert!(consistent);
+        let i = plan.shard;
+        let out_len = shard_boundary(i + 1, 2, total) - shard_boundary(i, 2, total);
+        let mut out = vec![(u32::MAX, u32::MAX); out_len];
+        let windows = plan_windows(plan, &local_cuts);
+        for &j in &plan.order {
+            let window = &windows[j];
+            let chunk: Vec<(u32, u32)> = keys_in[window.chunk.clone()]
+                .iter()
+                .zip(&values_in[window.chunk.clone()])
+                .map(|(&key, &value)| (key, value as u32))
+                .collect();
+            let local = &shards[i][window.local.clone()];
+            let (a, b) = merge_order(plan.remote_first, chunk.as_slice(), local);
+            let mut merged: Vec<(u32, u32)> = a.iter().chain(b).copied().collect();
+            merged.sort_by_key(|k| k.0); // stable: A's keys before B's equal ones
+            out[window.out.clone()].copy_from_slice(&merged);
+        }
+        out
+    }
+
+    /// The streamed merge run on the host: every chunk received where `chunk_transfer` puts
+    /// it, then the windows' merges, each into its place, give the output shard of the stable
     /// merge, whatever the chunks.
     #[test]
     fn windows_merged_in_place_give_each_output_shard() {
         let mut state = 11;
         for round in 0..300 {
-            let range = [2, 16, 1000][round % 3];
-            let shards: [Vec<(u32, u32)>; 2] = [0u32, 1].map(|s| {
-                let len = next(&mut state) as usize % 3000;
-                let mut keys: Vec<(u32, u32)> = (0..len)
-                    .map(|i| ((next(&mut state) % range) as u32, (s << 16) | i as u32))
-                    .collect();
-                keys.sort_by_key(|k| k.0);
-                keys
-            });
+            let shards = sorted_shards(&mut state, [2, 16, 1000][round % 3]);
             let mut expected: Vec<(u32, u32)> = shards.concat();
             expected.sort_by_key(|k| k.0);
             let cuts = two_shard_cuts(&shards);
             let total = expected.len();
-            let layouts = [ReceiveLayout::new(&cuts, 4), ReceiveLayout::new(&cuts, 8)];
             for (i, min_chunk) in [(0, 4), (1, 4), (0, 256), (1, 1 << 20)] {
                 let weights = WEIGHTS[round % WEIGHTS.len()];
                 let plan = StreamPlan::new(&cuts, i, 4, min_chunk, weights);
-                let remote = &shards[plan.remote];
-                let mut keys_in = vec![u32::MAX; layouts[KEYS].lens[i]];
-                let mut values_in = vec![u64::MAX; layouts[VALUES].lens[i]];
-                for j in 0..plan.chunks() {
-                    if let Some((chunk, slot)) = plan.chunk_transfer(j, &layouts[KEYS]) {
-                        for (at, k) in (slot..).zip(chunk) {
-                            keys_in[at] = remote[k].0;
-                        }
-                    }
-                    if let Some((chunk, slot)) = plan.chunk_transfer(j, &layouts[VALUES]) {
-                        for (at, k) in (slot..).zip(chunk) {
-                            values_in[at] = u64::from(remote[k].1);
-                        }
-                    }
-                }
-                // The device's search, as twophase_merge_window_cuts makes it.
-                let local = &shards[i][plan.local.clone()];
-                let searched: Vec<u64> = plan
-                    .needles()
-                    .map(|at| {
-                        let needle = remote[at].0;
-                        let before = |key: &(u32, u32)| {
-                            if plan.remote_first {
-                                key.0 < needle
-                            } else {
-                                key.0 <= needle
-                            }
-                        };
-                        local.partition_point(before) as u64
-                    })
-                    .collect();
-                let (local_cuts, consistent) = window_staircase(&searched, local.len());
-                assert!(consistent);
-                let pieces = [KEYS, VALUES].map(|c| layouts[c].pieces[i][plan.remote].start);
-                let out_len = shard_boundary(i + 1, 2, total) - shard_boundary(i, 2, total);
-                let mut out = vec![(u32::MAX, u32::MAX); out_len];
-                for window in plan_windows(&plan, &local_cuts, pieces) {
-                    let chunk: Vec<(u32, u32)> = keys_in[window.chunk[KEYS].clone()]
-                        .iter()
-                        .zip(&values_in[window.chunk[VALUES].clone()])
-                        .map(|(&key, &value)| (key, value as u32))
-                        .collect();
-                    let local = &shards[i][window.local.clone()];
-                    let (a, b) = merge_order(plan.remote_first, chunk.as_slice(), local);
-                    let mut merged: Vec<(u32, u32)> = a.iter().chain(b).copied().collect();
-                    merged.sort_by_key(|k| k.0); // stable: A's keys before B's equal ones
-                    out[window.out.clone()].copy_from_slice(&merged);
-                }
+                let senders = vec![&plan; plan.chunks()];
                 let first = shard_boundary(i, 2, total);
+                let out = streamed_output(&shards, &plan, &senders, total);
                 assert_eq!(
                     out,
-                    expected[first..first + out_len],
+                    expected[first..first + out.len()],
                     "round {round} shard {i}"
                 );
             }
         }
+    }
+
+    /// A lead from bounds around the exact cut: its provisional plan sends the sure part's
+    /// chunks as the final plan would, the final plan's chunks tile the piece, and the
+    /// windows give each output shard; a cut outside the bounds gives no plan.
+    #[test]
+    fn leads_send_their_sure_part_ahead_and_give_each_output_shard() {
+        let mut state = 23;
+        let mut led = 0;
+        for round in 0..400 {
+            let range = [2, 16, 1000][round % 3];
+            let mut shards = sorted_shards(&mut state, range);
+            // Some rounds put one shard wholly above the other: a cut at a shard's end.
+            if let Some(above) = [None, None, None, Some(0), Some(1)][round % 5] {
+                shards[above].iter_mut().for_each(|k| k.0 += range as u32);
+            }
+            let mut expected: Vec<(u32, u32)> = shards.concat();
+            expected.sort_by_key(|k| k.0);
+            let cuts = two_shard_cuts(&shards);
+            let total = expected.len();
+            let weights = [&CHUNK_WEIGHTS[..], &[3, 1], &[4, 2, 1]][round % 3];
+            for i in 0..2 {
+                let remote = 1 - i;
+                // Output 0's piece ends at shard 1's cut, output 1's starts at shard 0's.
+                let cut = cuts[1][remote];
+                let remote_len = shards[remote].len();
+                let below = next(&mut state) as usize % 100;
+                let above = next(&mut state) as usize % 100;
+                let bounds = cut.saturating_sub(below)..=(cut + above).min(remote_len);
+                let Some(lead) = Lead::new(i, bounds, remote_len, 4, 4, weights) else {
+                    continue;
+                };
+                led += 1;
+                let plan = lead.plan(&cuts).expect("a cut inside the bounds");
+                check_chunks(&plan);
+                assert_eq!(lead.early_steps() + 1, plan.chunks());
+                assert!(plan.receive_len() <= lead.receive_len);
+                let provisional = lead.provisional();
+                let mut senders = vec![&provisional; lead.early_steps()];
+                senders.push(&plan);
+                let first = shard_boundary(i, 2, total);
+                let out = streamed_output(&shards, &plan, &senders, total);
+                assert_eq!(
+                    out,
+                    expected[first..first + out.len()],
+                    "round {round} shard {i}"
+                );
+                // A cut the bounds exclude.
+                let mut wrong = cuts.clone();
+                wrong[1][remote] = if i == 0 {
+                    lead.sure.end.saturating_sub(1)
+                } else {
+                    lead.sure.start + 1
+                };
+                if wrong[1][remote] != cut && wrong[1][remote] <= remote_len {
+                    let outside = if i == 0 {
+                        wrong[1][remote] < lead.sure.end
+                    } else {
+                        wrong[1][remote] > lead.sure.start
+                    };
+                    assert_eq!(lead.plan(&wrong).is_none(), outside, "round {round}");
+                }
+            }
+        }
+        assert!(led > 200, "{led} leads");
     }
 }

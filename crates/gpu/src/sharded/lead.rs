@@ -1,0 +1,394 @@
+//! Two GPUs' sort with the exchange begun inside the last merge pass: samples of the runs before that pass bound the cut, the part of each shard that leaves whatever the cut is merged and sent first, and the rest of the pass runs beside its transfer.
+//!
+//! Each device's mergesort holds back its last pass's tiles ([`HeldPass`]). Every
+//! `stride`-th key of the runs that pass merges, on both devices, goes to the host, where
+//! [`sampled_cut_bounds`] bounds each run's count before the middle of the output, and so the
+//! cut of each sorted shard. The elements past the highest cut of shard 0 (before the lowest of
+//! shard 1) leave their device whatever the exact cut: their tiles are merged first, and their
+//! chunks sent on the exchange's stream while the devices merge the other tiles. The exact cuts
+//! of the sorted shards follow, then the part of each piece between the bound and the cut, and
+//! the windows' merges as [`StreamRun`] makes them, in the order the chunks arrive.
+
+use std::mem::size_of;
+use std::time::{Duration, Instant};
+
+use cudarc::driver::{CudaEvent, CudaSlice, DeviceRepr};
+use twophase_partition::{sampled_cut_bounds, shard_boundary};
+
+use super::buffers::{on_device, tree_view, tree_view_mut};
+use super::cuts::{read_to_host, shard_cuts};
+use super::stream::{StreamRun, StreamTiming};
+use super::windows::{Lead, StreamPlan};
+use super::{Column, GpuGroup};
+use crate::compare::{is_trusted, key_image, DeviceComparator};
+use crate::error::GpuError;
+use crate::key::{DeviceKey, DeviceValue};
+use crate::mergesort::{HeldPass, SortBuffers};
+use crate::primitive::value_layout;
+use crate::runtime::program::ValueLayout;
+
+/// Samples a device's runs give the bounds at most: the cut of each of its runs is then known
+/// to within about (runs + 1) times `len / LEAD_SAMPLES` keys, sent after the exact cut (at
+/// 2^29 u64 keys in 16 runs: about 4 MiB a run), while the samples cost one 256 KiB copy a
+/// device.
+const LEAD_SAMPLES: usize = 1 << 15;
+
+/// A column's input shards and output shards, the inputs still to sort.
+type Unsorted<'c, T> = (&'c mut [CudaSlice<T>], &'c mut [CudaSlice<T>]);
+/// A column's sorted input shards and its output shards.
+type Sorted<'c, T> = (&'c [CudaSlice<T>], &'c mut [CudaSlice<T>]);
+
+/// One device's shard with its values, as the sort takes them.
+type Shard<'s, K, V> = (&'s mut CudaSlice<K>, Option<&'s mut CudaSlice<V>>);
+
+impl GpuGroup<'_> {
+    /// Whether a two-GPU sort begins its exchange inside its last merge pass (on unless set
+    /// off): it then merges first the part of each shard that leaves its device whatever the
+    /// cut, and sends it while the rest of the pass runs. Off, the exchange starts once the
+    /// shards are sorted and cut. Only twophase's own orders on keys without an integer image
+    /// lead (their samples are the keys and bound the cut).
+    pub fn set_lead_exchange(&self, lead: bool) {
+        self.lead.set(lead);
+    }
+
+    /// Whether a sort under `comp` leads its exchange ([`set_lead_exchange`](Self::set_lead_exchange)).
+    pub(super) fn leads_exchange<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+        &self,
+        comp: &C,
+    ) -> bool {
+        self.lead.get() && self.streams_merge() && is_trusted(comp) && key_image(comp).is_none()
+    }
+
+    /// Steps 1 to 4 of a two-GPU sort that leads its exchange: `keys` (and `values`) sorted
+    /// into `out_keys` (and `out_values`), each input shard left sorted. Where the lead does
+    /// not apply (a shard sorted by its block sort alone, a sure part too short to stream,
+    /// samples that bound nothing) the call streams as [`stream_merge`](Self::stream_merge).
+    pub(super) fn sort_leading<K, V, C>(
+        &self,
+        (keys, out_keys): Unsorted<K>,
+        values: Option<Unsorted<V>>,
+        comp: &C,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey + DeviceRepr,
+        V: DeviceValue + DeviceRepr,
+        C: DeviceComparator<K> + ?Sized,
+    {
+        let start = Instant::now();
+        let (mut value_inputs, value_outputs) = match values {
+            Some((inputs, outputs)) => (Some(inputs), Some(outputs)),
+            None => (None, None),
+        };
+        let held = {
+            let mut shards: Vec<Shard<K, V>> = match value_inputs.as_deref_mut() {
+                Some(values) => keys
+                    .iter_mut()
+                    .zip(values.iter_mut())
+                    .map(|(k, v)| (k, Some(v)))
+                    .collect(),
+                None => keys.iter_mut().map(|k| (k, None)).collect(),
+            };
+            self.hold_last_passes(&mut shards, comp)?
+        };
+        let layout = value_inputs.as_ref().and_then(|_| value_layout::<V>());
+        let leads = match self.leads(keys, &held, comp, layout) {
+            Ok(leads) => leads,
+            Err(error) => {
+                // The sorts end whatever failed: each shard stays a permutation of itself.
+                self.finish_held(&held, &[0..0, 0..0])?;
+                return Err(error);
+            }
+        };
+        let Some(leads) = leads else {
+            self.finish_held(&held, &[0..0, 0..0])?;
+            let sorted = self.sort_checks(start)?;
+            let keys = Column {
+                inputs: keys,
+                outputs: out_keys,
+            };
+            let values = value_inputs
+                .zip(value_outputs)
+                .map(|(inputs, outputs)| Column { inputs, outputs });
+            return self.stream_merge(keys, values, comp, sorted);
+        };
+        let value_inputs = value_inputs.map(|v| &*v);
+        self.lead_steps(
+            (&*keys, out_keys),
+            value_inputs.zip(value_outputs),
+            comp,
+            (&held, &leads),
+            start,
+        )
+    }
+
+    /// Step 1 held: each device's mergesort launched but for its last pass's tiles. Returns
+    /// the held passes (`None` where a shard's sort has no pass left to hold).
+    fn hold_last_passes<K, V, C>(
+        &self,
+        shards: &mut [Shard<K, V>],
+        comp: &C,
+    ) -> Result<Vec<Option<HeldPass>>, GpuError>
+    where
+        K: DeviceKey + DeviceRepr,
+        V: DeviceValue + DeviceRepr,
+        C: DeviceComparator<K> + ?Sized,
+    {
+        let mut scratch = self.scratch.borrow_mut();
+        let mut held = Vec::with_capacity(2);
+        for (i, (gpu, (keys, values))) in self.gpus.iter().zip(shards.iter_mut()).enumerate() {
+            let sort = &mut scratch[i].sort;
+            let launched = match values {
+                Some(values) => {
+                    gpu.sort_device_held(SortBuffers::pairs(&mut **keys, &mut **values), comp, sort)
+                }
+                None => gpu.sort_device_held(SortBuffers::keys(&mut **keys), comp, sort),
+            };
+            match on_device(gpu, launched) {
+                Ok(pass) => held.push(pass),
+                Err(error) => {
+                    drop(scratch);
+                    self.finish_held(&held, &[0..0, 0..0])?;
+                    return Err(error);
+                }
+            }
+        }
+        Ok(held)
+    }
+
+    /// Every held pass's tiles launched but those of `launched[i]` (launched already).
+    fn finish_held(
+        &self,
+        held: &[Option<HeldPass>],
+        launched: &[std::ops::Range<usize>],
+    ) -> Result<(), GpuError> {
+        for ((gpu, pass), done) in self.gpus.iter().zip(held).zip(launched) {
+            if let Some(pass) = pass {
+                on_device(gpu, pass.launch_tiles(gpu, 0..done.start))?;
+                on_device(gpu, pass.launch_tiles(gpu, done.end..pass.tiles))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The sorts' order checks (which synchronize): step 1's time from `start`, or the first
+    /// device's report that its comparator answered inconsistently.
+    fn sort_checks(&self, start: Instant) -> Result<Duration, GpuError> {
+        let mut scratch = self.scratch.borrow_mut();
+        let inconsistent = self.order_checks(|i, gpu| scratch[i].sort.check(gpu))?;
+        inconsistent.map_or(Ok(start.elapsed()), Err)
+    }
+
+    /// The leads of both output shards from samples of the runs the held passes merge (each
+    /// device's gathered and copied to the host, which waits for its sort so far), or `None`
+    /// where the call cannot lead: a pass not held, samples that bound nothing, or a sure part
+    /// too short to stream.
+    fn leads<K, C>(
+        &self,
+        keys: &[CudaSlice<K>],
+        held: &[Option<HeldPass>],
+        comp: &C,
+        values: ValueLayout,
+    ) -> Result<Option<[Lead; 2]>, GpuError>
+    where
+        K: DeviceKey + DeviceRepr,
+        C: DeviceComparator<K> + ?Sized,
+    {
+        let [Some(first), Some(second)] = held else {
+            return Ok(None);
+        };
+        let lens = [keys[0].len(), keys[1].len()];
+        let stride = lens
+            .iter()
+            .max()
+            .unwrap_or(&0)
+            .div_ceil(LEAD_SAMPLES)
+            .max(1);
+        // The runs of each device: `run` keys each, the last what is left.
+        let runs_of = |len: usize, run: usize| -> Vec<std::ops::Range<usize>> {
+            (0..len.div_ceil(run))
+                .map(|r| r * run..((r + 1) * run).min(len))
+                .collect()
+        };
+        let runs = [runs_of(lens[0], first.run), runs_of(lens[1], second.run)];
+        let mut scratch = self.scratch.borrow_mut();
+        let mut samples = Vec::with_capacity(2);
+        for (i, (gpu, pass)) in self.gpus.iter().zip([first, second]).enumerate() {
+            let device = &mut scratch[i];
+            let count: usize = runs[i].iter().map(|run| run.len().div_ceil(stride)).sum();
+            let (lent, _) = device.sort.buffers_mut();
+            let sorted_runs = if pass.runs_in_scratch {
+                on_device(gpu, tree_view::<K>(lent, lens[i]))?
+            } else {
+                keys[i].slice(..)
+            };
+            let mut gathered = on_device(gpu, tree_view_mut::<K>(gpu, &mut device.samples, count))?;
+            let mut at = 0;
+            for run in &runs[i] {
+                let taken = run.len().div_ceil(stride);
+                let mut out = gathered.slice_mut(at..at + taken);
+                let source = sorted_runs.slice(run.clone());
+                let launched = gpu.merge_gather(&source, (0, stride), &mut out, comp, values);
+                on_device(gpu, launched)?;
+                at += taken;
+            }
+            samples.push(on_device(gpu, read_to_host(gpu, &gathered.slice(..count)))?);
+        }
+        // Every run's samples, device 0's runs first: the stable order's ties.
+        let mut run_samples: Vec<&[K]> = Vec::new();
+        let mut run_lens = Vec::new();
+        for (i, device_runs) in runs.iter().enumerate() {
+            let mut at = 0;
+            for run in device_runs {
+                let taken = run.len().div_ceil(stride);
+                run_samples.push(&samples[i][at..at + taken]);
+                run_lens.push(run.len());
+                at += taken;
+            }
+        }
+        let total = lens[0] + lens[1];
+        let (mut lo, mut hi) = (vec![0; run_lens.len()], vec![0; run_lens.len()]);
+        let is_less = |a: &K, b: &K| comp.is_less(a, b);
+        let diag = shard_boundary(1, 2, total);
+        if !sampled_cut_bounds(
+            &run_samples,
+            stride,
+            &run_lens,
+            diag,
+            &is_less,
+            &mut lo,
+            &mut hi,
+        ) {
+            return Ok(None);
+        }
+        let first_runs = runs[0].len();
+        let sum = |bounds: &[usize]| bounds.iter().sum::<usize>();
+        // The cut of shard 0 (output 1's remote piece starts there) and of shard 1 (output 0's
+        // remote piece ends there).
+        let cut_of_0 = sum(&lo[..first_runs])..=sum(&hi[..first_runs]);
+        let cut_of_1 = sum(&lo[first_runs..])..=sum(&hi[first_runs..]);
+        let weights = self.chunk_weights.borrow();
+        let chunk = self.min_chunk_bytes.get();
+        let key_bytes = size_of::<K>();
+        let to_0 = Lead::new(0, cut_of_1, lens[1], key_bytes, chunk, &weights);
+        let to_1 = Lead::new(1, cut_of_0, lens[0], key_bytes, chunk, &weights);
+        Ok(to_0.zip(to_1).map(|(a, b)| [a, b]))
+    }
+
+    /// Steps 1 (the held passes' tiles) to 4 with the `leads`: the leaving tiles, the sure
+    /// chunks sent, the other tiles, the exact cuts, the rest of each piece, the windows.
+    fn lead_steps<K, V, C>(
+        &self,
+        (keys, out_keys): Sorted<K>,
+        values: Option<Sorted<V>>,
+        comp: &C,
+        (held, leads): (&[Option<HeldPass>], &[Lead; 2]),
+        start: Instant,
+    ) -> Result<(), GpuError>
+    where
+        K: DeviceKey + DeviceRepr,
+        V: DeviceValue + DeviceRepr,
+        C: DeviceComparator<K> + ?Sized,
+    {
+        let super::Exchange::Nccl(comms) = &self.exchange else {
+            return Err(GpuError::Poisoned("lead without NCCL"));
+        };
+        // Device i sends output shard 1 - i its lead's sure part: those tiles first.
+        let leaving: Vec<std::ops::Range<usize>> = (0..2)
+            .map(|i| match &held[i] {
+                Some(pass) => pass.tiles_of(leads[1 - i].sure.clone()),
+                None => 0..0,
+            })
+            .collect();
+        let launched = self.gpus.iter().zip(held).zip(&leaving).try_for_each(
+            |((gpu, pass), tiles)| match pass {
+                Some(pass) => on_device(gpu, pass.launch_tiles(gpu, tiles.clone())),
+                None => Ok(()),
+            },
+        );
+        if let Err(error) = launched {
+            self.finish_held(held, &leaving)?;
+            return Err(error);
+        }
+        let provisional = [leads[0].provisional(), leads[1].provisional()];
+        let mut scratch = self.scratch.borrow_mut();
+        let comm_streams = self.comm_streams(&mut scratch)?;
+        let early = StreamRun {
+            gpus: &self.gpus,
+            comms,
+            comm_streams: &comm_streams,
+            plans: &provisional,
+            values: values.as_ref().and_then(|_| value_layout::<V>()),
+        };
+        let lens = [leads[0].receive_len, leads[1].receive_len];
+        let early_steps = leads[0].early_steps().max(leads[1].early_steps());
+        let mut arrivals: Vec<Vec<CudaEvent>> = vec![Vec::new(), Vec::new()];
+        let value_inputs = values.as_ref().map(|(inputs, _)| *inputs);
+        let sent = early
+            .receive_targets::<K, V>(&mut scratch, &lens, values.is_some())
+            .and_then(|targets| {
+                early.send_steps(keys, value_inputs, &targets, 0..early_steps, &mut arrivals)?;
+                Ok(targets)
+            });
+        drop(scratch);
+        // The other tiles, beside the exchange, whatever the sends returned.
+        let finished = self.finish_held(held, &leaving);
+        let targets = match (sent, finished) {
+            (Ok(targets), Ok(())) => targets,
+            (Err(error), _) | (_, Err(error)) => {
+                let _ = early.synchronize(&comm_streams);
+                return Err(error);
+            }
+        };
+        let cut_start = Instant::now();
+        let layout = values.as_ref().and_then(|_| value_layout::<V>());
+        let checked = self.sort_checks(start).and_then(|sorted| {
+            let cuts = shard_cuts(&self.gpus, keys, comp, self.cut_probes.get(), layout)?;
+            Ok((sorted, cuts))
+        });
+        let (sorted, cuts) = match checked {
+            Ok(checked) => checked,
+            Err(error) => {
+                let _ = early.synchronize(&comm_streams);
+                return Err(error);
+            }
+        };
+        let plans: Option<Vec<StreamPlan>> = leads.iter().map(|lead| lead.plan(&cuts)).collect();
+        let Some(plans) = plans else {
+            // The sends ahead end before anything else uses the receive buffers.
+            early.synchronize(&comm_streams)?;
+            let keys = Column {
+                inputs: keys,
+                outputs: out_keys,
+            };
+            let values = values.map(|(inputs, outputs)| Column { inputs, outputs });
+            return self.stream_merge(keys, values, comp, sorted);
+        };
+        let cut_time = cut_start.elapsed();
+        let run = StreamRun {
+            plans: &plans,
+            ..early
+        };
+        let mut scratch = self.scratch.borrow_mut();
+        let steps = plans.iter().map(StreamPlan::chunks).max().unwrap_or(0);
+        let keys = Column {
+            inputs: keys,
+            outputs: out_keys,
+        };
+        let values = values.map(|(inputs, outputs)| Column { inputs, outputs });
+        let rest = run.send_steps(
+            keys.inputs,
+            values.as_ref().map(|v| v.inputs),
+            &targets,
+            early_steps..steps,
+            &mut arrivals,
+        );
+        let merged =
+            rest.and_then(|()| run.merge_windows(&mut scratch, keys, values, comp, &arrivals));
+        let timing = StreamTiming {
+            sorted,
+            start: cut_start,
+            cut_time,
+        };
+        self.end_stream(&run, &mut scratch, merged, timing)
+    }
+}
