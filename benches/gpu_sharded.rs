@@ -425,7 +425,7 @@ fn main() {
             {
                 set(value);
                 let name = format!("u32, {}", label.replace("{}", &value.to_string()));
-                print_row(&name, log2n, p, 4, one, sharded_ms(&group, &keys));
+                print_shipped_row(&group, &name, (log2n, 4), one, sharded_ms(&group, &keys));
             }
             continue;
         }
@@ -433,7 +433,7 @@ fn main() {
         // A row, and with LEAD_OFF_ENV the same row without the lead, alternating.
         let rows = |name: &str, pair_bytes: usize, one: f64, run: &dyn Fn() -> (f64, [f64; 4])| {
             if std::env::var(LEAD_OFF_ENV).is_err() {
-                print_row(name, log2n, p, pair_bytes, one, run());
+                print_shipped_row(&group, name, (log2n, pair_bytes), one, run());
                 return;
             }
             for _ in 0..LEAD_ROUNDS {
@@ -444,7 +444,12 @@ fn main() {
                     } else {
                         format!("{name}, exchange after the sort")
                     };
-                    print_row(&label, log2n, p, pair_bytes, one, run());
+                    let row = run();
+                    if lead {
+                        print_shipped_row(&group, &label, (log2n, pair_bytes), one, row);
+                    } else {
+                        print_row(&label, log2n, p, pair_bytes, one, row);
+                    }
                 }
             }
             group.set_lead_exchange(true);
@@ -483,7 +488,7 @@ fn main() {
                         continue;
                     }
                     let name = format!("u64, chunks {weights:?}");
-                    print_row(&name, log2n, p, 8, one, sharded_ms(&group, &wide));
+                    print_shipped_row(&group, &name, (log2n, 8), one, sharded_ms(&group, &wide));
                 }
             }
             group
@@ -491,6 +496,33 @@ fn main() {
                 .expect("the shipped weights");
         }
     }
+}
+
+/// One table row of a sort into output shards as the group ships it: led on two devices through
+/// NCCL ([`print_led_row`]), else [`print_row`]; `(log2n, pair_bytes)` as there.
+fn print_shipped_row(
+    group: &GpuGroup,
+    name: &str,
+    (log2n, pair_bytes): (u32, usize),
+    one: f64,
+    row: (f64, [f64; 4]),
+) {
+    if group.exchange_name() == "nccl" && group.gpus().len() == 2 {
+        print_led_row(name, log2n, one, row);
+    } else {
+        print_row(name, log2n, group.gpus().len(), pair_bytes, one, row);
+    }
+}
+
+/// One table row of a sort that led its exchange: as [`print_row`], but no crossing rate, since
+/// most of the exchange ran inside the sort column (the exchange column is what was left after
+/// the cuts).
+fn print_led_row(name: &str, log2n: u32, one: f64, sharded: (f64, [f64; 4])) {
+    let (ms, [sort, cuts, exchange, merge]) = sharded;
+    println!(
+        "| {name} | 2^{log2n} | {one:.3} | {ms:.3} | {:.2}x | {sort:.3} | {cuts:.3} | {exchange:.3} | {merge:.3} | (inside the sort) |",
+        one / ms
+    );
 }
 
 /// A setting swept by the benchmark: its variable, how the group takes a value, the row's label

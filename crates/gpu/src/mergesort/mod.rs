@@ -21,11 +21,12 @@ use crate::runtime::staging::SortAddresses;
 use crate::runtime::status::{messages, InputCheck, StatusNames, STATUS_ORDER_INCONSISTENT};
 
 pub mod buffers;
+mod held;
 mod launch;
 pub mod tuning;
 
 pub use buffers::{DeviceSortBuffers, SortArgs, SortBuffers, SortValueBuffers, SortValues};
-pub(crate) use launch::HeldPass;
+pub(crate) use held::HeldPass;
 pub use tuning::{merge_passes, MergesortTuning, PassPlan};
 
 entry_points! {

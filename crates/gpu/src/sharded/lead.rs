@@ -10,6 +10,7 @@
 //! the windows' merges as [`StreamRun`] makes them, in the order the chunks arrive.
 
 use std::mem::size_of;
+use std::ops::{Range, RangeInclusive};
 use std::time::{Duration, Instant};
 
 use cudarc::driver::{CudaEvent, CudaSlice, DeviceRepr};
@@ -18,7 +19,7 @@ use twophase_partition::{sampled_cut_bounds, shard_boundary};
 use super::buffers::{on_device, tree_view, tree_view_mut};
 use super::cuts::{read_to_host, shard_cuts};
 use super::stream::{StreamRun, StreamTiming};
-use super::windows::{Lead, StreamPlan};
+use super::windows::{align_down, align_up, streams, weighted_bounds, StreamPlan};
 use super::{Column, GpuGroup};
 use crate::compare::{is_trusted, key_image, DeviceComparator};
 use crate::error::GpuError;
@@ -51,12 +52,25 @@ impl GpuGroup<'_> {
         self.lead.set(lead);
     }
 
-    /// Whether a sort under `comp` leads its exchange ([`set_lead_exchange`](Self::set_lead_exchange)).
-    pub(super) fn leads_exchange<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+    /// Whether a sort of `shards` under `comp` leads its exchange
+    /// ([`set_lead_exchange`](Self::set_lead_exchange)): only where half of each shard would
+    /// stream in chunks (the sure part is about that much on random keys). Smaller sorts would
+    /// pay the samples' copy and wait, and then exchange whole pieces anyway (on two H200s at
+    /// 2^24 keys, 0.1-0.2 ms more: docs/tuning.md).
+    pub(super) fn leads_exchange<K: DeviceKey, T, C: DeviceComparator<K> + ?Sized>(
         &self,
+        shards: &[CudaSlice<T>],
         comp: &C,
     ) -> bool {
-        self.lead.get() && self.streams_merge() && is_trusted(comp) && key_image(comp).is_none()
+        let weights = self.chunk_weights.borrow();
+        let (chunk, key_bytes) = (self.min_chunk_bytes.get(), size_of::<K>());
+        let half_streams =
+            |shard: &CudaSlice<T>| streams(shard.len() / 2, key_bytes, chunk, &weights);
+        self.lead.get()
+            && self.streams_merge()
+            && is_trusted(comp)
+            && key_image(comp).is_none()
+            && shards.iter().all(half_streams)
     }
 
     /// Steps 1 to 4 of a two-GPU sort that leads its exchange: `keys` (and `values`) sorted
@@ -159,7 +173,7 @@ impl GpuGroup<'_> {
     fn finish_held(
         &self,
         held: &[Option<HeldPass>],
-        launched: &[std::ops::Range<usize>],
+        launched: &[Range<usize>],
     ) -> Result<(), GpuError> {
         for ((gpu, pass), done) in self.gpus.iter().zip(held).zip(launched) {
             if let Some(pass) = pass {
@@ -204,7 +218,7 @@ impl GpuGroup<'_> {
             .div_ceil(LEAD_SAMPLES)
             .max(1);
         // The runs of each device: `run` keys each, the last what is left.
-        let runs_of = |len: usize, run: usize| -> Vec<std::ops::Range<usize>> {
+        let runs_of = |len: usize, run: usize| -> Vec<Range<usize>> {
             (0..len.div_ceil(run))
                 .map(|r| r * run..((r + 1) * run).min(len))
                 .collect()
@@ -293,7 +307,7 @@ impl GpuGroup<'_> {
             return Err(GpuError::Poisoned("lead without NCCL"));
         };
         // Device i sends output shard 1 - i its lead's sure part: those tiles first.
-        let leaving: Vec<std::ops::Range<usize>> = (0..2)
+        let leaving: Vec<Range<usize>> = (0..2)
             .map(|i| match &held[i] {
                 Some(pass) => pass.tiles_of(leads[1 - i].sure.clone()),
                 None => 0..0,
@@ -339,13 +353,13 @@ impl GpuGroup<'_> {
                 return Err(error);
             }
         };
-        let cut_start = Instant::now();
         let layout = values.as_ref().and_then(|_| value_layout::<V>());
         let checked = self.sort_checks(start).and_then(|sorted| {
+            let cut_start = Instant::now();
             let cuts = shard_cuts(&self.gpus, keys, comp, self.cut_probes.get(), layout)?;
-            Ok((sorted, cuts))
+            Ok((sorted, cuts, cut_start))
         });
-        let (sorted, cuts) = match checked {
+        let (sorted, cuts, cut_start) = match checked {
             Ok(checked) => checked,
             Err(error) => {
                 let _ = early.synchronize(&comm_streams);
@@ -390,5 +404,114 @@ impl GpuGroup<'_> {
             cut_time,
         };
         self.end_stream(&run, &mut scratch, merged, timing)
+    }
+}
+
+/// The part of the remote piece of an output shard of two that is sent before the cuts are
+/// known (the sort's last pass held): the sorted elements that samples of the
+/// runs before that pass place in the piece whatever the exact cut, sent in chunks of the
+/// group's weights, the chunk nearest the piece's far end first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Lead {
+    /// The output shard (and device) whose remote piece this leads.
+    pub(super) shard: usize,
+    /// The remote shard's elements sent ahead: for output shard 0 a start of shard 1 (its
+    /// piece is shard 1's start), for output shard 1 an end of shard 0, each aligned where it
+    /// meets the part left for the cut.
+    pub(super) sure: Range<usize>,
+    /// The remote element at the receive buffer's start: aligned, and at or before the
+    /// lowest cut the samples allow.
+    pub(super) base: usize,
+    /// Elements of the receive buffer that hold the remote piece wherever the cut falls.
+    pub(super) receive_len: usize,
+    /// The boundaries between the sure part's chunks, ascending.
+    inner: Vec<usize>,
+}
+
+impl Lead {
+    /// The lead of output shard `shard` (0 or 1) whose remote piece's cut in the remote shard
+    /// (of `remote_len` elements) lies in `cut_bounds` (both ends included), for keys of
+    /// `key_bytes` bytes in chunks of the group's `min_chunk_bytes` and `weights`: `None` where
+    /// its sure part is too short to stream (the call then streams as [`StreamPlan::new`]
+    /// plans).
+    pub(super) fn new(
+        shard: usize,
+        cut_bounds: RangeInclusive<usize>,
+        remote_len: usize,
+        key_bytes: usize,
+        min_chunk_bytes: usize,
+        weights: &[usize],
+    ) -> Option<Self> {
+        let (lowest, highest) = (*cut_bounds.start(), *cut_bounds.end());
+        let (sure, base, receive_len) = if shard == 0 {
+            (0..align_down(lowest), 0, highest)
+        } else {
+            let base = align_down(lowest);
+            (
+                align_up(highest).min(remote_len)..remote_len,
+                base,
+                remote_len - base,
+            )
+        };
+        if !streams(sure.len(), key_bytes, min_chunk_bytes, weights) {
+            return None;
+        }
+        let inner = weighted_bounds(sure.start, sure.len(), weights, shard == 1);
+        Some(Lead {
+            shard,
+            sure,
+            base,
+            receive_len,
+            inner,
+        })
+    }
+
+    /// The plan of the output shard once the `cuts` are known: the sure part's chunks, sent
+    /// first from the piece's far end, then the rest of the piece in one chunk; `None` where
+    /// the cut lies outside the bounds the lead assumed (samples that did not bound it: unsorted
+    /// runs, or a comparator that is no strict weak order).
+    pub(super) fn plan(&self, cuts: &[Vec<usize>]) -> Option<StreamPlan> {
+        let (shard, remote) = (self.shard, 1 - self.shard);
+        let local = cuts[shard][shard]..cuts[shard + 1][shard];
+        let piece = cuts[shard][remote]..cuts[shard + 1][remote];
+        let bounded = if shard == 0 {
+            piece.start == 0 && piece.end >= self.sure.end
+        } else {
+            piece.end == self.sure.end && (self.base..=self.sure.start).contains(&piece.start)
+        };
+        let fits = bounded && piece.end - self.base <= self.receive_len;
+        let cut = if shard == 0 { piece.end } else { piece.start };
+        fits.then(|| self.with_cut(cut, local))
+    }
+
+    /// The plan the sure part's chunks are sent by before the cuts are known: the piece cut
+    /// where the sure part ends, with no local piece. Its first chunks are the final plan's.
+    pub(super) fn provisional(&self) -> StreamPlan {
+        let cut = if self.shard == 0 {
+            self.sure.end
+        } else {
+            self.sure.start
+        };
+        self.with_cut(cut, 0..0)
+    }
+
+    /// The plan with the remote piece cut at `cut` (its end for shard 0, its start for shard
+    /// 1) and the local piece `local`.
+    fn with_cut(&self, cut: usize, local: Range<usize>) -> StreamPlan {
+        let (shard, sure) = (self.shard, &self.sure);
+        let early = self.inner.len() + 1;
+        let (bounds, order) = if shard == 0 {
+            let bounds = [&[sure.start], &self.inner[..], &[sure.end, cut]].concat();
+            (bounds, (0..=early).collect())
+        } else {
+            let bounds = [&[cut, sure.start], &self.inner[..], &[sure.end]].concat();
+            (bounds, (0..=early).rev().collect())
+        };
+        StreamPlan::from_parts(shard, local, bounds, self.base, order)
+    }
+
+    /// The steps of the exchange that send the sure part (its chunks).
+    pub(super) fn early_steps(&self) -> usize {
+        self.inner.len() + 1
     }
 }

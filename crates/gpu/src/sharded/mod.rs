@@ -120,11 +120,13 @@ pub struct GpuGroup<'g> {
 /// with every stream synchronized): what the benchmarks report per phase.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Phases {
-    /// Step 1, every shard sorted on its device (zero for a merge).
+    /// Step 1, every shard sorted on its device (zero for a merge). A sort that leads its
+    /// exchange ([`GpuGroup::set_lead_exchange`]) sends most of it during this step.
     pub sort: Duration,
     /// Step 2, the multiway co-rank cuts, keys read from the devices.
     pub cuts: Duration,
-    /// Step 3, the exchange of the pieces (keys, then values).
+    /// Step 3, the exchange of the pieces (keys, then values): from the cuts' end to the last
+    /// piece's arrival.
     pub exchange: Duration,
     /// Step 4, the merge of every output shard's pieces.
     pub merge: Duration,
@@ -308,7 +310,7 @@ impl<'g> GpuGroup<'g> {
     {
         self.check_placement("shards", shards)?;
         self.check_outputs("out", out, shards.iter().map(CudaSlice::len).sum())?;
-        if self.leads_exchange(comp) {
+        if self.leads_exchange(shards, comp) {
             return self.sort_leading::<K, u8, C>((shards, out), None, comp);
         }
         let sorted = self.sort_key_shards(shards, comp)?;
@@ -353,7 +355,7 @@ impl<'g> GpuGroup<'g> {
         let total = keys.iter().map(CudaSlice::len).sum();
         self.check_outputs("out_keys", out_keys, total)?;
         self.check_outputs("out_values", out_values, total)?;
-        if self.leads_exchange(comp) {
+        if self.leads_exchange(keys, comp) {
             return self.sort_leading((keys, out_keys), Some((values, out_values)), comp);
         }
         let sorted = self.sort_pair_shards(keys, values, comp)?;

@@ -1,6 +1,6 @@
 //! The streamed merge's plan on two GPUs: where the remote piece's chunks end, and what each window merges (crates/gpu/src/sharded/stream.rs launches them).
 
-use std::ops::{Range, RangeInclusive};
+use std::ops::Range;
 
 use super::layout::NCCL_PACK_BYTES;
 
@@ -47,7 +47,12 @@ pub(super) struct StreamPlan {
 /// go as `weights` (at least one element in each but the last where the length allows):
 /// returns the boundaries between them, ascending, with `weights[0]`'s chunk first from the
 /// start, or (`from_end`) first from the end.
-fn weighted_bounds(start: usize, len: usize, weights: &[usize], from_end: bool) -> Vec<usize> {
+pub(super) fn weighted_bounds(
+    start: usize,
+    len: usize,
+    weights: &[usize],
+    from_end: bool,
+) -> Vec<usize> {
     let total: usize = weights.iter().sum();
     let end = start + len;
     let mut bounds = Vec::with_capacity(weights.len().saturating_sub(1));
@@ -65,7 +70,12 @@ fn weighted_bounds(start: usize, len: usize, weights: &[usize], from_end: bool) 
 
 /// Whether a piece of `len` elements of `key_bytes` each is sent in chunks of `weights`, each
 /// of at least `min_chunk_bytes` of keys.
-fn streams(len: usize, key_bytes: usize, min_chunk_bytes: usize, weights: &[usize]) -> bool {
+pub(super) fn streams(
+    len: usize,
+    key_bytes: usize,
+    min_chunk_bytes: usize,
+    weights: &[usize],
+) -> bool {
     let smallest = weights.iter().copied().min().unwrap_or(1);
     let total = weights.iter().sum::<usize>();
     weights.len() > 1 && len * key_bytes * smallest >= min_chunk_bytes * total
@@ -116,6 +126,28 @@ impl StreamPlan {
         }
     }
 
+    /// The plan of output shard `shard` of two whose local piece is `local`, whose remote
+    /// piece's chunks end at `bounds` (ascending, the piece's start first; every boundary
+    /// between chunks aligned) and are sent in `order`, received from remote element `base`
+    /// (aligned, at or before the piece's start).
+    pub(super) fn from_parts(
+        shard: usize,
+        local: Range<usize>,
+        bounds: Vec<usize>,
+        base: usize,
+        order: Vec<usize>,
+    ) -> Self {
+        StreamPlan {
+            shard,
+            remote: 1 - shard,
+            remote_first: shard == 1,
+            local,
+            bounds,
+            base,
+            order,
+        }
+    }
+
     /// The number of chunks (and windows).
     pub(super) fn chunks(&self) -> usize {
         self.bounds.len() - 1
@@ -156,123 +188,6 @@ impl StreamPlan {
         self.bounds[1..self.chunks()]
             .iter()
             .map(move |&end| (end > start).then(|| end - 1))
-    }
-}
-
-/// The part of the remote piece of an output shard of two that is sent before the cuts are
-/// known (the sort's last pass held, [`super::lead`]): the sorted elements that samples of the
-/// runs before that pass place in the piece whatever the exact cut, sent in chunks of the
-/// group's weights, the chunk nearest the piece's far end first.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct Lead {
-    /// The output shard (and device) whose remote piece this leads.
-    pub(super) shard: usize,
-    /// The remote shard's elements sent ahead: for output shard 0 a start of shard 1 (its
-    /// piece is shard 1's start), for output shard 1 an end of shard 0, each aligned where it
-    /// meets the part left for the cut.
-    pub(super) sure: Range<usize>,
-    /// The remote element at the receive buffer's start: aligned, and at or before the
-    /// lowest cut the samples allow.
-    pub(super) base: usize,
-    /// Elements of the receive buffer that hold the remote piece wherever the cut falls.
-    pub(super) receive_len: usize,
-    /// The boundaries between the sure part's chunks, ascending.
-    inner: Vec<usize>,
-}
-
-impl Lead {
-    /// The lead of output shard `shard` (0 or 1) whose remote piece's cut in the remote shard
-    /// (of `remote_len` elements) lies in `cut_bounds` (both ends included), for keys of
-    /// `key_bytes` bytes in chunks of the group's `min_chunk_bytes` and `weights`: `None` where
-    /// its sure part is too short to stream (the call then streams as [`StreamPlan::new`]
-    /// plans).
-    pub(super) fn new(
-        shard: usize,
-        cut_bounds: RangeInclusive<usize>,
-        remote_len: usize,
-        key_bytes: usize,
-        min_chunk_bytes: usize,
-        weights: &[usize],
-    ) -> Option<Self> {
-        let (lowest, highest) = (*cut_bounds.start(), *cut_bounds.end());
-        let (sure, base, receive_len) = if shard == 0 {
-            (0..align_down(lowest), 0, highest)
-        } else {
-            let base = align_down(lowest);
-            (
-                align_up(highest).min(remote_len)..remote_len,
-                base,
-                remote_len - base,
-            )
-        };
-        if !streams(sure.len(), key_bytes, min_chunk_bytes, weights) {
-            return None;
-        }
-        let inner = weighted_bounds(sure.start, sure.len(), weights, shard == 1);
-        Some(Lead {
-            shard,
-            sure,
-            base,
-            receive_len,
-            inner,
-        })
-    }
-
-    /// The plan of the output shard once the `cuts` are known: the sure part's chunks, sent
-    /// first from the piece's far end, then the rest of the piece in one chunk; `None` where
-    /// the cut lies outside the bounds the lead assumed (samples that did not bound it: unsorted
-    /// runs, or a comparator that is no strict weak order).
-    pub(super) fn plan(&self, cuts: &[Vec<usize>]) -> Option<StreamPlan> {
-        let (shard, remote) = (self.shard, 1 - self.shard);
-        let local = cuts[shard][shard]..cuts[shard + 1][shard];
-        let piece = cuts[shard][remote]..cuts[shard + 1][remote];
-        let bounded = if shard == 0 {
-            piece.start == 0 && piece.end >= self.sure.end
-        } else {
-            piece.end == self.sure.end && (self.base..=self.sure.start).contains(&piece.start)
-        };
-        let fits = bounded && piece.end - self.base <= self.receive_len;
-        let cut = if shard == 0 { piece.end } else { piece.start };
-        fits.then(|| self.with_cut(cut, local))
-    }
-
-    /// The plan the sure part's chunks are sent by before the cuts are known: the piece cut
-    /// where the sure part ends, with no local piece. Its first chunks are the final plan's.
-    pub(super) fn provisional(&self) -> StreamPlan {
-        let cut = if self.shard == 0 {
-            self.sure.end
-        } else {
-            self.sure.start
-        };
-        self.with_cut(cut, 0..0)
-    }
-
-    /// The plan with the remote piece cut at `cut` (its end for shard 0, its start for shard
-    /// 1) and the local piece `local`.
-    fn with_cut(&self, cut: usize, local: Range<usize>) -> StreamPlan {
-        let (shard, sure) = (self.shard, &self.sure);
-        let early = self.inner.len() + 1;
-        let (bounds, order) = if shard == 0 {
-            let bounds = [&[sure.start], &self.inner[..], &[sure.end, cut]].concat();
-            (bounds, (0..=early).collect())
-        } else {
-            let bounds = [&[cut, sure.start], &self.inner[..], &[sure.end]].concat();
-            (bounds, (0..=early).rev().collect())
-        };
-        StreamPlan {
-            shard,
-            remote: 1 - shard,
-            remote_first: shard == 1,
-            local,
-            bounds,
-            base: self.base,
-            order,
-        }
-    }
-
-    /// The steps of the exchange that send the sure part (its chunks).
-    pub(super) fn early_steps(&self) -> usize {
-        self.inner.len() + 1
     }
 }
 
@@ -334,6 +249,7 @@ pub(super) fn plan_windows(plan: &StreamPlan, cuts: &[usize]) -> Vec<Window> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sharded::lead::Lead;
     use twophase_partition::{multiway_co_rank, shard_boundary};
 
     /// A small deterministic generator (the crate has no rand).
