@@ -30,8 +30,8 @@ use crate::runtime::program::ValueLayout;
 
 /// Samples a device's runs give the bounds at most: the cut of each of its runs is then known
 /// to within about (runs + 1) times `len / LEAD_SAMPLES` keys, sent after the exact cut (at
-/// 2^29 u64 keys in 16 runs: about 4 MiB a run), while the samples cost one 256 KiB copy a
-/// device.
+/// 2^29 u64 keys a device: about 2 MiB a run), while the samples cost one 256 KiB copy a
+/// device (docs/tuning.md, "The exchange led from the last merge pass").
 const LEAD_SAMPLES: usize = 1 << 15;
 
 /// A column's input shards and output shards, the inputs still to sort.
