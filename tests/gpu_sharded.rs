@@ -204,21 +204,8 @@ fn pairs_are_stable_across_shards_and_a_user_comparator_sorts() {
         for n in [5, 4097, (1 << 20) + 1] {
             // Duplicate-heavy keys: equal keys in every shard, their values the global index.
             let keys: Vec<u32> = (0..n).map(|_| rng.gen_range(0..8)).collect();
-            let values: Vec<u32> = (0..n as u32).collect();
             let lengths = split_lengths(&mut rng, n, p, 1);
-            let mut key_shards = upload(&group, &cut(&keys, &lengths));
-            let mut value_shards = upload(&group, &cut(&values, &lengths));
-            let (out_keys, out_values) = group
-                .sort_pairs_device(&mut key_shards, &mut value_shards, &Less)
-                .expect("pairs");
-            let mut expected: Vec<(u32, u32)> = keys.iter().copied().zip(values).collect();
-            expected.sort_by_key(|pair| pair.0);
-            let got: Vec<(u32, u32)> = download(&group, &out_keys)
-                .concat()
-                .into_iter()
-                .zip(download(&group, &out_values).concat())
-                .collect();
-            assert_eq!(got, expected, "pairs p = {p}, n = {n}");
+            check_pairs(&group, &keys, &lengths, &format!("pairs p = {p}, n = {n}"));
 
             let records: Vec<Tagged> = (0..n)
                 .map(|i| Tagged {
@@ -257,25 +244,34 @@ fn a_sort_that_leads_its_exchange_matches_std() {
 
         let n = most + 3;
         let keys: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1 << 12)).collect();
-        let values: Vec<u32> = (0..n as u32).collect();
         let lengths = split_lengths(&mut rng, n, p, 1);
-        let mut key_shards = upload(&group, &cut(&keys, &lengths));
-        let mut value_shards = upload(&group, &cut(&values, &lengths));
-        let (out_keys, out_values) = group
-            .sort_pairs_device(&mut key_shards, &mut value_shards, &Less)
-            .expect("pairs");
-        let mut expected: Vec<(u32, u32)> = keys.iter().copied().zip(values).collect();
-        expected.par_sort_by_key(|pair| pair.0);
-        let got: Vec<(u32, u32)> = download(&group, &out_keys)
-            .concat()
-            .into_iter()
-            .zip(download(&group, &out_values).concat())
-            .collect();
-        assert!(got == expected, "pairs, lead {lead}");
-        for (i, shard) in download(&group, &out_keys).iter().enumerate() {
-            assert_eq!(shard.len(), group.output_len(i, n), "pairs, lead {lead}");
-        }
+        check_pairs(&group, &keys, &lengths, &format!("pairs, lead {lead}"));
     }
+}
+
+/// The sharded sort of `keys` in shards of `lengths` with their global indices as values,
+/// against std's stable sort of the pairs by key: every value after the equal keys' earlier
+/// ones, each output shard of its exact size.
+fn check_pairs(group: &GpuGroup, keys: &[u32], lengths: &[usize], what: &str) {
+    let n = keys.len();
+    let values: Vec<u32> = (0..n as u32).collect();
+    let mut key_shards = upload(group, &cut(keys, lengths));
+    let mut value_shards = upload(group, &cut(&values, lengths));
+    let (out_keys, out_values) = group
+        .sort_pairs_device(&mut key_shards, &mut value_shards, &Less)
+        .expect(what);
+    let mut expected: Vec<(u32, u32)> = keys.iter().copied().zip(values).collect();
+    expected.par_sort_by_key(|pair| pair.0);
+    let out_keys = download(group, &out_keys);
+    for (i, shard) in out_keys.iter().enumerate() {
+        assert_eq!(shard.len(), group.output_len(i, n), "{what}");
+    }
+    let got: Vec<(u32, u32)> = out_keys
+        .concat()
+        .into_iter()
+        .zip(download(group, &out_values).concat())
+        .collect();
+    assert!(got == expected, "{what}");
 }
 
 #[test]
