@@ -56,7 +56,7 @@ impl GpuGroup<'_> {
     /// ([`set_lead_exchange`](Self::set_lead_exchange)): only where half of each shard would
     /// stream in chunks (the sure part is about that much on random keys). Smaller sorts would
     /// pay the samples' copy and wait, and then exchange whole pieces anyway (on two H200s at
-    /// 2^24 keys, 0.1-0.2 ms more: docs/tuning.md).
+    /// 2^24 keys, 0.1-0.3 ms more: docs/tuning.md).
     pub(super) fn leads_exchange<K: DeviceKey, T, C: DeviceComparator<K> + ?Sized>(
         &self,
         shards: &[CudaSlice<T>],
