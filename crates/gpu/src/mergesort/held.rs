@@ -4,7 +4,7 @@ use std::ops::Range;
 
 use cudarc::driver::CudaFunction;
 
-use super::launch::{MergesortOctTileParams, MergesortQuadTileParams, MergesortTileParams};
+use super::params::{MergesortOctTileParams, MergesortQuadTileParams, MergesortTileParams};
 use crate::error::GpuError;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::LaunchShape;

@@ -23,6 +23,7 @@ use crate::runtime::status::{messages, InputCheck, StatusNames, STATUS_ORDER_INC
 pub mod buffers;
 mod held;
 mod launch;
+mod params;
 pub mod tuning;
 
 pub use buffers::{DeviceSortBuffers, SortArgs, SortBuffers, SortValueBuffers, SortValues};
@@ -427,7 +428,7 @@ impl ProgramTuning for MergesortTuning {
     }
 
     fn params(self) -> Vec<&'static ParamLayout> {
-        launch::param_layouts(self)
+        params::param_layouts(self)
     }
 
     /// At its tuning for the H100 and within static shared memory (for devices with less

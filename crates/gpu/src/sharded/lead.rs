@@ -515,3 +515,77 @@ impl Lead {
         self.inner.len() + 1
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sharded::windows::tests::{
+        check_chunks, next, sorted_shards, streamed_output, two_shard_cuts,
+    };
+    use crate::sharded::windows::CHUNK_WEIGHTS;
+
+    /// A lead from bounds around the exact cut: its provisional plan sends the sure part's
+    /// chunks as the final plan would, the final plan's chunks tile the piece, and the
+    /// windows give each output shard; a cut outside the bounds gives no plan.
+    #[test]
+    fn leads_send_their_sure_part_ahead_and_give_each_output_shard() {
+        let mut state = 23;
+        let mut led = 0;
+        for round in 0..400 {
+            let range = [2, 16, 1000][round % 3];
+            let mut shards = sorted_shards(&mut state, range);
+            // Some rounds put one shard wholly above the other: a cut at a shard's end.
+            if let Some(above) = [None, None, None, Some(0), Some(1)][round % 5] {
+                shards[above].iter_mut().for_each(|k| k.0 += range as u32);
+            }
+            let mut expected: Vec<(u32, u32)> = shards.concat();
+            expected.sort_by_key(|k| k.0);
+            let cuts = two_shard_cuts(&shards);
+            let total = expected.len();
+            let weights = [&CHUNK_WEIGHTS[..], &[3, 1], &[4, 2, 1]][round % 3];
+            for i in 0..2 {
+                let remote = 1 - i;
+                // Output 0's piece ends at shard 1's cut, output 1's starts at shard 0's.
+                let cut = cuts[1][remote];
+                let remote_len = shards[remote].len();
+                let below = next(&mut state) as usize % 100;
+                let above = next(&mut state) as usize % 100;
+                let bounds = cut.saturating_sub(below)..=(cut + above).min(remote_len);
+                let Some(lead) = Lead::new(i, bounds, remote_len, 4, 4, weights) else {
+                    continue;
+                };
+                led += 1;
+                let plan = lead.plan(&cuts).expect("a cut inside the bounds");
+                check_chunks(&plan);
+                assert_eq!(lead.early_steps() + 1, plan.chunks());
+                assert!(plan.receive_len() <= lead.receive_len);
+                let provisional = lead.provisional();
+                let mut senders = vec![&provisional; lead.early_steps()];
+                senders.push(&plan);
+                let first = shard_boundary(i, 2, total);
+                let out = streamed_output(&shards, &plan, &senders, total);
+                assert_eq!(
+                    out,
+                    expected[first..first + out.len()],
+                    "round {round} shard {i}"
+                );
+                // A cut the bounds exclude.
+                let mut wrong = cuts.clone();
+                wrong[1][remote] = if i == 0 {
+                    lead.sure.end.saturating_sub(1)
+                } else {
+                    lead.sure.start + 1
+                };
+                if wrong[1][remote] != cut && wrong[1][remote] <= remote_len {
+                    let outside = if i == 0 {
+                        wrong[1][remote] < lead.sure.end
+                    } else {
+                        wrong[1][remote] > lead.sure.start
+                    };
+                    assert_eq!(lead.plan(&wrong).is_none(), outside, "round {round}");
+                }
+            }
+        }
+        assert!(led > 200, "{led} leads");
+    }
+}

@@ -247,13 +247,12 @@ pub(super) fn plan_windows(plan: &StreamPlan, cuts: &[usize]) -> Vec<Window> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
-    use crate::sharded::lead::Lead;
     use twophase_partition::{multiway_co_rank, shard_boundary};
 
     /// A small deterministic generator (the crate has no rand).
-    fn next(state: &mut u64) -> u64 {
+    pub(in crate::sharded) fn next(state: &mut u64) -> u64 {
         *state = state
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
@@ -261,7 +260,7 @@ mod tests {
     }
 
     /// The sort's cuts of two sorted shards (row 1: the multiway co-rank at the middle).
-    fn two_shard_cuts(shards: &[Vec<(u32, u32)>; 2]) -> Vec<Vec<usize>> {
+    pub(in crate::sharded) fn two_shard_cuts(shards: &[Vec<(u32, u32)>; 2]) -> Vec<Vec<usize>> {
         let runs: Vec<&[(u32, u32)]> = shards.iter().map(Vec::as_slice).collect();
         let total = shards[0].len() + shards[1].len();
         let (mut cut, mut upper) = (vec![0; 2], vec![0; 2]);
@@ -282,7 +281,7 @@ mod tests {
     /// Every chunk of `plan` is sent from an aligned element (or its piece's start rounded
     /// down, no lower than the base) to its boundary, lands at that element less the base,
     /// inside the receive buffer, and the chunks cover the remote piece in order.
-    fn check_chunks(plan: &StreamPlan) {
+    pub(in crate::sharded) fn check_chunks(plan: &StreamPlan) {
         let piece = plan.remote_piece();
         let mut at = piece.start;
         for j in 0..plan.chunks() {
@@ -348,7 +347,7 @@ mod tests {
     }
 
     /// Random sorted shards of pairs (key, shard << 16 | position) with keys below `range`.
-    fn sorted_shards(state: &mut u64, range: u64) -> [Vec<(u32, u32)>; 2] {
+    pub(in crate::sharded) fn sorted_shards(state: &mut u64, range: u64) -> [Vec<(u32, u32)>; 2] {
         [0u32, 1].map(|s| {
             let len = next(state) as usize % 3000;
             let mut keys: Vec<(u32, u32)> = (0..len)
@@ -364,7 +363,7 @@ mod tests {
     /// received where they put them (keys of 4 bytes and values of 8, as two columns), the
     /// needles searched in the local piece, then each window merged into its place, in the
     /// order the chunks are sent.
-    fn streamed_output(
+    pub(in crate::sharded) fn streamed_output(
         shards: &[Vec<(u32, u32)>; 2],
         plan: &StreamPlan,
         senders: &[&StreamPlan],
@@ -454,70 +453,5 @@ mod tests {
                 );
             }
         }
-    }
-
-    /// A lead from bounds around the exact cut: its provisional plan sends the sure part's
-    /// chunks as the final plan would, the final plan's chunks tile the piece, and the
-    /// windows give each output shard; a cut outside the bounds gives no plan.
-    #[test]
-    fn leads_send_their_sure_part_ahead_and_give_each_output_shard() {
-        let mut state = 23;
-        let mut led = 0;
-        for round in 0..400 {
-            let range = [2, 16, 1000][round % 3];
-            let mut shards = sorted_shards(&mut state, range);
-            // Some rounds put one shard wholly above the other: a cut at a shard's end.
-            if let Some(above) = [None, None, None, Some(0), Some(1)][round % 5] {
-                shards[above].iter_mut().for_each(|k| k.0 += range as u32);
-            }
-            let mut expected: Vec<(u32, u32)> = shards.concat();
-            expected.sort_by_key(|k| k.0);
-            let cuts = two_shard_cuts(&shards);
-            let total = expected.len();
-            let weights = [&CHUNK_WEIGHTS[..], &[3, 1], &[4, 2, 1]][round % 3];
-            for i in 0..2 {
-                let remote = 1 - i;
-                // Output 0's piece ends at shard 1's cut, output 1's starts at shard 0's.
-                let cut = cuts[1][remote];
-                let remote_len = shards[remote].len();
-                let below = next(&mut state) as usize % 100;
-                let above = next(&mut state) as usize % 100;
-                let bounds = cut.saturating_sub(below)..=(cut + above).min(remote_len);
-                let Some(lead) = Lead::new(i, bounds, remote_len, 4, 4, weights) else {
-                    continue;
-                };
-                led += 1;
-                let plan = lead.plan(&cuts).expect("a cut inside the bounds");
-                check_chunks(&plan);
-                assert_eq!(lead.early_steps() + 1, plan.chunks());
-                assert!(plan.receive_len() <= lead.receive_len);
-                let provisional = lead.provisional();
-                let mut senders = vec![&provisional; lead.early_steps()];
-                senders.push(&plan);
-                let first = shard_boundary(i, 2, total);
-                let out = streamed_output(&shards, &plan, &senders, total);
-                assert_eq!(
-                    out,
-                    expected[first..first + out.len()],
-                    "round {round} shard {i}"
-                );
-                // A cut the bounds exclude.
-                let mut wrong = cuts.clone();
-                wrong[1][remote] = if i == 0 {
-                    lead.sure.end.saturating_sub(1)
-                } else {
-                    lead.sure.start + 1
-                };
-                if wrong[1][remote] != cut && wrong[1][remote] <= remote_len {
-                    let outside = if i == 0 {
-                        wrong[1][remote] < lead.sure.end
-                    } else {
-                        wrong[1][remote] > lead.sure.start
-                    };
-                    assert_eq!(lead.plan(&wrong).is_none(), outside, "round {round}");
-                }
-            }
-        }
-        assert!(led > 200, "{led} leads");
     }
 }
