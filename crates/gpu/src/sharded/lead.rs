@@ -349,7 +349,7 @@ impl GpuGroup<'_> {
         let targets = match (sent, finished) {
             (Ok(targets), Ok(())) => targets,
             (Err(error), _) | (_, Err(error)) => {
-                let _ = early.synchronize(&comm_streams);
+                let _ = early.synchronize();
                 return Err(error);
             }
         };
@@ -362,14 +362,14 @@ impl GpuGroup<'_> {
         let (sorted, cuts, cut_start) = match checked {
             Ok(checked) => checked,
             Err(error) => {
-                let _ = early.synchronize(&comm_streams);
+                let _ = early.synchronize();
                 return Err(error);
             }
         };
         let plans: Option<Vec<StreamPlan>> = leads.iter().map(|lead| lead.plan(&cuts)).collect();
         let Some(plans) = plans else {
             // The sends ahead end before anything else uses the receive buffers.
-            early.synchronize(&comm_streams)?;
+            early.synchronize()?;
             let keys = Column {
                 inputs: keys,
                 outputs: out_keys,

@@ -93,7 +93,7 @@ impl GpuGroup<'_> {
         steps: Result<bool, GpuError>,
         timing: StreamTiming,
     ) -> Result<(), GpuError> {
-        let exchanged = run.synchronize(run.comm_streams);
+        let exchanged = run.synchronize();
         let exchange_end = Instant::now();
         let merged = self.each(|_, _| Ok(()));
         let consistent = steps?;
@@ -171,9 +171,9 @@ pub(super) type Targets = [[u64; 2]; COLUMNS];
 
 impl StreamRun<'_, '_> {
     /// Every device's second stream synchronized, the first error naming its device.
-    pub(super) fn synchronize(&self, streams: &[Arc<CudaStream>]) -> Result<(), GpuError> {
+    pub(super) fn synchronize(&self) -> Result<(), GpuError> {
         let mut first_error = None;
-        for (gpu, stream) in self.gpus.iter().zip(streams) {
+        for (gpu, stream) in self.gpus.iter().zip(self.comm_streams) {
             if let Err(error) = stream.synchronize() {
                 let error = super::device_error(gpu.context().ordinal(), error.into());
                 first_error.get_or_insert(error);
