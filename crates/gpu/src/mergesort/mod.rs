@@ -195,28 +195,18 @@ impl Gpu {
         let tuning = MergesortScratch::shipped::<K>(self, S::VALUES, buffers.count());
         let mut held = None;
         buffers.with_args(self, MergesortScratch::VALUES_NAME, |args| {
-            let addresses = args.0;
-            MergesortTuning::validate(&tuning, size_of::<K>(), value_bytes(addresses.layout))?;
-            if addresses.count < 2 {
-                return Ok(());
-            }
-            let kernels = self.program_kernels::<K, C, _>(comp, addresses.layout, tuning)?;
-            let sort = SortLaunch {
-                gpu: self,
-                kernels: &kernels,
-                buffers: addresses,
-                key_bytes: size_of::<K>(),
-                trusted: crate::compare::is_trusted(comp),
-                guard: 0,
-            };
-            held = scratch.launch_passes(sort, tuning, true)?;
+            held = self
+                .with_sort_launch::<K, C, MergesortScratch, _>(args.0, comp, tuning, |sort| {
+                    scratch.launch_passes(sort, tuning, true)
+                })?
+                .flatten();
             Ok(())
         })?;
         Ok(held)
     }
 
-    /// Sort `buffers` in place at `tuning` with `scratch`'s sort: the tuning checked, nothing to
-    /// do below two keys, else the sort's launches with its program for `K` and `comp`.
+    /// Sort `buffers` in place at `tuning` with `scratch`'s sort
+    /// ([`with_sort_launch`](Self::with_sort_launch)).
     fn launch_sort<K: DeviceKey, C: DeviceComparator<K> + ?Sized, X: DeviceSort>(
         &self,
         buffers: SortAddresses,
@@ -224,23 +214,42 @@ impl Gpu {
         tuning: X::Tuning,
         scratch: &mut X,
     ) -> Result<(), GpuError> {
+        self.with_sort_launch::<K, C, X, _>(buffers, comp, tuning, |sort| {
+            scratch.launch(sort, tuning)
+        })
+        .map(|_| ())
+    }
+
+    /// `launch` of the in-place sort of `buffers` at `tuning` by sort `X`: the tuning checked,
+    /// nothing to do below two keys (`None`), else `launch` given the sort's program for `K`
+    /// and `comp`.
+    fn with_sort_launch<K, C, X, R>(
+        &self,
+        buffers: SortAddresses,
+        comp: &C,
+        tuning: X::Tuning,
+        launch: impl FnOnce(SortLaunch) -> Result<R, GpuError>,
+    ) -> Result<Option<R>, GpuError>
+    where
+        K: DeviceKey,
+        C: DeviceComparator<K> + ?Sized,
+        X: DeviceSort,
+    {
         let value_bytes = value_bytes(buffers.layout);
         (X::VALIDATE)(&tuning, size_of::<K>(), value_bytes)?;
         if buffers.count < 2 {
-            return Ok(());
+            return Ok(None);
         }
         let kernels = self.program_kernels::<K, C, _>(comp, buffers.layout, tuning)?;
-        scratch.launch(
-            SortLaunch {
-                gpu: self,
-                kernels: &kernels,
-                buffers,
-                key_bytes: size_of::<K>(),
-                trusted: crate::compare::is_trusted(comp),
-                guard: 0,
-            },
-            tuning,
-        )
+        launch(SortLaunch {
+            gpu: self,
+            kernels: &kernels,
+            buffers,
+            key_bytes: size_of::<K>(),
+            trusted: crate::compare::is_trusted(comp),
+            guard: 0,
+        })
+        .map(Some)
     }
 
     /// The host-slice sort of scratch `X`'s algorithm, with the handle's pooled scratch, at its

@@ -11,7 +11,7 @@ use twophase_partition::{
     shard_boundary, strided_search, takes_a, IndexedRuns, Lower, StridedProbes,
 };
 
-use super::buffers::{device_error, on_device, uninit_buffer};
+use super::buffers::{device_error, on_device, tree_view, tree_view_mut};
 use crate::compare::DeviceComparator;
 use crate::error::GpuError;
 use crate::key::DeviceKey;
@@ -93,9 +93,8 @@ const MULTIWAY_SAMPLES: usize = 1 << 16;
 type RunSamples<K> = (Vec<Vec<K>>, usize);
 
 /// Every `stride`-th key of each run, with the stride: the samples that bound a multiway cut
-/// ([`sampled_cut_bounds`]). Each device gathers its run's samples side by side (a kernel of
-/// the merge program of `comp` and `values`, the one the merge then runs) and copies them to
-/// the host in one piece.
+/// ([`sampled_cut_bounds`]). Each device gathers its run's samples ([`gather_samples`]), all
+/// devices before any copy, so that they gather together, then copies them to the host.
 fn run_samples<K, C>(
     gpus: &[&Gpu],
     runs: &[CudaSlice<K>],
@@ -108,26 +107,65 @@ where
 {
     let longest = runs.iter().map(CudaSlice::len).max().unwrap_or(0);
     let stride = longest.div_ceil(MULTIWAY_SAMPLES).max(1);
-    let mut gathered = Vec::with_capacity(runs.len());
-    // Every device's gather first, so that the devices gather together.
-    for (gpu, run) in gpus.iter().zip(runs) {
-        let mut samples = on_device(gpu, uninit_buffer::<K>(gpu, run.len().div_ceil(stride)))?;
-        let launched = gpu.merge_gather(
-            &run.slice(..),
-            (0, stride),
-            &mut samples.slice_mut(..),
-            comp,
-            values,
-        );
-        on_device(gpu, launched)?;
-        gathered.push(samples);
+    let mut buffers: Vec<Option<CudaSlice<u8>>> = runs.iter().map(|_| None).collect();
+    for ((gpu, run), buffer) in gpus.iter().zip(runs).zip(buffers.iter_mut()) {
+        let gathered = gather_samples(gpu, &[run.slice(..)], stride, buffer, comp, values);
+        on_device(gpu, gathered)?;
     }
     let mut samples = Vec::with_capacity(runs.len());
-    for ((gpu, on_gpu), run) in gpus.iter().zip(&gathered).zip(runs) {
-        let count = run.len().div_ceil(stride);
-        samples.push(on_device(gpu, read_to_host(gpu, &on_gpu.slice(..count)))?);
+    for ((gpu, run), buffer) in gpus.iter().zip(runs).zip(&buffers) {
+        let copied = samples_to_host::<K>(gpu, &[run.len()], stride, buffer);
+        samples.extend(on_device(gpu, copied)?);
     }
     Ok((samples, stride))
+}
+
+/// Every `stride`-th key of each of `runs` (on `gpu`'s device) gathered side by side into
+/// `buffer`, grown to hold them, on the handle's stream (a kernel of the merge program of
+/// `comp` and `values`, the one the merge then runs), for one copy to the host
+/// ([`samples_to_host`]).
+pub(super) fn gather_samples<K, C>(
+    gpu: &Gpu,
+    runs: &[CudaView<K>],
+    stride: usize,
+    buffer: &mut Option<CudaSlice<u8>>,
+    comp: &C,
+    values: ValueLayout,
+) -> Result<(), GpuError>
+where
+    K: DeviceKey + DeviceRepr,
+    C: DeviceComparator<K> + ?Sized,
+{
+    let count = runs.iter().map(|run| run.len().div_ceil(stride)).sum();
+    let mut gathered = tree_view_mut::<K>(gpu, buffer, count)?;
+    let mut at = 0;
+    for run in runs {
+        let taken = run.len().div_ceil(stride);
+        let mut out = gathered.slice_mut(at..at + taken);
+        gpu.merge_gather(run, (0, stride), &mut out, comp, values)?;
+        at += taken;
+    }
+    Ok(())
+}
+
+/// The samples [`gather_samples`] left in `buffer` for runs of `run_lens` keys, copied to the
+/// host (waiting for the handle's stream), one vector a run.
+pub(super) fn samples_to_host<K: DeviceKey + DeviceRepr>(
+    gpu: &Gpu,
+    run_lens: &[usize],
+    stride: usize,
+    buffer: &Option<CudaSlice<u8>>,
+) -> Result<Vec<Vec<K>>, GpuError> {
+    let counts: Vec<usize> = run_lens.iter().map(|len| len.div_ceil(stride)).collect();
+    let all = read_to_host(gpu, &tree_view::<K>(buffer, counts.iter().sum())?)?;
+    let mut at = 0;
+    Ok(counts
+        .iter()
+        .map(|&count| {
+            at += count;
+            all[at - count..at].to_vec()
+        })
+        .collect())
 }
 
 /// The runs' windows `[lo[k], hi[k])`, fetched whole (one copy a run), for the exact search
@@ -198,7 +236,7 @@ impl<K: DeviceKey + DeviceRepr> DeviceRuns<'_, K> {
 
 /// The keys of `range` on `gpu`'s device, copied to the host on its stream and waited for (an
 /// empty range copies nothing).
-pub(super) fn read_to_host<K: DeviceKey + DeviceRepr>(
+fn read_to_host<K: DeviceKey + DeviceRepr>(
     gpu: &Gpu,
     range: &CudaView<'_, K>,
 ) -> Result<Vec<K>, GpuError> {

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use cudarc::driver::{CudaEvent, CudaSlice, DeviceRepr};
 use twophase_partition::{sampled_cut_bounds, shard_boundary};
 
-use super::buffers::{on_device, tree_view, tree_view_mut};
-use super::cuts::{read_to_host, shard_cuts};
+use super::buffers::{on_device, tree_view};
+use super::cuts::{gather_samples, samples_to_host, shard_cuts};
 use super::stream::{StreamRun, StreamTiming};
 use super::windows::{align_down, align_up, streams, weighted_bounds, StreamPlan};
 use super::{Column, GpuGroup};
@@ -225,40 +225,28 @@ impl GpuGroup<'_> {
         };
         let runs = [runs_of(lens[0], first.run), runs_of(lens[1], second.run)];
         let mut scratch = self.scratch.borrow_mut();
-        let mut samples = Vec::with_capacity(2);
+        // Every run's samples, device 0's runs first: the stable order's ties.
+        let mut run_samples: Vec<Vec<K>> = Vec::new();
         for (i, (gpu, pass)) in self.gpus.iter().zip([first, second]).enumerate() {
             let device = &mut scratch[i];
-            let count: usize = runs[i].iter().map(|run| run.len().div_ceil(stride)).sum();
             let (lent, _) = device.sort.buffers_mut();
             let sorted_runs = if pass.runs_in_scratch {
                 on_device(gpu, tree_view::<K>(lent, lens[i]))?
             } else {
                 keys[i].slice(..)
             };
-            let mut gathered = on_device(gpu, tree_view_mut::<K>(gpu, &mut device.samples, count))?;
-            let mut at = 0;
-            for run in &runs[i] {
-                let taken = run.len().div_ceil(stride);
-                let mut out = gathered.slice_mut(at..at + taken);
-                let source = sorted_runs.slice(run.clone());
-                let launched = gpu.merge_gather(&source, (0, stride), &mut out, comp, values);
-                on_device(gpu, launched)?;
-                at += taken;
-            }
-            samples.push(on_device(gpu, read_to_host(gpu, &gathered.slice(..count)))?);
+            let views: Vec<_> = runs[i]
+                .iter()
+                .map(|run| sorted_runs.slice(run.clone()))
+                .collect();
+            let gathered = gather_samples(gpu, &views, stride, &mut device.samples, comp, values);
+            on_device(gpu, gathered)?;
+            let run_lens: Vec<usize> = runs[i].iter().map(Range::len).collect();
+            let copied = samples_to_host::<K>(gpu, &run_lens, stride, &device.samples);
+            run_samples.extend(on_device(gpu, copied)?);
         }
-        // Every run's samples, device 0's runs first: the stable order's ties.
-        let mut run_samples: Vec<&[K]> = Vec::new();
-        let mut run_lens = Vec::new();
-        for (i, device_runs) in runs.iter().enumerate() {
-            let mut at = 0;
-            for run in device_runs {
-                let taken = run.len().div_ceil(stride);
-                run_samples.push(&samples[i][at..at + taken]);
-                run_lens.push(run.len());
-                at += taken;
-            }
-        }
+        let run_samples: Vec<&[K]> = run_samples.iter().map(Vec::as_slice).collect();
+        let run_lens: Vec<usize> = runs.iter().flatten().map(Range::len).collect();
         let total = lens[0] + lens[1];
         let (mut lo, mut hi) = (vec![0; run_lens.len()], vec![0; run_lens.len()]);
         let is_less = |a: &K, b: &K| comp.is_less(a, b);
