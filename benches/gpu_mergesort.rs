@@ -67,9 +67,9 @@ type Sweep = (u32, u32, u32, u32, u32, u32);
 
 /// The sweep of the u32 keys.
 const U32_SWEEP: [Sweep; 4] = [
-    (1024, 128, 256, 1, 64, 37),
-    (1024, 128, 256, 4, 64, 37),
-    (1024, 128, 256, 0, 64, 39),
+    (1024, 128, 256, 1, 64, 45),
+    (1024, 128, 256, 0, 64, 37),
+    (1024, 128, 256, 0, 64, 43),
     (512, 128, 0, 32, 0, 23),
 ];
 /// The sweep of the u64 keys: block sorts in dynamic shared memory (94 KB at 512 x 23, 155 KB at

@@ -35,7 +35,7 @@ programs=(
   "lbs load_balance_unsigned_int_v8a8_none_nt256_vt15"
   "lbs load_balance_unsigned_long_long_v8a8_none_nt256_vt15"
   "textbook merge_textbook_tpb8_unsigned_int_keys_less_nt128_vt8"
-  "blocksort mergesort_pass128_quad256r64_oct0r0_unsigned_int_keys_less_nt1024_vt37"
+  "blocksort mergesort_pass128_quad256r64_oct0r0_unsigned_int_keys_less_nt1024_vt45"
   "blocksort mergesort_pass256_quad256r64_oct256r64_unsigned_int_v4a4_less_nt512_vt11"
   "mergesort mergesort_pass256_quad256r64_oct256r64_unsigned_int_v4a4_less_nt512_vt11"
   "mergesort mergesort_pass256_quad128r96_oct128r96_unsigned_long_long_keys_less_nt256_vt23"

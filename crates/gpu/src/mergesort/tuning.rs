@@ -183,7 +183,8 @@ impl MergesortTuning {
     /// The tuning shipped for keys of `key_bytes` and values of `value_bytes` (0 for keys only).
     /// Block tiles as large as shared memory allows (each doubling saves a pass), VT odd (no bank
     /// conflicts), passes and four-way tiles sized per type; the sweeps are in docs/tuning.md.
-    /// Devices that cannot give a block 148 KiB get
+    /// Devices that cannot give a block the 4-byte keys' 180 KiB get the 148 KiB block sort of
+    /// VT 37 if they can ([`for_device`](Self::for_device)), else
     /// [`within_static_shared`](Self::within_static_shared).
     pub const fn for_types(key_bytes: usize, value_bytes: usize) -> Self {
         Self::shipped(key_bytes, value_bytes, false)
@@ -195,6 +196,24 @@ impl MergesortTuning {
     /// else [`within_static_shared`](Self::within_static_shared). The launches use this.
     pub const fn for_device(key_bytes: usize, value_bytes: usize, max_shared_optin: usize) -> Self {
         let tuning = Self::for_types(key_bytes, value_bytes);
+        if tuning.fits(key_bytes, value_bytes, max_shared_optin) {
+            return tuning;
+        }
+        let narrower = Self {
+            vt: NARROW_OPTIN_BLOCK_VT,
+            ..tuning
+        };
+        if tuning.vt == WIDE_BLOCK_VT && narrower.fits(key_bytes, value_bytes, max_shared_optin) {
+            narrower
+        } else {
+            Self::within_static_shared(key_bytes, value_bytes)
+        }
+    }
+
+    /// Whether this tuning's block sort and merge tiles fit in `max_shared_optin` bytes of
+    /// shared memory a block.
+    const fn fits(&self, key_bytes: usize, value_bytes: usize, max_shared_optin: usize) -> bool {
+        let tuning = *self;
         let quad_shared = if tuning.quad_threads > 0 {
             tuning.quad_shared_bytes(key_bytes, value_bytes)
         } else {
@@ -205,14 +224,9 @@ impl MergesortTuning {
         } else {
             0
         };
-        if tuning.blocksort_shared_bytes(key_bytes, value_bytes) <= max_shared_optin
+        tuning.blocksort_shared_bytes(key_bytes, value_bytes) <= max_shared_optin
             && quad_shared <= max_shared_optin
             && oct_shared <= max_shared_optin
-        {
-            tuning
-        } else {
-            Self::within_static_shared(key_bytes, value_bytes)
-        }
     }
 
     /// The best measured tuning whose block sort and four-way tile fit in 48 KiB of shared memory
@@ -284,9 +298,10 @@ impl MergesortTuning {
             match (key_bytes, value_bytes) {
                 // The largest 4-byte tile in 48 KiB; 128-thread passes fit the most blocks.
                 (0..=4, 0) if static_shared => (512, 128, 512, 64, 23),
-                // 148 KiB, one block an SM: one pass fewer than 512 x 23; four-way tiles at 64
-                // registers keep four blocks an SM.
-                (0..=4, 0) => (1024, 128, 256, 64, 37),
+                // 180 KiB, one block an SM: one pass fewer than 512 x 23, and VT 45 faster than
+                // 37 at 2^24 and 2^27 (fewer block-sort tiles and fewer cuts); four-way tiles at
+                // 64 registers keep four blocks an SM.
+                (0..=4, 0) => (1024, 128, 256, 64, WIDE_BLOCK_VT),
                 // 47 KB; 128-thread four-way tiles at 96 registers, five blocks an SM.
                 (0..=8, 0) => (256, 256, 128, 96, 23),
                 // 45 KB with the tile positions; 256-thread passes and four-way tiles.
@@ -419,6 +434,14 @@ impl MergesortTuning {
         Ok(())
     }
 }
+
+/// VT of the 4-byte keys' 1024-thread block sort (180 KiB of shared memory) and four-way tiles:
+/// on the H100 the fastest of VT 37 to 47 at 2^27 and within 1% of the fastest (43) at 2^24,
+/// 6% and 2-4% faster than 37 there (docs/tuning.md).
+pub(crate) const WIDE_BLOCK_VT: u32 = 45;
+/// VT of the same tiles on devices whose opt-in shared memory a block holds 148 KiB but not 180
+/// (sm_80's 163 KiB): the VT shipped before [`WIDE_BLOCK_VT`].
+pub(crate) const NARROW_OPTIN_BLOCK_VT: u32 = 37;
 
 /// Bytes of keys and values from which the shipped tunings sort with four-way passes
 /// ([`MergesortTuning::four_way_min_keys`]).
@@ -556,5 +579,22 @@ mod tests {
             ..MergesortTuning::forced_u32(64, 32, 32, 0, 0, 3)
         };
         assert!(too_few.validate(4, 0).is_err());
+    }
+
+    #[test]
+    fn four_byte_keys_take_the_widest_block_sort_the_device_holds() {
+        // sm_90 (227 KiB a block), sm_80 (163 KiB), and a device held to 48 KiB.
+        let vt = |optin: usize| MergesortTuning::for_device(4, 0, optin).vt;
+        assert_eq!(vt(227 * 1024), WIDE_BLOCK_VT);
+        assert_eq!(vt(163 * 1024), NARROW_OPTIN_BLOCK_VT);
+        assert_eq!(
+            vt(48 * 1024),
+            MergesortTuning::within_static_shared(4, 0).vt
+        );
+        for optin in [227 * 1024, 163 * 1024, 48 * 1024] {
+            let tuning = MergesortTuning::for_device(4, 0, optin);
+            assert!(tuning.blocksort_shared_bytes(4, 0) <= optin);
+            tuning.validate(4, 0).expect("valid");
+        }
     }
 }
