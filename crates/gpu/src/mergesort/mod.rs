@@ -171,7 +171,8 @@ impl Gpu {
         C: DeviceComparator<K> + ?Sized,
         S: DeviceSortBuffers<K>,
     {
-        let tuning = tuning.unwrap_or_else(|| X::shipped::<K>(self, S::VALUES, buffers.count()));
+        let tuning =
+            tuning.unwrap_or_else(|| X::shipped::<K, C>(self, comp, S::VALUES, buffers.count()));
         buffers.with_args(self, X::VALUES_NAME, |args| {
             self.launch_sort::<K, C, X>(args.0, comp, tuning, scratch)
         })
@@ -192,7 +193,7 @@ impl Gpu {
         C: DeviceComparator<K> + ?Sized,
         S: DeviceSortBuffers<K>,
     {
-        let tuning = MergesortScratch::shipped::<K>(self, S::VALUES, buffers.count());
+        let tuning = MergesortScratch::shipped::<K, C>(self, comp, S::VALUES, buffers.count());
         let mut held = None;
         buffers.with_args(self, MergesortScratch::VALUES_NAME, |args| {
             held = self
@@ -271,7 +272,7 @@ impl Gpu {
         }
         let mut scratch = self.pooled_scratch::<X>();
         self.sort_host(keys, values, &mut scratch, |buffers, scratch| {
-            let tuning = X::shipped::<K>(self, buffers.layout, buffers.count);
+            let tuning = X::shipped::<K, C>(self, comp, buffers.layout, buffers.count);
             self.launch_sort::<K, C, X>(buffers, comp, tuning, scratch)?;
             scratch.before_download(self)
         })
@@ -347,8 +348,14 @@ pub trait DeviceSort: Sealed + Default + Send + 'static {
     /// The sort's tuning.
     type Tuning: ProgramTuning;
 
-    /// The tuning the sort ships for `count` keys `K` with values of `values`' layout on `gpu`.
-    fn shipped<K: DeviceKey>(gpu: &Gpu, values: ValueLayout, count: usize) -> Self::Tuning;
+    /// The tuning the sort ships for `count` keys `K` under `comp` with values of `values`'
+    /// layout on `gpu`.
+    fn shipped<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+        gpu: &Gpu,
+        comp: &C,
+        values: ValueLayout,
+        count: usize,
+    ) -> Self::Tuning;
 
     /// What a sort of pairs names when its values are not as many as its keys.
     const VALUES_NAME: &'static str;
@@ -372,8 +379,14 @@ impl Sealed for MergesortScratch {}
 impl DeviceSort for MergesortScratch {
     type Tuning = MergesortTuning;
 
-    fn shipped<K: DeviceKey>(gpu: &Gpu, values: ValueLayout, count: usize) -> MergesortTuning {
+    fn shipped<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+        gpu: &Gpu,
+        comp: &C,
+        values: ValueLayout,
+        count: usize,
+    ) -> MergesortTuning {
         gpu.shipped_mergesort_tuning(size_of::<K>(), value_bytes(values), count)
+            .for_order(comp.equivalents_identical())
     }
 
     const VALUES_NAME: &'static str = "mergesort values";

@@ -210,6 +210,23 @@ impl MergesortTuning {
         }
     }
 
+    /// This tuning for an order whose equivalent keys are identical or not
+    /// ([`DeviceComparator::equivalents_identical`](crate::DeviceComparator::equivalents_identical)):
+    /// where they may differ, the block sort's register sort is the stable transposition sort,
+    /// whose exchanges grow with VT squared, so the 4-byte keys' block sort keeps VT
+    /// [`NARROW_OPTIN_BLOCK_VT`] (measured with it; [`WIDE_BLOCK_VT`] was measured only with the
+    /// sorting network).
+    pub const fn for_order(self, equivalents_identical: bool) -> Self {
+        if equivalents_identical || self.vt != WIDE_BLOCK_VT {
+            self
+        } else {
+            Self {
+                vt: NARROW_OPTIN_BLOCK_VT,
+                ..self
+            }
+        }
+    }
+
     /// Whether this tuning's block sort and merge tiles fit in `max_shared_optin` bytes of
     /// shared memory a block.
     const fn fits(&self, key_bytes: usize, value_bytes: usize, max_shared_optin: usize) -> bool {
@@ -438,10 +455,10 @@ impl MergesortTuning {
 /// VT of the 4-byte keys' 1024-thread block sort (180 KiB of shared memory) and four-way tiles:
 /// on the H100 the fastest of VT 37 to 47 at 2^27 and within 1% of the fastest (43) at 2^24,
 /// 6% and 2-4% faster than 37 there (docs/tuning.md).
-pub(crate) const WIDE_BLOCK_VT: u32 = 45;
+pub const WIDE_BLOCK_VT: u32 = 45;
 /// VT of the same tiles on devices whose opt-in shared memory a block holds 148 KiB but not 180
 /// (sm_80's 163 KiB): the VT shipped before [`WIDE_BLOCK_VT`].
-pub(crate) const NARROW_OPTIN_BLOCK_VT: u32 = 37;
+pub const NARROW_OPTIN_BLOCK_VT: u32 = 37;
 
 /// Bytes of keys and values from which the shipped tunings sort with four-way passes
 /// ([`MergesortTuning::four_way_min_keys`]).
@@ -591,6 +608,12 @@ mod tests {
             vt(48 * 1024),
             MergesortTuning::within_static_shared(4, 0).vt
         );
+        // An order whose equivalents may differ keeps VT 37 (its register sort is quadratic).
+        let wide = MergesortTuning::for_device(4, 0, 227 * 1024);
+        assert_eq!(wide.for_order(false).vt, NARROW_OPTIN_BLOCK_VT);
+        assert_eq!(wide.for_order(true), wide);
+        let pairs = MergesortTuning::for_types(4, 4);
+        assert_eq!(pairs.for_order(false), pairs);
         for optin in [227 * 1024, 163 * 1024, 48 * 1024] {
             let tuning = MergesortTuning::for_device(4, 0, optin);
             assert!(tuning.blocksort_shared_bytes(4, 0) <= optin);

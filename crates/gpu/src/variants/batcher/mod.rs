@@ -314,7 +314,12 @@ impl Sealed for BatcherScratch {}
 impl DeviceSort for BatcherScratch {
     type Tuning = BatcherTuning;
 
-    fn shipped<K: DeviceKey>(_gpu: &Gpu, values: ValueLayout, _count: usize) -> BatcherTuning {
+    fn shipped<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+        _gpu: &Gpu,
+        _comp: &C,
+        values: ValueLayout,
+        _count: usize,
+    ) -> BatcherTuning {
         BatcherTuning::for_layout::<K>(values)
     }
 
