@@ -73,7 +73,9 @@ where
         .is_some()
         .then_some((size_of::<V>(), align_of::<V>()));
     report.phase("compile kernels", None, || {
-        let tuning = gpu.shipped_mergesort_tuning(size_of::<K>(), value_bytes, count);
+        let tuning = gpu
+            .shipped_mergesort_tuning(size_of::<K>(), value_bytes, count)
+            .for_order(comp.equivalents_identical());
         Ok(gpu.prepare::<K, C, MergesortTuning>(comp, layout, tuning)?)
     })?;
     let (mut device_keys, device_values) =
