@@ -1,0 +1,77 @@
+//! Host tests of the mergesort's tuning: pass plans, shipped shapes, the block sort by device and order.
+
+use super::*;
+
+/// Every plan merges exactly the levels the block tiles need, takes eight-way passes only
+/// for a trusted order with eight-way threads, and leaves at most one two-way pass (first)
+/// and at most one four-way pass beside eight-way ones.
+#[test]
+fn pass_plans_cover_every_level() {
+    let shipped = MergesortTuning::for_types(4, 0);
+    let forced = MergesortTuning::forced_u32(64, 32, 32, 0, 0, 3);
+    for tuning in [shipped, forced, forced.with_eight_way(32)] {
+        for tiles in [1, 2, 3, 4, 5, 8, 9, 64, 65, 1 << 12, (1 << 12) + 1] {
+            let count = tiles * tuning.tile();
+            let levels = merge_passes(count, tuning.tile());
+            for trusted in [false, true] {
+                let plan = tuning.pass_plan(count, trusted);
+                let merged = plan.two_way + 2 * plan.four_way + 3 * plan.eight_way;
+                assert_eq!(merged, levels, "{tuning:?}, {tiles} tiles, {plan:?}");
+                assert!(plan.two_way <= 1 || plan.four_way + plan.eight_way == 0);
+                if plan.eight_way > 0 {
+                    assert!(trusted && tuning.oct_threads > 0, "{plan:?}");
+                    assert!(plan.four_way <= 1 && plan.two_way + plan.four_way <= 1);
+                    assert!(count >= tuning.eight_way_min_keys);
+                }
+            }
+        }
+    }
+    // The shipped u64 sort at 2^27: fifteen levels, five eight-way passes for a trusted
+    // order, seven four-way passes after a two-way one for a user comparator.
+    let u64_keys = MergesortTuning::for_types(8, 0);
+    let plan = u64_keys.pass_plan(1 << 27, true);
+    assert_eq!((plan.two_way, plan.four_way, plan.eight_way), (0, 0, 5));
+    let plan = u64_keys.pass_plan(1 << 27, false);
+    assert_eq!((plan.two_way, plan.four_way, plan.eight_way), (1, 7, 0));
+    // Below 1 GiB, and for u32 keys, four-way passes.
+    assert_eq!(u64_keys.pass_plan(1 << 24, true).eight_way, 0);
+    assert_eq!(shipped.pass_plan(1 << 27, true).four_way, 6);
+}
+
+/// The shipped eight-way tiles pass their own checks, and fit next to the four-way tiles.
+#[test]
+fn shipped_eight_way_tunings_validate() {
+    for (key_bytes, value_bytes) in [(8, 0), (4, 4)] {
+        let tuning = MergesortTuning::for_types(key_bytes, value_bytes);
+        assert!(tuning.oct_threads > 0, "{key_bytes}+{value_bytes}");
+        tuning.validate(key_bytes, value_bytes).expect("valid");
+    }
+    let too_few = MergesortTuning {
+        oct_threads: 2,
+        ..MergesortTuning::forced_u32(64, 32, 32, 0, 0, 3)
+    };
+    assert!(too_few.validate(4, 0).is_err());
+}
+
+#[test]
+fn four_byte_keys_take_the_widest_block_sort_the_device_holds() {
+    // sm_90 (227 KiB a block), sm_80 (163 KiB), and a device held to 48 KiB.
+    let vt = |optin: usize| MergesortTuning::for_device(4, 0, optin).vt;
+    assert_eq!(vt(227 * 1024), WIDE_BLOCK_VT);
+    assert_eq!(vt(163 * 1024), NARROW_OPTIN_BLOCK_VT);
+    assert_eq!(
+        vt(48 * 1024),
+        MergesortTuning::within_static_shared(4, 0).vt
+    );
+    // An order whose equivalents may differ keeps VT 37 (its register sort is quadratic).
+    let wide = MergesortTuning::for_device(4, 0, 227 * 1024);
+    assert_eq!(wide.for_order(false).vt, NARROW_OPTIN_BLOCK_VT);
+    assert_eq!(wide.for_order(true), wide);
+    let pairs = MergesortTuning::for_types(4, 4);
+    assert_eq!(pairs.for_order(false), pairs);
+    for optin in [227 * 1024, 163 * 1024, 48 * 1024] {
+        let tuning = MergesortTuning::for_device(4, 0, optin);
+        assert!(tuning.blocksort_shared_bytes(4, 0) <= optin);
+        tuning.validate(4, 0).expect("valid");
+    }
+}
