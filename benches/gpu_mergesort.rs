@@ -404,7 +404,7 @@ impl Bench<'_> {
         for &log2n in sizes {
             let n = 1usize << log2n;
             // What the untuned calls use for this size on this device.
-            let tuning = gpu.shipped_mergesort_tuning(std::mem::size_of::<K>(), value_bytes, n);
+            let tuning = gpu.shipped_mergesort_tuning_for::<K, C>(comp, value_bytes, n);
             let seed = rand::random::<u64>();
             let input: Vec<K> = random_keys(n, seed);
             let positions: Vec<u32> = (0..n as u32).collect();

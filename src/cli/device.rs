@@ -73,9 +73,7 @@ where
         .is_some()
         .then_some((size_of::<V>(), align_of::<V>()));
     report.phase("compile kernels", None, || {
-        let tuning = gpu
-            .shipped_mergesort_tuning(size_of::<K>(), value_bytes, count)
-            .for_order(comp.equivalents_identical());
+        let tuning = gpu.shipped_mergesort_tuning_for::<K, C>(comp, value_bytes, count);
         Ok(gpu.prepare::<K, C, MergesortTuning>(comp, layout, tuning)?)
     })?;
     let (mut device_keys, device_values) =

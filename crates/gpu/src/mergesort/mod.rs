@@ -295,6 +295,19 @@ impl Gpu {
         )
     }
 
+    /// The shipped mergesort tuning for `count` keys `K` under `comp` (and values of
+    /// `value_bytes`) on this device: [`shipped_mergesort_tuning`](Self::shipped_mergesort_tuning)
+    /// for the order's equivalents ([`MergesortTuning::for_order`]). The sorts use this.
+    pub fn shipped_mergesort_tuning_for<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
+        &self,
+        comp: &C,
+        value_bytes: usize,
+        count: usize,
+    ) -> MergesortTuning {
+        self.shipped_mergesort_tuning(size_of::<K>(), value_bytes, count)
+            .for_order(comp.equivalents_identical())
+    }
+
     /// Host convenience: sort `keys` in place on the GPU, stably under `comp`. Device buffers and
     /// scratch are kept in the handle and reused across calls.
     pub fn mergesort<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
@@ -385,8 +398,7 @@ impl DeviceSort for MergesortScratch {
         values: ValueLayout,
         count: usize,
     ) -> MergesortTuning {
-        gpu.shipped_mergesort_tuning(size_of::<K>(), value_bytes(values), count)
-            .for_order(comp.equivalents_identical())
+        gpu.shipped_mergesort_tuning_for::<K, C>(comp, value_bytes(values), count)
     }
 
     const VALUES_NAME: &'static str = "mergesort values";

@@ -377,9 +377,8 @@ impl Gpu {
             return Ok(());
         }
         let value_bytes = value_bytes(buffers.layout);
-        let sort_tuning = self
-            .shipped_mergesort_tuning(size_of::<K>(), value_bytes, buffers.count)
-            .for_order(comp.equivalents_identical());
+        let sort_tuning =
+            self.shipped_mergesort_tuning_for::<K, C>(comp, value_bytes, buffers.count);
         let sort_kernels = self.program_kernels::<K, C, _>(comp, buffers.layout, sort_tuning)?;
         scratch
             .launch_passes(
