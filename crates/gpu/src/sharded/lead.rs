@@ -508,7 +508,7 @@ impl Lead {
 mod tests {
     use super::*;
     use crate::sharded::windows::tests::{
-        check_chunks, next, sorted_shards, streamed_output, two_shard_cuts,
+        assert_streams_its_shard, check_chunks, next, sorted_shards, two_shard_cuts,
     };
     use crate::sharded::windows::CHUNK_WEIGHTS;
 
@@ -529,7 +529,6 @@ mod tests {
             let mut expected: Vec<(u32, u32)> = shards.concat();
             expected.sort_by_key(|k| k.0);
             let cuts = two_shard_cuts(&shards);
-            let total = expected.len();
             let weights = [&CHUNK_WEIGHTS[..], &[3, 1], &[4, 2, 1]][round % 3];
             for i in 0..2 {
                 let remote = 1 - i;
@@ -550,13 +549,7 @@ mod tests {
                 let provisional = lead.provisional();
                 let mut senders = vec![&provisional; lead.early_steps()];
                 senders.push(&plan);
-                let first = shard_boundary(i, 2, total);
-                let out = streamed_output(&shards, &plan, &senders, total);
-                assert_eq!(
-                    out,
-                    expected[first..first + out.len()],
-                    "round {round} shard {i}"
-                );
+                assert_streams_its_shard(&shards, &plan, &senders, &expected, round);
                 // A cut the bounds exclude.
                 let mut wrong = cuts.clone();
                 wrong[1][remote] = if i == 0 {

@@ -363,7 +363,27 @@ pub(super) mod tests {
     /// received where they put them (keys of 4 bytes and values of 8, as two columns), the
     /// needles searched in the local piece, then each window merged into its place, in the
     /// order the chunks are sent.
-    pub(in crate::sharded) fn streamed_output(
+    /// The output shard that `plan`'s streamed merge gives ([`streamed_output`], the chunks sent
+    /// by `senders`) is that shard of `expected`, the stable merge of both shards.
+    pub(in crate::sharded) fn assert_streams_its_shard(
+        shards: &[Vec<(u32, u32)>; 2],
+        plan: &StreamPlan,
+        senders: &[&StreamPlan],
+        expected: &[(u32, u32)],
+        round: usize,
+    ) {
+        let total = expected.len();
+        let first = shard_boundary(plan.shard, 2, total);
+        let out = streamed_output(shards, plan, senders, total);
+        assert_eq!(
+            out,
+            expected[first..first + out.len()],
+            "round {round} shard {}",
+            plan.shard
+        );
+    }
+
+    fn streamed_output(
         shards: &[Vec<(u32, u32)>; 2],
         plan: &StreamPlan,
         senders: &[&StreamPlan],
@@ -439,18 +459,11 @@ pub(super) mod tests {
             let mut expected: Vec<(u32, u32)> = shards.concat();
             expected.sort_by_key(|k| k.0);
             let cuts = two_shard_cuts(&shards);
-            let total = expected.len();
             for (i, min_chunk) in [(0, 4), (1, 4), (0, 256), (1, 1 << 20)] {
                 let weights = WEIGHTS[round % WEIGHTS.len()];
                 let plan = StreamPlan::new(&cuts, i, 4, min_chunk, weights);
                 let senders = vec![&plan; plan.chunks()];
-                let first = shard_boundary(i, 2, total);
-                let out = streamed_output(&shards, &plan, &senders, total);
-                assert_eq!(
-                    out,
-                    expected[first..first + out.len()],
-                    "round {round} shard {i}"
-                );
+                assert_streams_its_shard(&shards, &plan, &senders, &expected, round);
             }
         }
     }
