@@ -199,11 +199,8 @@ impl MergesortTuning {
         if tuning.fits(key_bytes, value_bytes, max_shared_optin) {
             return tuning;
         }
-        let narrower = Self {
-            vt: NARROW_OPTIN_BLOCK_VT,
-            ..tuning
-        };
-        if tuning.vt == WIDE_BLOCK_VT && narrower.fits(key_bytes, value_bytes, max_shared_optin) {
+        let narrower = tuning.narrow_block();
+        if narrower.vt != tuning.vt && narrower.fits(key_bytes, value_bytes, max_shared_optin) {
             narrower
         } else {
             Self::within_static_shared(key_bytes, value_bytes)
@@ -217,13 +214,23 @@ impl MergesortTuning {
     /// [`NARROW_OPTIN_BLOCK_VT`] (measured with it; [`WIDE_BLOCK_VT`] was measured only with the
     /// sorting network).
     pub const fn for_order(self, equivalents_identical: bool) -> Self {
-        if equivalents_identical || self.vt != WIDE_BLOCK_VT {
+        if equivalents_identical {
             self
         } else {
+            self.narrow_block()
+        }
+    }
+
+    /// This tuning with the 4-byte keys' block sort at VT [`NARROW_OPTIN_BLOCK_VT`] where it is
+    /// at [`WIDE_BLOCK_VT`]; any other tuning as it is.
+    const fn narrow_block(self) -> Self {
+        if self.vt == WIDE_BLOCK_VT {
             Self {
                 vt: NARROW_OPTIN_BLOCK_VT,
                 ..self
             }
+        } else {
+            self
         }
     }
 
