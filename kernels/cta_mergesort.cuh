@@ -5,8 +5,10 @@ namespace twophase {
 
 // Sort one tile of `count` keys (count <= NT * VT) held in registers in thread order (thread t
 // holds tile positions VT*t .. VT*t + VT - 1), carrying each key's tile position in `ids`:
-// an odd-even transposition sort of each thread's VT keys (or, for keys alone whose equivalents
-// are identical, a sorting network), then log2(NT) merge levels, each
+// a stable sort of each thread's VT keys (for keys alone whose equivalents are identical, a
+// sorting network; for other keys alone, stable_slot_sort through the thread's slots of
+// `keys_shared`; else, and in a partial tile, the odd-even transposition sort), then log2(NT)
+// merge levels, each
 // doubling the sorted runs by merging pairs of runs in `keys_shared` (NT * VT + 1 keys) and
 // permuting `ids` through `ids_shared` (NT * VT ints; unused when !TRACK_IDS).
 // Positions past `count` act as +infinity: they never move before a real key.
@@ -28,6 +30,10 @@ __device__ __forceinline__ void cta_sort(key_t (&keys)[VT], int (&ids)[VT], int 
   // cheaper unstable network does (the merge levels below stay stable either way).
   if constexpr (!checked && !TRACK_IDS && comp_t::equivalents_identical) {
     network_sort<VT>(keys, comp);
+  } else if constexpr (!checked && !TRACK_IDS) {
+    // Keys alone whose equivalents may differ: stable, through the thread's own slots (no other
+    // thread reads them before the first level's barrier).
+    stable_slot_sort<VT>(keys, keys_shared + first, comp);
   } else {
     serial_sort<VT>(keys, ids, valid, comp);
   }

@@ -58,14 +58,18 @@ __device__ __forceinline__ void serial_merge(keys_it keys_shared, merge_range& r
 // Stable odd-even transposition sort of the first `count` of VT register keys, carrying a
 // payload (twophase_serial::serial_sort_pairs): VT rounds of compare-and-swap on neighbours, a
 // swap only when the right key is strictly less, so equal keys never pass each other. Entries
-// past `count` stay in place, as if they were +infinity. Fully unrolled: registers only.
-template <int VT, typename key_t, typename value_t, typename comp_t>
+// past `count` stay in place, as if they were +infinity. With GROUP < VT, each GROUP consecutive
+// keys (the last group possibly shorter) are sorted on their own, in GROUP rounds
+// (twophase_serial::serial_sort_groups). Fully unrolled: registers only.
+template <int VT, int GROUP = VT, typename key_t, typename value_t, typename comp_t>
 __device__ __forceinline__ void serial_sort(key_t (&keys)[VT], value_t (&values)[VT], int count, comp_t comp) {
 #pragma unroll
-  for (int round = 0; round < VT; ++round) {
+  for (int round = 0; round < GROUP; ++round) {
 #pragma unroll
-    for (int i = round & 1; i + 1 < VT; i += 2) {
-      if (i + 1 < count && comp(keys[i + 1], keys[i])) {
+    for (int i = 0; i + 1 < VT; ++i) {
+      // Neighbours i, i + 1 of one group, exchanged in the rounds of i's parity within it.
+      const bool in_round = (i % GROUP) % 2 == round % 2 && (i + 1) % GROUP != 0;
+      if (in_round && i + 1 < count && comp(keys[i + 1], keys[i])) {
         const key_t k = keys[i];
         keys[i] = keys[i + 1];
         keys[i + 1] = k;
@@ -112,6 +116,66 @@ __device__ __forceinline__ void network_sort(key_t (&keys)[VT], comp_t comp) {
       }
     }
   }
+}
+
+// Keys of a thread's shared-memory slots, read no further than slot `last`: a merge whose B run
+// ends the thread's slots reads, once B is spent, one slot past it, which is the next thread's
+// first slot, written by that thread meanwhile (stable_slot_sort).
+template <typename key_t>
+struct clamped_slots {
+  const key_t* slots;
+  int last;
+  __device__ __forceinline__ key_t operator[](int i) const { return slots[min(i, last)]; }
+};
+
+// One merge level of stable_slot_sort: the pairs of sorted runs of RUN keys from slot FIRST on
+// (the last run, or pair, possibly shorter) merged from `slots` into keys[FIRST, VT), stably
+// (bounds_lower: a tie takes the earlier run's key).
+template <int VT, int RUN, int FIRST, typename key_t, typename comp_t>
+__device__ __forceinline__ void merge_slot_pairs(key_t (&keys)[VT], const key_t* slots, comp_t comp) {
+  if constexpr (FIRST + RUN < VT) {
+    constexpr int END = FIRST + 2 * RUN < VT ? FIRST + 2 * RUN : VT;
+    constexpr int PAIR = END - FIRST;
+    key_t merged[PAIR];
+    int sources[PAIR];
+    merge_range range = {FIRST, FIRST + RUN, FIRST + RUN, END};
+    if constexpr (END < VT) {
+      serial_merge<bounds_lower, PAIR, false>(slots, range, comp, merged, sources);
+    } else {
+      serial_merge<bounds_lower, PAIR, false>(clamped_slots<key_t>{slots, VT - 1}, range, comp, merged, sources);
+    }
+#pragma unroll
+    for (int i = 0; i < PAIR; ++i) keys[FIRST + i] = merged[i];
+    merge_slot_pairs<VT, RUN, END>(keys, slots, comp);
+  }
+}
+
+// The merge levels of stable_slot_sort from runs of RUN keys: each stores the keys to the slots
+// and merges them back in pairs of runs, until one run holds all VT.
+template <int VT, int RUN, typename key_t, typename comp_t>
+__device__ __forceinline__ void merge_slot_levels(key_t (&keys)[VT], key_t* slots, comp_t comp) {
+  if constexpr (RUN < VT) {
+#pragma unroll
+    for (int i = 0; i < VT; ++i) slots[i] = keys[i];
+    merge_slot_pairs<VT, RUN, 0>(keys, slots, comp);
+    merge_slot_levels<VT, 2 * RUN>(keys, slots, comp);
+  }
+}
+
+// Stable sort of all VT register keys without a payload (twophase_serial::stable_slot_sort), in
+// about VT log2(VT / GROUP) merge steps and VT (GROUP - 1) / 2 exchanges, where serial_sort's
+// transposition takes VT (VT - 1) / 2 exchanges: transposition sorts of groups of GROUP keys,
+// then merge levels through the thread's own VT slots of shared memory (`slots`, written and read
+// by this thread alone, so no barrier). For keys whose equivalents may differ, which network_sort
+// cannot keep in order. Every merge is a permutation of its runs whatever `comp` answers.
+template <int VT, typename key_t, typename comp_t>
+__device__ __forceinline__ void stable_slot_sort(key_t (&keys)[VT], key_t* slots, comp_t comp) {
+  // Keys a transposition group: 28 exchanges each. Groups of 4 and 16 compiled to more
+  // instructions at VT 37 (docs/tuning.md).
+  constexpr int GROUP = 8;
+  int no_payload[VT] = {};
+  serial_sort<VT, GROUP>(keys, no_payload, VT, comp);
+  merge_slot_levels<VT, GROUP>(keys, slots, comp);
 }
 
 // Load-balancing search (twophase_serial::serial_load_balance): walk min(VT, range.total()) steps of

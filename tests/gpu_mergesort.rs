@@ -82,7 +82,20 @@ key_type_tests!(differential {
     mergesort_f64: f64, "f64", TotalOrder, -7.5e300,
         |r| if r.gen_range(0..20) == 0 { f64::NAN } else { r.gen() },
         |r| [-0.0, 0.0, 2.5][r.gen_range(0..3)];
+    // Equivalent keys that differ (a user order on the top 8 bits): only a stable block sort
+    // (stable_slot_sort in full tiles) gives std's order.
+    mergesort_u32_top_bits_user_comparator: u32, "u32 top 8 bits", top_bits_less(), 0xDEAD_BEEF,
+        |r| r.gen(), |r| (r.gen_range(0..4u32) << 24) | r.gen_range(0..1024u32);
 });
+
+/// A user comparator on u32 keys' top 8 bits alone: distinct keys are equivalent.
+fn top_bits_less() -> twophase::gpu::CudaComparator<u32, fn(&u32, &u32) -> bool> {
+    twophase::gpu::CudaComparator::new(
+        "top8_less",
+        "return (a >> 24) < (b >> 24);",
+        |a: &u32, b: &u32| (a >> 24) < (b >> 24),
+    )
+}
 
 #[test]
 #[ignore = "needs a CUDA GPU"]

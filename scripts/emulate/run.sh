@@ -11,7 +11,9 @@
 # strict weak orders, the last not even a function: only the
 # permutation and the bounds are checked, not the order or the detection), and, where it is
 # trusted (the mergesort's own orders compile no checks), as a user comparator (the checked
-# kernels, with the same order). Prints one line per
+# kernels, with the same order), and where its equivalents are identical, as a user comparator
+# on the keys' top 8 bits (`top8`: a strict weak order whose equivalent keys differ, so that only
+# a stable sort gives std's answer). Prints one line per
 # binary and exits non-zero on any failure or sanitizer report.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -96,12 +98,16 @@ for entry in "${programs[@]}"; do
   variants=(less)
   grep -q '^return a < b;' "$src" && variants+=(le hash clock)
   grep -q 'trusted_order = true' "$src" && variants+=(user)
+  grep -q 'equivalents_identical = true' "$src" && grep -q '^return a < b;' "$src" && variants+=(top8)
   for variant in "${variants[@]}"; do
     kernel="$work/$name.$variant.cu"
     consistent=1
     case $variant in
       less) cp "$src" "$kernel" ;;
       user) sed -e 's/trusted_order = true/trusted_order = false/' "$src" >"$kernel" ;;
+      top8) sed -e 's/trusted_order = true/trusted_order = false/' \
+              -e 's/equivalents_identical = true/equivalents_identical = false/' \
+              -e 's/^return a < b;/return (a >> 24) < (b >> 24);/' "$src" >"$kernel" ;;
       le) consistent=0; sed -e 's/trusted_order = true/trusted_order = false/' -e 's/^return a < b;/return a <= b;/' "$src" >"$kernel" ;;
       hash) consistent=0; sed -e 's/trusted_order = true/trusted_order = false/' \
               -e 's/^return a < b;/return (((a * 2654435761u) ^ (b * 40503u)) >> 13) \& 1;/' "$src" >"$kernel" ;;

@@ -359,9 +359,30 @@ pub fn serial_sort_pairs<const VT: usize, T: Copy, V: Copy, F: Fn(&T, &T) -> boo
     count: usize,
     is_less: &F,
 ) {
-    for round in 0..VT {
-        let mut i = round & 1;
-        while i + 1 < VT {
+    serial_sort_groups::<VT, VT, T, V, F>(keys, values, count, is_less);
+}
+
+/// [`serial_sort_pairs`] within each group of GROUP consecutive keys (the last group possibly
+/// shorter), in GROUP rounds: neighbours in different groups are never exchanged.
+#[inline(always)]
+pub fn serial_sort_groups<
+    const VT: usize,
+    const GROUP: usize,
+    T: Copy,
+    V: Copy,
+    F: Fn(&T, &T) -> bool,
+>(
+    keys: &mut [T; VT],
+    values: &mut [V; VT],
+    count: usize,
+    is_less: &F,
+) {
+    for round in 0..GROUP {
+        for i in 0..VT.saturating_sub(1) {
+            // Neighbours i, i + 1 of one group, exchanged in the rounds of i's parity within it.
+            if (i % GROUP) % 2 != round % 2 || (i + 1) % GROUP == 0 {
+                continue;
+            }
             // Branch-free compare-exchange: random keys would mispredict a branch half the time.
             let swap = (i + 1 < count) & is_less(&keys[i + 1], &keys[i]);
             let (k0, k1) = (keys[i], keys[i + 1]);
@@ -370,8 +391,47 @@ pub fn serial_sort_pairs<const VT: usize, T: Copy, V: Copy, F: Fn(&T, &T) -> boo
             let (v0, v1) = (values[i], values[i + 1]);
             values[i] = select_unpredictable(swap, v1, v0);
             values[i + 1] = select_unpredictable(swap, v0, v1);
-            i += 2;
         }
+    }
+}
+
+/// Stable sort of all VT keys without a payload: [`serial_sort_groups`] of GROUP keys, then merge
+/// levels through `slots` (on a GPU, the thread's own VT slots of shared memory), each storing
+/// the keys and merging pairs of sorted runs of GROUP, 2 GROUP, ... keys back with
+/// [`serial_merge_checked`] under [`Lower`] (a tie takes the earlier run's key), until one run
+/// holds all VT. About VT log2(VT / GROUP) merge steps and VT (GROUP - 1) / 2 exchanges, where
+/// one transposition sort of all VT keys takes VT (VT - 1) / 2 exchanges.
+#[inline(always)]
+pub fn stable_slot_sort<const VT: usize, const GROUP: usize, T: Copy, F: Fn(&T, &T) -> bool>(
+    keys: &mut [T; VT],
+    slots: &mut [T; VT],
+    is_less: &F,
+) {
+    serial_sort_groups::<VT, GROUP, T, (), F>(keys, &mut [(); VT], VT, is_less);
+    let mut run = GROUP.max(1);
+    while run < VT {
+        *slots = *keys;
+        let mut first = 0;
+        while first + run < VT {
+            let end = VT.min(first + 2 * run);
+            let mut range = MergeRange {
+                a_begin: first,
+                a_end: first + run,
+                b_begin: first + run,
+                b_end: end,
+            };
+            let (mut merged, mut sources) = (*keys, [0; VT]);
+            let count = serial_merge_checked::<Lower, VT, T, F>(
+                slots,
+                &mut range,
+                is_less,
+                &mut merged,
+                &mut sources,
+            );
+            keys[first..first + count].copy_from_slice(&merged[..count]);
+            first = end;
+        }
+        run *= 2;
     }
 }
 

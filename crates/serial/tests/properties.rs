@@ -108,7 +108,29 @@ proptest! {
         serial_sort::<VT, _, _>(&mut plain, count, &|a: &u8, b: &u8| a < b);
         prop_assert_eq!(plain, k);
     }
+
+    #[test]
+    fn stable_slot_sort_is_std_stable_sort(keys in prop::collection::vec(0u8..3, SLOT_VT)) {
+        // The block sort's widths (VT 37 and 45) and a short one, each with groups of 8 (as
+        // shipped), of 1 (merges only) and of VT (transposition only).
+        fn check<const N: usize, const GROUP: usize>(keys: &[u8]) -> Result<(), TestCaseError> {
+            let input: [(u8, u32); N] = core::array::from_fn(|i| (keys[i], i as u32));
+            let mut got = input;
+            let mut slots = input;
+            stable_slot_sort::<N, GROUP, _, _>(&mut got, &mut slots, &key_less);
+            prop_assert_eq!(got.to_vec(), sorted(input.to_vec()), "VT {} groups of {}", N, GROUP);
+            Ok(())
+        }
+        check::<SLOT_VT, 8>(&keys)?;
+        check::<37, 8>(&keys)?;
+        check::<11, 8>(&keys)?;
+        check::<37, 1>(&keys)?;
+        check::<37, 37>(&keys)?;
+    }
 }
+
+/// The widest VT the slot sort's property test sorts (the u32 block sort's).
+const SLOT_VT: usize = 45;
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]

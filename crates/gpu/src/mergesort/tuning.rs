@@ -209,10 +209,9 @@ impl MergesortTuning {
 
     /// This tuning for an order whose equivalent keys are identical or not
     /// ([`DeviceComparator::equivalents_identical`](crate::DeviceComparator::equivalents_identical)):
-    /// where they may differ, the block sort's register sort is the stable transposition sort,
-    /// whose exchanges grow with VT squared, so the 4-byte keys' block sort keeps VT
-    /// [`NARROW_OPTIN_BLOCK_VT`] (measured with it; [`WIDE_BLOCK_VT`] was measured only with the
-    /// sorting network).
+    /// where they may differ, the block sort's register sort is the stable slot sort, with which
+    /// the 4-byte keys' block sort at VT [`NARROW_OPTIN_BLOCK_VT`] measured 1.5-2% faster than at
+    /// [`WIDE_BLOCK_VT`] (u32 under a top-8-bit comparator, 2^24 and 2^27).
     pub const fn for_order(self, equivalents_identical: bool) -> Self {
         if equivalents_identical {
             self
