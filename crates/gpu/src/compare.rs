@@ -81,8 +81,9 @@ pub trait DeviceComparator<K: DeviceKey>: Send + Sync {
     /// bitwise identical, so that no arrangement of equal keys can be told from the stable one.
     /// Then a keys-only sort may use unstable steps: the GPU mergesort sorts each thread's keys
     /// with a sorting network (246 compare-exchanges for 33 keys) instead of a stable sort
-    /// (transpositions of groups of 8 keys merged through shared memory, about 5% slower in a
-    /// u32 sort at 2^27). True for [`Less`] and [`Greater`] on integers and for the
+    /// (transpositions of groups of 8 keys merged through shared memory: the block sort compiles
+    /// to 6344 instructions a thread at 37 keys under a top-8-bit comparator, 4888 with the
+    /// network). True for [`Less`] and [`Greater`] on integers and for the
     /// float total orders; false by default.
     fn equivalents_identical(&self) -> bool {
         false
