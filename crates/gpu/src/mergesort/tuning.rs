@@ -463,7 +463,8 @@ impl MergesortTuning {
 /// 6% and 2-4% faster than 37 there (docs/tuning.md).
 pub const WIDE_BLOCK_VT: u32 = 45;
 /// VT of the same tiles on devices whose opt-in shared memory a block holds 148 KiB but not 180
-/// (sm_80's 163 KiB): the VT shipped before [`WIDE_BLOCK_VT`].
+/// (sm_80's 163 KiB), the VT shipped before [`WIDE_BLOCK_VT`]; and under orders whose equivalent
+/// keys may differ, whose stable slot sort measured faster here ([`MergesortTuning::for_order`]).
 pub const NARROW_OPTIN_BLOCK_VT: u32 = 37;
 
 /// Bytes of keys and values from which the shipped tunings sort with four-way passes
