@@ -276,6 +276,23 @@ fn oct_variants(shipped: MergesortTuning) -> Vec<MergesortTuning> {
         .collect()
 }
 
+/// Environment variable: a comma-separated list of four-way cut thread budgets an SM
+/// (`quad_cut_threads_per_sm`) to time beside the shipped tuning at every size (e.g. `2048`, where
+/// the cuts of a 2^24 sort of 8-byte elements get a warp each).
+const CUT_BUDGETS_ENV: &str = "TWOPHASE_BENCH_CUT_BUDGETS";
+
+/// The shipped tuning with each four-way cut budget of [`CUT_BUDGETS_ENV`].
+fn cut_budget_variants(shipped: MergesortTuning) -> Vec<MergesortTuning> {
+    let list = std::env::var(CUT_BUDGETS_ENV).unwrap_or_default();
+    list.split(',')
+        .filter_map(|v| v.trim().parse::<usize>().ok())
+        .map(|budget| MergesortTuning {
+            quad_cut_threads_per_sm: budget,
+            ..shipped
+        })
+        .collect()
+}
+
 /// Environment variable: when set, run only the rows of this kind (e.g. `u32-user`), sweeps
 /// included.
 const KIND_ENV: &str = "TWOPHASE_BENCH_KIND";
@@ -543,6 +560,25 @@ impl Bench<'_> {
                     tuned.oct_threads,
                     tuned.oct_registers,
                     global_passes(n, tuned)
+                );
+            }
+            for tuned in cut_budget_variants(tuning) {
+                restore(&mut keys, &mut values);
+                sort_tuned(&mut keys, &mut values, tuned);
+                let correct = if pairs {
+                    let got = stream.clone_dtoh(&keys).expect("download");
+                    let got_values = stream.clone_dtoh(&values).expect("download");
+                    check_stable(&input, &got, &got_values, comp)
+                } else {
+                    stream.clone_dtoh(&keys).expect("download") == sorted_input
+                };
+                let budget_ms = time_events(gpu, WARMUP, REPS, |_| {
+                    restore(&mut keys, &mut values);
+                    sort_tuned(&mut keys, &mut values, tuned);
+                }) - copy_ms;
+                println!(
+                    "cut budget {kind} 2^{log2n} threads/SM={}: {budget_ms:.4} ms (correct: {correct})",
+                    tuned.quad_cut_threads_per_sm
                 );
             }
             for tuned in sweep.iter().map(swept_tuning) {

@@ -172,6 +172,113 @@ __device__ __forceinline__ void select_runs(const key_type* __restrict__ keys, c
   for (int k = 0; k < N; ++k) lo[k] += begin[k];
 }
 
+// Probes a run a round of group_select_runs: a warp of 32 lanes over the four runs of a quad.
+constexpr int GROUP_SELECT_PROBES = 8;
+
+// select_runs' bounds narrowed by a search group of N * PROBES lanes of one warp (every lane of
+// the group calling with the same bounds and getting the same narrowed ones;
+// twophase_partition::select_runs_by_probes). Each round every open run gets PROBES evenly spaced
+// probes, one a lane, at offset (2i + 1) * width / (2 PROBES) of its open range. Each lane bounds
+// the open-range elements before its probe in the merge: exactly its offset from its own run;
+// from each other run at least one past the last probe of it that precedes, at most the first
+// that does not (read from the other lanes by shuffles). With `t` outputs left, a probe with
+// fewer than `t` at most is taken, one with `t` or more at least is not; two ballots move each
+// run's bounds past its last taken probe and down to its first probe not taken. The first and
+// the last probe in merge order cannot both stay undecided, so every round narrows a range;
+// eight probes a run take the four-way cut's fine search from about 40 dependent loads to about
+// 6 rounds. Rounds stop at the answer, at a round that decides nothing or contradicts itself (a
+// taken probe at or after one not taken, or decisions that leave the outputs no room: unsorted
+// runs, or a comparator that is not a strict weak order), or after MAX_ROUNDS, leaving bounds
+// that still hold the answer for select_runs to finish.
+template <int N, int PROBES>
+__device__ __forceinline__ void group_select_runs(const key_type* __restrict__ keys, const size_type (&starts)[N + 1],
+                                                  size_type (&lo)[N], size_type (&hi)[N], size_type diag, int lane,
+                                                  unsigned group) {
+  constexpr int LANES = N * PROBES;
+  static_assert(LANES <= 32 && (PROBES & (PROBES - 1)) == 0, "one probe a lane of one warp");
+  constexpr int OFFSET_SHIFT = twophase::ceil_log2(2 * PROBES);
+  constexpr unsigned RUN_LANES = (1u << PROBES) - 1;
+  // A bound on the rounds: a strict weak order needs about log(width) / log(PROBES) of them, and
+  // any decided probe narrows its range by at least 1 / (2 PROBES), so only a comparator that is
+  // not one could make rounds crawl; select_runs finishes from wherever they stop.
+  constexpr int MAX_ROUNDS = 64;
+  const int run = lane / PROBES, slot = lane % PROBES;
+  const int group_shift = __ffs(group) - 1;  // the group's first lane in the warp
+  int width[N];
+  size_type placed = 0;
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    width[k] = (int)(hi[k] - lo[k]);
+    placed += lo[k];
+  }
+  int t = (int)(diag - placed);
+  // Probe i's offset in an open range of `w` (32-bit: the bounds span less than 2^31 in all).
+  const auto offset = [](int i, int w) { return (int)((unsigned long long)(2 * i + 1) * (unsigned)w >> OFFSET_SHIFT); };
+  for (int round = 0; round < MAX_ROUNDS; ++round) {
+    int open = 0;
+#pragma unroll
+    for (int k = 0; k < N; ++k) open += width[k];
+    if (t == open) {
+#pragma unroll
+      for (int k = 0; k < N; ++k) lo[k] = hi[k];
+    }
+    if (t == 0 || t == open) return;
+    const int own_width = twophase::pick(width, run);
+    const int own = offset(slot, own_width);
+    key_type key = {};
+    if (own_width > 0) key = keys[twophase::pick(starts, run) + twophase::pick(lo, run) + (size_type)own];
+    int below = own, above = own;
+#pragma unroll
+    for (int m = 0; m < N; ++m) {
+      if (width[m] == 0) continue;  // the same in every lane
+      int least = 0, most = width[m];
+#pragma unroll
+      for (int j = 0; j < PROBES; ++j) {
+        const key_type other = twophase::group_shuffle(group, key, m * PROBES + j, LANES);
+        const int other_offset = offset(j, width[m]);
+        // Run m's probe precedes this lane's: earlier runs first on ties.
+        const bool before =
+            m < run ? twophase::takes_a<twophase::bounds_lower>(other, key, key_compare()) : key_compare()(other, key);
+        if (before) {
+          least = max(least, other_offset + 1);
+        } else {
+          most = min(most, other_offset);
+        }
+      }
+      if (m != run) {
+        below += least;
+        above += most;
+      }
+    }
+    const unsigned taken = __ballot_sync(group, own_width > 0 && above < t) >> group_shift;
+    const unsigned not_taken = __ballot_sync(group, own_width > 0 && below >= t) >> group_shift;
+    int raise[N], drop[N], raised = 0, dropped = 0;
+    bool contradicts = false;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      // Past run k's last taken probe, down to its first probe not taken.
+      const unsigned run_taken = taken >> (k * PROBES) & RUN_LANES;
+      const unsigned run_not_taken = not_taken >> (k * PROBES) & RUN_LANES;
+      raise[k] = run_taken ? offset(31 - __clz(run_taken), width[k]) + 1 : 0;
+      drop[k] = run_not_taken ? width[k] - offset(__ffs(run_not_taken) - 1, width[k]) : 0;
+      raised += raise[k];
+      dropped += drop[k];
+      contradicts |= raise[k] + drop[k] > width[k];
+    }
+    // Also contradictions: more taken in all than the outputs left, or fewer kept open than they
+    // need.
+    contradicts |= raised > t || t + dropped > open;
+    if (contradicts || raised + dropped == 0) return;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      lo[k] += (size_type)raise[k];
+      hi[k] -= (size_type)drop[k];
+      width[k] -= raise[k] + drop[k];
+      t -= raise[k];
+    }
+  }
+}
+
 // Take `left` more outputs from the runs in order (R0 first), each up to its `cap`: the valid
 // path that the four-way repairs fall back to.
 __device__ __forceinline__ void fill_runs_in_order(size_type (&counts)[4], const size_type (&cap)[4],
@@ -259,19 +366,28 @@ __device__ __forceinline__ void quad_cut_search(const key_type* __restrict__ key
       }
     }
   }
-  // Fine, on one lane: X's count lies in [begin, end] and Y's in [diag - end, diag - begin];
-  // widened to the samples around them, each half's merge path bounds the counts of both its
-  // runs (monotone in the half's diagonal), and select_runs finds the four counts inside.
-  if (lane != 0) return;
+  // Fine: X's count lies in [begin, end] and Y's in [diag - end, diag - begin]; widened to the
+  // samples around them, each half's merge path bounds the counts of both its runs (monotone in
+  // the half's diagonal). A group of lanes narrows those bounds by probe rounds
+  // (group_select_runs, with a warp a cut: with fewer probes a run the rounds cost more than
+  // they save); select_runs, on one lane, finds the four counts inside.
   const size_type x0 = begin / spacing * spacing, x1 = min((end + spacing - 1) / spacing * spacing, nx);
   const size_type y0 = (diag - end) / spacing * spacing, y1 = min((diag - begin + spacing - 1) / spacing * spacing, ny);
   const size_type a0 = sampled_path(x_pair, samples, x0), a1 = sampled_path(x_pair, samples, x1);
   const size_type c0 = sampled_path(y_pair, samples, y0), c1 = sampled_path(y_pair, samples, y1);
   const size_type lo[4] = {a0, x0 - a0, c0, y0 - c0};
   const size_type hi[4] = {a1, x1 - a1, c1, y1 - c1};
+  size_type narrowed[4];
 #pragma unroll
-  for (int k = 0; k < 4; ++k) counts[k] = lo[k];
-  select_runs(keys, quad.starts, counts, hi, diag);
+  for (int k = 0; k < 4; ++k) {
+    counts[k] = lo[k];
+    narrowed[k] = hi[k];
+  }
+  if (lanes == 4 * GROUP_SELECT_PROBES) {
+    group_select_runs<4, GROUP_SELECT_PROBES>(keys, quad.starts, counts, narrowed, diag, lane, group);
+  }
+  if (lane != 0) return;
+  select_runs(keys, quad.starts, counts, narrowed, diag);
   if (CHECK_ORDER && !valid_cut(counts, lo, hi, quad.starts, diag)) {
     twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
   }

@@ -72,6 +72,32 @@ __device__ __forceinline__ int group_trues(unsigned group_mask, int lanes, bool 
   return lanes == 1 ? (int)answer : __popc(__ballot_sync(group_mask, answer) & group_mask);
 }
 
+// Lane `src` (group-local) of the search group's `value`, for any trivially copyable type: moved
+// as 4-byte words, every lane of the group calling (`lanes` its width).
+template <typename T>
+__device__ __forceinline__ T group_shuffle(unsigned group_mask, const T& value, int src, int lanes) {
+  constexpr int WORDS = ((int)sizeof(T) + 3) / 4;
+  unsigned words[WORDS] = {};
+  memcpy(words, &value, sizeof(T));
+#pragma unroll
+  for (int w = 0; w < WORDS; ++w) words[w] = __shfl_sync(group_mask, words[w], src, lanes);
+  T out;
+  memcpy(&out, words, sizeof(T));
+  return out;
+}
+
+// values[index] for an index known only at run time, as a chain of selects: an array indexed by
+// a computed value would be placed in local memory.
+template <typename T, int N>
+__device__ __forceinline__ T pick(const T (&values)[N], int index) {
+  T picked = values[0];
+#pragma unroll
+  for (int k = 1; k < N; ++k) {
+    if (index == k) picked = values[k];
+  }
+  return picked;
+}
+
 // The first candidate in [begin, end) at which `taken` is false (end if none), for a predicate
 // that is true and then false, searched by a group of `lanes` lanes of one warp (a power of two
 // up to MAX_SEARCH_LANES; every lane of the group calls with the same bounds and gets the

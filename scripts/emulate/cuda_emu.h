@@ -104,9 +104,21 @@ inline unsigned __reduce_max_sync(unsigned mask, unsigned value) {
   barrier->arrive_and_wait();
   return best;
 }
+// Lane `src` of the caller's group of `width` lanes (a power of two up to 32), every lane of
+// `mask` calling.
+inline unsigned __shfl_sync(unsigned mask, unsigned value, int src, int width = 32) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  g_shfl[threadIdx.x] = (int)value;
+  std::barrier<>* barrier = mask == 0xffffffffu ? g_warp_barriers[warp].get() : &group_barrier(warp, mask);
+  barrier->arrive_and_wait();
+  const unsigned r = (unsigned)g_shfl[warp * 32 + lane / width * width + src % width];
+  barrier->arrive_and_wait();
+  return r;
+}
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
 inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
 inline int __ffs(int x) { return __builtin_ffs(x); }
+inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
 inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
   return (unsigned long long)(((unsigned __int128)a * b) >> 64);
 }

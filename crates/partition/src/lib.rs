@@ -875,6 +875,135 @@ pub fn select_indexed_runs<R: IndexedRuns + ?Sized, F: Fn(&R::Key, &R::Key) -> b
     }
 }
 
+/// Stable selection among sorted runs by rounds of probes: [`select_runs_within`]'s answer, with
+/// `probes` evenly spaced probes in every open run a round instead of one middle. It models the
+/// four-way cut's fine stage on a warp (kernels/mergesort_quad_partition.cuh `group_select_runs`:
+/// eight probes a run, one probe a lane, every lane ranking its own).
+///
+/// A round reads probe `i` of each open run `m` at offset `((2i + 1) * w_m) / (2 * probes)` of its
+/// open range (of width `w_m`; one probe is the middle). For every probe it bounds how many
+/// open-range elements precede it in the merge: exactly its offset from its own run; from each
+/// other run at least one past the last probe that precedes it, at most the first probe that does
+/// not. With `t` outputs left to place, a probe whose upper bound is below `t` is taken (its run's
+/// lower bound rises past it) and one whose lower bound reaches `t` is not (its run's upper bound
+/// drops to it). The first probe in merge order has at most the sum of the runs' first offsets
+/// before it, and the last at least the sum of their last offsets, so one of the two is decided
+/// every round; with eight probes a run the four-way cut's ranges shrink about fivefold a round.
+///
+/// Rounds stop when the bounds meet the answer (`t` is 0 or every open element is taken), when a
+/// round decides nothing, after [`MAX_PROBE_ROUNDS`], or when its decisions contradict each
+/// other (a taken probe at or after one that is not, or more taken than `t`, or too few kept
+/// open: unsorted runs or a comparator that is not a strict weak order); then
+/// [`select_runs_within`] finishes from the bounds reached, so the answer and its guarantees on
+/// any input are that function's. Returns the number of probe rounds.
+///
+/// # Panics
+/// As [`select_runs_within`], or if `probes` is 0.
+pub fn select_runs_by_probes<T, F: Fn(&T, &T) -> bool>(
+    runs: &[&[T]],
+    lo: &mut [usize],
+    hi: &mut [usize],
+    diag: usize,
+    probes: usize,
+    is_less: &F,
+) -> usize {
+    assert!(probes > 0, "select_runs_by_probes: no probes");
+    let p = runs.len();
+    assert!(
+        lo.len() == p && hi.len() == p,
+        "select_runs: one lower and one upper bound per run"
+    );
+    assert!(
+        (0..p).all(|k| lo[k] <= hi[k] && hi[k] <= runs[k].len()),
+        "select_runs: bounds outside a run"
+    );
+    let placed = lo.iter().fold(0, |sum: usize, &l| sum.saturating_add(l));
+    let capacity = hi.iter().fold(0, |sum: usize, &h| sum.saturating_add(h));
+    assert!(
+        placed <= diag && diag <= capacity,
+        "select_runs: the bounds do not hold the diagonal"
+    );
+    // Probe i's offset in an open range of width w.
+    let offset = |i: usize, w: usize| (2 * i + 1) * w / (2 * probes);
+    // Whether run m's key precedes run k's in the stable merge (earlier runs first on ties).
+    let precedes = |m: usize, key_m: &T, k: usize, key_k: &T| {
+        if m < k {
+            takes_a::<Lower, T, F>(key_m, key_k, is_less)
+        } else {
+            is_less(key_m, key_k)
+        }
+    };
+    let mut rounds = 0;
+    while rounds < MAX_PROBE_ROUNDS {
+        let t = diag - lo.iter().sum::<usize>();
+        let open: usize = (0..p).map(|k| hi[k] - lo[k]).sum();
+        if t == open {
+            lo.copy_from_slice(hi);
+        }
+        if t == 0 || t == open {
+            break;
+        }
+        rounds += 1;
+        // Per run: how far its lower bound rises and its upper bound drops (from the range's
+        // start and end).
+        let mut raise = [0usize; MAX_PROBED_RUNS];
+        let mut drop = [0usize; MAX_PROBED_RUNS];
+        assert!(p <= MAX_PROBED_RUNS, "select_runs_by_probes: too many runs");
+        for k in (0..p).filter(|&k| lo[k] < hi[k]) {
+            let w_k = hi[k] - lo[k];
+            for i in 0..probes {
+                let off = offset(i, w_k);
+                let key = &runs[k][lo[k] + off];
+                let (mut below, mut above) = (off, off);
+                for m in (0..p).filter(|&m| m != k && lo[m] < hi[m]) {
+                    let w_m = hi[m] - lo[m];
+                    let (mut least, mut most) = (0, w_m);
+                    for j in 0..probes {
+                        let off_m = offset(j, w_m);
+                        if precedes(m, &runs[m][lo[m] + off_m], k, key) {
+                            least = least.max(off_m + 1);
+                        } else {
+                            most = most.min(off_m);
+                        }
+                    }
+                    below += least;
+                    above += most;
+                }
+                if above < t {
+                    raise[k] = raise[k].max(off + 1);
+                }
+                if below >= t {
+                    drop[k] = drop[k].max(w_k - off);
+                }
+            }
+        }
+        // Contradictions: a run's taken probe at or after one not taken, or more taken in all
+        // than the outputs left, or fewer kept open than they need.
+        let raised: usize = raise[..p].iter().sum();
+        let dropped: usize = drop[..p].iter().sum();
+        let contradicts =
+            (0..p).any(|k| raise[k] + drop[k] > hi[k] - lo[k]) || raised > t || t + dropped > open;
+        let decided = raised + dropped > 0;
+        if contradicts || !decided {
+            break;
+        }
+        for k in 0..p {
+            hi[k] -= drop[k];
+            lo[k] += raise[k];
+        }
+    }
+    select_runs_within(runs, lo, hi, diag, is_less);
+    rounds
+}
+
+/// The most runs [`select_runs_by_probes`] takes: an eight-way pass's octet.
+pub const MAX_PROBED_RUNS: usize = 8;
+
+/// The most probe rounds of [`select_runs_by_probes`]: a strict weak order needs about
+/// `log(width) / log(probes)`, and a decided probe narrows its range by at least `1 / (2 probes)`,
+/// so only a comparator that is not one could make rounds crawl.
+pub const MAX_PROBE_ROUNDS: usize = 64;
+
 /// Multiway co-rank: the counts taken from each sorted run among the first `diag` outputs of
 /// their stable merge (earlier runs first on ties, each run in its own order), written to
 /// `counts`; `upper` is scratch of the same length (on return, upper bounds of the counts).

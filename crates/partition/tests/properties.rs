@@ -239,6 +239,60 @@ proptest! {
         prop_assert_eq!(select_runs(runs, lo, hi, diag, &less), truth);
     }
 
+    /// Selection by rounds of probes (the four-way cut's fine stage on a group of lanes), from
+    /// any bounds that hold the answer, with 1 to 16 probes a run: the counts of a stable merge.
+    #[test]
+    fn select_runs_by_probes_counts_each_run_from_any_valid_bounds(
+        r0 in sorted_keys(60, 6),
+        r1 in sorted_keys(60, 6),
+        r2 in sorted_keys(60, 6),
+        r3 in sorted_keys(60, 6),
+        diag_frac in 0.0f64..=1.0,
+        slack in prop::array::uniform8(0usize..60),
+        probe_log2 in 0usize..5,
+    ) {
+        let runs = [&r0[..], &r1[..], &r2[..], &r3[..]];
+        let mut tagged: Vec<(u32, usize)> = runs
+            .iter()
+            .enumerate()
+            .flat_map(|(k, r)| r.iter().map(move |&v| (v, k)))
+            .collect();
+        tagged.sort(); // (key, run): stable across runs, earlier runs first on ties
+        let diag = ((tagged.len() as f64) * diag_frac) as usize;
+        let truth: [usize; 4] =
+            core::array::from_fn(|k| tagged[..diag].iter().filter(|p| p.1 == k).count());
+        let mut lo: [usize; 4] = core::array::from_fn(|k| truth[k].saturating_sub(slack[k]));
+        let mut hi: [usize; 4] =
+            core::array::from_fn(|k| (truth[k] + slack[4 + k]).min(runs[k].len()));
+        select_runs_by_probes(&runs, &mut lo, &mut hi, diag, 1 << probe_log2, &less);
+        prop_assert_eq!(lo, truth);
+        prop_assert!((0..4).all(|k| lo[k] <= hi[k]));
+    }
+
+    /// On runs that are not sorted, under a comparator that answers at random, the probe rounds
+    /// still end inside the bounds with every output placed.
+    #[test]
+    fn select_runs_by_probes_stays_inside_its_bounds_on_any_input(
+        runs_raw in prop::collection::vec(prop::collection::vec(0u32..100, 0..50), 4),
+        answers in prop::collection::vec(any::<bool>(), 1..64),
+        diag_frac in 0.0f64..=1.0,
+        probe_log2 in 0usize..4,
+    ) {
+        let runs: Vec<&[u32]> = runs_raw.iter().map(|r| &r[..]).collect();
+        let total: usize = runs.iter().map(|r| r.len()).sum();
+        let diag = ((total as f64) * diag_frac) as usize;
+        let calls = core::cell::Cell::new(0usize);
+        let random = |_: &u32, _: &u32| {
+            calls.set(calls.get() + 1);
+            answers[calls.get() % answers.len()]
+        };
+        let mut lo = [0usize; 4];
+        let mut hi: [usize; 4] = core::array::from_fn(|k| runs[k].len());
+        select_runs_by_probes(&runs, &mut lo, &mut hi, diag, 1 << probe_log2, &random);
+        prop_assert_eq!(lo.iter().sum::<usize>(), diag);
+        prop_assert!((0..4).all(|k| lo[k] <= hi[k] && hi[k] <= runs[k].len()));
+    }
+
     /// The four-way cut, found through the two-way samples, counts exactly the outputs of each
     /// run before every diagonal of every quad, and tiles chain end to start.
     #[test]
