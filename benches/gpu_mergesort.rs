@@ -65,11 +65,15 @@ type Sweep = (u32, u32, u32, u32, u32, u32);
 // u32 sweep is the 2^20 sort as shipped (two-way passes only) but with its 32-lane boundary
 // searches in a partition kernel of their own rather than in the tile blocks.
 
-/// The sweep of the u32 keys.
-const U32_SWEEP: [Sweep; 4] = [
+/// The sweep of the u32 keys: one lane a four-way cut, the block sort's other widths, four-way
+/// tiles of 128 and 512 threads (the 2^24 sort's four-way tiles fill under three waves), and the
+/// 2^20 sort with a partition kernel.
+const U32_SWEEP: [Sweep; 6] = [
     (1024, 128, 256, 1, 64, 45),
     (1024, 128, 256, 0, 64, 37),
     (1024, 128, 256, 0, 64, 43),
+    (1024, 128, 128, 0, 64, 45),
+    (1024, 128, 512, 0, 64, 45),
     (512, 128, 0, 32, 0, 23),
 ];
 /// The sweep of the u32 keys under the top-8-bit user comparator (equivalent keys differ, the

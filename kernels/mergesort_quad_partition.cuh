@@ -124,7 +124,7 @@ __device__ __forceinline__ void select_runs(const key_type* __restrict__ keys, c
     begin[k] = 0;
     end[k] = (int)(hi[k] - lo[k]);
     mid[k] = end[k] >> 1;
-    if (begin[k] < end[k]) key[k] = base[k][mid[k]];
+    if (t > 0 && begin[k] < end[k]) key[k] = base[k][mid[k]];  // none once the rounds placed all
   }
   while (t > 0) {
     int first = -1, last = -1, open = 0, u = 0;
@@ -181,7 +181,8 @@ constexpr int GROUP_SELECT_PROBES = 8;
 // probes, one a lane, at offset (2i + 1) * width / (2 PROBES) of its open range. Each lane bounds
 // the open-range elements before its probe in the merge: exactly its offset from its own run;
 // from each other run at least one past the last probe of it that precedes, at most the first
-// that does not (read from the other lanes by shuffles). With `t` outputs left, a probe with
+// that does not (a binary search over that run's probes, read from their lanes by shuffles:
+// log2(PROBES) + 1 a run, where comparing with every probe took about 470 instructions a round). With `t` outputs left, a probe with
 // fewer than `t` at most is taken, one with `t` or more at least is not; two ballots move each
 // run's bounds past its last taken probe and down to its first probe not taken. The first and
 // the last probe in merge order cannot both stay undecided, so every round narrows a range;
@@ -231,20 +232,20 @@ __device__ __forceinline__ void group_select_runs(const key_type* __restrict__ k
 #pragma unroll
     for (int m = 0; m < N; ++m) {
       if (width[m] == 0) continue;  // the same in every lane
-      int least = 0, most = width[m];
+      // How many of run m's probes precede this lane's (earlier runs first on ties): a binary
+      // search over them, in order as the run is, each step a shuffle from the lane of the probe
+      // it asks about (clamped: a step past the last probe answers nothing).
+      int preceding = 0;
 #pragma unroll
-      for (int j = 0; j < PROBES; ++j) {
-        const key_type other = twophase::group_shuffle(group, key, m * PROBES + j, LANES);
-        const int other_offset = offset(j, width[m]);
-        // Run m's probe precedes this lane's: earlier runs first on ties.
+      for (int step = PROBES; step > 0; step >>= 1) {
+        const int asked = min(preceding + step, PROBES) - 1;
+        const key_type other = twophase::group_shuffle(group, key, m * PROBES + asked, LANES);
         const bool before =
             m < run ? twophase::takes_a<twophase::bounds_lower>(other, key, key_compare()) : key_compare()(other, key);
-        if (before) {
-          least = max(least, other_offset + 1);
-        } else {
-          most = min(most, other_offset);
-        }
+        if (before && preceding + step <= PROBES) preceding += step;
       }
+      const int least = preceding > 0 ? offset(preceding - 1, width[m]) + 1 : 0;
+      const int most = preceding < PROBES ? offset(preceding, width[m]) : width[m];
       if (m != run) {
         below += least;
         above += most;

@@ -884,9 +884,9 @@ pub fn select_indexed_runs<R: IndexedRuns + ?Sized, F: Fn(&R::Key, &R::Key) -> b
 /// open range (of width `w_m`; one probe is the middle). For every probe it bounds how many
 /// open-range elements precede it in the merge: exactly its offset from its own run; from each
 /// other run at least one past the last probe that precedes it, at most the first probe that does
-/// not. With `t` outputs left to place, a probe whose upper bound is below `t` is taken (its run's
-/// lower bound rises past it) and one whose lower bound reaches `t` is not (its run's upper bound
-/// drops to it). The first probe in merge order has at most the sum of the runs' first offsets
+/// not (found by a binary search over that run's probes). With `t` outputs left to place, a probe
+/// whose upper bound is below `t` is taken (its run's lower bound rises past it) and one whose
+/// lower bound reaches `t` is not (its run's upper bound drops to it). The first probe in merge order has at most the sum of the runs' first offsets
 /// before it, and the last at least the sum of their last offsets, so one of the two is decided
 /// every round; with eight probes a run the four-way cut's ranges shrink about fivefold a round.
 ///
@@ -957,15 +957,28 @@ pub fn select_runs_by_probes<T, F: Fn(&T, &T) -> bool>(
                 let (mut below, mut above) = (off, off);
                 for m in (0..p).filter(|&m| m != k && lo[m] < hi[m]) {
                     let w_m = hi[m] - lo[m];
-                    let (mut least, mut most) = (0, w_m);
-                    for j in 0..probes {
-                        let off_m = offset(j, w_m);
-                        if precedes(m, &runs[m][lo[m] + off_m], k, key) {
-                            least = least.max(off_m + 1);
-                        } else {
-                            most = most.min(off_m);
+                    // How many of run m's probes precede this one: a binary search over them
+                    // (a step past the last probe answers nothing), as a lane does by shuffles.
+                    let mut preceding = 0;
+                    let mut step = probes.next_power_of_two();
+                    while step > 0 {
+                        let asked = (preceding + step).min(probes) - 1;
+                        let other = &runs[m][lo[m] + offset(asked, w_m)];
+                        if precedes(m, other, k, key) && preceding + step <= probes {
+                            preceding += step;
                         }
+                        step /= 2;
                     }
+                    let least = if preceding > 0 {
+                        offset(preceding - 1, w_m) + 1
+                    } else {
+                        0
+                    };
+                    let most = if preceding < probes {
+                        offset(preceding, w_m)
+                    } else {
+                        w_m
+                    };
                     below += least;
                     above += most;
                 }
