@@ -264,11 +264,18 @@ fn shipped_only() -> bool {
 /// from every size (also profiled in the profile mode).
 const OCT_THREADS_ENV: &str = "TWOPHASE_BENCH_OCT_THREADS";
 
+/// The numbers of the comma-separated list in environment variable `var` (none when unset).
+fn env_numbers<T: std::str::FromStr>(var: &str) -> Vec<T> {
+    let list = std::env::var(var).unwrap_or_default();
+    list.split(',')
+        .filter_map(|v| v.trim().parse::<T>().ok())
+        .collect()
+}
+
 /// The shipped tuning with each of [`OCT_THREADS_ENV`]'s eight-way tile threads.
 fn oct_variants(shipped: MergesortTuning) -> Vec<MergesortTuning> {
-    let list = std::env::var(OCT_THREADS_ENV).unwrap_or_default();
-    list.split(',')
-        .filter_map(|v| v.trim().parse::<u32>().ok())
+    env_numbers::<u32>(OCT_THREADS_ENV)
+        .into_iter()
         .map(|oct_threads| MergesortTuning {
             oct_registers: if oct_threads > 0 {
                 shipped.quad_registers
@@ -287,9 +294,8 @@ const CUT_BUDGETS_ENV: &str = "TWOPHASE_BENCH_CUT_BUDGETS";
 
 /// The shipped tuning with each four-way cut budget of [`CUT_BUDGETS_ENV`].
 fn cut_budget_variants(shipped: MergesortTuning) -> Vec<MergesortTuning> {
-    let list = std::env::var(CUT_BUDGETS_ENV).unwrap_or_default();
-    list.split(',')
-        .filter_map(|v| v.trim().parse::<usize>().ok())
+    env_numbers::<usize>(CUT_BUDGETS_ENV)
+        .into_iter()
         .map(|budget| MergesortTuning {
             quad_cut_threads_per_sm: budget,
             ..shipped
@@ -551,14 +557,19 @@ impl Bench<'_> {
                     show(&without_pdl)
                 );
             }
-            for tuned in oct_variants(tuning) {
+            // A variant's time, after checking its keys against std's sort.
+            let mut timed_variant = |tuned: MergesortTuning| {
                 restore(&mut keys, &mut values);
                 sort_tuned(&mut keys, &mut values, tuned);
                 let correct = stream.clone_dtoh(&keys).expect("download") == sorted_input;
-                let oct_ms = time_events(gpu, WARMUP, REPS, |_| {
+                let ms = time_events(gpu, WARMUP, REPS, |_| {
                     restore(&mut keys, &mut values);
                     sort_tuned(&mut keys, &mut values, tuned);
                 }) - copy_ms;
+                (ms, correct)
+            };
+            for tuned in oct_variants(tuning) {
+                let (oct_ms, correct) = timed_variant(tuned);
                 println!(
                     "eight-way {kind} 2^{log2n} oct nt={} regs={}: {oct_ms:.4} ms, {} passes (keys correct: {correct})",
                     tuned.oct_threads,
@@ -567,32 +578,14 @@ impl Bench<'_> {
                 );
             }
             for tuned in cut_budget_variants(tuning) {
-                restore(&mut keys, &mut values);
-                sort_tuned(&mut keys, &mut values, tuned);
-                let correct = if pairs {
-                    let got = stream.clone_dtoh(&keys).expect("download");
-                    let got_values = stream.clone_dtoh(&values).expect("download");
-                    check_stable(&input, &got, &got_values, comp)
-                } else {
-                    stream.clone_dtoh(&keys).expect("download") == sorted_input
-                };
-                let budget_ms = time_events(gpu, WARMUP, REPS, |_| {
-                    restore(&mut keys, &mut values);
-                    sort_tuned(&mut keys, &mut values, tuned);
-                }) - copy_ms;
+                let (budget_ms, correct) = timed_variant(tuned);
                 println!(
-                    "cut budget {kind} 2^{log2n} threads/SM={}: {budget_ms:.4} ms (correct: {correct})",
+                    "cut budget {kind} 2^{log2n} threads/SM={}: {budget_ms:.4} ms (keys correct: {correct})",
                     tuned.quad_cut_threads_per_sm
                 );
             }
             for tuned in sweep.iter().map(swept_tuning) {
-                restore(&mut keys, &mut values);
-                sort_tuned(&mut keys, &mut values, tuned);
-                let correct = stream.clone_dtoh(&keys).expect("download") == sorted_input;
-                let sweep_ms = time_events(gpu, WARMUP, REPS, |_| {
-                    restore(&mut keys, &mut values);
-                    sort_tuned(&mut keys, &mut values, tuned);
-                }) - copy_ms;
+                let (sweep_ms, correct) = timed_variant(tuned);
                 println!(
                     "sweep {kind} 2^{log2n} {}: {sweep_ms:.4} ms, {} passes (keys correct: {correct})",
                     shape(tuned),

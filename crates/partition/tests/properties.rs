@@ -205,6 +205,18 @@ fn brute_group_origins(keys: &[u32], starts: &[usize]) -> Vec<usize> {
         .collect()
 }
 
+/// Brute force: how many of the first `diag` outputs of the stable merge of `runs` (earlier runs
+/// first on ties) come from each run.
+fn stable_merge_counts<const N: usize>(runs: [&[u32]; N], diag: usize) -> [usize; N] {
+    let mut tagged: Vec<(u32, usize)> = runs
+        .iter()
+        .enumerate()
+        .flat_map(|(k, r)| r.iter().map(move |&v| (v, k)))
+        .collect();
+    tagged.sort(); // (key, run): stable across runs, earlier runs first on ties
+    core::array::from_fn(|k| tagged[..diag].iter().filter(|p| p.1 == k).count())
+}
+
 /// Brute force: which run (0..4) each output of one quad's four-way merge comes from.
 fn brute_quad_origins(keys: &[u32], quad: &MergeQuad) -> Vec<usize> {
     brute_group_origins(keys, &quad.starts)
@@ -224,16 +236,9 @@ proptest! {
         slack in prop::array::uniform6(0usize..50),
     ) {
         let runs = [&r0[..], &r1[..], &r2[..]];
-        let mut tagged: Vec<(u32, usize)> = runs
-            .iter()
-            .enumerate()
-            .flat_map(|(k, r)| r.iter().map(move |&v| (v, k)))
-            .collect();
-        tagged.sort(); // (key, run): stable across runs, earlier runs first on ties
-        let total = tagged.len();
+        let total: usize = runs.iter().map(|r| r.len()).sum();
         let diag = ((total as f64) * diag_frac) as usize;
-        let truth: [usize; 3] =
-            core::array::from_fn(|k| tagged[..diag].iter().filter(|p| p.1 == k).count());
+        let truth: [usize; 3] = stable_merge_counts(runs, diag);
         let lo: [usize; 3] = core::array::from_fn(|k| truth[k].saturating_sub(slack[k]));
         let hi: [usize; 3] = core::array::from_fn(|k| (truth[k] + slack[3 + k]).min(runs[k].len()));
         prop_assert_eq!(select_runs(runs, lo, hi, diag, &less), truth);
@@ -252,15 +257,9 @@ proptest! {
         probe_log2 in 0usize..5,
     ) {
         let runs = [&r0[..], &r1[..], &r2[..], &r3[..]];
-        let mut tagged: Vec<(u32, usize)> = runs
-            .iter()
-            .enumerate()
-            .flat_map(|(k, r)| r.iter().map(move |&v| (v, k)))
-            .collect();
-        tagged.sort(); // (key, run): stable across runs, earlier runs first on ties
-        let diag = ((tagged.len() as f64) * diag_frac) as usize;
-        let truth: [usize; 4] =
-            core::array::from_fn(|k| tagged[..diag].iter().filter(|p| p.1 == k).count());
+        let total: usize = runs.iter().map(|r| r.len()).sum();
+        let diag = ((total as f64) * diag_frac) as usize;
+        let truth: [usize; 4] = stable_merge_counts(runs, diag);
         let mut lo: [usize; 4] = core::array::from_fn(|k| truth[k].saturating_sub(slack[k]));
         let mut hi: [usize; 4] =
             core::array::from_fn(|k| (truth[k] + slack[4 + k]).min(runs[k].len()));
