@@ -182,9 +182,10 @@ constexpr int GROUP_SELECT_PROBES = 8;
 // the open-range elements before its probe in the merge: exactly its offset from its own run;
 // from each other run at least one past the last probe of it that precedes, at most the first
 // that does not (a binary search over that run's probes, read from their lanes by shuffles:
-// log2(PROBES) + 1 a run, where comparing with every probe took about 470 instructions a round). With `t` outputs left, a probe with
-// fewer than `t` at most is taken, one with `t` or more at least is not; two ballots move each
-// run's bounds past its last taken probe and down to its first probe not taken. The first and
+// log2(PROBES) + 1 a run, where comparing with every probe took about 470 instructions a
+// round). With `t` outputs left, a probe with fewer than `t` at most is taken, one with `t` or
+// more at least is not; two ballots move each run's bounds past its last taken probe and down to
+// its first probe not taken. The first and
 // the last probe in merge order cannot both stay undecided, so every round narrows a range;
 // eight probes a run take the four-way cut's fine search from about 40 dependent loads to about
 // 6 rounds. Rounds stop at the answer, at a round that decides nothing or contradicts itself (a

@@ -886,9 +886,10 @@ pub fn select_indexed_runs<R: IndexedRuns + ?Sized, F: Fn(&R::Key, &R::Key) -> b
 /// other run at least one past the last probe that precedes it, at most the first probe that does
 /// not (found by a binary search over that run's probes). With `t` outputs left to place, a probe
 /// whose upper bound is below `t` is taken (its run's lower bound rises past it) and one whose
-/// lower bound reaches `t` is not (its run's upper bound drops to it). The first probe in merge order has at most the sum of the runs' first offsets
-/// before it, and the last at least the sum of their last offsets, so one of the two is decided
-/// every round; with eight probes a run the four-way cut's ranges shrink about fivefold a round.
+/// lower bound reaches `t` is not (its run's upper bound drops to it). The first probe in merge
+/// order has at most the sum of the runs' first offsets before it, and the last at least the sum
+/// of their last offsets, so one of the two is decided every round; with eight probes a run the
+/// four-way cut's ranges shrink about fivefold a round.
 ///
 /// Rounds stop when the bounds meet the answer (`t` is 0 or every open element is taken), when a
 /// round decides nothing, after [`MAX_PROBE_ROUNDS`], or when its decisions contradict each
@@ -898,7 +899,8 @@ pub fn select_indexed_runs<R: IndexedRuns + ?Sized, F: Fn(&R::Key, &R::Key) -> b
 /// any input are that function's. Returns the number of probe rounds.
 ///
 /// # Panics
-/// As [`select_runs_within`], or if `probes` is 0.
+/// As [`select_runs_within`], or if `probes` is 0 or the runs are more than
+/// [`MAX_PROBED_RUNS`].
 pub fn select_runs_by_probes<T, F: Fn(&T, &T) -> bool>(
     runs: &[&[T]],
     lo: &mut [usize],
@@ -909,6 +911,7 @@ pub fn select_runs_by_probes<T, F: Fn(&T, &T) -> bool>(
 ) -> usize {
     assert!(probes > 0, "select_runs_by_probes: no probes");
     let p = runs.len();
+    assert!(p <= MAX_PROBED_RUNS, "select_runs_by_probes: too many runs");
     assert!(
         lo.len() == p && hi.len() == p,
         "select_runs: one lower and one upper bound per run"
@@ -948,7 +951,6 @@ pub fn select_runs_by_probes<T, F: Fn(&T, &T) -> bool>(
         // start and end).
         let mut raise = [0usize; MAX_PROBED_RUNS];
         let mut drop = [0usize; MAX_PROBED_RUNS];
-        assert!(p <= MAX_PROBED_RUNS, "select_runs_by_probes: too many runs");
         for k in (0..p).filter(|&k| lo[k] < hi[k]) {
             let w_k = hi[k] - lo[k];
             for i in 0..probes {
