@@ -789,6 +789,52 @@ impl<'a, T> IndexedRuns for [&'a [T]] {
     }
 }
 
+/// The selections' argument checks: one lower and one upper bound per run (of `p`), each inside
+/// its run (`run_len`), holding `diag` between their sums. Returns the outputs left to place,
+/// `diag - sum(lo)`.
+///
+/// # Panics
+/// If any of those fails: argument misuse, never the keys.
+fn outputs_to_place(
+    p: usize,
+    run_len: impl Fn(usize) -> usize,
+    lo: &[usize],
+    hi: &[usize],
+    diag: usize,
+) -> usize {
+    assert!(
+        lo.len() == p && hi.len() == p,
+        "select_runs: one lower and one upper bound per run"
+    );
+    assert!(
+        (0..p).all(|k| lo[k] <= hi[k] && hi[k] <= run_len(k)),
+        "select_runs: bounds outside a run"
+    );
+    let placed = lo.iter().fold(0, |sum: usize, &l| sum.saturating_add(l));
+    let capacity = hi.iter().fold(0, |sum: usize, &h| sum.saturating_add(h));
+    assert!(
+        placed <= diag && diag <= capacity,
+        "select_runs: the bounds do not hold the diagonal"
+    );
+    diag - placed
+}
+
+/// Whether run k's element `key_k` comes before run l's `key_l` in the stable merge of several
+/// runs (earlier runs first on ties).
+fn precedes_in_merge<K, F: Fn(&K, &K) -> bool>(
+    k: usize,
+    key_k: &K,
+    l: usize,
+    key_l: &K,
+    is_less: &F,
+) -> bool {
+    if k < l {
+        takes_a::<Lower, K, F>(key_k, key_l, is_less)
+    } else {
+        is_less(key_k, key_l)
+    }
+}
+
 /// [`select_runs_within`] over any [`IndexedRuns`]: the same selection, each round reading the
 /// middle key of every open run (the comparator takes the runs' [`IndexedRuns::Key`]s).
 ///
@@ -802,29 +848,10 @@ pub fn select_indexed_runs<R: IndexedRuns + ?Sized, F: Fn(&R::Key, &R::Key) -> b
     is_less: &F,
 ) {
     let p = runs.run_count();
-    assert!(
-        lo.len() == p && hi.len() == p,
-        "select_runs: one lower and one upper bound per run"
-    );
-    assert!(
-        (0..p).all(|k| lo[k] <= hi[k] && hi[k] <= runs.run_len(k)),
-        "select_runs: bounds outside a run"
-    );
-    // Whether run k's element `key_k` comes before run l's `key_l` in the stable merge.
+    let mut t = outputs_to_place(p, |k| runs.run_len(k), lo, hi, diag);
     let precedes = |k: usize, key_k: &R::Key, l: usize, key_l: &R::Key| {
-        if k < l {
-            takes_a::<Lower, R::Key, F>(key_k, key_l, is_less)
-        } else {
-            is_less(key_k, key_l)
-        }
+        precedes_in_merge(k, key_k, l, key_l, is_less)
     };
-    let placed = lo.iter().fold(0, |sum: usize, &l| sum.saturating_add(l));
-    let capacity = hi.iter().fold(0, |sum: usize, &h| sum.saturating_add(h));
-    assert!(
-        placed <= diag && diag <= capacity,
-        "select_runs: the bounds do not hold the diagonal"
-    );
-    let mut t = diag - placed;
     while t > 0 {
         let mid = |k: usize| lo[k] + (hi[k] - lo[k]) / 2;
         let (mut first, mut last, mut open, mut u) = (p, p, 0, 0);
@@ -912,30 +939,9 @@ pub fn select_runs_by_probes<T, F: Fn(&T, &T) -> bool>(
     assert!(probes > 0, "select_runs_by_probes: no probes");
     let p = runs.len();
     assert!(p <= MAX_PROBED_RUNS, "select_runs_by_probes: too many runs");
-    assert!(
-        lo.len() == p && hi.len() == p,
-        "select_runs: one lower and one upper bound per run"
-    );
-    assert!(
-        (0..p).all(|k| lo[k] <= hi[k] && hi[k] <= runs[k].len()),
-        "select_runs: bounds outside a run"
-    );
-    let placed = lo.iter().fold(0, |sum: usize, &l| sum.saturating_add(l));
-    let capacity = hi.iter().fold(0, |sum: usize, &h| sum.saturating_add(h));
-    assert!(
-        placed <= diag && diag <= capacity,
-        "select_runs: the bounds do not hold the diagonal"
-    );
+    outputs_to_place(p, |k| runs[k].len(), lo, hi, diag);
     // Probe i's offset in an open range of width w.
     let offset = |i: usize, w: usize| (2 * i + 1) * w / (2 * probes);
-    // Whether run m's key precedes run k's in the stable merge (earlier runs first on ties).
-    let precedes = |m: usize, key_m: &T, k: usize, key_k: &T| {
-        if m < k {
-            takes_a::<Lower, T, F>(key_m, key_k, is_less)
-        } else {
-            is_less(key_m, key_k)
-        }
-    };
     let mut rounds = 0;
     while rounds < MAX_PROBE_ROUNDS {
         let t = diag - lo.iter().sum::<usize>();
@@ -966,7 +972,9 @@ pub fn select_runs_by_probes<T, F: Fn(&T, &T) -> bool>(
                     while step > 0 {
                         let asked = (preceding + step).min(probes) - 1;
                         let other = &runs[m][lo[m] + offset(asked, w_m)];
-                        if precedes(m, other, k, key) && preceding + step <= probes {
+                        if precedes_in_merge(m, other, k, key, is_less)
+                            && preceding + step <= probes
+                        {
                             preceding += step;
                         }
                         step /= 2;
