@@ -65,10 +65,12 @@ type Sweep = (u32, u32, u32, u32, u32, u32);
 // u32 sweep is the 2^20 sort as shipped (two-way passes only) but with its 32-lane boundary
 // searches in a partition kernel of their own rather than in the tile blocks.
 
-/// The sweep of the u32 keys: one lane a four-way cut, the block sort's other widths, four-way
-/// tiles of 128 and 512 threads (the 2^24 sort's four-way tiles fill under three waves), and the
-/// 2^20 sort with a partition kernel.
-const U32_SWEEP: [Sweep; 6] = [
+/// The sweep of the u32 keys: four-way tiles of 256 threads (the shipped ones below 2^25 keys),
+/// one lane a four-way cut, the block sort's other widths, four-way tiles of 128 and 512 threads
+/// (the 2^24 sort's four-way tiles fill under three waves), and the 2^20 sort with a partition
+/// kernel.
+const U32_SWEEP: [Sweep; 7] = [
+    (1024, 128, 256, 0, 64, 45),
     (1024, 128, 256, 1, 64, 45),
     (1024, 128, 256, 0, 64, 37),
     (1024, 128, 256, 0, 64, 43),
@@ -259,6 +261,10 @@ fn shipped_only() -> bool {
     std::env::var_os(SHIPPED_ONLY_ENV).is_some()
 }
 
+/// Environment variable: a comma-separated list of sizes (log2 of keys) to time instead of the
+/// shared sizes (e.g. `25,26,27`).
+const SIZES_ENV: &str = "TWOPHASE_BENCH_SIZES";
+
 /// Environment variable: a comma-separated list of eight-way tile threads (0: four-way passes
 /// only) to time beside each shipped row, with the four-way tile's registers and eight-way passes
 /// from every size (also profiled in the profile mode).
@@ -427,7 +433,9 @@ impl Bench<'_> {
         let mut scratch = MergesortScratch::new();
         let value_bytes = if pairs { 4 } else { 0 };
         let profile_sizes = [profile_log2n()];
+        let bench_sizes = env_numbers::<u32>(SIZES_ENV);
         let sizes: &[u32] = match mode {
+            Mode::Time if !bench_sizes.is_empty() => &bench_sizes,
             Mode::Time => &SIZES,
             Mode::Profile => &profile_sizes,
         };

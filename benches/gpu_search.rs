@@ -31,14 +31,23 @@ const LANES_SWEEP: [u32; 6] = [1, 2, 4, 8, 16, 32];
 /// Load-balancing tunings tried besides the shipped one (NT, VT).
 const LBS_SWEEP: [(u32, u32); 6] = [
     (128, 23),
-    (256, 7),
     (256, 11),
     (256, 19),
-    (512, 7),
+    (256, 23),
+    (384, 15),
     (512, 11),
 ];
-/// Sorted-search tunings tried besides the shipped one (NT, VT).
-const SEARCH_SWEEP: [(u32, u32); 5] = [(128, 15), (256, 11), (256, 15), (256, 23), (512, 11)];
+/// Sorted-search tunings tried besides the shipped one (NT, VT); past 48 KiB of shared memory
+/// (256 x 31 and up) the tile opts in to more.
+const SEARCH_SWEEP: [(u32, u32); 7] = [
+    (256, 15),
+    (256, 19),
+    (256, 31),
+    (256, 39),
+    (512, 23),
+    (512, 31),
+    (1024, 23),
+];
 
 fn row(what: &str, ms: f64, bytes: f64, copy_gbs: f64) -> f64 {
     let gbs = bytes / (ms * 1e-3) / 1e9;

@@ -64,7 +64,8 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
 
 // Phase 2: tile t covers merge outputs [t * NV, min((t + 1) * NV, total)); each of its needles gets
 // its bound in the haystack (global index) in out[needle].
-// The tile's static shared memory: NV + 1 keys (16-byte aligned), then NV bounds.
+// The tile's dynamic shared memory (SortedSearchTuning::shared_bytes, past 48 KiB by opt-in):
+// NV + 1 keys (16-byte aligned), then NV bounds.
 constexpr int SEARCH_KEY_BYTES = ((TP_NT * TP_VT + 1) * (int)sizeof(key_type) + 15) / 16 * 16;
 constexpr int SEARCH_SHARED_BYTES = SEARCH_KEY_BYTES + TP_NT * TP_VT * (int)sizeof(int);
 // The tile kernel's launch bound: the blocks shared memory holds (twophase::blocks_by_shared),
@@ -85,8 +86,7 @@ extern "C" __global__ void __launch_bounds__(TP_NT, SEARCH_TILE_MIN_BLOCKS)
   constexpr int NT = TP_NT;
   constexpr int VT = TP_VT;
   constexpr int NV = NT * VT;
-  static_assert(SEARCH_SHARED_BYTES <= 48 * 1024, "tile too large for static shared memory");
-  __shared__ __align__(16) unsigned char smem[SEARCH_SHARED_BYTES];
+  extern __shared__ __align__(16) unsigned char smem[];
   key_type* keys_shared = reinterpret_cast<key_type*>(smem);
   int* bounds_shared = reinterpret_cast<int*>(smem + SEARCH_KEY_BYTES);
 

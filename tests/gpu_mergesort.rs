@@ -662,7 +662,15 @@ fn tuning_falls_back_within_static_shared_memory() {
     assert_eq!(launch(1 << 20), small);
     assert_eq!(launch(big.tile() * H100_SMS - 1), small);
     assert_eq!(launch(big.tile() * H100_SMS), big);
-    assert_eq!(launch(1 << 27), big);
+    assert_eq!(launch((1 << 25) - 1), big);
+    // From 2^25 keys (128 MiB), four-way tiles of half the threads, the rest as shipped.
+    let large = MergesortTuning {
+        quad_threads: big.quad_threads / 2,
+        ..big
+    };
+    assert_eq!(launch(1 << 25), large);
+    assert_eq!(launch(1 << 27), large);
+    large.validate(4, 0).expect("valid large-sort tuning");
     // u32 keys ship a block sort past 48 KiB; every other type fits already.
     assert!(MergesortTuning::for_types(4, 0).blocksort_shared_bytes(4, 0) > STATIC);
     assert_ne!(

@@ -15,6 +15,7 @@ use crate::runtime::program::{
     entry_points, program, program_id, shipped_programs, Program, ProgramFactory, ValueLayout,
     CTA_MERGE_CUH, PARTITION_CUH, SERIAL_CUH,
 };
+use crate::runtime::shape::MAX_STATIC_SHARED_BYTES;
 use crate::runtime::staging::Staged;
 use crate::runtime::status::messages;
 use crate::search::{too_large, DeviceIndex, SearchBound, SearchScratch, SEARCH_OUTPUTS};
@@ -127,6 +128,13 @@ impl Gpu {
             || sorted_search_program::<K, I, C>(comp, bound, tuning).source,
             &SORTED_SEARCH_ENTRIES,
         )?;
+        // The tile's keys and bounds in dynamic shared memory, opted in past the static limit.
+        let tile_shared = kernels.allow_dynamic_shared(
+            SORTED_SEARCH_ENTRY_TILE,
+            tuning.shared_bytes(size_of::<K>()),
+            MAX_STATIC_SHARED_BYTES,
+            self.max_shared_per_block_optin(),
+        )?;
         let partition = kernels.function(SORTED_SEARCH_ENTRY_PARTITION)?;
         let tile_kernel = kernels.function(SORTED_SEARCH_ENTRY_TILE)?;
         let count = needle_count.checked_add(haystack_count).ok_or_else(|| {
@@ -168,11 +176,12 @@ impl Gpu {
                 };
                 // SAFETY: the block is twophase_search_tile's (kernels/sorted_search.cu; the
                 // program asserts the layouts equal); `out` holds one index of type I per needle
-                // (checked by the callers); one block per tile. The kernel reads and writes only
+                // (checked by the callers); one block per tile, with the dynamic shared memory its
+                // tuning needs (allowed above). The kernel reads and writes only
                 // inside these buffers for any keys and comparator (kernels/sorted_search.cu). As
                 // a programmatic dependent, it waits (griddepcontrol.wait) for the partition
                 // kernel before reading the partitions.
-                unsafe { self.launch(tile_kernel, shape, &params) }
+                unsafe { self.launch(tile_kernel, shape.shared(tile_shared), &params) }
             },
         )
     }

@@ -3,7 +3,7 @@
 use std::mem::size_of;
 
 use crate::error::GpuError;
-use crate::runtime::shape::check_launch_shape;
+use crate::runtime::shape::{check_launch_shape_within, MAX_OPTIN_SHARED_BYTES};
 
 /// Threads of a warp (the tile keeps one walk start a warp).
 const WARP: usize = 32;
@@ -49,12 +49,24 @@ impl SortedSearchTuning {
         }
     }
 
-    /// Check the tuning against what the kernels support for keys of `key_bytes` bytes.
+    /// The tile kernel's dynamic shared memory for keys of `key_bytes` bytes: its keys (NV + 1,
+    /// padded to 16 bytes) and a 32-bit bound per output (NV). Past 48 KiB the launch opts in.
+    pub const fn shared_bytes(&self, key_bytes: usize) -> usize {
+        ((self.tile() + 1) * key_bytes).div_ceil(16) * 16 + self.tile() * size_of::<i32>()
+    }
+
+    /// Check the tuning against what the kernels support for keys of `key_bytes` bytes: the
+    /// tile's dynamic shared memory and its static walk starts within the largest opt-in block
+    /// (the device's own limit is checked at launch).
     pub fn validate(&self, key_bytes: usize) -> Result<(), GpuError> {
-        let keys = ((self.tile() + 1) * key_bytes).div_ceil(16) * 16;
-        let bounds = self.tile() * size_of::<i32>();
         // One walk start per warp, for the check that the walks tiled the merge.
         let warp_starts = (self.threads as usize).div_ceil(WARP) * size_of::<i32>();
-        check_launch_shape(self.threads, self.vt, false, keys + bounds + warp_starts)
+        check_launch_shape_within(
+            self.threads,
+            self.vt,
+            false,
+            self.shared_bytes(key_bytes) + warp_starts,
+            MAX_OPTIN_SHARED_BYTES,
+        )
     }
 }
