@@ -671,28 +671,6 @@ fn tuning_falls_back_within_static_shared_memory() {
     assert_eq!(launch(1 << 25), large);
     assert_eq!(launch(1 << 27), large);
     large.validate(4, 0).expect("valid large-sort tuning");
-    // u32 pairs below their four-way passes, from as many block-sort tiles as SMs: a block sort
-    // of 1024 threads (one pass fewer), the rest as shipped.
-    let pairs = MergesortTuning::for_types(4, 4);
-    let pairs_launch = |count| MergesortTuning::for_launch(4, 4, count, H100_OPTIN, H100_SMS);
-    let wide_pairs = MergesortTuning {
-        threads: 1024,
-        ..pairs
-    };
-    assert_eq!(
-        pairs_launch(pairs.tile() * H100_SMS - 1),
-        MergesortTuning::within_static_shared(4, 4)
-    );
-    assert_eq!(pairs_launch(pairs.tile() * H100_SMS), wide_pairs);
-    assert_eq!(pairs_launch(1 << 20), wide_pairs);
-    assert_eq!(pairs_launch(pairs.four_way_min_keys - 1), wide_pairs);
-    assert_eq!(pairs_launch(pairs.four_way_min_keys), pairs);
-    wide_pairs.validate(4, 4).expect("valid small-pairs tuning");
-    // Where 90 KB a block is not on offer, the shipped 512-thread block sort.
-    assert_eq!(
-        MergesortTuning::for_launch(4, 4, 1 << 20, 64 * 1024, H100_SMS),
-        MergesortTuning::for_device(4, 4, 64 * 1024)
-    );
     // u32 keys ship a block sort past 48 KiB; every other type fits already.
     assert!(MergesortTuning::for_types(4, 0).blocksort_shared_bytes(4, 0) > STATIC);
     assert_ne!(

@@ -309,20 +309,8 @@ impl MergesortTuning {
         multiprocessors: usize,
     ) -> Self {
         let tuning = Self::for_device(key_bytes, value_bytes, max_shared_optin);
-        let wide_pairs = Self {
-            threads: WIDE_PAIR_BLOCK_THREADS,
-            ..tuning
-        };
         if count < tuning.tile() * multiprocessors {
             Self::within_static_shared(key_bytes, value_bytes)
-        } else if value_bytes > 0
-            && tuning.vt == PAIR_BLOCK_VT
-            && count < tuning.four_way_min_keys
-            && wide_pairs.fits(key_bytes, value_bytes, max_shared_optin)
-        {
-            // Small sorts of 4-byte pairs (two-way passes only): a block sort of twice the
-            // threads, one merge pass fewer.
-            wide_pairs
         } else if tuning.vt == WIDE_BLOCK_VT
             && count.saturating_mul(key_bytes + value_bytes) >= NARROW_QUAD_MIN_BYTES
         {
@@ -348,7 +336,7 @@ impl MergesortTuning {
                 // 47 KB; 128-thread four-way tiles at 96 registers, five blocks an SM.
                 (0..=8, 0) => (256, 256, 128, 96, 23),
                 // 45 KB with the tile positions; 256-thread passes and four-way tiles.
-                (0..=4, 1..=4) => (512, 256, 256, 64, PAIR_BLOCK_VT),
+                (0..=4, 1..=4) => (512, 256, 256, 64, 11),
                 // 46 KB.
                 (0..=8, 0..=8) => (256, 256, 128, 0, 15),
                 // 45 KB for 16-byte keys (so they keep it within 48 KiB), 68 KB for 24 (up to 90
@@ -486,15 +474,6 @@ pub const WIDE_BLOCK_VT: u32 = 45;
 /// (sm_80's 163 KiB), the VT shipped before [`WIDE_BLOCK_VT`]; and under orders whose equivalent
 /// keys may differ, whose stable slot sort measured faster here ([`MergesortTuning::for_order`]).
 pub const NARROW_OPTIN_BLOCK_VT: u32 = 37;
-
-/// VT of the 4-byte pairs' tiles: 512 x 11 with the tile positions fits 48 KiB.
-const PAIR_BLOCK_VT: u32 = 11;
-
-/// Block-sort threads of the 4-byte pairs' small sorts, below their four-way passes
-/// ([`MergesortTuning::for_launch`]): 1024 x 11 (90 KB of dynamic shared memory) saves a two-way
-/// pass, which costs more than the block sort's extra level there; on the H100 2^20 pairs sorted
-/// 2-3.6% faster, and at 2^24, with four-way passes, 6.5% slower (docs/tuning.md).
-const WIDE_PAIR_BLOCK_THREADS: u32 = 1024;
 
 /// Bytes of keys and values from which the shipped tunings sort with four-way passes
 /// ([`MergesortTuning::four_way_min_keys`]).
