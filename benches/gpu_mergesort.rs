@@ -68,9 +68,9 @@ type Sweep = (u32, u32, u32, u32, u32, u32);
 /// The sweep of the u32 keys: four-way tiles of 256 threads (the shipped ones below 2^25 keys),
 /// one lane a four-way cut, the block sort's other widths, four-way tiles of 128 and 512 threads
 /// (the 2^24 sort's four-way tiles fill under three waves), the 2^20 sort with a partition
-/// kernel, and two-way-only sorts whose block sorts have fewer keys a thread (a shorter block
-/// sort where the tiles are fewer than the SMs).
-const U32_SWEEP: [Sweep; 12] = [
+/// kernel, and two-way-only sorts with 256-thread passes, behind the shipped 512 x 23 block sort
+/// and behind a 1024 x 11 one (a shorter block sort where its tiles are fewer than the SMs).
+const U32_SWEEP: [Sweep; 9] = [
     (1024, 128, 256, 0, 64, 45),
     (1024, 128, 256, 1, 64, 45),
     (1024, 128, 256, 0, 64, 37),
@@ -78,11 +78,8 @@ const U32_SWEEP: [Sweep; 12] = [
     (1024, 128, 128, 0, 64, 45),
     (1024, 128, 512, 0, 64, 45),
     (512, 128, 0, 32, 0, 23),
-    (1024, 128, 0, 0, 0, 11),
-    (1024, 256, 0, 0, 0, 11),
-    (1024, 256, 0, 0, 0, 15),
-    (512, 256, 0, 0, 0, 15),
     (512, 256, 0, 0, 0, 23),
+    (1024, 256, 0, 0, 0, 11),
 ];
 /// The sweep of the u32 keys under the top-8-bit user comparator (equivalent keys differ, the
 /// stable block sort): the 4-byte keys' two block-sort widths.
@@ -96,15 +93,14 @@ const U64_SWEEP: [Sweep; 3] = [
 ];
 /// The sweep of the u32 pairs: block sorts in dynamic shared memory (90 KB at 1024 x 11, 94 KB at
 /// 512 x 23), each saving the two-way pass of the shipped 512 x 11 one at 2^27, and two-way-only
-/// sorts with 1024-thread or shorter block sorts (for 2^20, whose tiles are fewer than the SMs).
-const PAIRS_SWEEP: [Sweep; 7] = [
+/// sorts behind a 1024 x 11 block sort (one pass fewer at 2^20, whose tiles are then fewer than
+/// the SMs).
+const PAIRS_SWEEP: [Sweep; 5] = [
     (1024, 256, 256, 0, 64, 11),
     (512, 256, 256, 0, 64, 23),
     (1024, 128, 256, 0, 64, 11),
     (1024, 256, 0, 0, 0, 11),
     (1024, 128, 0, 0, 0, 11),
-    (1024, 256, 0, 0, 0, 7),
-    (512, 256, 0, 0, 0, 7),
 ];
 
 fn swept_tuning(
