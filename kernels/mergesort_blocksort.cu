@@ -55,6 +55,10 @@ struct mergesort_tile_params {
   unsigned generation;
   unsigned image_out;
   size_type first_tile;
+  size_type* ends;
+  unsigned* arrivals;
+  unsigned long long* pass_check;
+  unsigned prior_generation;
 };
 
 struct mergesort_quad_partition_params {

@@ -47,17 +47,35 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
   }
 }
 
+// Whether the pass of generation `prior_generation` (0: none to check) found that its tile
+// blocks disagreed on a boundary (twophase_mergesort_tile's `ends`), so that its output is not a
+// permutation of its input.
+__device__ __forceinline__ bool prior_pass_failed(const unsigned long long* pass_check, unsigned prior_generation) {
+  return prior_generation != 0 &&
+         (unsigned)(*(volatile const unsigned long long*)pass_check >> 32) == prior_generation;
+}
+
 // Phase 2 of a merge pass: tile t merges outputs [t * NV, min((t + 1) * NV, count)) of its pair of
 // runs from `src` into `dst` (twophase_partition::mergesort_tile), values gathered alongside.
 // Without `partitions` (null) the block finds its own two boundaries first, a warp each by
 // pass_boundary: in a small sort that saves the partition kernel's launch, the sort's
 // bottleneck there, for one 32-ary search a block.
+//
+// With CHECK_ORDER each boundary so found is searched twice (by the tiles on both sides of it),
+// and a comparator that is not a strict weak order can make the two searches differ, which would
+// lose one key and repeat another. So such a pass records the boundaries each tile merged from in
+// `ends` (its start, and its end after the clamp), the block that finishes last checks that
+// neighbours in one pair of runs agree, and a disagreement raises STATUS_ORDER_INCONSISTENT and
+// marks `pass_check` with the pass's generation. The pass after it (the host only lets a two-way
+// pass follow such a pass) reads the mark (`prior_generation`) and then merges nothing: its
+// output buffer is the failed pass's input, a permutation, and stays as it is.
 extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
     twophase_mergesort_tile(const key_type* __restrict__ src, size_type count, size_type run,
                             const size_type* __restrict__ partitions, key_type* __restrict__ dst,
                             const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst,
                             unsigned long long* status, const unsigned* guard, unsigned long long* repair,
-                            unsigned generation, unsigned image_out, size_type first_tile) {
+                            unsigned generation, unsigned image_out, size_type first_tile, size_type* ends,
+                            unsigned* arrivals, unsigned long long* pass_check, unsigned prior_generation) {
   constexpr int NT = TP_PASS_NT;
   constexpr int VT = TP_VT;
   constexpr int NV = NT * VT;
@@ -69,6 +87,14 @@ extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
   const size_type tile = first_tile + blockIdx.x;
   const size_type diag0 = tile * NV;
   const size_type diag1 = min(diag0 + NV, count);
+  const key_image_out map_out = {image_out != 0};
+  if (CHECK_ORDER && prior_pass_failed(pass_check, prior_generation)) {
+    // `dst` holds the failed pass's input: only the last pass's key images are mapped back.
+    if (map_out.last) {
+      for (size_type i = diag0 + threadIdx.x; i < diag1; i += NT) dst[i] = map_out(dst[i]);
+    }
+    return;
+  }
   const mergesort_pair pair(count, run, diag0);
   size_type a0, a1;
   if (partitions != nullptr) {
@@ -98,12 +124,31 @@ extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
   }
   // A boundary at the end of a pair is stored as the next pair's start; this tile ends its pair.
   if (diag1 == pair.b_end) a1 = pair.a_end;
-  if constexpr (CHECK_ORDER) a1 = twophase::clamped_tile_end(a0, a1, diag1 - diag0);
+  if constexpr (CHECK_ORDER) {
+    a1 = twophase::clamped_tile_end(a0, a1, diag1 - diag0);
+    if (ends != nullptr) {
+      if (threadIdx.x == 0) {
+        ends[2 * tile] = a0;
+        ends[2 * tile + 1] = a1;
+      }
+      const twophase::input_check pass_marks = {status, pass_check, generation};
+      // Tile b - 1's end against tile b's start, where both lie in one pair of runs.
+      twophase::check_pairs_across_blocks<NT>(gridDim.x, 1, arrivals, [&](size_type b) {
+        const size_type before = first_tile + b - 1;
+        const bool same_pair =
+            mergesort_pair(count, run, before * NV).a_begin == mergesort_pair(count, run, (before + 1) * NV).a_begin;
+        if (same_pair && *(volatile const size_type*)(ends + 2 * before + 1) !=
+                             *(volatile const size_type*)(ends + 2 * (before + 1))) {
+          twophase::report_bad_boundary(pass_marks, before);
+          twophase::raise_status(pass_marks, twophase::STATUS_ORDER_INCONSISTENT);
+        }
+      });
+    }
+  }
   const size_type b0 = pair.a_end + (diag0 - pair.a_begin) - (a0 - pair.a_begin);
   const int a_cnt = (int)(a1 - a0);
   const int tile_cnt = (int)(diag1 - diag0);
   constexpr unsigned WALK_STATUS = twophase::STATUS_ORDER_INCONSISTENT;
-  const key_image_out map_out = {image_out != 0};
   if (tile_cnt == NV) {
     twophase::cta_merge<NT, VT, false, TP_HAS_VALUES, false, CHECK_ORDER, WALK_STATUS>(
         src, src, dst, vals_src, vals_src, vals_dst, a0, b0, diag0, a_cnt, tile_cnt, smem, check, key_compare(),

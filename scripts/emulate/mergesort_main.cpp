@@ -78,15 +78,28 @@ static unsigned long long run_sort(std::vector<key_type>& keys, std::vector<unsi
     launch((unsigned)(split > 0 ? split : tiles), threads, [&] { tile_launch((size_type)0); });
   };
   int done = 0;
+  // Two-way passes whose tile blocks search their own boundaries (every other pass that another
+  // two-way pass follows, as the library gives a checked order's small sorts; a trusted order's
+  // too), each tile's two recorded in `ends`, and the generation of the last such pass of a
+  // checked order, whose check the next pass reads.
+  std::vector<size_type> ends;
+  unsigned prior_generation = 0;
   for (int pass = 0; pass < two; ++pass, ++done) {
     const size_type run = NV << done;
     next_generation();
-    partition(run, TP_PASS_NT * TP_VT);
+    const size_type tiles = (count + TP_PASS_NT * TP_VT - 1) / (TP_PASS_NT * TP_VT);
+    const bool own = pass % 2 == 0 && pass + 1 < two;
+    const bool checked_own = own && CHECK_ORDER;
+    if (!own) partition(run, TP_PASS_NT * TP_VT);
+    ends.assign(2 * tiles + 1, (size_type)0x5a5a5a5a5aull);
     const bool last = done + 1 == passes;
-    launch_tiles((count + TP_PASS_NT * TP_VT - 1) / (TP_PASS_NT * TP_VT), TP_PASS_NT, last, [&](size_type first) {
-      twophase_mergesort_tile(src, count, run, partitions.data(), dst, vsrc, vdst, status.words, nullptr,
-                              status.words + 1, status.gen, last, first);
+    const unsigned prior = prior_generation;
+    launch_tiles(tiles, TP_PASS_NT, last, [&](size_type first) {
+      twophase_mergesort_tile(src, count, run, own ? nullptr : partitions.data(), dst, vsrc, vdst, status.words,
+                              nullptr, status.words + 1, status.gen, last, first, checked_own ? ends.data() : nullptr,
+                              &g_partition_arrivals, status.words + 2, prior);
     });
+    prior_generation = checked_own ? status.gen : 0;
     swap_buffers();
   }
   for (int pass = 0; pass < four; ++pass, done += 2) {

@@ -82,9 +82,11 @@ impl MergesortScratch {
         } else {
             0
         };
+        // Two entries a pass tile: a checked order's tiles record the boundaries they found
+        // themselves there (`ends`).
         let partitions = gpu.grow_scratch_address(
             &mut self.partitions,
-            num_pass_tiles.max(num_sampled_tiles) + 1,
+            (2 * num_pass_tiles).max(num_sampled_tiles) + 1,
         )?;
         let arrivals = gpu.arrivals_address(&mut self.arrivals)?;
         let cuts = if num_sampled_tiles > 0 {
@@ -199,15 +201,19 @@ impl MergesortScratch {
         // Where a warp searches each boundary (few boundaries, the tuning's lanes automatic), each
         // tile block finds its own two (a null partitions argument): one launch a pass instead of
         // two.
-        // Only for a trusted comparator: boundaries a block finds itself are not checked against
-        // each other.
-        let own_boundaries = trusted
-            && tuning.quad_cut_lanes == 0
-            && search_lanes(num_partitions, false) == WARP_LANES;
-        let tile_partitions = if own_boundaries { 0 } else { partitions };
+        // Under a comparator that is not trusted, each boundary is searched twice (by the tiles on
+        // both sides of it), so the tiles record what they merged from and the pass checks that
+        // neighbours agree; only a pass that another two-way pass follows does so, as that pass
+        // is what keeps its own input as its output when the check fails
+        // (kernels/mergesort_pass.cu).
+        let own_searches =
+            tuning.quad_cut_lanes == 0 && search_lanes(num_partitions, false) == WARP_LANES;
+        let mut prior_generation = 0;
         for pass in 0..two_way_passes {
             let run = (tile as u64) << pass;
             let check = self.input_check.args(gpu)?;
+            let own_boundaries = own_searches && (trusted || pass + 1 < two_way_passes);
+            let checked_own = own_boundaries && !trusted;
             if !own_boundaries {
                 launch_partitions(src.0, run, pass_tile, num_partitions, &check)?;
             }
@@ -215,7 +221,7 @@ impl MergesortScratch {
                 src: src.0,
                 count: count_arg,
                 run,
-                partitions: tile_partitions,
+                partitions: if own_boundaries { 0 } else { partitions },
                 dst: dst.0,
                 vals_src: src.1,
                 vals_dst: dst.1,
@@ -225,7 +231,12 @@ impl MergesortScratch {
                 generation: check.generation,
                 image_out: u32::from(pass + 1 == passes),
                 first_tile: 0,
+                ends: if checked_own { partitions } else { 0 },
+                arrivals,
+                pass_check: check.second_repair,
+                prior_generation,
             };
+            prior_generation = if checked_own { check.generation } else { 0 };
             if hold_last && pass + 1 == passes {
                 let shape = LaunchShape::new(0, tuning.pass_threads);
                 let held = HeldParams::Two(params);
@@ -243,8 +254,10 @@ impl MergesortScratch {
             // TP_PASS_NT threads; the program asserts the layouts equal); `src`
             // and `dst` are distinct buffers of `count` keys (and values); the partitions are
             // null (each block searches its own) or written by the launch before, which this one
-            // waits for, as is the repair slot of this pass's generation; one block per pass
-            // tile.
+            // waits for, as is the repair slot of this pass's generation; `ends`, where not null,
+            // is the partitions buffer, grown above to two entries a pass tile; the arrival word
+            // (0 between launches) and the pass-check word live in the scratch, and the pass
+            // before, whose mark this one reads, is waited for; one block per pass tile.
             unsafe {
                 gpu.launch(
                     tile_kernel,
