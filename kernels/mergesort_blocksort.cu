@@ -55,10 +55,8 @@ struct mergesort_tile_params {
   unsigned generation;
   unsigned image_out;
   size_type first_tile;
-  size_type* ends;
-  unsigned* arrivals;
-  unsigned long long* pass_check;
-  unsigned prior_generation;
+  unsigned* ends;
+  const unsigned* prior_ends;
 };
 
 struct mergesort_quad_partition_params {

@@ -47,12 +47,37 @@ extern "C" __global__ void __launch_bounds__(TP_PARTITION_NT)
   }
 }
 
-// Whether the pass of generation `prior_generation` (0: none to check) found that its tile
-// blocks disagreed on a boundary (twophase_mergesort_tile's `ends`), so that its output is not a
-// permutation of its input.
-__device__ __forceinline__ bool prior_pass_failed(const unsigned long long* pass_check, unsigned prior_generation) {
-  return prior_generation != 0 &&
-         (unsigned)(*(volatile const unsigned long long*)pass_check >> 32) == prior_generation;
+// A checked pass's records of the boundaries its tile blocks found themselves (the host records
+// only small sorts, so 32-bit positions): tile t writes its start at slot 2t + 1 and its end at
+// slot 2t + 2, so that the two sides of boundary b (tile b - 1's end, tile b's start) share the
+// 8 bytes at slot 2b.
+__device__ __forceinline__ void record_tile_ends(unsigned* ends, size_type tile, size_type a0, size_type a1) {
+  ends[2 * tile + 1] = (unsigned)a0;
+  ends[2 * tile + 2] = (unsigned)a1;
+}
+
+// Whether, among the records of the pass before (`prior_ends`, record_tile_ends), this thread's
+// share shows two neighbours that disagree on the boundary they both searched, so that that
+// pass's output is not a permutation of its input. That pass merged runs of run / 2, so its pairs
+// are this pass's runs, run / NV tiles each; a tile that starts a pair has no neighbour to agree
+// with. The threads from `first_thread` on read the records, all of them in every block (so the
+// host records only passes of few tiles, CHECKED_OWN_MAX_TILES); the block combines the answers
+// at its next barrier.
+template <int NT, int NV>
+__device__ __forceinline__ bool prior_tiles_disagree(const unsigned* prior_ends, size_type count, size_type run,
+                                                     int first_thread) {
+  if ((int)threadIdx.x < first_thread) return false;
+  const unsigned long long* sides = reinterpret_cast<const unsigned long long*>(prior_ends);
+  const unsigned tiles = (unsigned)((count + NV - 1) / NV);
+  const unsigned tiles_per_pair = (unsigned)(run / NV);
+  bool disagree = false;
+  for (unsigned b = 1 + threadIdx.x - first_thread; b < tiles; b += NT - first_thread) {
+    if (b % tiles_per_pair != 0) {
+      const unsigned long long side = sides[b];  // one 8-byte load for both sides
+      disagree |= (unsigned)side != (unsigned)(side >> 32);
+    }
+  }
+  return disagree;
 }
 
 // Phase 2 of a merge pass: tile t merges outputs [t * NV, min((t + 1) * NV, count)) of its pair of
@@ -64,18 +89,17 @@ __device__ __forceinline__ bool prior_pass_failed(const unsigned long long* pass
 // With CHECK_ORDER each boundary so found is searched twice (by the tiles on both sides of it),
 // and a comparator that is not a strict weak order can make the two searches differ, which would
 // lose one key and repeat another. So such a pass records the boundaries each tile merged from in
-// `ends` (its start, and its end after the clamp), the block that finishes last checks that
-// neighbours in one pair of runs agree, and a disagreement raises STATUS_ORDER_INCONSISTENT and
-// marks `pass_check` with the pass's generation. The pass after it (the host only lets a two-way
-// pass follow such a pass) reads the mark (`prior_generation`) and then merges nothing: its
-// output buffer is the failed pass's input, a permutation, and stays as it is.
+// `ends`, and the pass after it (the host lets only a two-way pass follow one) checks them all in
+// every block before it merges (`prior_ends`). Where two neighbours disagree, it raises
+// STATUS_ORDER_INCONSISTENT and merges nothing: its output buffer is the failed pass's input, a
+// permutation, and stays as it is; it records agreeing ends, so the pass after it goes on.
 extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
     twophase_mergesort_tile(const key_type* __restrict__ src, size_type count, size_type run,
                             const size_type* __restrict__ partitions, key_type* __restrict__ dst,
                             const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst,
                             unsigned long long* status, const unsigned* guard, unsigned long long* repair,
-                            unsigned generation, unsigned image_out, size_type first_tile, size_type* ends,
-                            unsigned* arrivals, unsigned long long* pass_check, unsigned prior_generation) {
+                            unsigned generation, unsigned image_out, size_type first_tile, unsigned* ends,
+                            const unsigned* prior_ends) {
   constexpr int NT = TP_PASS_NT;
   constexpr int VT = TP_VT;
   constexpr int NV = NT * VT;
@@ -88,16 +112,24 @@ extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
   const size_type diag0 = tile * NV;
   const size_type diag1 = min(diag0 + NV, count);
   const key_image_out map_out = {image_out != 0};
-  if (CHECK_ORDER && prior_pass_failed(pass_check, prior_generation)) {
-    // `dst` holds the failed pass's input: only the last pass's key images are mapped back.
+  const mergesort_pair pair(count, run, diag0);
+  // Where the pass before recorded its boundaries and its tiles disagreed: STATUS_ORDER_INCONSISTENT,
+  // and `dst` (the failed pass's input) stays as it is; agreeing ends recorded for the pass after.
+  const auto skip_failed_pass = [&] {
+    if (tile == 0 && threadIdx.x == 0) twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
+    if (ends != nullptr && threadIdx.x == 0) record_tile_ends(ends, tile, 0, 0);
+    // Only the last pass's key images are mapped back.
     if (map_out.last) {
       for (size_type i = diag0 + threadIdx.x; i < diag1; i += NT) dst[i] = map_out(dst[i]);
     }
-    return;
-  }
-  const mergesort_pair pair(count, run, diag0);
+  };
   size_type a0, a1;
   if (partitions != nullptr) {
+    if (CHECK_ORDER && prior_ends != nullptr &&
+        __syncthreads_or(prior_tiles_disagree<NT, NV>(prior_ends, count, run, 0))) {
+      skip_failed_pass();
+      return;
+    }
     a0 = partitions[tile];
     a1 = partitions[tile + 1];
     if constexpr (CHECK_ORDER) {
@@ -109,15 +141,21 @@ extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
       }
     }
   } else {
-    // Only with a trusted comparator (the host's choice): boundaries searched here are never
-    // checked against each other.
+    // With a trusted comparator, or with one checked through `ends` (above). The warps that
+    // search leave the pass before's records to the others, where there are others.
     static_assert(NT % 32 == 0, "the boundary searches take whole warps");
+    constexpr int SEARCH_THREADS = 2 * 32;
+    const bool disagree = CHECK_ORDER && prior_ends != nullptr &&
+                          prior_tiles_disagree<NT, NV>(prior_ends, count, run, NT > SEARCH_THREADS ? SEARCH_THREADS : 0);
     size_type* bounds = reinterpret_cast<size_type*>(smem);
     for (int which = threadIdx.x / 32; which < 2; which += NT / 32) {
       const size_type boundary = pass_boundary(src, count, run, which == 0 ? diag0 : diag1, 32);
       if (threadIdx.x % 32 == 0) bounds[which] = boundary;
     }
-    __syncthreads();
+    if (__syncthreads_or(disagree)) {
+      skip_failed_pass();
+      return;
+    }
     a0 = bounds[0];
     a1 = bounds[1];
     __syncthreads();  // cta_merge reuses the shared memory
@@ -126,24 +164,7 @@ extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
   if (diag1 == pair.b_end) a1 = pair.a_end;
   if constexpr (CHECK_ORDER) {
     a1 = twophase::clamped_tile_end(a0, a1, diag1 - diag0);
-    if (ends != nullptr) {
-      if (threadIdx.x == 0) {
-        ends[2 * tile] = a0;
-        ends[2 * tile + 1] = a1;
-      }
-      const twophase::input_check pass_marks = {status, pass_check, generation};
-      // Tile b - 1's end against tile b's start, where both lie in one pair of runs.
-      twophase::check_pairs_across_blocks<NT>(gridDim.x, 1, arrivals, [&](size_type b) {
-        const size_type before = first_tile + b - 1;
-        const bool same_pair =
-            mergesort_pair(count, run, before * NV).a_begin == mergesort_pair(count, run, (before + 1) * NV).a_begin;
-        if (same_pair && *(volatile const size_type*)(ends + 2 * before + 1) !=
-                             *(volatile const size_type*)(ends + 2 * (before + 1))) {
-          twophase::report_bad_boundary(pass_marks, before);
-          twophase::raise_status(pass_marks, twophase::STATUS_ORDER_INCONSISTENT);
-        }
-      });
-    }
+    if (ends != nullptr && threadIdx.x == 0) record_tile_ends(ends, tile, a0, a1);
   }
   const size_type b0 = pair.a_end + (diag0 - pair.a_begin) - (a0 - pair.a_begin);
   const int a_cnt = (int)(a1 - a0);

@@ -548,6 +548,10 @@ fn merge_tiles_u32() -> Vec<usize> {
 /// Mergesort tunings with four-way passes from the first pass, so that a few hundred thousand
 /// keys run the block sort, two-way and four-way passes: small tiles (many passes), the tuning
 /// within static shared memory and the shipped one (its 1024-thread block sort past 48 KiB).
+/// And two with two-way passes alone and the lanes automatic, whose tile blocks find their own
+/// boundaries: under a comparator that is not trusted each pass but the last records them and
+/// the next checks them (passes of one warp, whose searching warp reads the records too, and of
+/// four warps).
 fn forced_sort_tunings() -> Vec<MergesortTuning> {
     // Block sort, pass and four-way threads, lanes per cut, registers (the compiler's), VT.
     let small = MergesortTuning::forced_u32(64, 32, 32, 1, 0, 3);
@@ -562,9 +566,17 @@ fn forced_sort_tunings() -> Vec<MergesortTuning> {
         oct_registers: static_u32.quad_registers,
         ..static_u32.with_eight_way(static_u32.quad_threads)
     };
+    // Their programs are the small and static tunings' (the plan and lanes are the host's).
+    let two_way_own = |t: MergesortTuning| MergesortTuning {
+        four_way_min_keys: usize::MAX,
+        quad_cut_lanes: 0,
+        ..t
+    };
     vec![
         small,
         small.with_eight_way(32),
+        two_way_own(small),
+        two_way_own(static_u32),
         static_u32,
         static_eight_way,
         four_way_now(MergesortTuning::for_types(size_of::<u32>(), 0)),

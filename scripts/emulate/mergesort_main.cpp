@@ -9,7 +9,7 @@
 // crates/gpu/src/mergesort/launch.rs makes them: the block sort, then the plan's two-way,
 // four-way and eight-way passes, ping-ponging so that the last lands in `keys`, each pass with a
 // fresh check generation. `force` 4 or 8 makes every pair (four-way) or triple (eight-way) of
-// levels one such pass. Returns the status bits the sort raised (none for a trusted order).
+// levels one such pass; 2 runs every level as a two-way pass. Returns the status bits the sort raised (none for a trusted order).
 static unsigned long long run_sort(std::vector<key_type>& keys, std::vector<unsigned>& ids, int force) {
   const size_type count = keys.size();
   const size_type NV = TP_NT * TP_VT;
@@ -25,7 +25,7 @@ static unsigned long long run_sort(std::vector<key_type>& keys, std::vector<unsi
   while (((size_type)1 << passes) < tiles) ++passes;
   const int left = force == 8 ? passes % 3 : passes;
   const int eight = force == 8 ? passes / 3 : 0;
-  const int two = left % 2, four = left / 2;
+  const int two = force == 2 ? left : left % 2, four = force == 2 ? 0 : left / 2;
   // Kernel passes after the block sort: an odd number starts in the second buffer.
   const int kernel_passes = two + four + eight;
   status_words status;
@@ -78,28 +78,28 @@ static unsigned long long run_sort(std::vector<key_type>& keys, std::vector<unsi
     launch((unsigned)(split > 0 ? split : tiles), threads, [&] { tile_launch((size_type)0); });
   };
   int done = 0;
-  // Two-way passes whose tile blocks search their own boundaries (every other pass that another
-  // two-way pass follows, as the library gives a checked order's small sorts; a trusted order's
-  // too), each tile's two recorded in `ends`, and the generation of the last such pass of a
-  // checked order, whose check the next pass reads.
-  std::vector<size_type> ends;
-  unsigned prior_generation = 0;
+  // Two-way passes whose tile blocks search their own boundaries (all but every third, and never
+  // the last: the library gives a checked order's small sorts such passes wherever another two-way
+  // pass follows, a trusted order's everywhere), so that chains of them, and a pass with a
+  // partition kernel after one, both run. Under a checked order each such pass records its tiles'
+  // boundaries in one of two alternating halves, and the pass after checks them.
+  std::vector<unsigned> records[2];
+  const unsigned* prior_records = nullptr;
   for (int pass = 0; pass < two; ++pass, ++done) {
     const size_type run = NV << done;
     next_generation();
     const size_type tiles = (count + TP_PASS_NT * TP_VT - 1) / (TP_PASS_NT * TP_VT);
-    const bool own = pass % 2 == 0 && pass + 1 < two;
-    const bool checked_own = own && CHECK_ORDER;
+    const bool own = pass % 3 != 2 && pass + 1 < two;
     if (!own) partition(run, TP_PASS_NT * TP_VT);
-    ends.assign(2 * tiles + 1, (size_type)0x5a5a5a5a5aull);
+    std::vector<unsigned>& ends = records[pass % 2];
+    ends.assign(2 * tiles + 2, 0x5a5a5a5au);
+    unsigned* recorded = own && CHECK_ORDER ? ends.data() : nullptr;
     const bool last = done + 1 == passes;
-    const unsigned prior = prior_generation;
     launch_tiles(tiles, TP_PASS_NT, last, [&](size_type first) {
       twophase_mergesort_tile(src, count, run, own ? nullptr : partitions.data(), dst, vsrc, vdst, status.words,
-                              nullptr, status.words + 1, status.gen, last, first, checked_own ? ends.data() : nullptr,
-                              &g_partition_arrivals, status.words + 2, prior);
+                              nullptr, status.words + 1, status.gen, last, first, recorded, prior_records);
     });
-    prior_generation = checked_own ? status.gen : 0;
+    prior_records = recorded;
     swap_buffers();
   }
   for (int pass = 0; pass < four; ++pass, done += 2) {
@@ -153,7 +153,8 @@ int main(int argc, char** argv) {
   const size_t NV = TP_NT * TP_VT;
   int failures = 0;
   // Block-sort tiles 2..9 each side of their end (1..4 levels: an eight-way pass alone, or after
-  // a two-way or four-way one), and 17 tiles (five levels: four-way then eight-way).
+  // a two-way or four-way one), and 17 tiles (five levels: four-way then eight-way, or five
+  // two-way passes).
   std::vector<size_t> sizes;
   for (size_t tiles : {2, 3, 5, 8, 9}) {
     sizes.push_back(tiles * NV - 1);
@@ -163,7 +164,7 @@ int main(int argc, char** argv) {
   sizes.push_back(16 * NV + 7);
   for (size_t n : sizes) {
     // The eight-way passes are planned for trusted orders only.
-    for (int force : CHECK_ORDER ? std::vector<int>{4} : std::vector<int>{4, 8}) {
+    for (int force : CHECK_ORDER ? std::vector<int>{2, 4} : std::vector<int>{2, 4, 8}) {
       for (int distinct : {0, 3, 1000}) {
         std::vector<key_type> input(n);
         for (auto& k : input) {

@@ -5,7 +5,9 @@ use super::params::{
     BlocksortParams, MergesortOctPartitionParams, MergesortOctTileParams, MergesortPartitionParams,
     MergesortQuadPartitionParams, MergesortQuadTileParams, MergesortTileParams,
 };
-use super::tuning::{MergesortTuning, OCT_CUT_WORDS, QUAD_CUT_WORDS, WARP_LANES};
+use super::tuning::{
+    MergesortTuning, CHECKED_OWN_MAX_TILES, OCT_CUT_WORDS, QUAD_CUT_WORDS, WARP_LANES,
+};
 use super::{
     MergesortScratch, SortLaunch, MERGESORT_ENTRY_BLOCKSORT, MERGESORT_ENTRY_OCT_PARTITION,
     MERGESORT_ENTRY_OCT_TILE, MERGESORT_ENTRY_PARTITION, MERGESORT_ENTRY_QUAD_PARTITION,
@@ -82,12 +84,29 @@ impl MergesortScratch {
         } else {
             0
         };
-        // Two entries a pass tile: a checked order's tiles record the boundaries they found
-        // themselves there (`ends`).
-        let partitions = gpu.grow_scratch_address(
-            &mut self.partitions,
-            (2 * num_pass_tiles).max(num_sampled_tiles) + 1,
-        )?;
+        let num_partitions = num_pass_tiles + 1;
+        let partition_words = num_pass_tiles.max(num_sampled_tiles) + 1;
+        // Where a warp searches each boundary (few boundaries, the tuning's lanes automatic), each
+        // tile block finds its own two (a null partitions argument): one launch a pass instead of
+        // two. Under a comparator that is not trusted, each boundary is then searched twice (by
+        // the tiles on both sides of it), so the tiles record what they merged from (32-bit
+        // positions, two a tile) after the partitions, in two halves of `record_words` that
+        // alternate by pass; the pass after checks the records in every block
+        // (kernels/mergesort_pass.cu), so only passes of few tiles record.
+        let own_searches = tuning.quad_cut_lanes == 0
+            && tuning.boundary_search_lanes(num_partitions, gpu.multiprocessors()) == WARP_LANES;
+        let checked_own_searches =
+            own_searches && num_pass_tiles <= CHECKED_OWN_MAX_TILES && u32::try_from(count).is_ok();
+        let record_words = if !trusted && checked_own_searches {
+            num_pass_tiles + 1
+        } else {
+            0
+        };
+        let partitions =
+            gpu.grow_scratch_address(&mut self.partitions, partition_words + 2 * record_words)?;
+        let records = |pass: usize| {
+            partitions + (size_of::<u64>() * (partition_words + pass % 2 * record_words)) as u64
+        };
         let arrivals = gpu.arrivals_address(&mut self.arrivals)?;
         let cuts = if num_sampled_tiles > 0 {
             gpu.grow_scratch_address(&mut self.cuts, QUAD_CUT_WORDS * (num_sampled_tiles + 1))?
@@ -196,24 +215,22 @@ impl MergesortScratch {
                 )
             }
         };
-        let num_partitions = num_pass_tiles + 1;
         let pass_grid = grid_blocks(num_pass_tiles)?;
-        // Where a warp searches each boundary (few boundaries, the tuning's lanes automatic), each
-        // tile block finds its own two (a null partitions argument): one launch a pass instead of
-        // two.
-        // Under a comparator that is not trusted, each boundary is searched twice (by the tiles on
-        // both sides of it), so the tiles record what they merged from and the pass checks that
-        // neighbours agree; only a pass that another two-way pass follows does so, as that pass
-        // is what keeps its own input as its output when the check fails
-        // (kernels/mergesort_pass.cu).
-        let own_searches =
-            tuning.quad_cut_lanes == 0 && search_lanes(num_partitions, false) == WARP_LANES;
-        let mut prior_generation = 0;
+        let mut prior_records = 0;
         for pass in 0..two_way_passes {
             let run = (tile as u64) << pass;
             let check = self.input_check.args(gpu)?;
-            let own_boundaries = own_searches && (trusted || pass + 1 < two_way_passes);
-            let checked_own = own_boundaries && !trusted;
+            // A checked pass that records needs a two-way pass after it, to check it.
+            let own_boundaries = if trusted {
+                own_searches
+            } else {
+                checked_own_searches && pass + 1 < two_way_passes
+            };
+            let ends = if own_boundaries && !trusted {
+                records(pass as usize)
+            } else {
+                0
+            };
             if !own_boundaries {
                 launch_partitions(src.0, run, pass_tile, num_partitions, &check)?;
             }
@@ -231,12 +248,10 @@ impl MergesortScratch {
                 generation: check.generation,
                 image_out: u32::from(pass + 1 == passes),
                 first_tile: 0,
-                ends: if checked_own { partitions } else { 0 },
-                arrivals,
-                pass_check: check.second_repair,
-                prior_generation,
+                ends,
+                prior_ends: prior_records,
             };
-            prior_generation = if checked_own { check.generation } else { 0 };
+            prior_records = ends;
             if hold_last && pass + 1 == passes {
                 let shape = LaunchShape::new(0, tuning.pass_threads);
                 let held = HeldParams::Two(params);
@@ -254,10 +269,11 @@ impl MergesortScratch {
             // TP_PASS_NT threads; the program asserts the layouts equal); `src`
             // and `dst` are distinct buffers of `count` keys (and values); the partitions are
             // null (each block searches its own) or written by the launch before, which this one
-            // waits for, as is the repair slot of this pass's generation; `ends`, where not null,
-            // is the partitions buffer, grown above to two entries a pass tile; the arrival word
-            // (0 between launches) and the pass-check word live in the scratch, and the pass
-            // before, whose mark this one reads, is waited for; one block per pass tile.
+            // waits for, as is the repair slot of this pass's generation; `ends` and
+            // `prior_ends`, where not null, are the two halves of records after the partitions
+            // (grown above to 2 * num_pass_tiles + 2 u32 slots each, of which the kernel writes
+            // and reads 1 ..= 2 * num_pass_tiles), the second written by the pass before, which
+            // this one waits for; one block per pass tile.
             unsafe {
                 gpu.launch(
                     tile_kernel,

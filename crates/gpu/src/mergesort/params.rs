@@ -55,13 +55,10 @@ param_block! {
         // The pass's tile that the launch's block 0 merges (a launch of a range of them).
         first_tile: u64,
         // A checked program's pass whose tile blocks find their own boundaries: where each tile
-        // records the two it merged from (0: not such a pass), the arrival word of the check
-        // across them, and the word a disagreement marks with the pass's generation.
+        // records the two it merged from (0: not such a pass).
         ends: u64,
-        arrivals: u64,
-        pass_check: u64,
-        // The generation of the pass before, whose mark this pass reads (0: none to read).
-        prior_generation: u32,
+        // The pass before's records, where it was such a pass (0: none), checked before merging.
+        prior_ends: u64,
     }
 }
 

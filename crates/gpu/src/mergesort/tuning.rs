@@ -499,6 +499,11 @@ const PDL_MAX_BYTES: usize = 256 << 20;
 /// Threads of a warp: a four-way cut's lanes vote within one.
 pub(super) const WARP_LANES: u32 = MAX_SEARCH_LANES;
 
+/// Pass tiles up to which a comparator that is not trusted lets its two-way passes' tile blocks
+/// find their own boundaries: every block of the pass after reads all the pass's records (two
+/// words a tile), so the reads grow with the square of the tiles (docs/tuning.md).
+pub(super) const CHECKED_OWN_MAX_TILES: usize = 1024;
+
 impl MergesortTuning {
     /// Lanes per four-way cut for `cuts` cuts on a device of `multiprocessors` SMs: the most (a
     /// power of two up to a warp) that keep the partition's threads within
