@@ -93,13 +93,18 @@ __device__ __forceinline__ bool prior_tiles_disagree(const unsigned* prior_ends,
 // every block before it merges (`prior_ends`). Where two neighbours disagree, it raises
 // STATUS_ORDER_INCONSISTENT and merges nothing: its output buffer is the failed pass's input, a
 // permutation, and stays as it is; it records agreeing ends, so the pass after it goes on.
-extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
-    twophase_mergesort_tile(const key_type* __restrict__ src, size_type count, size_type run,
-                            const size_type* __restrict__ partitions, key_type* __restrict__ dst,
-                            const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst,
-                            unsigned long long* status, const unsigned* guard, unsigned long long* repair,
-                            unsigned generation, unsigned image_out, size_type first_tile, unsigned* ends,
-                            const unsigned* prior_ends) {
+// RECORDS: whether `ends` and `prior_ends` are read at all (twophase_mergesort_tile_recorded).
+template <bool RECORDS>
+__device__ __forceinline__ void mergesort_tile(const key_type* __restrict__ src, size_type count, size_type run,
+                                               const size_type* __restrict__ partitions, key_type* __restrict__ dst,
+                                               const value_type* __restrict__ vals_src,
+                                               value_type* __restrict__ vals_dst, unsigned long long* status,
+                                               const unsigned* guard, unsigned long long* repair, unsigned generation,
+                                               unsigned image_out, size_type first_tile, unsigned* ends_arg,
+                                               const unsigned* prior_ends_arg) {
+  // Known null at compile time in the plain kernel, so that its code is the same as without records.
+  unsigned* const ends = RECORDS ? ends_arg : nullptr;
+  const unsigned* const prior_ends = RECORDS ? prior_ends_arg : nullptr;
   constexpr int NT = TP_PASS_NT;
   constexpr int VT = TP_VT;
   constexpr int NV = NT * VT;
@@ -114,14 +119,12 @@ extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
   const key_image_out map_out = {image_out != 0};
   const mergesort_pair pair(count, run, diag0);
   // Where the pass before recorded its boundaries and its tiles disagreed: STATUS_ORDER_INCONSISTENT,
-  // and `dst` (the failed pass's input) stays as it is; agreeing ends recorded for the pass after.
+  // and `dst` (the failed pass's input) stays as it is (only checked orders get here, and none of
+  // them maps keys to images); agreeing ends recorded for the pass after.
+  static_assert(!(CHECK_ORDER && TP_KEY_IMAGE), "key images are for trusted orders");
   const auto skip_failed_pass = [&] {
     if (tile == 0 && threadIdx.x == 0) twophase::raise_status(check, twophase::STATUS_ORDER_INCONSISTENT);
     if (ends != nullptr && threadIdx.x == 0) record_tile_ends(ends, tile, 0, 0);
-    // Only the last pass's key images are mapped back.
-    if (map_out.last) {
-      for (size_type i = diag0 + threadIdx.x; i < diag1; i += NT) dst[i] = map_out(dst[i]);
-    }
   };
   size_type a0, a1;
   if (partitions != nullptr) {
@@ -178,5 +181,35 @@ extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
     twophase::cta_merge<NT, VT, true, TP_HAS_VALUES, false, CHECK_ORDER, WALK_STATUS>(
         src, src, dst, vals_src, vals_src, vals_dst, a0, b0, diag0, a_cnt, tile_cnt, smem, check, key_compare(),
         map_out);
+  }
+}
+
+// The tile kernel of every pass that neither records its boundaries nor checks the records of the
+// pass before: the same code as before records existed, so that ptxas allocates its registers as
+// it did (with the record paths in it the checked u32 tile took 96 registers against 64, five
+// blocks an SM against eight, and sorts of 2^22 keys 5-10% longer; H200).
+extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
+    twophase_mergesort_tile(const key_type* __restrict__ src, size_type count, size_type run,
+                            const size_type* __restrict__ partitions, key_type* __restrict__ dst,
+                            const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst,
+                            unsigned long long* status, const unsigned* guard, unsigned long long* repair,
+                            unsigned generation, unsigned image_out, size_type first_tile, unsigned* ends,
+                            const unsigned* prior_ends) {
+  mergesort_tile<false>(src, count, run, partitions, dst, vals_src, vals_dst, status, guard, repair, generation,
+                        image_out, first_tile, ends, prior_ends);
+}
+
+// The tile kernel of a checked pass that records its boundaries or checks the records of the pass
+// before (small sorts only). Only checked programs use it; in the others it compiles to nothing.
+extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
+    twophase_mergesort_tile_recorded(const key_type* __restrict__ src, size_type count, size_type run,
+                                     const size_type* __restrict__ partitions, key_type* __restrict__ dst,
+                                     const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst,
+                                     unsigned long long* status, const unsigned* guard, unsigned long long* repair,
+                                     unsigned generation, unsigned image_out, size_type first_tile, unsigned* ends,
+                                     const unsigned* prior_ends) {
+  if constexpr (CHECK_ORDER) {
+    mergesort_tile<true>(src, count, run, partitions, dst, vals_src, vals_dst, status, guard, repair, generation,
+                         image_out, first_tile, ends, prior_ends);
   }
 }

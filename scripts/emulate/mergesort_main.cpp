@@ -95,9 +95,12 @@ static unsigned long long run_sort(std::vector<key_type>& keys, std::vector<unsi
     ends.assign(2 * tiles + 2, 0x5a5a5a5au);
     unsigned* recorded = own && CHECK_ORDER ? ends.data() : nullptr;
     const bool last = done + 1 == passes;
+    // The tile kernel with the record paths where records are written or read, as the library.
+    const auto tile_kernel = recorded != nullptr || prior_records != nullptr ? twophase_mergesort_tile_recorded
+                                                                               : twophase_mergesort_tile;
     launch_tiles(tiles, TP_PASS_NT, last, [&](size_type first) {
-      twophase_mergesort_tile(src, count, run, own ? nullptr : partitions.data(), dst, vsrc, vdst, status.words,
-                              nullptr, status.words + 1, status.gen, last, first, recorded, prior_records);
+      tile_kernel(src, count, run, own ? nullptr : partitions.data(), dst, vsrc, vdst, status.words, nullptr,
+                  status.words + 1, status.gen, last, first, recorded, prior_records);
     });
     prior_records = recorded;
     swap_buffers();

@@ -11,7 +11,7 @@ use super::tuning::{
 use super::{
     MergesortScratch, SortLaunch, MERGESORT_ENTRY_BLOCKSORT, MERGESORT_ENTRY_OCT_PARTITION,
     MERGESORT_ENTRY_OCT_TILE, MERGESORT_ENTRY_PARTITION, MERGESORT_ENTRY_QUAD_PARTITION,
-    MERGESORT_ENTRY_QUAD_TILE, MERGESORT_ENTRY_TILE,
+    MERGESORT_ENTRY_QUAD_TILE, MERGESORT_ENTRY_TILE, MERGESORT_ENTRY_TILE_RECORDED,
 };
 use crate::error::GpuError;
 use crate::runtime::launch::LaunchShape;
@@ -49,11 +49,13 @@ impl MergesortScratch {
         } = buffers;
         // A comparator that is not trusted gets checked kernels (kernels/mergesort_blocksort.cu
         // CHECK_ORDER): partitions and cuts checked and repaired, walks checked.
-        let [blocksort, partition, tile_kernel] = kernels.functions([
-            MERGESORT_ENTRY_BLOCKSORT,
-            MERGESORT_ENTRY_PARTITION,
-            MERGESORT_ENTRY_TILE,
-        ])?;
+        let [blocksort, partition, plain_tile_kernel, recorded_tile_kernel] =
+            kernels.functions([
+                MERGESORT_ENTRY_BLOCKSORT,
+                MERGESORT_ENTRY_PARTITION,
+                MERGESORT_ENTRY_TILE,
+                MERGESORT_ENTRY_TILE_RECORDED,
+            ])?;
         let tile = tuning.tile();
         let num_tiles = count.div_ceil(tile);
         if num_tiles as u64 > MAX_GRID_X {
@@ -251,6 +253,12 @@ impl MergesortScratch {
                 ends,
                 prior_ends: prior_records,
             };
+            // Records read or written: the kernel with those paths (kernels/mergesort_pass.cu).
+            let tile_kernel = if ends != 0 || prior_records != 0 {
+                recorded_tile_kernel
+            } else {
+                plain_tile_kernel
+            };
             prior_records = ends;
             if hold_last && pass + 1 == passes {
                 let shape = LaunchShape::new(0, tuning.pass_threads);
@@ -265,9 +273,9 @@ impl MergesortScratch {
                     src.0 != keys,
                 )));
             }
-            // SAFETY: the block is twophase_mergesort_tile's (kernels/mergesort_pass.cu, built for
-            // TP_PASS_NT threads; the program asserts the layouts equal); `src`
-            // and `dst` are distinct buffers of `count` keys (and values); the partitions are
+            // SAFETY: the block is twophase_mergesort_tile's and its recorded twin's
+            // (kernels/mergesort_pass.cu, built for TP_PASS_NT threads; the program asserts the
+            // layouts equal); `src` and `dst` are distinct buffers of `count` keys (and values); the partitions are
             // null (each block searches its own) or written by the launch before, which this one
             // waits for, as is the repair slot of this pass's generation; `ends` and
             // `prior_ends`, where not null, are the two halves of records after the partitions

@@ -40,6 +40,9 @@ entry_points! {
         MERGESORT_ENTRY_PARTITION = "twophase_mergesort_partition",
         /// Entry point of a mergesort pass's tile kernel.
         MERGESORT_ENTRY_TILE = "twophase_mergesort_tile",
+        /// Entry point of a checked pass's tile kernel that records its own boundaries or checks
+        /// the records of the pass before.
+        MERGESORT_ENTRY_TILE_RECORDED = "twophase_mergesort_tile_recorded",
         /// Entry point of the four-way merge pass's partition kernel (one cut per quad tile).
         MERGESORT_ENTRY_QUAD_PARTITION = "twophase_mergesort_quad_partition",
         /// Entry point of the four-way merge pass's tile kernel (two merge levels per tile).
@@ -443,9 +446,9 @@ impl ProgramTuning for MergesortTuning {
     /// The four-way and eight-way passes' kernels only when the tuning has them.
     fn entries(self) -> &'static [&'static str] {
         // The block sort and the two-way pass's kernels.
-        const TWO_WAY: &[&str] = MERGESORT_ENTRIES.split_at(3).0;
+        const TWO_WAY: &[&str] = MERGESORT_ENTRIES.split_at(4).0;
         // And the four-way pass's.
-        const FOUR_WAY: &[&str] = MERGESORT_ENTRIES.split_at(5).0;
+        const FOUR_WAY: &[&str] = MERGESORT_ENTRIES.split_at(6).0;
         match (self.quad_threads, self.oct_threads) {
             (0, _) => TWO_WAY,
             (_, 0) => FOUR_WAY,

@@ -38,8 +38,10 @@ param_block! {
 }
 
 param_block! {
-    /// The parameter block of `twophase_mergesort_tile` (kernels/mergesort_pass.cu).
-    pub(super) struct MergesortTileParams as "mergesort_tile_params" {
+    /// The parameter block of `twophase_mergesort_tile` and `twophase_mergesort_tile_recorded`
+    /// (kernels/mergesort_pass.cu).
+    pub(super) struct MergesortTileParams as "mergesort_tile_params"
+        for ["twophase_mergesort_tile", "twophase_mergesort_tile_recorded"] {
         src: u64,
         count: u64,
         run: u64,
