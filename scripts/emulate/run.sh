@@ -4,7 +4,8 @@
 # Usage: scripts/emulate/run.sh [SEED ...]   (default seeds: 1 2; TWOPHASE_EMULATE_ONLY=<harness>
 # runs one harness's programs: merge, search, lbs, textbook, blocksort, mergesort, segshort or
 # segtile;
-# TWOPHASE_EMULATE_PROGRAM=<text> only the programs whose name contains it)
+# TWOPHASE_EMULATE_PROGRAM=<text> only the programs whose name contains it;
+# TWOPHASE_EMULATE_VARIANTS="<variant> ..." only those comparator variants, e.g. "clock top8")
 # Needs NVRTC on LD_LIBRARY_PATH (the compile test dumps the generated program sources) and g++
 # with C++20 (std::barrier). Each program is built as shipped and, where its comparator is
 # `a < b`, with `a <= b`, with a hash of both keys and with an answer read off the clock (not
@@ -100,6 +101,7 @@ for entry in "${programs[@]}"; do
   grep -q 'trusted_order = true' "$src" && variants+=(user)
   grep -q 'equivalents_identical = true' "$src" && grep -q '^return a < b;' "$src" && variants+=(top8)
   for variant in "${variants[@]}"; do
+    [ -z "${TWOPHASE_EMULATE_VARIANTS:-}" ] || [[ " $TWOPHASE_EMULATE_VARIANTS " == *" $variant "* ]] || continue
     kernel="$work/$name.$variant.cu"
     consistent=1
     case $variant in
