@@ -148,8 +148,9 @@ __device__ __forceinline__ void mergesort_tile(const key_type* __restrict__ src,
     // search leave the pass before's records to the others, where there are others.
     static_assert(NT % 32 == 0, "the boundary searches take whole warps");
     constexpr int SEARCH_THREADS = 2 * 32;
-    const bool disagree = CHECK_ORDER && prior_ends != nullptr &&
-                          prior_tiles_disagree<NT, NV>(prior_ends, count, run, NT > SEARCH_THREADS ? SEARCH_THREADS : 0);
+    constexpr int CHECK_FROM = NT > SEARCH_THREADS ? SEARCH_THREADS : 0;
+    const bool disagree =
+        CHECK_ORDER && prior_ends != nullptr && prior_tiles_disagree<NT, NV>(prior_ends, count, run, CHECK_FROM);
     size_type* bounds = reinterpret_cast<size_type*>(smem);
     for (int which = threadIdx.x / 32; which < 2; which += NT / 32) {
       const size_type boundary = pass_boundary(src, count, run, which == 0 ? diag0 : diag1, 32);
