@@ -9,7 +9,8 @@
 // crates/gpu/src/mergesort/launch.rs makes them: the block sort, then the plan's two-way,
 // four-way and eight-way passes, ping-ponging so that the last lands in `keys`, each pass with a
 // fresh check generation. `force` 4 or 8 makes every pair (four-way) or triple (eight-way) of
-// levels one such pass; 2 runs every level as a two-way pass. Returns the status bits the sort raised (none for a trusted order).
+// levels one such pass; 2 runs every level as a two-way pass. Returns the status bits the sort
+// raised (none for a trusted order).
 static unsigned long long run_sort(std::vector<key_type>& keys, std::vector<unsigned>& ids, int force) {
   const size_type count = keys.size();
   const size_type NV = TP_NT * TP_VT;

@@ -88,6 +88,11 @@ impl MergesortScratch {
         };
         let num_partitions = num_pass_tiles + 1;
         let partition_words = num_pass_tiles.max(num_sampled_tiles) + 1;
+        let search_lanes = |searches: usize, quad: bool| match (tuning.quad_cut_lanes, quad) {
+            (0, true) => tuning.quad_cut_lanes(searches, gpu.multiprocessors()),
+            (0, false) => tuning.boundary_search_lanes(searches, gpu.multiprocessors()),
+            (forced, _) => forced,
+        };
         // Where a warp searches each boundary (few boundaries, the tuning's lanes automatic), each
         // tile block finds its own two (a null partitions argument): one launch a pass instead of
         // two. Under a comparator that is not trusted, each boundary is then searched twice (by
@@ -95,8 +100,8 @@ impl MergesortScratch {
         // positions, two a tile) after the partitions, in two halves of `record_words` that
         // alternate by pass; the pass after checks the records in every block
         // (kernels/mergesort_pass.cu), so only passes of few tiles record.
-        let own_searches = tuning.quad_cut_lanes == 0
-            && tuning.boundary_search_lanes(num_partitions, gpu.multiprocessors()) == WARP_LANES;
+        let own_searches =
+            tuning.quad_cut_lanes == 0 && search_lanes(num_partitions, false) == WARP_LANES;
         let checked_own_searches =
             own_searches && num_pass_tiles <= CHECKED_OWN_MAX_TILES && u32::try_from(count).is_ok();
         let record_words = if !trusted && checked_own_searches {
@@ -175,11 +180,6 @@ impl MergesortScratch {
             |boundaries: usize, lanes: u32| partition_blocks(boundaries * lanes as usize);
         // Lanes per search of `searches` two-way boundaries or (`quad`) four-way cuts: the
         // tuning's, or chosen by their number.
-        let search_lanes = |searches: usize, quad: bool| match (tuning.quad_cut_lanes, quad) {
-            (0, true) => tuning.quad_cut_lanes(searches, gpu.multiprocessors()),
-            (0, false) => tuning.boundary_search_lanes(searches, gpu.multiprocessors()),
-            (forced, _) => forced,
-        };
         // The two-way merge paths of one pass over `keys` (runs of `run`) at every `spacing`-th
         // output, `boundaries` of them, into `partitions`: the two-way passes' tile boundaries,
         // and the four-way passes' samples.
@@ -275,9 +275,9 @@ impl MergesortScratch {
             }
             // SAFETY: the block is twophase_mergesort_tile's and its recorded twin's
             // (kernels/mergesort_pass.cu, built for TP_PASS_NT threads; the program asserts the
-            // layouts equal); `src` and `dst` are distinct buffers of `count` keys (and values); the partitions are
-            // null (each block searches its own) or written by the launch before, which this one
-            // waits for, as is the repair slot of this pass's generation; `ends` and
+            // layouts equal); `src` and `dst` are distinct buffers of `count` keys (and values);
+            // the partitions are null (each block searches its own) or written by the launch
+            // before, which this one waits for, as is the repair slot of this pass's generation; `ends` and
             // `prior_ends`, where not null, are the two halves of records after the partitions
             // (grown above to 2 * num_pass_tiles + 2 u32 slots each, of which the kernel writes
             // and reads 1 ..= 2 * num_pass_tiles), the second written by the pass before, which
