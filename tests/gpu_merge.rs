@@ -56,7 +56,7 @@ fn device_merge<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
 /// every size and shape of `case`'s keys.
 fn differential<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(case: &KeyCase<K, C>) {
     let (gpu, mut scratch) = (gpu(), MergeScratch::new());
-    let sizes = sizes(MergeTuning::for_types(std::mem::size_of::<K>(), 0));
+    let sizes = sizes(gpu.merge_tuning::<K>(None));
     let cases = case.for_each_merge(&sizes, |a, b, expected, _, what| {
         let got = device_merge(&gpu, &mut scratch, a, b, case.comp, case.poison);
         assert!(same_bits(&got, expected), "{what}: device merge differs");
@@ -102,7 +102,7 @@ key_type_tests!(differential {
 fn merge_user_struct_custom_comparator_is_stable() {
     let (gpu, mut rng) = (gpu(), rng());
     let comp = rec_key_descending();
-    let tile = MergeTuning::for_types(std::mem::size_of::<Rec>(), 0).tile();
+    let tile = gpu.merge_tuning::<Rec>(None).tile();
     let poison = REC_POISON;
     for n in [0, 1, tile - 1, tile, tile + 1, 53 * tile + 7, (1 << 20) + 1] {
         for distinct in [1u32, 13, u32::MAX] {
@@ -132,7 +132,7 @@ fn merge_user_struct_custom_comparator_is_stable() {
 #[ignore = "needs a CUDA GPU"]
 fn merge_pairs_u32_are_stable() {
     let (gpu, mut rng, mut scratch) = setup(MergeScratch::new);
-    let tile = MergeTuning::for_types(4, 4).tile();
+    let tile = gpu.merge_tuning::<u32>(Some((4, 4))).tile();
     for n in [0, 1, tile - 1, tile, tile + 1, 41 * tile + 3, (1 << 22) + 5] {
         for distinct in [1u32, 5, 1000, u32::MAX] {
             let split = rng.gen_range(0..=n);

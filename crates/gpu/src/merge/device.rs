@@ -35,7 +35,7 @@ impl Gpu {
     {
         match algorithm {
             MergeAlgorithm::TwoPhase(tuning) => {
-                let tuning = tuning.unwrap_or_else(|| MergeTuning::for_layout::<K>(M::VALUES));
+                let tuning = tuning.unwrap_or_else(|| self.merge_tuning::<K>(M::VALUES));
                 buffers.with_args(self, |args| {
                     self.launch_merge::<K, C>(args, comp, M::VALUES, tuning, scratch)
                 })

@@ -1,13 +1,12 @@
 //! The merge on host slices: staged through the device with the handle's pooled scratch, checked before the result is returned.
 
 use super::buffers::{KeysOnly, MergeArgs, Sealed};
-use super::tuning::MergeTuning;
 use super::{MergeScratch, MERGE_PAIRS_STATUS, MERGE_STATUS};
 use crate::compare::DeviceComparator;
 use crate::error::check_len;
 use crate::error::GpuError;
 use crate::key::{DeviceKey, DeviceValue};
-use crate::primitive::{value_layout, ProgramTuning};
+use crate::primitive::value_layout;
 use crate::runtime::device::Gpu;
 use crate::runtime::program::ValueLayout;
 use crate::runtime::staging::Staged;
@@ -172,7 +171,7 @@ impl Gpu {
         S: HostMergeSlices<K>,
     {
         slices.merge_on(self, |args, scratch| {
-            let tuning = MergeTuning::for_layout::<K>(S::VALUES);
+            let tuning = self.merge_tuning::<K>(S::VALUES);
             self.launch_merge::<K, C>(args, comp, S::VALUES, tuning, scratch)
         })
     }

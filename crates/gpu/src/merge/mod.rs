@@ -5,7 +5,7 @@ use std::mem::size_of;
 use crate::compare::DeviceComparator;
 use crate::error::GpuError;
 use crate::key::DeviceKey;
-use crate::primitive::ProgramTuning;
+use crate::primitive::{value_bytes, ProgramTuning};
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::{check_words, param_block, param_group, KernelParams, ParamLayout};
 use crate::runtime::phases::{partition_params, PhaseScratch};
@@ -26,8 +26,8 @@ pub use buffers::{
 pub use device::MergeAlgorithm;
 pub use host::{HostMergeSlices, MergeSlices, SliceValues};
 pub use tuning::{
-    MergeTuning, KEYS_BLOCKS_PER_SM, NARROW_KEYS_BLOCKS_PER_SM, NARROW_PAIRS_BLOCKS_PER_SM,
-    PAIRS_BLOCKS_PER_SM,
+    MergeTuning, FAST_MEMORY_BYTES_PER_SM, FAST_WIDE_KEYS_BLOCKS_PER_SM, KEYS_BLOCKS_PER_SM,
+    NARROW_KEYS_BLOCKS_PER_SM, NARROW_PAIRS_BLOCKS_PER_SM, PAIRS_BLOCKS_PER_SM,
 };
 
 /// Entry point of the merge's partition kernel.
@@ -153,6 +153,13 @@ param_block! {
 pub(crate) const MERGE_OUTPUTS: &str = "outputs";
 
 impl Gpu {
+    /// The merge's shipped tuning on this device for keys `K` with values of `values`' layout:
+    /// [`MergeTuning::for_memory`] at the device memory's peak bandwidth per SM.
+    pub fn merge_tuning<K: DeviceKey>(&self, values: ValueLayout) -> MergeTuning {
+        let per_sm = self.memory_bandwidth() / u64::from(self.multiprocessors().max(1));
+        MergeTuning::for_memory(size_of::<K>(), value_bytes(values), per_sm)
+    }
+
     pub(crate) fn launch_merge<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
         &self,
         args: MergeArgs,
@@ -236,5 +243,5 @@ impl ProgramTuning for MergeTuning {
         ]
     }
 
-    const SHIPPED: &'static [fn(usize, usize) -> Self] = &[Self::for_types];
+    const SHIPPED: &'static [fn(usize, usize) -> Self] = &[Self::for_types, Self::for_fast_memory];
 }

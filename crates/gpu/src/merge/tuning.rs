@@ -20,8 +20,8 @@ tile_tuning! {
 
 impl MergeTuning {
     /// The tuning shipped for keys of `key_bytes` bytes, with values of `value_bytes` bytes (0 for
-    /// keys only). Chosen from H100 sweeps at 2^20-2^27 outputs with the input checks on
-    /// (docs/tuning.md). Reasons:
+    /// keys only), on any device ([`for_memory`](Self::for_memory) picks per device). Chosen from
+    /// H100 sweeps at 2^20-2^27 outputs with the input checks on (docs/tuning.md). Reasons:
     /// - VT is odd so that the thread-order <-> strided transposes through shared memory
     ///   (`VT * tid + i`) hit 32 distinct banks for 4-byte words: conflict-free.
     /// - Large tiles: fewer tiles mean fewer partition searches (each a chain of ~log2(n)
@@ -81,6 +81,34 @@ impl MergeTuning {
         }
     }
 
+    /// The tuning shipped for a device whose memory moves `bandwidth_per_sm` bytes a second per
+    /// SM at its peak: [`for_fast_memory`](Self::for_fast_memory) from
+    /// [`FAST_MEMORY_BYTES_PER_SM`], else [`for_types`](Self::for_types). The launches use this.
+    pub const fn for_memory(key_bytes: usize, value_bytes: usize, bandwidth_per_sm: u64) -> Self {
+        if bandwidth_per_sm >= FAST_MEMORY_BYTES_PER_SM {
+            Self::for_fast_memory(key_bytes, value_bytes)
+        } else {
+            Self::for_types(key_bytes, value_bytes)
+        }
+    }
+
+    /// The tuning shipped where each SM must keep more bytes in flight to cover its memory's
+    /// bandwidth (H200-class memory, docs/tuning.md), else [`for_types`](Self::for_types):
+    /// 8-byte keys alone keep NT = 256, VT = 19 with [`FAST_WIDE_KEYS_BLOCKS_PER_SM`] blocks.
+    /// 4-byte keys alone at 256 x 25, 5 blocks, gained 2-4% at 2^27 outputs and lost 4% at 2^24
+    /// and 10% at 2^20; u32 pairs at 256 x 19, 4 blocks, did not gain: both keep their tuning.
+    pub const fn for_fast_memory(key_bytes: usize, value_bytes: usize) -> Self {
+        if value_bytes == 0 && key_bytes == 8 {
+            MergeTuning {
+                threads: 256,
+                vt: 19,
+                blocks_per_sm: FAST_WIDE_KEYS_BLOCKS_PER_SM,
+            }
+        } else {
+            Self::for_types(key_bytes, value_bytes)
+        }
+    }
+
     /// Check the tuning against what the kernels support for keys of `key_bytes` bytes.
     pub fn validate(&self, key_bytes: usize) -> Result<(), GpuError> {
         let shared = (self.tile() + 1) * key_bytes.max(size_of::<i32>());
@@ -105,7 +133,7 @@ pub const NARROW_KEYS_BLOCKS_PER_SM: u32 = 4;
 
 /// Tile blocks per SM for the other keys alone (1- and 8-byte keys): 3 (56 and 80 registers,
 /// nothing spilled). Unbounded, ptxas takes 78-112 registers and 2 blocks; at 4 blocks 1-byte
-/// keys spill and 8-byte keys run slower.
+/// keys spill and 8-byte keys gain nothing on the H100 (faster memory: [`FAST_WIDE_KEYS_BLOCKS_PER_SM`]).
 pub const KEYS_BLOCKS_PER_SM: u32 = 3;
 
 /// Tile blocks per SM for keys of up to 4 bytes with values of up to 4 bytes: 3 (56 registers,
@@ -115,3 +143,49 @@ pub const NARROW_PAIRS_BLOCKS_PER_SM: u32 = 3;
 /// Tile blocks per SM for the other merges of key-value pairs: 2, as ptxas chooses unbounded
 /// (64-118 registers); the value gather needs the index array besides the keys.
 pub const PAIRS_BLOCKS_PER_SM: u32 = 2;
+
+/// Peak memory bandwidth per SM, bytes a second, from which the merge takes
+/// [`MergeTuning::for_fast_memory`]: between the H100's (3.35 TB/s over 132 SMs, 25 GB/s) and
+/// the H200's (4.9 TB/s, 37 GB/s). By Little's law the bytes an SM keeps in flight grow with it.
+pub const FAST_MEMORY_BYTES_PER_SM: u64 = 30_000_000_000;
+/// Tile blocks per SM for 8-byte keys alone on fast memory: 4 (64 registers, nothing spilled)
+/// where 3 cover the H100's memory.
+pub const FAST_WIDE_KEYS_BLOCKS_PER_SM: u32 = 4;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Peak bandwidth per SM of the devices the rule was measured on, bytes a second.
+    const H100_PER_SM: u64 = 3_350_000_000_000 / 132;
+    const H200_PER_SM: u64 = 4_800_000_000_000 / 132;
+
+    #[test]
+    fn fast_memory_takes_more_tile_blocks_for_8_byte_keys_alone_only() {
+        for (key_bytes, value_bytes) in [
+            (1, 0),
+            (2, 0),
+            (4, 0),
+            (8, 0),
+            (24, 0),
+            (4, 4),
+            (4, 8),
+            (8, 8),
+        ] {
+            let any = MergeTuning::for_types(key_bytes, value_bytes);
+            assert_eq!(
+                MergeTuning::for_memory(key_bytes, value_bytes, H100_PER_SM),
+                any
+            );
+            assert_eq!(MergeTuning::for_memory(key_bytes, value_bytes, 0), any);
+            let fast = MergeTuning::for_memory(key_bytes, value_bytes, H200_PER_SM);
+            assert_eq!(fast, MergeTuning::for_fast_memory(key_bytes, value_bytes));
+            fast.validate(key_bytes).expect("valid on fast memory");
+            let keys_alone = value_bytes == 0 && key_bytes == 8;
+            assert_eq!(fast != any, keys_alone, "{key_bytes}+{value_bytes} bytes");
+            if keys_alone {
+                assert!(fast.blocks_per_sm > any.blocks_per_sm);
+            }
+        }
+    }
+}

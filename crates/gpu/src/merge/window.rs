@@ -2,11 +2,10 @@
 
 use cudarc::driver::{CudaFunction, CudaView, CudaViewMut, DevicePtr, DevicePtrMut};
 
-use super::{MergeTuning, MERGE_ENTRY_GATHER, MERGE_ENTRY_WINDOW_CUTS};
+use super::{MERGE_ENTRY_GATHER, MERGE_ENTRY_WINDOW_CUTS};
 use crate::compare::DeviceComparator;
 use crate::error::{check_len, GpuError};
 use crate::key::DeviceKey;
-use crate::primitive::ProgramTuning;
 use crate::runtime::device::Gpu;
 use crate::runtime::launch::{param_block, LaunchShape};
 use crate::runtime::program::ValueLayout;
@@ -48,7 +47,7 @@ impl Gpu {
         K: DeviceKey,
         C: DeviceComparator<K> + ?Sized,
     {
-        let tuning = MergeTuning::for_layout::<K>(values);
+        let tuning = self.merge_tuning::<K>(values);
         let kernels = self.program_kernels::<K, C, _>(comp, values, tuning)?;
         let [function] = kernels.functions([entry])?;
         Ok(function.clone())

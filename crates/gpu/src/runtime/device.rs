@@ -34,6 +34,8 @@ pub struct Gpu {
     pub(crate) multiprocessors: u32,
     /// The device's `MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`, in bytes.
     pub(crate) max_shared_optin: usize,
+    /// The device memory's peak bandwidth in bytes a second (0 where the driver does not say).
+    pub(crate) memory_bandwidth: u64,
     pub(crate) kernels: Mutex<HashMap<String, Arc<Kernels>>>,
     /// Device buffers reused by the host-slice calls (`&[T]` in, `Vec<T>` out), grown on demand.
     pub(crate) staging: Mutex<Vec<CudaSlice<u8>>>,
@@ -167,6 +169,7 @@ impl Gpu {
             driver_sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
             "shared memory per block",
         )? as usize;
+        let memory_bandwidth = peak_memory_bandwidth(&ctx);
         Ok(Gpu {
             ctx,
             stream,
@@ -176,6 +179,7 @@ impl Gpu {
             arch,
             multiprocessors,
             max_shared_optin,
+            memory_bandwidth,
             kernels: Mutex::new(HashMap::new()),
             staging: Mutex::new(Vec::new()),
             scratch_pool: Mutex::new(HashMap::new()),
@@ -329,6 +333,12 @@ impl Gpu {
         self.max_shared_optin
     }
 
+    /// The device memory's peak bandwidth, bytes a second: two transfers a clock of the memory
+    /// clock over the global memory bus. 0 where the driver reports neither.
+    pub fn memory_bandwidth(&self) -> u64 {
+        self.memory_bandwidth
+    }
+
     /// The device's name.
     pub fn name(&self) -> Result<String, GpuError> {
         Ok(self.ctx.name()?)
@@ -340,6 +350,29 @@ impl Gpu {
         self.observe(self.stream.synchronize().map_err(GpuError::from), || {
             self.after_last_launch("`Gpu::synchronize`")
         })
+    }
+}
+
+/// Data transfers per memory clock of the DRAM interfaces the driver describes (double data rate).
+const TRANSFERS_PER_MEMORY_CLOCK: u64 = 2;
+
+/// The device memory's peak bandwidth in bytes a second, from the driver's memory clock (kHz) and
+/// bus width (bits); 0 where it reports either as missing or zero. Only a tuning hint: a driver
+/// without these attributes gets the tunings for any device.
+fn peak_memory_bandwidth(ctx: &CudaContext) -> u64 {
+    let positive = |attribute| {
+        ctx.attribute(attribute)
+            .ok()
+            .and_then(|value| u64::try_from(value).ok())
+    };
+    let clock_khz = positive(driver_sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+    let bus_bits =
+        positive(driver_sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+    match (clock_khz, bus_bits) {
+        (Some(clock_khz), Some(bus_bits)) => (clock_khz * 1000)
+            .saturating_mul(TRANSFERS_PER_MEMORY_CLOCK)
+            .saturating_mul(bus_bits / u64::from(u8::BITS)),
+        _ => 0,
     }
 }
 

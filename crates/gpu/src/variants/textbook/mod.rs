@@ -12,7 +12,7 @@ use crate::error::GpuError;
 use crate::key::DeviceKey;
 use crate::merge::host::HostMergeSlices;
 use crate::merge::{
-    merge_block, merge_inputs, merge_outputs, MergeArgs, MergeScratch, MergeTuning, MERGE_OUTPUTS,
+    merge_block, merge_inputs, merge_outputs, MergeArgs, MergeScratch, MERGE_OUTPUTS,
 };
 use crate::primitive::ProgramTuning;
 use crate::runtime::device::Gpu;
@@ -159,7 +159,7 @@ impl Gpu {
     ) -> Result<(), GpuError> {
         let entry = match variant {
             MergeVariant::TwoPhase => {
-                let shipped = MergeTuning::for_layout::<K>(values);
+                let shipped = self.merge_tuning::<K>(values);
                 return self.launch_merge::<K, C>(args, comp, values, shipped, scratch);
             }
             MergeVariant::Basic => TEXTBOOK_ENTRY_BASIC,
