@@ -9,8 +9,11 @@ namespace twophase {
 // memory), thread 0 also loads the key before the tile's start of each input there (A's to slot 0,
 // B's to slot 1; left alone where the input starts at the tile), in the same batch, for
 // tile_start_unsorted: the order check of the pairs across the tile's start costs no load
-// latency of its own. Ends with a barrier.
-template <int NT, int VT, bool checked, typename key_t>
+// latency of its own. Ends with a barrier. REBASED: each load selects one of two per-thread
+// addresses (fewer instructions; the sorted search's tile, whose indexed loads spilled at its 64
+// registers), else it indexes its input (two fewer live registers: the merge tile at 40
+// registers spilled 48 bytes with the rebased addresses).
+template <int NT, int VT, bool checked, bool REBASED = false, typename key_t>
 __device__ __forceinline__ void load_tile(const key_t* __restrict__ a, size_type a0, int a_cnt,
                                           const key_t* __restrict__ b, size_type b0, int tile_cnt,
                                           key_t* keys_shared, int tid, key_t* predecessors = nullptr) {
@@ -20,10 +23,25 @@ __device__ __forceinline__ void load_tile(const key_t* __restrict__ a, size_type
   if (a_before) a_prev = a[a0 - 1];
   if (b_before) b_prev = b[b0 - 1];
   key_t x[VT];
+  if constexpr (REBASED) {
+    // Each input's address of this thread's first slot, so that slot NT * i + tid reads that
+    // address plus NT * i keys (an immediate offset): a select of two addresses a load, where
+    // indexing each input takes two 64-bit address computations (moderngpu rebases B the same
+    // way). B's is rebased by -a_cnt keys and may point before `b`: it is only read from at slots
+    // past a_cnt, which lie inside B's range. The two addresses stay live through the loads.
+    const key_t* a_slot = a + a0 + tid;
+    const key_t* b_slot = b + ((long long)(b0 + tid) - a_cnt);
 #pragma unroll
-  for (int i = 0; i < VT; ++i) {
-    const int idx = NT * i + tid;
-    if (!checked || idx < tile_cnt) x[i] = idx < a_cnt ? a[a0 + idx] : b[b0 + (idx - a_cnt)];
+    for (int i = 0; i < VT; ++i) {
+      const int idx = NT * i + tid;
+      if (!checked || idx < tile_cnt) x[i] = (idx < a_cnt ? a_slot : b_slot)[NT * i];
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < VT; ++i) {
+      const int idx = NT * i + tid;
+      if (!checked || idx < tile_cnt) x[i] = idx < a_cnt ? a[a0 + idx] : b[b0 + (idx - a_cnt)];
+    }
   }
 #pragma unroll
   for (int i = 0; i < VT; ++i) {

@@ -217,18 +217,20 @@ __device__ __forceinline__ void serial_load_balance(const int* starts, merge_ran
 // bounds_out[needle] (shared memory). keys_shared must be readable at range.b_end (tile + 1 slots).
 // Returns whether a key the walk took orders before the key it took just before (one compare a
 // step, in registers): under a strict weak order, sorted inputs never do, and a pair out of order
-// in either input with both keys inside the walk always makes some step do so.
-template <bounds_t bounds, int VT, typename key_t, typename comp_t>
+// in either input with both keys inside the walk always makes some step do so. With `checked`,
+// only the first min(VT, range.total()) steps are walked (a partial tile's threads); the unchecked
+// form needs range.total() >= VT and saves a compare and a branch a step.
+template <bounds_t bounds, int VT, bool checked, typename key_t, typename comp_t>
 __device__ __forceinline__ bool serial_search(const key_t* keys_shared, merge_range& range, int haystack_first,
                                               comp_t comp, int* bounds_out) {
-  const int count = min(VT, range.total());
+  const int count = checked ? min(VT, range.total()) : VT;
   key_t a_key = keys_shared[range.a_begin];
   key_t b_key = keys_shared[range.b_begin];
   key_t last_taken = a_key;
   bool inverted = false;
 #pragma unroll
   for (int i = 0; i < VT; ++i) {
-    if (i >= count) break;
+    if (checked && i >= count) break;
     const bool p = merge_predicate<bounds>(a_key, b_key, range, comp);
     if (p) bounds_out[range.a_begin] = range.b_begin - haystack_first;
     const key_t taken = p ? a_key : b_key;

@@ -112,10 +112,13 @@ extern "C" __global__ void __launch_bounds__(TP_NT, SEARCH_TILE_MIN_BLOCKS)
   const int tile_cnt = (int)(diag1 - diag0);
   const int b_cnt = tile_cnt - a_cnt;
   __shared__ key_type predecessors[2];
+  constexpr bool REBASED = true;  // the loads select per-thread addresses (load_tile)
   if (tile_cnt == NV) {
-    twophase::load_tile<NT, VT, false>(needles, a0, a_cnt, haystack, b0, tile_cnt, keys_shared, tid, predecessors);
+    twophase::load_tile<NT, VT, false, REBASED>(needles, a0, a_cnt, haystack, b0, tile_cnt, keys_shared, tid,
+                                                predecessors);
   } else {
-    twophase::load_tile<NT, VT, true>(needles, a0, a_cnt, haystack, b0, tile_cnt, keys_shared, tid, predecessors);
+    twophase::load_tile<NT, VT, true, REBASED>(needles, a0, a_cnt, haystack, b0, tile_cnt, keys_shared, tid,
+                                               predecessors);
   }
   // The pairs across the tile's start: the key before it of each input, loaded with the tile.
   unsigned bits =
@@ -131,7 +134,11 @@ extern "C" __global__ void __launch_bounds__(TP_NT, SEARCH_TILE_MIN_BLOCKS)
   twophase::publish_walk_start(warp_walk_starts, mp);
   const int b_start = a_cnt + diag - mp;
   twophase::merge_range range = {mp, a_cnt, b_start, tile_cnt};
-  bool inverted = twophase::serial_search<SEARCH_BOUNDS, VT>(keys_shared, range, a_cnt, key_compare(), bounds_shared);
+  // Every thread of a full tile walks VT steps: the unchecked walk.
+  bool inverted =
+      tile_cnt == NV
+          ? twophase::serial_search<SEARCH_BOUNDS, VT, false>(keys_shared, range, a_cnt, key_compare(), bounds_shared)
+          : twophase::serial_search<SEARCH_BOUNDS, VT, true>(keys_shared, range, a_cnt, key_compare(), bounds_shared);
   // The pair of each input across this walk's start: with the walks' own pairs, every adjacent
   // pair of the tile when the walks tile it exactly.
   if (0 < mp && mp < a_cnt) inverted |= key_compare()(keys_shared[mp], keys_shared[mp - 1]);
