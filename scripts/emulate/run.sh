@@ -64,7 +64,7 @@ for entry in "${programs[@]}"; do
     cargo test --release -q -p twophase-gpu --test kernels_compile every_shipped >/dev/null 2>&1
   [ -f "$work/src/twophase_$name.cu" ] || { echo "no source for $name (is NVRTC on LD_LIBRARY_PATH?)"; exit 1; }
   # Host C++ has no dynamic shared memory and no PTX: each `extern __shared__` array gets its
-  # kernel's exact size (the mergesort's block sort's, then the four-way tile's and the eight-way
+  # kernel's exact size (the sorted search's tile's; the mergesort's block sort's, then the four-way tile's and the eight-way
   # tile's; in the segmented sort the block sort's, its own block sort's, the merge level's, the
   # four-way level's and the short kernel's), cp.async
   # copies become plain copies, and other inline PTX aborts if reached (only in kernels the
@@ -76,6 +76,7 @@ path = sys.argv[1]
 text = open(path).read()
 parts = text.split("extern __shared__ __align__(16) unsigned char smem[];")
 sizes = {
+    2: ["SEARCH_SHARED_BYTES"],
     4: ["blocksort_smem<NV>::BYTES", "quad_smem<NV, TP_VT>::BYTES", "oct_smem<NV, TP_VT>::BYTES"],
     6: ["blocksort_smem<NV>::BYTES", "segsort_smem<NV>::BYTES", "merge_smem<NV>::BYTES",
         "quad_smem<NV, TP_VT>::BYTES", "short_smem::BYTES"],
