@@ -133,7 +133,8 @@ pub const NARROW_KEYS_BLOCKS_PER_SM: u32 = 4;
 
 /// Tile blocks per SM for the other keys alone (1- and 8-byte keys): 3 (56 and 80 registers,
 /// nothing spilled). Unbounded, ptxas takes 78-112 registers and 2 blocks; at 4 blocks 1-byte
-/// keys spill and 8-byte keys gain nothing on the H100 (faster memory: [`FAST_WIDE_KEYS_BLOCKS_PER_SM`]).
+/// keys spill and 8-byte keys gain nothing on the H100 (on faster memory they do:
+/// [`FAST_WIDE_KEYS_BLOCKS_PER_SM`]).
 pub const KEYS_BLOCKS_PER_SM: u32 = 3;
 
 /// Tile blocks per SM for keys of up to 4 bytes with values of up to 4 bytes: 3 (56 registers,

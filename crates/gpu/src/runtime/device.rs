@@ -355,21 +355,24 @@ impl Gpu {
 
 /// Data transfers per memory clock of the DRAM interfaces the driver describes (double data rate).
 const TRANSFERS_PER_MEMORY_CLOCK: u64 = 2;
+/// The driver reports the memory clock in kHz.
+const HERTZ_PER_KILOHERTZ: u64 = 1000;
 
 /// The device memory's peak bandwidth in bytes a second, from the driver's memory clock (kHz) and
-/// bus width (bits); 0 where it reports either as missing or zero. Only a tuning hint: a driver
-/// without these attributes gets the tunings for any device.
+/// bus width (bits); 0 where it reports either as missing, negative or zero. Only a tuning hint:
+/// a driver without these attributes gets the tunings for any device.
 fn peak_memory_bandwidth(ctx: &CudaContext) -> u64 {
-    let positive = |attribute| {
+    let reported = |attribute| {
         ctx.attribute(attribute)
             .ok()
             .and_then(|value| u64::try_from(value).ok())
     };
-    let clock_khz = positive(driver_sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+    let clock_khz = reported(driver_sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
     let bus_bits =
-        positive(driver_sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+        reported(driver_sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
     match (clock_khz, bus_bits) {
-        (Some(clock_khz), Some(bus_bits)) => (clock_khz * 1000)
+        (Some(clock_khz), Some(bus_bits)) => clock_khz
+            .saturating_mul(HERTZ_PER_KILOHERTZ)
             .saturating_mul(TRANSFERS_PER_MEMORY_CLOCK)
             .saturating_mul(bus_bits / u64::from(u8::BITS)),
         _ => 0,
