@@ -61,8 +61,8 @@ impl Gpu {
 /// Which merge [`Gpu::merge_device`] runs, at which tuning.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MergeAlgorithm {
-    /// The two-phase merge at this tuning (`None`: the shipped [`MergeTuning::for_types`] of the
-    /// key and value types).
+    /// The two-phase merge at this tuning (`None`: the one shipped for the key and value types on
+    /// the device, [`Gpu::merge_tuning`]).
     TwoPhase(Option<MergeTuning>),
     /// The variant's merge: a textbook kernel at this tuning (`None`: the shipped
     /// [`TextbookMergeTuning::for_types`]), or for [`MergeVariant::TwoPhase`] the two-phase
