@@ -88,6 +88,8 @@ impl MergesortScratch {
         };
         let num_partitions = num_pass_tiles + 1;
         let partition_words = num_pass_tiles.max(num_sampled_tiles) + 1;
+        // Lanes per search of `searches` two-way boundaries or (`quad`) four-way cuts: the
+        // tuning's, or chosen by their number.
         let search_lanes = |searches: usize, quad: bool| match (tuning.quad_cut_lanes, quad) {
             (0, true) => tuning.quad_cut_lanes(searches, gpu.multiprocessors()),
             (0, false) => tuning.boundary_search_lanes(searches, gpu.multiprocessors()),
@@ -178,8 +180,6 @@ impl MergesortScratch {
         // One group of `lanes` threads a boundary.
         let pass_partition_blocks =
             |boundaries: usize, lanes: u32| partition_blocks(boundaries * lanes as usize);
-        // Lanes per search of `searches` two-way boundaries or (`quad`) four-way cuts: the
-        // tuning's, or chosen by their number.
         // The two-way merge paths of one pass over `keys` (runs of `run`) at every `spacing`-th
         // output, `boundaries` of them, into `partitions`: the two-way passes' tile boundaries,
         // and the four-way passes' samples.
@@ -277,11 +277,11 @@ impl MergesortScratch {
             // (kernels/mergesort_pass.cu, built for TP_PASS_NT threads; the program asserts the
             // layouts equal); `src` and `dst` are distinct buffers of `count` keys (and values);
             // the partitions are null (each block searches its own) or written by the launch
-            // before, which this one waits for, as is the repair slot of this pass's generation; `ends` and
-            // `prior_ends`, where not null, are the two halves of records after the partitions
-            // (grown above to 2 * num_pass_tiles + 2 u32 slots each, of which the kernel writes
-            // and reads 1 ..= 2 * num_pass_tiles), the second written by the pass before, which
-            // this one waits for; one block per pass tile.
+            // before, which this one waits for, as is the repair slot of this pass's generation;
+            // `ends` and `prior_ends`, where not null, are the two halves of records after the
+            // partitions (grown above to 2 * num_pass_tiles + 2 u32 slots each, of which the
+            // kernel writes and reads 1 ..= 2 * num_pass_tiles), the second written by the pass
+            // before, which this one waits for; one block per pass tile.
             unsafe {
                 gpu.launch(
                     tile_kernel,
