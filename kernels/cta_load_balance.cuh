@@ -17,13 +17,13 @@ __device__ __forceinline__ size_type load_balance_path(size_type total, const in
 
 // Shared memory of one load-balancing tile of NV = NT * VT merge outputs: the tile's segment
 // starts relative to its first item (NV + 2 ints: 0 for the segment open at the tile start, up
-// to NV starts, a sentinel) and each output's segment slot, NO_ITEM for a start (NV ints).
+// to NV starts, a sentinel) and each item's segment slot (NV ints).
 template <int NV>
 struct load_balance_shared {
   // After the tile's starts: larger than every tile-local item, so that the walk never takes it.
   static constexpr int START_SENTINEL = 0x7fffffff;
   int starts[NV + 2];
-  int slots[NV];
+  int segments[NV];
 };
 
 // The unsigned type of a tile's start offsets: 32-bit for 32-bit indices, else 64-bit.
@@ -39,18 +39,6 @@ struct tile_offset<4> {
 // Rounds of 8-byte starts a tile thread keeps in flight (cta_load_balance): two registers each.
 constexpr int WIDE_START_ROUNDS_IN_FLIGHT = 4;
 
-// `p`, hidden from the compiler's address folding: an access p[offset] then costs one wide
-// multiply-add from the pointer in registers, where the compiler refolded base + (a0 + tid +
-// offset) * size into 64-bit adds and shifts each access (7 instructions).
-template <typename T>
-__device__ __forceinline__ T* pointer_in_register(T* p) {
-  asm("" : "+l"(p));
-  return p;
-}
-
-// Rounds of slots a thread loads ahead of handing their items out (for_each_tile_item).
-constexpr int HAND_OUT_ROUNDS_IN_FLIGHT = 5;
-
 // The load-balancing merge path of boundary p: min(p * spacing, total + num_segments).
 __device__ __forceinline__ size_type load_balance_diagonal(size_type p, size_type spacing, size_type count) {
   const size_type diag = p * spacing;
@@ -58,16 +46,15 @@ __device__ __forceinline__ size_type load_balance_diagonal(size_type p, size_typ
 }
 
 // A tile's walk as its op sees it (tile-local, so that the op's hand-out loop runs on 32-bit
-// offsets): the tile's merge output p, for p < outputs, is item a0 + p - slots[p] of the segment
-// of slot slots[p] (the item's index plus the starts before it is its output position), or a
-// start where slots[p] is NO_ITEM. Slot 0 is segment b0 - 1, open at the tile's start, which
-// began open_rank items before a0; slot k >= 1 is segment b0 - 1 + k, from a0 + starts[k]
-// (0 <= starts[k] <= idx for its items). starts[0] is 0, slot 0's start clamped to the tile.
+// offsets): item a0 + idx, for idx < a_cnt, lies in the segment of slot slots[idx]. Slot 0 is
+// segment b0 - 1, open at the tile's start, which began open_rank items before a0; slot k >= 1
+// is segment b0 - 1 + k, from a0 + starts[k] (0 <= starts[k] <= idx for its items). starts[0]
+// is 0, slot 0's start clamped to the tile.
 struct load_balance_tile {
   size_type a0;
   size_type b0;
   size_type open_rank;
-  int outputs;
+  int a_cnt;
   const int* starts;
   const int* slots;
 
@@ -94,30 +81,16 @@ __device__ __forceinline__ index_t tile_rank(const load_balance_tile& tile, int 
   }
 }
 
-// Calls f(idx, slot) for each item of the tile in strided output order: thread `tid` takes the
-// tile's outputs tid, tid + NT, ..., and hands out those that are items, so that item-indexed
-// accesses of consecutive threads fall on consecutive items (a warp's 32 outputs hold its items
-// and the starts between them). Each round tests the outputs left to the thread against a
-// constant (one compare a round). The slots are loaded a batch of rounds at a time, ahead of
-// their tests, so that the loads overlap (each round's load behind its test, every store waited
-// for its own load; all VT loaded at once spilled at the tile's 32 registers). Every load is in
-// bounds: the walk stored all NV slots.
+// Calls f(idx, slot) for each item of the tile in strided order: thread `tid` takes the tile's
+// items tid, tid + NT, ..., so that item-indexed accesses of consecutive threads are coalesced.
+// Each round tests the items left to the thread against a constant (one compare a round).
 template <int NT, int VT, typename f_t>
 __device__ __forceinline__ void for_each_tile_item(const load_balance_tile& tile, f_t f) {
   const int tid = threadIdx.x;
-  const int left = tile.outputs - tid;
+  const int left = tile.a_cnt - tid;
 #pragma unroll
-  for (int first = 0; first < VT; first += HAND_OUT_ROUNDS_IN_FLIGHT) {
-    int slots[HAND_OUT_ROUNDS_IN_FLIGHT];
-#pragma unroll
-    for (int r = 0; r < HAND_OUT_ROUNDS_IN_FLIGHT; ++r) {
-      if (first + r < VT) slots[r] = tile.slots[NT * (first + r) + tid];
-    }
-#pragma unroll
-    for (int r = 0; r < HAND_OUT_ROUNDS_IN_FLIGHT; ++r) {
-      const int i = first + r;
-      if (i < VT && NT * i < left && slots[r] != NO_ITEM) f(NT * i + tid - slots[r], slots[r]);
-    }
+  for (int i = 0; i < VT; ++i) {
+    if (NT * i < left) f(NT * i + tid, tile.slots[NT * i + tid]);
   }
 }
 
@@ -239,26 +212,22 @@ __device__ __forceinline__ void cta_load_balance(const index_t* __restrict__ sca
   }
   begin = min(begin, hi);
 
-  // Phase 2: VT merge steps per thread into registers, each output's segment slot (NO_ITEM for a
-  // start), stored to shared memory at the thread's outputs VT * tid + i: VT is odd, so a warp's
-  // stores hit 32 banks. B is the tile's starts from slot 1 on, indexed from 0, so that the number
-  // of starts taken before an item, which the walk records, is its slot. Only the threads at the
-  // end of the last tile have fewer than VT outputs left; a thread whose diagonal was clamped
-  // stores NO_ITEM past the tile's outputs, which the hand-out never reads.
+  // Phase 2: VT merge steps per thread; each item's segment slot goes to shared memory. B is the
+  // tile's starts from slot 1 on, indexed from 0, so that the number of starts taken before an
+  // item, which the walk records, is its slot. Only the threads at the end of the last tile have
+  // fewer than VT outputs left. The walk writes segments only below begin + VT <= VT * (tid + 1)
+  // whatever the starts (serial_load_balance).
   merge_range range = {begin, a_cnt, diag - begin, b_cnt};
-  int slots[VT];
   if (range.total() >= VT) {
-    serial_load_balance<VT, false>(shared.starts + 1, range, slots);
+    serial_load_balance<VT, false>(shared.starts + 1, range, shared.segments);
   } else {
-    serial_load_balance<VT, true>(shared.starts + 1, range, slots);
+    serial_load_balance<VT, true>(shared.starts + 1, range, shared.segments);
   }
-#pragma unroll
-  for (int i = 0; i < VT; ++i) shared.slots[VT * tid + i] = slots[i];
   if (__syncthreads_or(bad_scan)) {
     if (tid == 0) raise_status(check, STATUS_SCAN_INVALID);
     return;
   }
-  const load_balance_tile walked = {a0, b0, a0 - open_start, tile_cnt, shared.starts, shared.slots};
+  const load_balance_tile walked = {a0, b0, a0 - open_start, a_cnt, shared.starts, shared.segments};
   op.template hand_out<NT, VT>(walked);
 }
 

@@ -78,22 +78,20 @@ struct segments_op {
   index_type* __restrict__ ranks;
   template <int NT, int VT>
   __device__ __forceinline__ void hand_out(const twophase::load_balance_tile& tile) const {
-    // Each access is at this thread's pointer plus its round's offset (pointer_in_register).
-    const int tid = threadIdx.x;
-    index_type* thread_segments = twophase::pointer_in_register(segments + (tile.a0 + tid));
+    index_type* tile_segments = segments + tile.a0;
     // Segment b0 - 1 + slot in index_type: for 32-bit indices the 32-bit sum is the 64-bit one
     // truncated, exact since every segment is below num_segments <= 2^32 - 1. (A tile whose
     // b0 is 0 hands out no slot 0: scan[0] == 0 puts slot 1 before its first item.)
     const index_type open_segment = (index_type)(tile.b0 - 1);
     if (ranks) {
-      index_type* thread_ranks = twophase::pointer_in_register(ranks + (tile.a0 + tid));
+      index_type* tile_ranks = ranks + tile.a0;
       twophase::for_each_tile_item<NT, VT>(tile, [&](int idx, int slot) {
-        thread_segments[idx - tid] = open_segment + (index_type)slot;
-        thread_ranks[idx - tid] = twophase::tile_rank<index_type>(tile, idx, slot);
+        tile_segments[idx] = open_segment + (index_type)slot;
+        tile_ranks[idx] = twophase::tile_rank<index_type>(tile, idx, slot);
       });
     } else {
       twophase::for_each_tile_item<NT, VT>(
-          tile, [&](int idx, int slot) { thread_segments[idx - tid] = open_segment + (index_type)slot; });
+          tile, [&](int idx, int slot) { tile_segments[idx] = open_segment + (index_type)slot; });
     }
   }
 };
@@ -104,13 +102,12 @@ struct expand_op {
   value_type* __restrict__ out;
   template <int NT, int VT>
   __device__ __forceinline__ void hand_out(const twophase::load_balance_tile& tile) const {
-    const int tid = threadIdx.x;
-    value_type* thread_out = twophase::pointer_in_register(out + (tile.a0 + tid));
+    value_type* tile_out = out + tile.a0;
     // The segment in index_type arithmetic, as segments_op's: a 32-bit index into values for
     // 32-bit indices.
     const index_type open_segment = (index_type)(tile.b0 - 1);
     twophase::for_each_tile_item<NT, VT>(
-        tile, [&](int idx, int slot) { thread_out[idx - tid] = values[open_segment + (index_type)slot]; });
+        tile, [&](int idx, int slot) { tile_out[idx] = values[open_segment + (index_type)slot]; });
   }
 };
 

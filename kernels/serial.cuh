@@ -178,37 +178,30 @@ __device__ __forceinline__ void stable_slot_sort(key_t (&keys)[VT], key_t* slots
   merge_slot_levels<VT, GROUP>(keys, slots, comp);
 }
 
-// A load-balancing walk's output that is a segment start, not a work item (serial_load_balance).
-constexpr int NO_ITEM = -1;
-
 // Load-balancing search (twophase_serial::serial_load_balance): walk min(VT, range.total()) steps of
 // the merge of the tile's work items range.a_begin.. (A, the counting sequence) with the segment
 // starts starts[range.b_begin .. range.b_end) (B), upper bound: an offset equal to an item comes
-// first. Taking an offset enters the next segment; taking an item records range.b_begin, the
-// number of starts before the item (with `starts` the tile's starts from its first: its
-// segment's slot, slot 0 the segment open before them), in slots[i], step i's register; a step
-// that takes a start, or lies past the walk, records NO_ITEM. The slots stay in output order, so
-// that the caller stores them to shared memory at fixed, conflict-free addresses (an item's output
-// position is its index plus its slot); stored by item index, as each step came, 32 lanes at
-// scattered positions cost about three wavefronts a store.
+// first. Taking an offset enters the next segment; taking an item records range.b_begin in
+// segments[item] (shared memory) instead of returning register arrays, so that the caller can
+// hand items out in strided order. With `starts` the tile's starts from its first, that is the
+// number of starts before the item: its segment's slot (slot 0, the segment open before them).
 // `starts` must hold a sentinel larger than every item at starts[range.b_end], and no start may
 // exceed range.a_end, so that an exhausted A never wins without a test of its own (the twin, for
 // any scan, tests range.a_begin < range.a_end). A tile checks that of its starts before it uses
-// the walk's result; for any start values the walk reads starts only up to the sentinel. With
-// `checked`, only the first min(VT, range.total()) steps are walked (as serial_merge's checked
-// form), for the threads at a partial tile's end; the unchecked form needs range.total() >= VT
-// and saves a compare and a branch a step.
+// the walk's result; for any start values the walk writes segments only below range.a_begin + VT
+// and reads starts only up to the sentinel. With `checked`, only the first min(VT, range.total())
+// steps are walked (as serial_merge's checked form), for the threads at a partial tile's end; the
+// unchecked form needs range.total() >= VT and saves a compare and a branch a step.
 template <int VT, bool checked>
-__device__ __forceinline__ void serial_load_balance(const int* starts, merge_range& range, int (&slots)[VT]) {
+__device__ __forceinline__ void serial_load_balance(const int* starts, merge_range& range, int* segments) {
   const int count = checked ? min(VT, range.total()) : VT;
   int b_key = starts[range.b_begin];
 #pragma unroll
   for (int i = 0; i < VT; ++i) {
-    slots[i] = NO_ITEM;
-    if (checked && i >= count) continue;
+    if (checked && i >= count) break;
     const bool take_item = range.a_begin < b_key;
     if (take_item) {
-      slots[i] = range.b_begin;
+      segments[range.a_begin] = range.b_begin;
       ++range.a_begin;
     } else {
       ++range.b_begin;
