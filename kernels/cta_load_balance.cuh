@@ -15,15 +15,23 @@ __device__ __forceinline__ size_type load_balance_path(size_type total, const in
   return first_untaken(begin, end, lanes, [&](size_type mid) { return mid < (size_type)scan[diag - 1 - mid]; });
 }
 
+// A tile-local value in a load-balancing tile's shared memory: a start relative to the tile's
+// first item or a segment slot, both at most NV for a valid scan. A start past the tile wraps
+// when stored; the tile has flagged it and calls no op, and the walk stays in bounds for any
+// stored values. 16 bits, so that a tile takes half the shared memory and eight blocks of
+// 256 x 15 fit an SM where seven did.
+typedef short tile_short;
+
 // Shared memory of one load-balancing tile of NV = NT * VT merge outputs: the tile's segment
-// starts relative to its first item (NV + 2 ints: 0 for the segment open at the tile start, up
-// to NV starts, a sentinel) and each item's segment slot (NV ints).
+// starts relative to its first item (NV + 2 values: 0 for the segment open at the tile start, up
+// to NV starts, a sentinel) and each item's segment slot (NV values).
 template <int NV>
 struct load_balance_shared {
   // After the tile's starts: larger than every tile-local item, so that the walk never takes it.
-  static constexpr int START_SENTINEL = 0x7fffffff;
-  int starts[NV + 2];
-  int segments[NV];
+  static constexpr tile_short START_SENTINEL = 0x7fff;
+  static_assert(NV < START_SENTINEL, "a tile's items and slots must fit tile_short below the sentinel");
+  tile_short starts[NV + 2];
+  tile_short segments[NV];
 };
 
 // The unsigned type of a tile's start offsets: 32-bit for 32-bit indices, else 64-bit.
@@ -55,8 +63,8 @@ struct load_balance_tile {
   size_type b0;
   size_type open_rank;
   int a_cnt;
-  const int* starts;
-  const int* slots;
+  const tile_short* starts;
+  const tile_short* slots;
 
   __device__ __forceinline__ size_type item(int idx) const { return a0 + (size_type)idx; }
   __device__ __forceinline__ size_type segment(int slot) const { return b0 - 1 + (size_type)slot; }
@@ -176,7 +184,7 @@ __device__ __forceinline__ void cta_load_balance(const index_t* __restrict__ sca
       const offset_t start = (offset_t)loaded[r] - (offset_t)a0;
       last_start = max(last_start, start);
       if (i == 0 && tid == 0) bad_scan |= b0 == 0 && start != 0;  // scan[0] == 0
-      if (idx < b_cnt) shared.starts[1 + idx] = (int)start;
+      if (idx < b_cnt) shared.starts[1 + idx] = (tile_short)start;
     }
   }
   bad_scan |= last_start > (offset_t)a_cnt;

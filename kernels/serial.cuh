@@ -191,9 +191,10 @@ __device__ __forceinline__ void stable_slot_sort(key_t (&keys)[VT], key_t* slots
 // the walk's result; for any start values the walk writes segments only below range.a_begin + VT
 // and reads starts only up to the sentinel. With `checked`, only the first min(VT, range.total())
 // steps are walked (as serial_merge's checked form), for the threads at a partial tile's end; the
-// unchecked form needs range.total() >= VT and saves a compare and a branch a step.
-template <int VT, bool checked>
-__device__ __forceinline__ void serial_load_balance(const int* starts, merge_range& range, int* segments) {
+// unchecked form needs range.total() >= VT and saves a compare and a branch a step. Starts and
+// slots are slot_t, any integer type that holds every item and slot of the tile and the sentinel.
+template <int VT, bool checked, typename slot_t>
+__device__ __forceinline__ void serial_load_balance(const slot_t* starts, merge_range& range, slot_t* segments) {
   const int count = checked ? min(VT, range.total()) : VT;
   int b_key = starts[range.b_begin];
 #pragma unroll
@@ -201,7 +202,7 @@ __device__ __forceinline__ void serial_load_balance(const int* starts, merge_ran
     if (checked && i >= count) break;
     const bool take_item = range.a_begin < b_key;
     if (take_item) {
-      segments[range.a_begin] = range.b_begin;
+      segments[range.a_begin] = (slot_t)range.b_begin;
       ++range.a_begin;
     } else {
       ++range.b_begin;

@@ -22,8 +22,9 @@ impl LoadBalanceTuning {
     /// docs/tuning.md). Reasons:
     /// - The work is a stream (a segment start read per segment, an index written per item); the
     ///   in-tile merge runs on 32-bit shared-memory values, whatever the index type.
-    /// - NT = 256, VT = 15 (3840 merge outputs, 30 KB of shared memory): large tiles keep the
-    ///   partition searches few and many loads in flight; seven blocks still fit an SM.
+    /// - NT = 256, VT = 15 (3840 merge outputs, 15 KB of shared memory in 16-bit starts and
+    ///   slots): large tiles keep the partition searches few and many loads in flight; eight
+    ///   blocks, a full SM, still fit.
     /// - VT is odd, so that the per-thread strides into shared memory spread over the banks.
     pub const fn shipped() -> Self {
         LoadBalanceTuning {
@@ -32,9 +33,10 @@ impl LoadBalanceTuning {
         }
     }
 
-    /// Shared memory of one tile: the starts (NV + 2 ints) and each item's segment slot (NV ints).
+    /// Shared memory of one tile: the starts (NV + 2 values) and each item's segment slot (NV
+    /// values), 16 bits each (`tile_short` in kernels/cta_load_balance.cuh).
     pub const fn shared_bytes(&self) -> usize {
-        (2 * self.tile() + 2) * size_of::<i32>()
+        (2 * self.tile() + 2) * size_of::<i16>()
     }
 
     /// Check the tuning against what the kernels support.
