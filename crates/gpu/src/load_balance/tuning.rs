@@ -21,7 +21,7 @@ impl LoadBalanceTuning {
     /// The shipped tuning, for every device the kernels are built for (H100 sweeps in
     /// docs/tuning.md). Reasons:
     /// - The work is a stream (a segment start read per segment, an index written per item); the
-    ///   in-tile merge runs on 32-bit shared-memory values, whatever the index type.
+    ///   in-tile merge runs on 16-bit shared-memory values, whatever the index type.
     /// - NT = 256, VT = 15 (3840 merge outputs, 15 KB of shared memory in 16-bit starts and
     ///   slots): large tiles keep the partition searches few and many loads in flight; eight
     ///   blocks, a full SM, still fit.
