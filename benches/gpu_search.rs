@@ -28,14 +28,17 @@ const SEARCH_N: usize = 1 << 26;
 const TARGET: f64 = 0.90;
 /// Lanes per partition search tried at the shipped tuning besides the automatic choice.
 const LANES_SWEEP: [u32; 6] = [1, 2, 4, 8, 16, 32];
-/// Load-balancing tunings tried besides the shipped one (NT, VT).
-const LBS_SWEEP: [(u32, u32); 6] = [
+/// Load-balancing tunings tried besides the shipped one (NT, VT), for the load-balancing search
+/// and interval expand (the shipped shape among them is run once).
+const LBS_SWEEP: [(u32, u32); 8] = [
     (128, 23),
     (256, 11),
-    (256, 19),
+    (256, 15),
     (256, 23),
+    (256, 19),
+    (256, 27),
+    (256, 31),
     (384, 15),
-    (512, 11),
 ];
 /// Sorted-search tunings tried besides the shipped one (NT, VT); past 48 KiB of shared memory
 /// (256 x 31 and up) the tile opts in to more.
@@ -61,41 +64,41 @@ fn same_indices(got: &[u32], want: &[usize]) -> bool {
     got.par_iter().zip(want).all(|(&g, &w)| g as usize == w)
 }
 
-/// A primitive's tuning: the shipped one, and one of a launch shape (NT, VT).
+/// A primitive's tuning of a launch shape (NT, VT).
 trait Tuned: Copy {
-    fn shipped() -> Self;
     fn of(shape: (u32, u32)) -> Self;
-    fn shape(self) -> (u32, u32);
 }
 
 /// Implements [`Tuned`] for a tuning of two fields, `threads` and `vt`.
 macro_rules! tuned {
-    ($tuning:ty, $shipped:expr) => {
+    ($tuning:ty) => {
         impl Tuned for $tuning {
-            fn shipped() -> Self {
-                $shipped
-            }
             fn of((threads, vt): (u32, u32)) -> Self {
                 Self { threads, vt }
-            }
-            fn shape(self) -> (u32, u32) {
-                (self.threads, self.vt)
             }
         }
     };
 }
 
-tuned!(LoadBalanceTuning, LoadBalanceTuning::shipped());
-tuned!(SortedSearchTuning, SortedSearchTuning::for_key(4));
+tuned!(LoadBalanceTuning);
+tuned!(SortedSearchTuning);
+
+/// The launch shape (NT, VT) of a tuning.
+macro_rules! shape {
+    ($tuning:expr) => {
+        ($tuning.threads, $tuning.vt)
+    };
+}
 
 /// A swept primitive: its name in the rows, messages and summary, the case measured, the rest
-/// of its wrong-result message, its essential bytes per run, and the launch shapes (NT, VT)
-/// tried besides the shipped one.
+/// of its wrong-result message, its essential bytes per run, its shipped launch shape (NT, VT)
+/// and the shapes tried besides it.
 struct Swept {
     name: &'static str,
     case: &'static str,
     differs: &'static str,
     bytes: f64,
+    shipped: (u32, u32),
     sweep: &'static [(u32, u32)],
 }
 
@@ -105,6 +108,17 @@ const LBS: Swept = Swept {
     case: "u32, 2^27 items / 2^25 segments",
     differs: "differs",
     bytes: (4 * LBS_ITEMS + 4 * LBS_SEGMENTS) as f64,
+    shipped: shape!(LoadBalanceTuning::shipped_search()),
+    sweep: &LBS_SWEEP,
+};
+
+/// Interval expand on the load-balancing search's segments: one u32 value a segment.
+const EXPAND: Swept = Swept {
+    name: "interval expand",
+    case: "u32, 2^27 items / 2^25 segments",
+    differs: "differs",
+    bytes: (4 * LBS_ITEMS + 8 * LBS_SEGMENTS) as f64,
+    shipped: shape!(LoadBalanceTuning::shipped()),
     sweep: &LBS_SWEEP,
 };
 
@@ -114,6 +128,7 @@ const SEARCH: Swept = Swept {
     case: "u32 lower, 2^26 in 2^26",
     differs: "differs from the CPU backend",
     bytes: (3 * 4 * SEARCH_N) as f64,
+    shipped: shape!(SortedSearchTuning::for_key(4)),
     sweep: &SEARCH_SWEEP,
 };
 
@@ -156,9 +171,10 @@ impl Meter<'_> {
         out: &mut CudaSlice<u32>,
         mut run: impl FnMut(T, &mut CudaSlice<u32>),
     ) -> Best {
-        let shipped = T::shipped().shape();
+        let shipped = p.shipped;
         let mut best = (f64::MAX, shipped);
-        for (threads, vt) in std::iter::once(shipped).chain(p.sweep.iter().copied()) {
+        let others = p.sweep.iter().copied().filter(|&shape| shape != shipped);
+        for (threads, vt) in std::iter::once(shipped).chain(others) {
             let tuning = T::of((threads, vt));
             self.check(p, want, out, &format!("{threads}x{vt}"), |out| {
                 run(tuning, out)
@@ -195,9 +211,9 @@ impl Meter<'_> {
         for lanes in LANES_SWEEP {
             self.gpu.set_partition_lanes(Some(lanes)).expect("lanes");
             self.check(p, want, out, &format!("lanes={lanes}"), |out| {
-                run(T::shipped(), out)
+                run(T::of(p.shipped), out)
             });
-            let ms = time_events(self.gpu, WARMUP, REPS, |_| run(T::shipped(), out));
+            let ms = time_events(self.gpu, WARMUP, REPS, |_| run(T::of(p.shipped), out));
             row(
                 &format!("{} {}, shipped, partition lanes {lanes}", p.name, p.case),
                 ms,
@@ -278,32 +294,22 @@ fn main() {
                 .collect::<Vec<_>>(),
         )
         .expect("upload");
-    let mut expand = |segments: &mut CudaSlice<u32>| {
+    let expanded: Vec<usize> = expected
+        .par_iter()
+        .map(|&e| (e as u32).wrapping_mul(2_654_435_761) as usize)
+        .collect();
+    let mut expand = |tuning, out: &mut CudaSlice<u32>| {
         gpu.interval_device(
             &scan,
             LBS_ITEMS,
             Interval::Expand { values: &values },
-            segments,
-            None,
+            out,
+            Some(tuning),
             &mut scratch,
         )
         .expect("expand");
     };
-    expand(&mut segments);
-    let got = stream.clone_dtoh(&segments).expect("download");
-    assert!(
-        got.par_iter()
-            .zip(&expected)
-            .all(|(&g, &e)| g == (e as u32).wrapping_mul(2_654_435_761)),
-        "interval expand differs"
-    );
-    let ms = time_events(&gpu, WARMUP, REPS, |_| expand(&mut segments));
-    row(
-        "interval expand u32, 2^27 items / 2^25 segments (shipped)",
-        ms,
-        (4 * LBS_ITEMS + 8 * LBS_SEGMENTS) as f64,
-        copy_gbs,
-    );
+    let best_expand = meter.sweep(&EXPAND, &expanded, &mut segments, &mut expand);
     drop(segments);
     drop(values);
     drop(scan);
@@ -335,5 +341,6 @@ fn main() {
     let best_search = meter.sweep(&SEARCH, &want, &mut out, &mut search);
     meter.lanes(&SEARCH, &want, &mut out, &mut search);
     meter.summary(&LBS, best_lbs);
+    meter.summary(&EXPAND, best_expand);
     meter.summary(&SEARCH, best_search);
 }

@@ -172,19 +172,20 @@ where
     (segments, ranks)
 }
 
+/// Sizes of the load-balancing cases: empty, tiny, around the tiles of both shipped tunings (the
+/// search's and the value-moving calls'), many tiles.
 fn sizes() -> Vec<usize> {
-    let tile = LoadBalanceTuning::shipped().tile();
-    vec![
-        0,
-        1,
-        2,
-        tile - 1,
-        tile,
-        tile + 1,
-        3 * tile + 7,
-        37 * tile + 5,
-        (1 << 20) + 3,
-    ]
+    let mut sizes = vec![0, 1, 2];
+    for tuning in [
+        LoadBalanceTuning::shipped_search(),
+        LoadBalanceTuning::shipped(),
+    ] {
+        let tile = tuning.tile();
+        sizes.extend([tile - 1, tile, tile + 1, 3 * tile + 7, 37 * tile + 5]);
+    }
+    sizes.push((1 << 20) + 3);
+    sizes.sort_unstable();
+    sizes
 }
 
 const POISON32: u32 = 0xDEAD_BEEF;
@@ -555,9 +556,10 @@ fn sorted_search_2_pow_26_in_2_pow_26() {
 /// load-balancing search's tiles, many tiles.
 fn adversarial_sizes() -> Vec<usize> {
     let search = twophase::gpu::SortedSearchTuning::for_key(4).tile();
-    let lbs = LoadBalanceTuning::shipped().tile();
+    let lbs = LoadBalanceTuning::shipped_search().tile();
+    let interval = LoadBalanceTuning::shipped().tile();
     let mut sizes = vec![0, 1, 2, 3];
-    for edge in [search, lbs] {
+    for edge in [search, lbs, interval] {
         sizes.extend([edge - 1, edge, edge + 1, 3 * edge + 7]);
     }
     sizes.push((1 << 20) + 3);

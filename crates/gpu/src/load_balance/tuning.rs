@@ -18,13 +18,30 @@ impl LoadBalanceTuning {
         self.threads as usize * self.vt as usize
     }
 
-    /// The shipped tuning, for every device the kernels are built for (H100 sweeps in
+    /// The shipped tuning of the load-balancing search itself (segment ids, with or without
+    /// ranks), for every device the kernels are built for (H200 sweeps in docs/tuning.md).
+    /// Reasons:
+    /// - NT = 256, VT = 23 (5888 merge outputs, 23 KB of 16-bit starts and slots): a third fewer
+    ///   tiles than at VT = 15, so fewer partition searches and tile-start waits, and eight blocks
+    ///   an SM still fit in shared memory.
+    /// - At VT = 23 the search's tile fits the 32 registers of eight blocks without a stack; at 19
+    ///   and 27 it spills and runs 14-18% slower.
+    pub const fn shipped_search() -> Self {
+        LoadBalanceTuning {
+            threads: 256,
+            vt: 23,
+        }
+    }
+
+    /// The shipped tuning of the calls that move values (interval expand, gather, scatter, move)
+    /// and of user snippets, for every device the kernels are built for (H100 and H200 sweeps in
     /// docs/tuning.md). Reasons:
-    /// - The work is a stream (a segment start read per segment, an index written per item); the
+    /// - The work is a stream (a segment start read per segment, a value moved per item); the
     ///   in-tile merge runs on 16-bit shared-memory values, whatever the index type.
     /// - NT = 256, VT = 15 (3840 merge outputs, 15 KB of shared memory in 16-bit starts and
     ///   slots): large tiles keep the partition searches few and many loads in flight; eight
-    ///   blocks, a full SM, still fit.
+    ///   blocks, a full SM, still fit. At VT = 23 the value kernels spill and expand runs 12%
+    ///   slower.
     /// - VT is odd, so that the per-thread strides into shared memory spread over the banks.
     pub const fn shipped() -> Self {
         LoadBalanceTuning {
@@ -42,5 +59,36 @@ impl LoadBalanceTuning {
     /// Check the tuning against what the kernels support.
     pub fn validate(&self) -> Result<(), GpuError> {
         check_launch_shape(self.threads, self.vt, false, self.shared_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LoadBalanceTuning;
+
+    /// Shared memory of an sm_90 SM for its blocks, and what each block reserves besides its own
+    /// (kernels/partition.cuh's SHARED_PER_SM and RESERVED_SHARED_PER_BLOCK).
+    const SM90_SHARED_PER_SM: usize = 228 * 1024;
+    const RESERVED_SHARED_PER_BLOCK: usize = 1024;
+    /// Threads an SM runs at most.
+    const MAX_THREADS_PER_SM: usize = 2048;
+
+    /// Both shipped tunings are valid, odd in VT, and leave a full SM of blocks (by threads) room
+    /// in sm_90's shared memory: the reasons given for them.
+    #[test]
+    fn shipped_tunings_fill_an_sm90_sm() {
+        for tuning in [
+            LoadBalanceTuning::shipped_search(),
+            LoadBalanceTuning::shipped(),
+        ] {
+            assert!(tuning.validate().is_ok(), "{tuning:?}");
+            assert_eq!(tuning.vt % 2, 1, "{tuning:?}: VT even");
+            let blocks = MAX_THREADS_PER_SM / tuning.threads as usize;
+            let shared = blocks * (tuning.shared_bytes() + RESERVED_SHARED_PER_BLOCK);
+            assert!(
+                shared <= SM90_SHARED_PER_SM,
+                "{tuning:?}: {blocks} blocks need {shared} B"
+            );
+        }
     }
 }
