@@ -22,6 +22,10 @@ const REPS: usize = 100;
 const LBS_ITEMS: usize = 1 << 27;
 /// Segments of the load-balancing search (2^25).
 const LBS_SEGMENTS: usize = 1 << 25;
+/// Segments of the dense load-balancing case: one item a segment on average (2^27).
+const DENSE_SEGMENTS: usize = 1 << 27;
+/// Multiplier of the expanded values (segment s holds s * EXPAND_HASH).
+const EXPAND_HASH: u32 = 2_654_435_761;
 /// Needles and haystack keys of the sorted search (2^26 each).
 const SEARCH_N: usize = 1 << 26;
 /// The performance issue's target: this fraction of the copy rate on the essential bytes.
@@ -108,7 +112,7 @@ const LBS: Swept = Swept {
     case: "u32, 2^27 items / 2^25 segments",
     differs: "differs",
     bytes: (4 * LBS_ITEMS + 4 * LBS_SEGMENTS) as f64,
-    shipped: shape!(LoadBalanceTuning::shipped_search()),
+    shipped: shape!(LoadBalanceTuning::shipped()),
     sweep: &LBS_SWEEP,
 };
 
@@ -120,6 +124,26 @@ const EXPAND: Swept = Swept {
     bytes: (4 * LBS_ITEMS + 8 * LBS_SEGMENTS) as f64,
     shipped: shape!(LoadBalanceTuning::shipped()),
     sweep: &LBS_SWEEP,
+};
+
+/// The load-balancing search with one item a segment on average, at the shipped tuning.
+const DENSE_LBS: Swept = Swept {
+    name: "load-balancing search",
+    case: "u32, 2^27 items / 2^27 segments",
+    differs: "differs",
+    bytes: (4 * LBS_ITEMS + 4 * DENSE_SEGMENTS) as f64,
+    shipped: shape!(LoadBalanceTuning::shipped()),
+    sweep: &[],
+};
+
+/// Interval expand with one item a segment on average, at the shipped tuning.
+const DENSE_EXPAND: Swept = Swept {
+    name: "interval expand",
+    case: "u32, 2^27 items / 2^27 segments",
+    differs: "differs",
+    bytes: (4 * LBS_ITEMS + 8 * DENSE_SEGMENTS) as f64,
+    shipped: shape!(LoadBalanceTuning::shipped()),
+    sweep: &[],
 };
 
 /// The sorted search: 2^26 needles in 2^26 keys, u32, lower bound.
@@ -224,6 +248,65 @@ impl Meter<'_> {
         self.gpu.set_partition_lanes(None).expect("lanes");
     }
 
+    /// The load-balancing search and interval expand (u32 values, one a segment) over
+    /// `num_segments` segments with random boundaries over [`LBS_ITEMS`] items, each checked
+    /// against the CPU backend and swept as `[search, expand]` say (the search's partition
+    /// lanes too when it has a sweep). Returns the fastest of each.
+    fn load_balance(
+        &self,
+        seed: u64,
+        num_segments: usize,
+        [search, expand]: [&Swept; 2],
+        scratch: &mut SearchScratch,
+    ) -> (Best, Best) {
+        let (gpu, stream) = (self.gpu, self.gpu.stream());
+        let mut cuts: Vec<u32> = (0..num_segments as u64 - 1)
+            .into_par_iter()
+            .map(|i| {
+                let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ (i * 0x9E37_79B9));
+                rng.gen_range(0..=LBS_ITEMS as u32)
+            })
+            .collect();
+        cuts.push(0);
+        cuts.par_sort_unstable();
+        let scan_host: Vec<usize> = cuts.par_iter().map(|&c| c as usize).collect();
+        let expected = cpu::load_balance_search(&scan_host, LBS_ITEMS);
+        let scan: CudaSlice<u32> = stream.clone_htod(&cuts).expect("upload");
+        let mut out: CudaSlice<u32> = stream.alloc_zeros(LBS_ITEMS).expect("alloc");
+        let mut lbs = |tuning, out: &mut CudaSlice<u32>| {
+            gpu.load_balance_search_device(&scan, LBS_ITEMS, out, None, Some(tuning), scratch)
+                .expect("lbs");
+        };
+        let best_lbs = self.sweep(search, &expected, &mut out, &mut lbs);
+        if !search.sweep.is_empty() {
+            self.lanes(search, &expected, &mut out, &mut lbs);
+        }
+        let values: CudaSlice<u32> = stream
+            .clone_htod(
+                &(0..num_segments as u32)
+                    .map(|i| i.wrapping_mul(EXPAND_HASH))
+                    .collect::<Vec<_>>(),
+            )
+            .expect("upload");
+        let expanded: Vec<usize> = expected
+            .par_iter()
+            .map(|&e| (e as u32).wrapping_mul(EXPAND_HASH) as usize)
+            .collect();
+        let mut run_expand = |tuning, out: &mut CudaSlice<u32>| {
+            gpu.interval_device(
+                &scan,
+                LBS_ITEMS,
+                Interval::Expand { values: &values },
+                out,
+                Some(tuning),
+                scratch,
+            )
+            .expect("expand");
+        };
+        let best_expand = self.sweep(expand, &expanded, &mut out, &mut run_expand);
+        (best_lbs, best_expand)
+    }
+
     /// The summary line of a primitive against the target.
     fn summary(&self, p: &Swept, (ms, (threads, vt)): Best) {
         let target_ms = p.bytes / (TARGET * self.copy_gbs * 1e9) * 1e3;
@@ -253,66 +336,18 @@ fn main() {
     println!("|---|---|---|---|");
     let mut scratch = SearchScratch::new();
 
-    // Load-balancing search: 2^25 segments with random boundaries over 2^27 items.
-    let mut cuts: Vec<u32> = (0..LBS_SEGMENTS as u64 - 1)
-        .into_par_iter()
-        .map(|i| {
-            let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ (i * 0x9E37_79B9));
-            rng.gen_range(0..=LBS_ITEMS as u32)
-        })
-        .collect();
-    cuts.push(0);
-    cuts.par_sort_unstable();
-    let scan_host: Vec<usize> = cuts.iter().map(|&c| c as usize).collect();
-    let expected = cpu::load_balance_search(&scan_host, LBS_ITEMS);
-    let scan: CudaSlice<u32> = stream.clone_htod(&cuts).expect("upload");
-    let mut segments: CudaSlice<u32> = stream
-        .clone_htod(&vec![POISON_U32; LBS_ITEMS])
-        .expect("alloc");
-    gpu.load_balance_search_device(&scan, LBS_ITEMS, &mut segments, None, None, &mut scratch)
-        .expect("lbs");
-    let got = stream.clone_dtoh(&segments).expect("download");
-    assert!(
-        same_indices(&got, &expected),
-        "load-balancing search differs from the CPU backend"
-    );
     let meter = Meter {
         gpu: &gpu,
         copy_gbs,
     };
-    let mut lbs = |tuning, out: &mut CudaSlice<u32>| {
-        gpu.load_balance_search_device(&scan, LBS_ITEMS, out, None, Some(tuning), &mut scratch)
-            .expect("lbs");
-    };
-    let best_lbs = meter.sweep(&LBS, &expected, &mut segments, &mut lbs);
-    meter.lanes(&LBS, &expected, &mut segments, &mut lbs);
-    // Interval expand on the same segments: u32 values, one per segment.
-    let values: CudaSlice<u32> = stream
-        .clone_htod(
-            &(0..LBS_SEGMENTS as u32)
-                .map(|i| i.wrapping_mul(2_654_435_761))
-                .collect::<Vec<_>>(),
-        )
-        .expect("upload");
-    let expanded: Vec<usize> = expected
-        .par_iter()
-        .map(|&e| (e as u32).wrapping_mul(2_654_435_761) as usize)
-        .collect();
-    let mut expand = |tuning, out: &mut CudaSlice<u32>| {
-        gpu.interval_device(
-            &scan,
-            LBS_ITEMS,
-            Interval::Expand { values: &values },
-            out,
-            Some(tuning),
-            &mut scratch,
-        )
-        .expect("expand");
-    };
-    let best_expand = meter.sweep(&EXPAND, &expanded, &mut segments, &mut expand);
-    drop(segments);
-    drop(values);
-    drop(scan);
+    let (best_lbs, best_expand) =
+        meter.load_balance(seed, LBS_SEGMENTS, [&LBS, &EXPAND], &mut scratch);
+    meter.load_balance(
+        seed,
+        DENSE_SEGMENTS,
+        [&DENSE_LBS, &DENSE_EXPAND],
+        &mut scratch,
+    );
 
     // Sorted search: 2^26 needles in 2^26 keys, u32, lower bound.
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);

@@ -44,7 +44,10 @@ struct tile_offset<4> {
   typedef unsigned type;
 };
 
-// Rounds of 8-byte starts a tile thread keeps in flight (cta_load_balance): two registers each.
+// Rounds of starts a tile thread keeps in flight (cta_load_balance), a register each for 4-byte
+// starts, two for 8-byte ones. All VT rounds of 4-byte starts spilled the interval kernels at
+// VT = 23; a typical tile (several items a segment) holds fewer than 8 rounds of starts anyway.
+constexpr int START_ROUNDS_IN_FLIGHT = 8;
 constexpr int WIDE_START_ROUNDS_IN_FLIGHT = 4;
 
 // The load-balancing merge path of boundary p: min(p * spacing, total + num_segments).
@@ -150,10 +153,10 @@ __device__ __forceinline__ void cta_load_balance(const index_t* __restrict__ sca
   // That, the start before the tile at most a0, and scan[0] == 0 (so a tile with items and
   // b0 == 0 holds starts) are what a valid scan guarantees of the tile's part; a tile that breaks
   // them still walks in bounds (the walk stays in the tile for any start values) but calls no op.
-  // A thread's loads are all issued before any is checked and stored, to keep them in flight
-  // together (checked as each arrived, the loads went out one at a time); 8-byte starts a few
-  // rounds at a time, as VT rounds of them did not fit the registers. The rounds stop at the
-  // first one past the tile's starts, a block-uniform test: a tile of NV outputs holds b_cnt
+  // A thread's loads are issued a batch of rounds before any is checked and stored, to keep them
+  // in flight together (checked as each arrived, the loads went out one at a time); a few rounds
+  // a batch, as VT rounds of them did not fit the registers. The rounds stop at the first one
+  // past the tile's starts, a block-uniform test: a tile of NV outputs holds b_cnt
   // starts, fewer than NV unless every segment is empty, and a predicated round past them cost as
   // many instructions as a live one. In the last live round, a thread past the last start loads
   // (and checks) that start again rather than branching around its load.
@@ -164,7 +167,8 @@ __device__ __forceinline__ void cta_load_balance(const index_t* __restrict__ sca
   const size_type open_start = b0 > 0 ? (size_type)scan[b0 - 1] : 0;
   bool bad_scan = open_start > a0 || (b0 == 0 && a_cnt > 0 && b_cnt == 0);
   using offset_t = typename tile_offset<sizeof(index_t)>::type;
-  constexpr int ROUNDS_IN_FLIGHT = sizeof(index_t) == sizeof(unsigned) ? VT : WIDE_START_ROUNDS_IN_FLIGHT;
+  constexpr int ROUNDS_IN_FLIGHT =
+      sizeof(index_t) == sizeof(unsigned) ? START_ROUNDS_IN_FLIGHT : WIDE_START_ROUNDS_IN_FLIGHT;
   const index_t* tile_scan = scan + b0;
   offset_t last_start = 0;
 #pragma unroll

@@ -1295,10 +1295,7 @@ fn unsorted_search_inputs_are_named() {
 /// Bad segment scans for `total` items: not starting at 0, decreasing, past the total, missing,
 /// and with `usize::MAX`; large ones with the fault across a load-balancing tile boundary.
 fn bad_scans() -> Vec<(&'static str, Vec<usize>, usize)> {
-    let tiles = [
-        LoadBalanceTuning::shipped_search().tile(),
-        LoadBalanceTuning::shipped().tile(),
-    ];
+    let tile = LoadBalanceTuning::shipped().tile();
     let mut scans = vec![
         ("non-zero start", vec![1, 2], 4),
         ("decreasing", vec![0, 3, 2], 4),
@@ -1307,18 +1304,16 @@ fn bad_scans() -> Vec<(&'static str, Vec<usize>, usize)> {
         ("usize::MAX", vec![0, usize::MAX], 4),
         ("usize::MAX start", vec![usize::MAX], 4),
     ];
-    for segments in boundary_sizes(&tiles, &LARGE_SIZES) {
+    for segments in boundary_sizes(&[tile], &LARGE_SIZES) {
         if segments < 3 {
             continue;
         }
-        // Every segment of size 1 but one that steps back across a tile boundary (of each
-        // shipped tuning); then the same with the last start past the total.
-        for tile in tiles {
-            let mut decreasing: Vec<usize> = (0..segments).collect();
-            let at = (tile + 1).min(segments - 1);
-            decreasing[at] = decreasing[at - 1] - 1;
-            scans.push(("large, one decrease", decreasing, segments));
-        }
+        // Every segment of size 1 but one that steps back across a tile boundary; then the same
+        // with the last start past the total.
+        let mut decreasing: Vec<usize> = (0..segments).collect();
+        let at = (tile + 1).min(segments - 1);
+        decreasing[at] = decreasing[at - 1] - 1;
+        scans.push(("large, one decrease", decreasing, segments));
         let past: Vec<usize> = (0..segments).collect();
         scans.push(("large, last start past the total", past, segments - 2));
         let shifted: Vec<usize> = (1..=segments).collect();
@@ -2142,14 +2137,8 @@ fn tiles_sorted_search() {
 #[ignore = "needs a CUDA GPU"]
 fn tiles_load_balance() {
     on_gpu(|gpu, _, rng, _| {
-        let tiles = [
-            LoadBalanceTuning::shipped_search().tile(),
-            LoadBalanceTuning::shipped().tile(),
-        ];
-        for total in tiles
-            .iter()
-            .flat_map(|&tile| [tile - 1, tile + 1, 3 * tile + 7])
-        {
+        let tile = LoadBalanceTuning::shipped().tile();
+        for total in [tile - 1, tile + 1, 3 * tile + 7] {
             // Sizes 0 to 3: many empty segments, tiles made mostly of segment starts.
             let mut scan = Vec::new();
             let mut start = 0;

@@ -172,20 +172,19 @@ where
     (segments, ranks)
 }
 
-/// Sizes of the load-balancing cases: empty, tiny, around the tiles of both shipped tunings (the
-/// search's and the value-moving calls'), many tiles.
 fn sizes() -> Vec<usize> {
-    let mut sizes = vec![0, 1, 2];
-    for tuning in [
-        LoadBalanceTuning::shipped_search(),
-        LoadBalanceTuning::shipped(),
-    ] {
-        let tile = tuning.tile();
-        sizes.extend([tile - 1, tile, tile + 1, 3 * tile + 7, 37 * tile + 5]);
-    }
-    sizes.push((1 << 20) + 3);
-    sizes.sort_unstable();
-    sizes
+    let tile = LoadBalanceTuning::shipped().tile();
+    vec![
+        0,
+        1,
+        2,
+        tile - 1,
+        tile,
+        tile + 1,
+        3 * tile + 7,
+        37 * tile + 5,
+        (1 << 20) + 3,
+    ]
 }
 
 const POISON32: u32 = 0xDEAD_BEEF;
@@ -556,10 +555,9 @@ fn sorted_search_2_pow_26_in_2_pow_26() {
 /// load-balancing search's tiles, many tiles.
 fn adversarial_sizes() -> Vec<usize> {
     let search = twophase::gpu::SortedSearchTuning::for_key(4).tile();
-    let lbs = LoadBalanceTuning::shipped_search().tile();
-    let interval = LoadBalanceTuning::shipped().tile();
+    let lbs = LoadBalanceTuning::shipped().tile();
     let mut sizes = vec![0, 1, 2, 3];
-    for edge in [search, lbs, interval] {
+    for edge in [search, lbs] {
         sizes.extend([edge - 1, edge, edge + 1, 3 * edge + 7]);
     }
     sizes.push((1 << 20) + 3);

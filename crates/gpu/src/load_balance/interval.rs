@@ -74,7 +74,7 @@ impl Gpu {
     /// sizes (`scan[s]` = first item of segment `s`: starts at 0, non-decreasing, at most
     /// `total`), and with `ranks` (length `total`) each item's rank inside its segment. Empty
     /// segments are skipped over. `tuning` is the tile kernel's launch shape; `None` takes
-    /// [`LoadBalanceTuning::shipped_search`]. Asynchronous.
+    /// [`LoadBalanceTuning::shipped`]. Asynchronous.
     ///
     /// The scan is checked on the device: the items of a tile whose part of the scan is invalid
     /// are not written, every id written is below `scan.len()`, and [`SearchScratch::check`]

@@ -263,8 +263,7 @@ impl Gpu {
     }
 
     /// Both kernels of one load-balancing call over the device scan at address `scan.0` of
-    /// `scan.1` segments, at `tuning` (`None`: [`LoadBalanceTuning::shipped_search`] for the
-    /// search, [`LoadBalanceTuning::shipped`] for the others); the built-in
+    /// `scan.1` segments, at `tuning` (`None`: [`LoadBalanceTuning::shipped`]); the built-in
     /// calls run the program of [`LoadBalanceOp::none`].
     fn launch_load_balance<I: DeviceIndex>(
         &self,
@@ -275,10 +274,7 @@ impl Gpu {
         tuning: Option<LoadBalanceTuning>,
         scratch: &mut SearchScratch,
     ) -> Result<(), GpuError> {
-        let tuning = tuning.unwrap_or(match call {
-            TileCall::Segments { .. } => LoadBalanceTuning::shipped_search(),
-            _ => LoadBalanceTuning::shipped(),
-        });
+        let tuning = tuning.unwrap_or(LoadBalanceTuning::shipped());
         tuning.validate()?;
         crate::runtime::program::check_value_layout(values)?;
         if total == 0 {
@@ -427,24 +423,19 @@ impl Gpu {
 }
 
 /// Every load-balancing program the library ships: u32 and u64 indices × each shipped value
-/// layout (built-in kernels, no user snippet), the search's (no values) at its own tuning. CI
-/// compiles all of them with NVRTC.
+/// layout (built-in kernels, no user snippet). CI compiles all of them with NVRTC.
 pub fn shipped_load_balance_programs() -> Vec<Program> {
     let mut out = Vec::new();
     for values in SHIPPED_VALUE_LAYOUTS {
-        let tuning = match values {
-            None => LoadBalanceTuning::shipped_search(),
-            Some(_) => LoadBalanceTuning::shipped(),
-        };
         out.push(load_balance_program::<u32>(
             values,
             &LoadBalanceOp::none(),
-            tuning,
+            LoadBalanceTuning::shipped(),
         ));
         out.push(load_balance_program::<u64>(
             values,
             &LoadBalanceOp::none(),
-            tuning,
+            LoadBalanceTuning::shipped(),
         ));
     }
     out

@@ -18,35 +18,18 @@ impl LoadBalanceTuning {
         self.threads as usize * self.vt as usize
     }
 
-    /// The shipped tuning of the load-balancing search itself (segment ids, with or without
-    /// ranks), for every device the kernels are built for (H200 sweeps in docs/tuning.md).
-    /// Reasons:
-    /// - NT = 256, VT = 23 (5888 merge outputs, 23 KB of 16-bit starts and slots): a third fewer
-    ///   tiles than at VT = 15, so fewer partition searches and tile-start waits, and eight blocks
-    ///   an SM still fit in shared memory.
-    /// - At VT = 23 the search's tile fits the 32 registers of eight blocks without a stack; at 19
-    ///   and 27 it spills and runs 14-18% slower.
-    pub const fn shipped_search() -> Self {
-        LoadBalanceTuning {
-            threads: 256,
-            vt: 23,
-        }
-    }
-
-    /// The shipped tuning of the calls that move values (interval expand, gather, scatter, move)
-    /// and of user snippets, for every device the kernels are built for (H100 and H200 sweeps in
+    /// The shipped tuning, for every device the kernels are built for (H200 sweeps in
     /// docs/tuning.md). Reasons:
-    /// - The work is a stream (a segment start read per segment, a value moved per item); the
-    ///   in-tile merge runs on 16-bit shared-memory values, whatever the index type.
-    /// - NT = 256, VT = 15 (3840 merge outputs, 15 KB of shared memory in 16-bit starts and
-    ///   slots): large tiles keep the partition searches few and many loads in flight; eight
-    ///   blocks, a full SM, still fit. At VT = 23 the value kernels spill and expand runs 12%
-    ///   slower.
+    /// - The work is a stream (a segment start read per segment, an index or value written per
+    ///   item); the in-tile merge runs on 16-bit shared-memory values, whatever the index type.
+    /// - NT = 256, VT = 23 (5888 merge outputs, 23 KB of shared memory in 16-bit starts and
+    ///   slots): a third fewer tiles than at VT = 15, so fewer partition searches and tile-start
+    ///   waits; eight blocks, a full SM, still fit, each kernel in 32 registers without a stack.
     /// - VT is odd, so that the per-thread strides into shared memory spread over the banks.
     pub const fn shipped() -> Self {
         LoadBalanceTuning {
             threads: 256,
-            vt: 15,
+            vt: 23,
         }
     }
 
@@ -73,22 +56,18 @@ mod tests {
     /// Threads an SM runs at most.
     const MAX_THREADS_PER_SM: usize = 2048;
 
-    /// Both shipped tunings are valid, odd in VT, and leave a full SM of blocks (by threads) room
-    /// in sm_90's shared memory: the reasons given for them.
+    /// The shipped tuning is valid, odd in VT, and leaves a full SM of blocks (by threads) room
+    /// in sm_90's shared memory: the reasons given for it.
     #[test]
-    fn shipped_tunings_fill_an_sm90_sm() {
-        for tuning in [
-            LoadBalanceTuning::shipped_search(),
-            LoadBalanceTuning::shipped(),
-        ] {
-            assert!(tuning.validate().is_ok(), "{tuning:?}");
-            assert_eq!(tuning.vt % 2, 1, "{tuning:?}: VT even");
-            let blocks = MAX_THREADS_PER_SM / tuning.threads as usize;
-            let shared = blocks * (tuning.shared_bytes() + RESERVED_SHARED_PER_BLOCK);
-            assert!(
-                shared <= SM90_SHARED_PER_SM,
-                "{tuning:?}: {blocks} blocks need {shared} B"
-            );
-        }
+    fn shipped_tuning_fills_an_sm90_sm() {
+        let tuning = LoadBalanceTuning::shipped();
+        assert!(tuning.validate().is_ok(), "{tuning:?}");
+        assert_eq!(tuning.vt % 2, 1, "{tuning:?}: VT even");
+        let blocks = MAX_THREADS_PER_SM / tuning.threads as usize;
+        let shared = blocks * (tuning.shared_bytes() + RESERVED_SHARED_PER_BLOCK);
+        assert!(
+            shared <= SM90_SHARED_PER_SM,
+            "{tuning:?}: {blocks} blocks need {shared} B"
+        );
     }
 }
