@@ -156,7 +156,7 @@ static_assert(sizeof(twophase::load_balance_shared<TP_NT * TP_VT>) <= 48 * 1024,
 
 // The tile kernels' launch bound (twophase::blocks_by_shared): the scan checks' values otherwise
 // took 40-58 registers, 4-6 blocks of 256 threads on sm_90. At the shipped tuning: 8 blocks on
-// sm_90 (the threads' limit; 16-bit starts and slots take 15 KB a tile), 32 registers. Not for
+// sm_90 (the threads' limit; 16-bit starts and slots take 23 KB a tile), 32 registers. Not for
 // the user snippet's kernel, whose registers are the snippet's.
 constexpr int LBS_TILE_MIN_BLOCKS =
     twophase::blocks_by_shared((int)sizeof(twophase::load_balance_shared<TP_NT * TP_VT>), TP_NT);
