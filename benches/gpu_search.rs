@@ -106,45 +106,57 @@ struct Swept {
     sweep: &'static [(u32, u32)],
 }
 
+impl Swept {
+    /// The load-balancing search (`expand` false) or interval expand (one u32 value a segment)
+    /// over [`LBS_ITEMS`] items in `segments` segments, the case named `case`, at the shipped
+    /// tuning and `sweep`: it reads a u32 start a segment (and expand a value) and writes a u32
+    /// an item.
+    const fn load_balance(
+        expand: bool,
+        case: &'static str,
+        segments: usize,
+        sweep: &'static [(u32, u32)],
+    ) -> Self {
+        let (name, read_per_segment) = if expand {
+            ("interval expand", 8)
+        } else {
+            ("load-balancing search", 4)
+        };
+        Swept {
+            name,
+            case,
+            differs: "differs",
+            bytes: (4 * LBS_ITEMS + read_per_segment * segments) as f64,
+            shipped: shape!(LoadBalanceTuning::shipped()),
+            sweep,
+        }
+    }
+}
+
 /// The load-balancing search: 2^25 segments with random boundaries over 2^27 items.
-const LBS: Swept = Swept {
-    name: "load-balancing search",
-    case: "u32, 2^27 items / 2^25 segments",
-    differs: "differs",
-    bytes: (4 * LBS_ITEMS + 4 * LBS_SEGMENTS) as f64,
-    shipped: shape!(LoadBalanceTuning::shipped()),
-    sweep: &LBS_SWEEP,
-};
-
-/// Interval expand on the load-balancing search's segments: one u32 value a segment.
-const EXPAND: Swept = Swept {
-    name: "interval expand",
-    case: "u32, 2^27 items / 2^25 segments",
-    differs: "differs",
-    bytes: (4 * LBS_ITEMS + 8 * LBS_SEGMENTS) as f64,
-    shipped: shape!(LoadBalanceTuning::shipped()),
-    sweep: &LBS_SWEEP,
-};
-
+const LBS: Swept = Swept::load_balance(
+    false,
+    "u32, 2^27 items / 2^25 segments",
+    LBS_SEGMENTS,
+    &LBS_SWEEP,
+);
+/// Interval expand on the same segments.
+const EXPAND: Swept = Swept::load_balance(
+    true,
+    "u32, 2^27 items / 2^25 segments",
+    LBS_SEGMENTS,
+    &LBS_SWEEP,
+);
 /// The load-balancing search with one item a segment on average, at the shipped tuning.
-const DENSE_LBS: Swept = Swept {
-    name: "load-balancing search",
-    case: "u32, 2^27 items / 2^27 segments",
-    differs: "differs",
-    bytes: (4 * LBS_ITEMS + 4 * DENSE_SEGMENTS) as f64,
-    shipped: shape!(LoadBalanceTuning::shipped()),
-    sweep: &[],
-};
-
-/// Interval expand with one item a segment on average, at the shipped tuning.
-const DENSE_EXPAND: Swept = Swept {
-    name: "interval expand",
-    case: "u32, 2^27 items / 2^27 segments",
-    differs: "differs",
-    bytes: (4 * LBS_ITEMS + 8 * DENSE_SEGMENTS) as f64,
-    shipped: shape!(LoadBalanceTuning::shipped()),
-    sweep: &[],
-};
+const DENSE_LBS: Swept = Swept::load_balance(
+    false,
+    "u32, 2^27 items / 2^27 segments",
+    DENSE_SEGMENTS,
+    &[],
+);
+/// Interval expand on the same segments, at the shipped tuning.
+const DENSE_EXPAND: Swept =
+    Swept::load_balance(true, "u32, 2^27 items / 2^27 segments", DENSE_SEGMENTS, &[]);
 
 /// The sorted search: 2^26 needles in 2^26 keys, u32, lower bound.
 const SEARCH: Swept = Swept {
