@@ -48,13 +48,12 @@ impl LoadBalanceTuning {
 #[cfg(test)]
 mod tests {
     use super::LoadBalanceTuning;
+    use crate::runtime::shape::MAX_THREADS_PER_SM;
 
     /// Shared memory of an sm_90 SM for its blocks, and what each block reserves besides its own
     /// (kernels/partition.cuh's SHARED_PER_SM and RESERVED_SHARED_PER_BLOCK).
     const SM90_SHARED_PER_SM: usize = 228 * 1024;
     const RESERVED_SHARED_PER_BLOCK: usize = 1024;
-    /// Threads an SM runs at most.
-    const MAX_THREADS_PER_SM: usize = 2048;
 
     /// The shipped tuning is valid, odd in VT, and leaves a full SM of blocks (by threads) room
     /// in sm_90's shared memory: the reasons given for it.
@@ -63,7 +62,7 @@ mod tests {
         let tuning = LoadBalanceTuning::shipped();
         assert!(tuning.validate().is_ok(), "{tuning:?}");
         assert_eq!(tuning.vt % 2, 1, "{tuning:?}: VT even");
-        let blocks = MAX_THREADS_PER_SM / tuning.threads as usize;
+        let blocks = (MAX_THREADS_PER_SM / tuning.threads) as usize;
         let shared = blocks * (tuning.shared_bytes() + RESERVED_SHARED_PER_BLOCK);
         assert!(
             shared <= SM90_SHARED_PER_SM,

@@ -1,11 +1,7 @@
 //! The merge's tuning: the tile kernel's launch shape per key and value size.
 
 use crate::error::GpuError;
-use crate::runtime::shape::{check_launch_shape, tile_tuning};
-
-/// Threads one SM holds at once (sm_80 and sm_90): a launch bound asking for more blocks than fit
-/// is refused.
-const MAX_THREADS_PER_SM: u32 = 2048;
+use crate::runtime::shape::{check_launch_shape, tile_tuning, MAX_THREADS_PER_SM};
 
 tile_tuning! {
     /// Launch shape of the merge's tile kernel: each thread merges `vt` outputs serially in

@@ -17,6 +17,10 @@ pub const MAX_OPTIN_SHARED_BYTES: usize = 227 * 1024;
 /// Most threads of one block (CUDA's limit).
 const MAX_THREADS: u32 = 1024;
 
+/// Threads one SM holds at once (sm_80 and sm_90): a launch bound asking for more blocks than fit
+/// is refused.
+pub(crate) const MAX_THREADS_PER_SM: u32 = 2048;
+
 /// Threads of a warp: blocks are whole warps.
 const WARP: u32 = 32;
 
