@@ -316,6 +316,25 @@ fn cut_budget_variants(shipped: MergesortTuning) -> Vec<MergesortTuning> {
         .collect()
 }
 
+/// Environment variable: a comma-separated list of thread budgets an SM up to which the four-way
+/// cuts and the two-way samples get a warp a search (`quad_cut_warp_threads_per_sm` and
+/// `boundary_search_threads_per_sm`), timed beside the shipped tuning and profiled in the profile
+/// mode (e.g. `384`, where the 1772 cuts of a VT 37 sort at 2^24 get 16 lanes and its samples
+/// one).
+const SEARCH_BUDGETS_ENV: &str = "TWOPHASE_BENCH_SEARCH_BUDGETS";
+
+/// The shipped tuning with each search budget of [`SEARCH_BUDGETS_ENV`].
+fn search_budget_variants(shipped: MergesortTuning) -> Vec<MergesortTuning> {
+    env_numbers::<usize>(SEARCH_BUDGETS_ENV)
+        .into_iter()
+        .map(|budget| MergesortTuning {
+            quad_cut_warp_threads_per_sm: budget,
+            boundary_search_threads_per_sm: budget,
+            ..shipped
+        })
+        .collect()
+}
+
 /// Environment variable: when set, run only the rows of this kind (e.g. `u32-user`), sweeps
 /// included.
 const KIND_ENV: &str = "TWOPHASE_BENCH_KIND";
@@ -519,7 +538,9 @@ impl Bench<'_> {
             }
             if mode == Mode::Profile {
                 // One untimed sort, then the profiled one, for the shipped tuning and each sweep.
-                let shipped = std::iter::once(tuning).chain(oct_variants(tuning));
+                let shipped = std::iter::once(tuning)
+                    .chain(oct_variants(tuning))
+                    .chain(search_budget_variants(tuning));
                 let swept = sweep.iter().map(swept_tuning);
                 for tuned in shipped.chain(swept) {
                     for _ in 0..2 {
@@ -528,9 +549,10 @@ impl Bench<'_> {
                     }
                     stream.synchronize().expect("sync");
                     println!(
-                        "profiled {kind} 2^{log2n} {} oct nt={}: {} passes",
+                        "profiled {kind} 2^{log2n} {} oct nt={} warp search threads/SM={}: {} passes",
                         shape(tuned),
                         tuned.oct_threads,
+                        tuned.quad_cut_warp_threads_per_sm,
                         global_passes(n, tuned)
                     );
                 }
@@ -597,6 +619,13 @@ impl Bench<'_> {
                 println!(
                     "cut budget {kind} 2^{log2n} threads/SM={}: {budget_ms:.4} ms (keys correct: {correct})",
                     tuned.quad_cut_threads_per_sm
+                );
+            }
+            for tuned in search_budget_variants(tuning) {
+                let (budget_ms, correct) = timed_variant(tuned);
+                println!(
+                    "search budget {kind} 2^{log2n} warp threads/SM={}: {budget_ms:.4} ms (keys correct: {correct})",
+                    tuned.quad_cut_warp_threads_per_sm
                 );
             }
             for tuned in sweep.iter().map(swept_tuning) {

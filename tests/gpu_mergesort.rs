@@ -679,23 +679,26 @@ fn tuning_falls_back_within_static_shared_memory() {
     );
 }
 
-/// SMs of the H100 the shipped lane choices were measured on.
+/// SMs of the H100 and the H200 the shipped lane choices were measured on.
 const H100_SMS: u32 = 132;
 
-/// The H100's measured best lanes per four-way cut, as (keys, quad tile, lanes): u32 keys at
-/// 2^27 (512 x 23 quad tiles): 4 lanes; u32 pairs at 2^27 (256 x 11): 1 lane; u64 keys
-/// (128 x 23) and u32 pairs at 2^24: 8 lanes.
-const QUAD_CUT_LANES_MEASURED: [(usize, usize, u32); 4] = [
+/// The measured best lanes per four-way cut, as (keys, quad tile, lanes): on the H100 u32 keys
+/// at 2^27 (512 x 23 quad tiles): 4 lanes; u32 pairs at 2^27 (256 x 11): 1 lane; u64 keys
+/// (128 x 23) and u32 pairs at 2^24: 8 lanes; on the H200 u32 keys at 2^24 in 256 x 37 tiles
+/// (a user comparator's): a warp, against 16 lanes.
+const QUAD_CUT_LANES_MEASURED: [(usize, usize, u32); 5] = [
     (1 << 27, 512 * 23, 4),
     (1 << 27, 256 * 11, 1),
     (1 << 24, 128 * 23, 8),
     (1 << 24, 256 * 11, 8),
+    (1 << 24, 256 * 37, 32),
 ];
 
-/// The H100's measured best lanes per two-way boundary search, as (keys, tile, lanes).
+/// The measured best lanes per two-way boundary search, as (keys, tile, lanes): the 2^24 row on
+/// the H200, the others on the H100.
 const BOUNDARY_LANES_MEASURED: [(usize, usize, u32); 3] = [
     (1 << 27, 256 * 37, 1),
-    (1 << 24, 256 * 37, 1),
+    (1 << 24, 256 * 37, 32),
     (1 << 20, 128 * 23, 32),
 ];
 
@@ -739,8 +742,8 @@ fn quad_cut_lanes_fill_the_partition_budget() {
 }
 
 /// The two-way boundaries' lane choice (no GPU needed): one lane for the 14.2k samples of a u32
-/// sort at 2^27 and the 1.8k of one at 2^24 (256 x 37 four-way tiles), where fewer lanes than a
-/// warp measured slower or within 2%; a whole warp for the few boundaries of a 2^20 sort.
+/// sort at 2^27 (256 x 37 four-way tiles), where fewer lanes than a warp measured slower or
+/// within 2%; a whole warp for the 1.8k of one at 2^24 and the few boundaries of a 2^20 sort.
 #[test]
 fn boundary_search_lanes_follow_their_budget() {
     let shipped = twophase_gpu::MergesortTuning::for_types(4, 0);

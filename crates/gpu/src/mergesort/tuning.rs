@@ -62,6 +62,10 @@ pub struct MergesortTuning {
     /// scattered loads: automatic cut lanes ([`quad_cut_lanes`](Self::quad_cut_lanes)) spread
     /// the cuts over at most this many threads an SM.
     pub quad_cut_threads_per_sm: usize,
+    /// Four-way partition threads an SM up to which each cut gets a whole warp, beyond
+    /// `quad_cut_threads_per_sm`: a warp also narrows the cut's fine selection by rounds of
+    /// probes, so it pays at more threads than lanes that only shorten the coarse search.
+    pub quad_cut_warp_threads_per_sm: usize,
     /// Two-way partition threads an SM up to which each boundary is searched by a whole warp
     /// (automatic lanes, [`boundary_search_lanes`](Self::boundary_search_lanes)).
     pub boundary_search_threads_per_sm: usize,
@@ -377,9 +381,12 @@ impl MergesortTuning {
             // On the H100 the fastest cut lanes at every measured size put 45-50 thousand
             // threads on the cuts: 384 an SM.
             quad_cut_threads_per_sm: 384,
-            // A warp a boundary is much faster on a small sort's few boundaries, no faster on
-            // the thousands of a large one.
-            boundary_search_threads_per_sm: 384,
+            // On the H200 the 1772 cuts of a 2^24 sort in 9472-key four-way tiles were faster
+            // with a warp each (430 threads an SM) than with 16 lanes.
+            quad_cut_warp_threads_per_sm: 512,
+            // A warp a boundary is much faster on a small sort's few boundaries (and on the H200
+            // on the 1772 samples of a 2^24 sort), no faster on the thousands of a large one.
+            boundary_search_threads_per_sm: 512,
             // Between the sizes PDL made faster on the H100 and the first it did not.
             pdl_below_keys: PDL_MAX_BYTES.div_ceil(element_bytes),
         }
@@ -505,13 +512,18 @@ pub(super) const WARP_LANES: u32 = MAX_SEARCH_LANES;
 pub(super) const CHECKED_OWN_MAX_TILES: usize = 1024;
 
 impl MergesortTuning {
-    /// Lanes per four-way cut for `cuts` cuts on a device of `multiprocessors` SMs: the most (a
-    /// power of two up to a warp) that keep the partition's threads within
-    /// `quad_cut_threads_per_sm` an SM, and at least one. Fewer cuts than that leave the memory
-    /// system idle while each cut's chain of dependent loads runs, so more lanes shorten the
-    /// chains; more cuts already fill it, and more lanes would only add loads.
+    /// Lanes per four-way cut for `cuts` cuts on a device of `multiprocessors` SMs: a warp where
+    /// that keeps the partition's threads within `quad_cut_warp_threads_per_sm` an SM, else the
+    /// most (a power of two) that keep them within `quad_cut_threads_per_sm`, and at least one.
+    /// Fewer cuts than that leave the memory system idle while each cut's chain of dependent
+    /// loads runs, so more lanes shorten the chains; more cuts already fill it, and more lanes
+    /// would only add loads.
     pub fn quad_cut_lanes(&self, cuts: usize, multiprocessors: u32) -> u32 {
-        lanes_within(self.quad_cut_threads_per_sm, cuts, multiprocessors)
+        if lanes_within(self.quad_cut_warp_threads_per_sm, cuts, multiprocessors) == WARP_LANES {
+            WARP_LANES
+        } else {
+            lanes_within(self.quad_cut_threads_per_sm, cuts, multiprocessors)
+        }
     }
 
     /// Lanes per two-way partition search for `boundaries` searches on a device of
