@@ -81,9 +81,15 @@ const U32_SWEEP: [Sweep; 9] = [
     (512, 256, 0, 0, 0, 23),
     (1024, 256, 0, 0, 0, 11),
 ];
-/// The sweep of the u32 keys under the top-8-bit user comparator (equivalent keys differ, the
-/// stable block sort): the 4-byte keys' two block-sort widths.
-const TOP8_SWEEP: [Sweep; 2] = [(1024, 128, 256, 0, 64, 45), (1024, 128, 256, 0, 64, 37)];
+/// The sweep of the u32 keys under a user comparator (the stable block sort, checked kernels):
+/// the 4-byte keys' two block-sort widths and two between them (VT 41 and 43: 409 and 381 tiles
+/// at 2^24, four and three waves of one block an SM on 132 SMs, where VT 37 makes 443).
+const USER_SWEEP: [Sweep; 4] = [
+    (1024, 128, 256, 0, 64, 45),
+    (1024, 128, 256, 0, 64, 37),
+    (1024, 128, 256, 0, 64, 41),
+    (1024, 128, 256, 0, 64, 43),
+];
 /// The sweep of the u64 keys: block sorts in dynamic shared memory (94 KB at 512 x 23, 155 KB at
 /// 1024 x 19), each saving the two-way pass of the shipped 256 x 23 one at 2^27.
 const U64_SWEEP: [Sweep; 3] = [
@@ -335,6 +341,19 @@ fn search_budget_variants(shipped: MergesortTuning) -> Vec<MergesortTuning> {
         .collect()
 }
 
+/// Environment variable: a comma-separated list of block-sort VTs (the four-way tiles' too) to
+/// time beside the shipped tuning and profile in the profile mode, the rest as shipped (e.g.
+/// `43` under a user comparator, whose shipped VT is 37).
+const VTS_ENV: &str = "TWOPHASE_BENCH_VTS";
+
+/// The shipped tuning with each VT of [`VTS_ENV`].
+fn vt_variants(shipped: MergesortTuning) -> Vec<MergesortTuning> {
+    env_numbers::<u32>(VTS_ENV)
+        .into_iter()
+        .map(|vt| MergesortTuning { vt, ..shipped })
+        .collect()
+}
+
 /// Environment variable: when set, run only the rows of this kind (e.g. `u32-user`), sweeps
 /// included.
 const KIND_ENV: &str = "TWOPHASE_BENCH_KIND";
@@ -540,7 +559,8 @@ impl Bench<'_> {
                 // One untimed sort, then the profiled one, for the shipped tuning and each sweep.
                 let shipped = std::iter::once(tuning)
                     .chain(oct_variants(tuning))
-                    .chain(search_budget_variants(tuning));
+                    .chain(search_budget_variants(tuning))
+                    .chain(vt_variants(tuning));
                 let swept = sweep.iter().map(swept_tuning);
                 for tuned in shipped.chain(swept) {
                     for _ in 0..2 {
@@ -628,6 +648,13 @@ impl Bench<'_> {
                     tuned.quad_cut_warp_threads_per_sm
                 );
             }
+            for tuned in vt_variants(tuning) {
+                let (vt_ms, correct) = timed_variant(tuned);
+                println!(
+                    "vt {kind} 2^{log2n} {}: {vt_ms:.4} ms (keys correct: {correct})",
+                    shape(tuned)
+                );
+            }
             for tuned in sweep.iter().map(swept_tuning) {
                 let (sweep_ms, correct) = timed_variant(tuned);
                 println!(
@@ -709,7 +736,7 @@ fn main() {
     // A user comparator with the same order as `Less`: the sort a user's own comparator gets
     // (never trusted: checked kernels).
     let user_less = CudaComparator::new("user_less", "return a < b;", |a: &u32, b: &u32| a < b);
-    bench.run::<u32, _>("u32-user", false, &[], &user_less);
+    bench.run::<u32, _>("u32-user", false, &USER_SWEEP, &user_less);
     // The same comparator vouched for (`unsafe`) and with identical equivalents declared: the
     // unchecked kernels and register sort of twophase's own orders.
     // SAFETY: `a < b` on u32 is a strict weak order, in CUDA and in Rust.
@@ -727,7 +754,7 @@ fn main() {
         "return (a >> 24) < (b >> 24);",
         |a: &u32, b: &u32| (a >> 24) < (b >> 24),
     );
-    bench.run::<u32, _>("u32-top8", false, &TOP8_SWEEP, &top8);
+    bench.run::<u32, _>("u32-top8", false, &USER_SWEEP, &top8);
     // A 24-byte record under a user comparator: the wide-key row.
     bench.run_events();
 }

@@ -628,6 +628,42 @@ fn mergesort_block_sort_past_48_kib_of_shared_memory() {
     }
 }
 
+/// A user order whose equivalent keys differ (the top 8 bits) at the block-sort width the
+/// device's shipped tuning gives it for a large sort (1024 x 37 where the device holds its 148
+/// KiB; the differential tests' sizes take the 48 KiB block sort): a few block tiles through
+/// two-way passes, and one sort past the first four-way size, against std's stable sort (the
+/// few-distinct pattern makes every key equivalent).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn mergesort_stable_block_sort_at_its_shipped_width() {
+    let (gpu, mut rng, mut scratch) = setup(MergesortScratch::new);
+    let comp = top_bits_less();
+    let tuning = gpu.shipped_mergesort_tuning_for::<u32, _>(&comp, 0, 1 << 24);
+    let tile = tuning.tile();
+    let four_way = tuning.four_way_min_keys + 3;
+    assert!(tuning.pass_plan(four_way, false).four_way > 0);
+    let sizes = [tile - 1, tile + 1, 3 * tile + 7, 5 * tile + 3];
+    let cases = PATTERNS
+        .iter()
+        .flat_map(|&pattern| sizes.map(|n| (n, pattern)))
+        .chain([(four_way, common::Pattern::Random)]);
+    for (n, pattern) in cases {
+        let input = u32_pattern_keys(&mut rng, n, pattern, 5);
+        let mut expected = input.clone();
+        expected.sort_by(twophase_gpu::compare::ordering(&comp));
+        let mut d_keys = gpu.stream().clone_htod(&input).expect("upload");
+        gpu.sort_device(
+            SortBuffers::keys(&mut d_keys),
+            &comp,
+            Some(tuning),
+            &mut scratch,
+        )
+        .expect("stable sort");
+        let got = gpu.stream().clone_dtoh(&d_keys).expect("download");
+        assert!(got == expected, "VT {}: n = {n}, {pattern:?}", tuning.vt);
+    }
+}
+
 /// The launches' tuning falls back to one within static shared memory where the device cannot
 /// give a block the shipped block sort's shared memory (no GPU needed).
 #[test]
