@@ -354,6 +354,23 @@ fn vt_variants(shipped: MergesortTuning) -> Vec<MergesortTuning> {
         .collect()
 }
 
+/// Environment variable: a comma-separated list of sizes in bytes of keys and values from which
+/// four-way passes run (`four_way_min_keys` times the element size), each timed beside the
+/// shipped tuning and profiled in the profile mode (e.g. `0`: four-way passes at every size).
+const FOUR_WAY_BYTES_ENV: &str = "TWOPHASE_BENCH_FOUR_WAY_BYTES";
+
+/// The shipped tuning with each four-way threshold of [`FOUR_WAY_BYTES_ENV`], for elements of
+/// `element_bytes`.
+fn four_way_variants(shipped: MergesortTuning, element_bytes: usize) -> Vec<MergesortTuning> {
+    env_numbers::<usize>(FOUR_WAY_BYTES_ENV)
+        .into_iter()
+        .map(|bytes| MergesortTuning {
+            four_way_min_keys: bytes / element_bytes,
+            ..shipped
+        })
+        .collect()
+}
+
 /// Environment variable: when set, run only the rows of this kind (e.g. `u32-user`), sweeps
 /// included.
 const KIND_ENV: &str = "TWOPHASE_BENCH_KIND";
@@ -477,6 +494,7 @@ impl Bench<'_> {
         let stream = gpu.stream();
         let mut scratch = MergesortScratch::new();
         let value_bytes = if pairs { 4 } else { 0 };
+        let element_bytes = std::mem::size_of::<K>() + value_bytes;
         let profile_sizes = [profile_log2n()];
         let bench_sizes = env_numbers::<u32>(SIZES_ENV);
         let sizes: &[u32] = match mode {
@@ -560,7 +578,8 @@ impl Bench<'_> {
                 let shipped = std::iter::once(tuning)
                     .chain(oct_variants(tuning))
                     .chain(search_budget_variants(tuning))
-                    .chain(vt_variants(tuning));
+                    .chain(vt_variants(tuning))
+                    .chain(four_way_variants(tuning, element_bytes));
                 let swept = sweep.iter().map(swept_tuning);
                 for tuned in shipped.chain(swept) {
                     for _ in 0..2 {
@@ -653,6 +672,14 @@ impl Bench<'_> {
                 println!(
                     "vt {kind} 2^{log2n} {}: {vt_ms:.4} ms (keys correct: {correct})",
                     shape(tuned)
+                );
+            }
+            for tuned in four_way_variants(tuning, element_bytes) {
+                let (four_way_ms, correct) = timed_variant(tuned);
+                println!(
+                    "four-way from {} keys {kind} 2^{log2n}: {four_way_ms:.4} ms, {} passes (keys correct: {correct})",
+                    tuned.four_way_min_keys,
+                    global_passes(n, tuned)
                 );
             }
             for tuned in sweep.iter().map(swept_tuning) {

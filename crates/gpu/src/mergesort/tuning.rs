@@ -361,14 +361,19 @@ impl MergesortTuning {
             (5..=8, 0) | (0..=4, 1..=4) => (quad_threads, quad_registers),
             _ => (0, 0),
         };
+        // Four-way passes win on the H100 at 64 MiB and lose at 4 MiB, where the partitions'
+        // fixed latency dominates; the 8-byte elements' smaller block tiles leave more levels
+        // at a size, and on the H200 their four-way passes already won at 32 MiB.
+        let four_way_min_bytes = match (key_bytes, value_bytes) {
+            (5..=8, 0) | (0..=4, 1..=4) => EIGHT_BYTE_FOUR_WAY_MIN_BYTES,
+            _ => FOUR_WAY_MIN_BYTES,
+        };
         let element_bytes = key_bytes + value_bytes;
         MergesortTuning {
             threads,
             pass_threads,
             quad_threads,
-            // Four-way passes win on the H100 at 64 MiB and lose at 4 MiB, where the partitions'
-            // fixed latency dominates.
-            four_way_min_keys: FOUR_WAY_MIN_BYTES / element_bytes,
+            four_way_min_keys: four_way_min_bytes / element_bytes,
             // Picked per sort by its number of cuts (quad_cut_lanes).
             quad_cut_lanes: 0,
             quad_registers,
@@ -485,6 +490,10 @@ pub const NARROW_OPTIN_BLOCK_VT: u32 = 37;
 /// Bytes of keys and values from which the shipped tunings sort with four-way passes
 /// ([`MergesortTuning::four_way_min_keys`]).
 const FOUR_WAY_MIN_BYTES: usize = 1 << 26;
+
+/// The same for 8-byte elements (u64 keys, u32 pairs): on the H200 four-way passes took 2^22 of
+/// them (32 MiB) 11-12% faster, where 2^23 u32 keys (32 MiB) were 9% slower (docs/tuning.md).
+const EIGHT_BYTE_FOUR_WAY_MIN_BYTES: usize = 1 << 25;
 
 /// Four-way tile threads of the wide block sort's large sorts ([`MergesortTuning::for_launch`]):
 /// twice the blocks an SM of the 256-thread tiles (eight at 64 registers) overlap more of one

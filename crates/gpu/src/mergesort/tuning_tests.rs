@@ -75,3 +75,13 @@ fn four_byte_keys_take_the_widest_block_sort_the_device_holds() {
         tuning.validate(4, 0).expect("valid");
     }
 }
+
+/// Four-way passes from 64 MiB of 4-byte keys (2^24) and from 32 MiB of 8-byte elements (2^22
+/// u64 keys or u32 pairs), where each measured faster than two-way passes only.
+#[test]
+fn four_way_passes_start_where_they_measured_faster() {
+    assert_eq!(MergesortTuning::for_types(4, 0).four_way_min_keys, 1 << 24);
+    assert_eq!(MergesortTuning::for_types(8, 0).four_way_min_keys, 1 << 22);
+    assert_eq!(MergesortTuning::for_types(4, 4).four_way_min_keys, 1 << 22);
+    assert_eq!(MergesortTuning::for_types(8, 8).four_way_min_keys, 1 << 22);
+}
