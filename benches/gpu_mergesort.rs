@@ -291,19 +291,24 @@ fn env_numbers<T: std::str::FromStr>(var: &str) -> Vec<T> {
         .collect()
 }
 
+/// One tuning for each number of the comma-separated list in environment variable `var`.
+fn env_variants<T: std::str::FromStr>(
+    var: &str,
+    variant: impl Fn(T) -> MergesortTuning,
+) -> Vec<MergesortTuning> {
+    env_numbers::<T>(var).into_iter().map(variant).collect()
+}
+
 /// The shipped tuning with each of [`OCT_THREADS_ENV`]'s eight-way tile threads.
 fn oct_variants(shipped: MergesortTuning) -> Vec<MergesortTuning> {
-    env_numbers::<u32>(OCT_THREADS_ENV)
-        .into_iter()
-        .map(|oct_threads| MergesortTuning {
-            oct_registers: if oct_threads > 0 {
-                shipped.quad_registers
-            } else {
-                0
-            },
-            ..shipped.with_eight_way(oct_threads)
-        })
-        .collect()
+    env_variants(OCT_THREADS_ENV, |oct_threads: u32| MergesortTuning {
+        oct_registers: if oct_threads > 0 {
+            shipped.quad_registers
+        } else {
+            0
+        },
+        ..shipped.with_eight_way(oct_threads)
+    })
 }
 
 /// Environment variable: a comma-separated list of four-way cut thread budgets an SM
@@ -313,13 +318,10 @@ const CUT_BUDGETS_ENV: &str = "TWOPHASE_BENCH_CUT_BUDGETS";
 
 /// The shipped tuning with each four-way cut budget of [`CUT_BUDGETS_ENV`].
 fn cut_budget_variants(shipped: MergesortTuning) -> Vec<MergesortTuning> {
-    env_numbers::<usize>(CUT_BUDGETS_ENV)
-        .into_iter()
-        .map(|budget| MergesortTuning {
-            quad_cut_threads_per_sm: budget,
-            ..shipped
-        })
-        .collect()
+    env_variants(CUT_BUDGETS_ENV, |budget: usize| MergesortTuning {
+        quad_cut_threads_per_sm: budget,
+        ..shipped
+    })
 }
 
 /// Environment variable: a comma-separated list of thread budgets an SM up to which the four-way
@@ -331,14 +333,11 @@ const SEARCH_BUDGETS_ENV: &str = "TWOPHASE_BENCH_SEARCH_BUDGETS";
 
 /// The shipped tuning with each search budget of [`SEARCH_BUDGETS_ENV`].
 fn search_budget_variants(shipped: MergesortTuning) -> Vec<MergesortTuning> {
-    env_numbers::<usize>(SEARCH_BUDGETS_ENV)
-        .into_iter()
-        .map(|budget| MergesortTuning {
-            quad_cut_warp_threads_per_sm: budget,
-            boundary_search_threads_per_sm: budget,
-            ..shipped
-        })
-        .collect()
+    env_variants(SEARCH_BUDGETS_ENV, |budget: usize| MergesortTuning {
+        quad_cut_warp_threads_per_sm: budget,
+        boundary_search_threads_per_sm: budget,
+        ..shipped
+    })
 }
 
 /// Environment variable: a comma-separated list of block-sort VTs (the four-way tiles' too) to
@@ -348,10 +347,7 @@ const VTS_ENV: &str = "TWOPHASE_BENCH_VTS";
 
 /// The shipped tuning with each VT of [`VTS_ENV`].
 fn vt_variants(shipped: MergesortTuning) -> Vec<MergesortTuning> {
-    env_numbers::<u32>(VTS_ENV)
-        .into_iter()
-        .map(|vt| MergesortTuning { vt, ..shipped })
-        .collect()
+    env_variants(VTS_ENV, |vt: u32| MergesortTuning { vt, ..shipped })
 }
 
 /// Environment variable: a comma-separated list of sizes in bytes of keys and values from which
@@ -362,13 +358,10 @@ const FOUR_WAY_BYTES_ENV: &str = "TWOPHASE_BENCH_FOUR_WAY_BYTES";
 /// The shipped tuning with each four-way threshold of [`FOUR_WAY_BYTES_ENV`], for elements of
 /// `element_bytes`.
 fn four_way_variants(shipped: MergesortTuning, element_bytes: usize) -> Vec<MergesortTuning> {
-    env_numbers::<usize>(FOUR_WAY_BYTES_ENV)
-        .into_iter()
-        .map(|bytes| MergesortTuning {
-            four_way_min_keys: bytes / element_bytes,
-            ..shipped
-        })
-        .collect()
+    env_variants(FOUR_WAY_BYTES_ENV, |bytes: usize| MergesortTuning {
+        four_way_min_keys: bytes / element_bytes,
+        ..shipped
+    })
 }
 
 /// Environment variable: when set, run only the rows of this kind (e.g. `u32-user`), sweeps
