@@ -353,20 +353,18 @@ impl MergesortTuning {
                 // with four-way passes).
                 _ => (128, 128, 0, 0, 7),
             };
-        // Eight-way tiles of the four-way tiles' shape and registers for 8-byte elements (u64
-        // keys, u32 pairs; within 48 KiB), the fastest of 128 and 256 threads for each. 4-byte
-        // keys keep four-way passes: their tiles are bound by the merge levels' instructions,
-        // and a third level in the tile cost what the saved passes saved.
-        let (oct_threads, oct_registers) = match (key_bytes, value_bytes) {
-            (5..=8, 0) | (0..=4, 1..=4) => (quad_threads, quad_registers),
-            _ => (0, 0),
-        };
         // Four-way passes win on the H100 at 64 MiB and lose at 4 MiB, where the partitions'
-        // fixed latency dominates; the 8-byte elements' smaller block tiles leave more levels
-        // at a size, and on the H200 their four-way passes already won at 32 MiB.
-        let four_way_min_bytes = match (key_bytes, value_bytes) {
-            (5..=8, 0) | (0..=4, 1..=4) => EIGHT_BYTE_FOUR_WAY_MIN_BYTES,
-            _ => FOUR_WAY_MIN_BYTES,
+        // fixed latency dominates; the 8-byte elements' (u64 keys, u32 pairs) smaller block
+        // tiles leave more levels at a size, and on the H200 their four-way passes already won
+        // at 32 MiB. They also take eight-way tiles of the four-way tiles' shape and registers
+        // (within 48 KiB), the fastest of 128 and 256 threads for each. 4-byte keys keep
+        // four-way passes: their tiles are bound by the merge levels' instructions, and a third
+        // level in the tile cost what the saved passes saved.
+        let (four_way_min_bytes, oct_threads, oct_registers) = match (key_bytes, value_bytes) {
+            (5..=8, 0) | (0..=4, 1..=4) => {
+                (EIGHT_BYTE_FOUR_WAY_MIN_BYTES, quad_threads, quad_registers)
+            }
+            _ => (FOUR_WAY_MIN_BYTES, 0, 0),
         };
         let element_bytes = key_bytes + value_bytes;
         MergesortTuning {
