@@ -192,8 +192,9 @@ extern "C" __global__ void __launch_bounds__(TP_OCT_NT, OCT_MIN_BLOCKS_PER_SM)
   if (!follow_previous_kernel(guard)) return;
   if constexpr (!CHECK_ORDER) {
     const key_image_out map_out = {image_out != 0};
-    // A launch may merge a range of the pass's tiles (the last pass split by output range).
-    const size_type tile = first_tile + blockIdx.x;
+    // A launch may merge a range of the pass's tiles (the last pass split by output range); its
+    // partial last tile goes first.
+    const size_type tile = twophase::last_tile_first(first_tile);
     if ((tile + 1) * NV <= count) {
       oct_tile<false>(src, count, run, cuts, dst, vals_src, vals_dst, smem, map_out, tile);
     } else {

@@ -21,8 +21,9 @@ extern "C" __global__ void __launch_bounds__(TP_QUAD_NT, QUAD_MIN_BLOCKS_PER_SM)
   if (!follow_previous_kernel(guard)) return;
   const twophase::input_check check = {status, cuts_repair, generation};
   const key_image_out map_out = {image_out != 0};
-  // A launch may merge a range of the pass's tiles (the last pass split by output range).
-  const size_type tile = first_tile + blockIdx.x;
+  // A launch may merge a range of the pass's tiles (the last pass split by output range); its
+  // partial last tile goes first.
+  const size_type tile = twophase::last_tile_first(first_tile);
   if ((tile + 1) * NV <= count) {
     quad_tile<TP_QUAD_NT, false>(src, count, run, cuts, dst, vals_src, vals_dst, smem, check, map_out, tile);
   } else {

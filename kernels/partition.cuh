@@ -401,6 +401,15 @@ __device__ __forceinline__ void pdl_wait() {
 #endif
 }
 
+// The tile this block merges, of a launch over tiles first_tile .. first_tile + gridDim.x - 1:
+// the launch's last tile first, then the others in order. A pass's last tile is usually partial,
+// and the four-way tile's range-checked path runs from its stack (local memory); blocks start in
+// index order, so as the last block it kept one SM busy about 20 us after the others had finished
+// (docs/tuning.md, "The partial tile first").
+__device__ __forceinline__ size_type last_tile_first(size_type first_tile) {
+  return first_tile + (blockIdx.x == 0 ? gridDim.x - 1 : blockIdx.x - 1);
+}
+
 // ---- In-tile walk check: thread merge paths that tile their merge exactly. ----
 
 // Where each thread's serial walk of an in-tile merge starts, told to the thread before it, so
