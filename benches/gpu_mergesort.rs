@@ -626,8 +626,9 @@ impl Bench<'_> {
                     show(&without_pdl)
                 );
             }
-            // A variant's time, after checking its keys against std's sort.
-            let mut timed_variant = |tuned: MergesortTuning| {
+            // A variant's line: its time, after checking its keys against std's sort, behind
+            // `head`, with its passes where `passes`.
+            let mut report = |tuned: MergesortTuning, head: String, passes: bool| {
                 restore(&mut keys, &mut values);
                 sort_tuned(&mut keys, &mut values, tuned);
                 let correct = stream.clone_dtoh(&keys).expect("download") == sorted_input;
@@ -635,53 +636,46 @@ impl Bench<'_> {
                     restore(&mut keys, &mut values);
                     sort_tuned(&mut keys, &mut values, tuned);
                 }) - copy_ms;
-                (ms, correct)
+                let passes = if passes {
+                    format!(", {} passes", global_passes(n, tuned))
+                } else {
+                    String::new()
+                };
+                println!("{head}: {ms:.4} ms{passes} (keys correct: {correct})");
             };
-            for tuned in oct_variants(tuning) {
-                let (oct_ms, correct) = timed_variant(tuned);
-                println!(
-                    "eight-way {kind} 2^{log2n} oct nt={} regs={}: {oct_ms:.4} ms, {} passes (keys correct: {correct})",
-                    tuned.oct_threads,
-                    tuned.oct_registers,
-                    global_passes(n, tuned)
+            for t in oct_variants(tuning) {
+                let head = format!(
+                    "eight-way {kind} 2^{log2n} oct nt={} regs={}",
+                    t.oct_threads, t.oct_registers
                 );
+                report(t, head, true);
             }
-            for tuned in cut_budget_variants(tuning) {
-                let (budget_ms, correct) = timed_variant(tuned);
-                println!(
-                    "cut budget {kind} 2^{log2n} threads/SM={}: {budget_ms:.4} ms (keys correct: {correct})",
-                    tuned.quad_cut_threads_per_sm
+            for t in cut_budget_variants(tuning) {
+                let head = format!(
+                    "cut budget {kind} 2^{log2n} threads/SM={}",
+                    t.quad_cut_threads_per_sm
                 );
+                report(t, head, false);
             }
-            for tuned in search_budget_variants(tuning) {
-                let (budget_ms, correct) = timed_variant(tuned);
-                println!(
-                    "search budget {kind} 2^{log2n} warp threads/SM={}: {budget_ms:.4} ms (keys correct: {correct})",
-                    tuned.quad_cut_warp_threads_per_sm
+            for t in search_budget_variants(tuning) {
+                let head = format!(
+                    "search budget {kind} 2^{log2n} warp threads/SM={}",
+                    t.quad_cut_warp_threads_per_sm
                 );
+                report(t, head, false);
             }
-            for tuned in vt_variants(tuning) {
-                let (vt_ms, correct) = timed_variant(tuned);
-                println!(
-                    "vt {kind} 2^{log2n} {}: {vt_ms:.4} ms (keys correct: {correct})",
-                    shape(tuned)
-                );
+            for t in vt_variants(tuning) {
+                report(t, format!("vt {kind} 2^{log2n} {}", shape(t)), false);
             }
-            for tuned in four_way_variants(tuning, element_bytes) {
-                let (four_way_ms, correct) = timed_variant(tuned);
-                println!(
-                    "four-way from {} keys {kind} 2^{log2n}: {four_way_ms:.4} ms, {} passes (keys correct: {correct})",
-                    tuned.four_way_min_keys,
-                    global_passes(n, tuned)
+            for t in four_way_variants(tuning, element_bytes) {
+                let head = format!(
+                    "four-way from {} keys {kind} 2^{log2n}",
+                    t.four_way_min_keys
                 );
+                report(t, head, true);
             }
-            for tuned in sweep.iter().map(swept_tuning) {
-                let (sweep_ms, correct) = timed_variant(tuned);
-                println!(
-                    "sweep {kind} 2^{log2n} {}: {sweep_ms:.4} ms, {} passes (keys correct: {correct})",
-                    shape(tuned),
-                    global_passes(n, tuned)
-                );
+            for t in sweep.iter().map(swept_tuning) {
+                report(t, format!("sweep {kind} 2^{log2n} {}", shape(t)), true);
             }
             if log2n == SIZES[0] {
                 // One call, host clock: launches + synchronize (restore untimed), and the host's

@@ -43,15 +43,16 @@ def main(path):
     lines = open(path).read().splitlines()
     start = next(i for i, l in enumerate(lines) if l.startswith('"ID"'))
     sorts = []
+    rows = list(csv.DictReader(lines[start:]))
     # Per launch ID: the SMs' average and largest active cycles, where the CSV has them.
     active = {}
-    for row in csv.DictReader(lines[start:]):
+    for row in rows:
         metric = row.get("Metric Name")
         if metric in ("sm__cycles_active.avg", "sm__cycles_active.max"):
             value = float(row["Metric Value"].replace(",", ""))
             active.setdefault(row["ID"], {})[metric.rsplit(".", 1)[1]] = value
     excess = []  # per sort: kind -> the largest (max - avg) / max over its launches
-    for row in csv.DictReader(lines[start:]):
+    for row in rows:
         if row.get("Metric Name") != "gpu__time_duration.sum":
             continue
         kind = kind_of(row["Kernel Name"])
