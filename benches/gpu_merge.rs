@@ -5,8 +5,9 @@
 
 mod common;
 use common::{
-    copy_rate_gbs, device_name, key_merge_sets, l2_bytes, load_results, median, open_gpu,
-    rotated_sets, sorted_halves, DeviceOutput, Rotated, LARGEST_LOG2N, POISON_U32, SIZES,
+    copy_rate_gbs, device_name, env_sizes, key_merge_sets, kind_selected, l2_bytes, load_results,
+    median, open_gpu, rotated_sets, sorted_halves, DeviceOutput, Rotated, LARGEST_LOG2N,
+    POISON_U32, SIZES,
 };
 
 use std::collections::HashMap;
@@ -68,13 +69,15 @@ struct Case<'a> {
     log2n: u32,
     /// Bytes read and written by one merge.
     bytes: f64,
-    /// (threads, vt, blocks_per_sm) timed besides the shipped tuning at the largest size.
+    /// (threads, vt, blocks_per_sm) timed besides the shipped tuning at the largest size (at
+    /// every size of [`SIZES_ENV`](common::SIZES_ENV) when it is set).
     sweep: &'a [(u32, u32, u32)],
 }
 
 impl Case<'_> {
     /// Correctness first (fresh random inputs, poisoned output), then time the shipped tuning
-    /// (and, at the largest size, the sweep) with `merge(inputs, output, tuning)`.
+    /// (and, at the largest size or at every size set by the environment, the sweep) with
+    /// `merge(inputs, output, tuning)`.
     fn run<I, O: DeviceOutput>(
         &self,
         sets: &mut Rotated<I, O>,
@@ -105,7 +108,7 @@ impl Case<'_> {
             );
         }
         gpu.set_partition_lanes(None).expect("lanes");
-        if log2n != LARGEST_LOG2N {
+        if log2n != LARGEST_LOG2N && env_sizes().is_none() {
             return;
         }
         for &(threads, vt, blocks_per_sm) in self.sweep {
@@ -134,6 +137,9 @@ fn bench_keys<K: PrimitiveKey + DeviceRepr + Ord + Send + std::fmt::Debug>(
     rows: &mut Vec<Row>,
     l2: usize,
 ) {
+    if !kind_selected(kind) {
+        return;
+    }
     let stream = gpu.stream();
     let mut scratch = MergeScratch::new();
     let key_bytes = std::mem::size_of::<K>();
@@ -171,9 +177,12 @@ type PairInputs = (
 );
 
 fn bench_pairs(gpu: &Gpu, sweep: &[(u32, u32, u32)], rows: &mut Vec<Row>, l2: usize) {
+    if !kind_selected("u32-pairs") {
+        return;
+    }
     let stream = gpu.stream();
     let mut scratch = MergeScratch::new();
-    for log2n in SIZES {
+    for log2n in bench_sizes() {
         let n = 1usize << log2n;
         let set_bytes = 4 * n * 4;
         let mut inputs: Vec<PairInputs> = Vec::new();
@@ -211,6 +220,11 @@ fn bench_pairs(gpu: &Gpu, sweep: &[(u32, u32, u32)], rows: &mut Vec<Row>, l2: us
             .expect("merge pairs");
         });
     }
+}
+
+/// The sizes of [`SIZES_ENV`](common::SIZES_ENV), else [`SIZES`].
+fn bench_sizes() -> Vec<u32> {
+    env_sizes().unwrap_or(SIZES.to_vec())
 }
 
 /// One full call at 2^20 with the host side included (kernels already compiled): the device-buffer
@@ -275,8 +289,9 @@ fn main() {
     println!("device-to-device copy rate: {copy:.0} GB/s (bytes read + written)");
     let mut rows = Vec::new();
     // (threads, vt, blocks_per_sm) beside the shipped tuning: the tuning shipped before, and
-    // its nearest rivals in the sweeps of docs/tuning.md.
-    let u32_sweep = [(384, 23, 3), (512, 21, 3), (256, 25, 5)];
+    // its nearest rivals in the sweeps of docs/tuning.md (for u32 keys on fast memory: the
+    // small merges' shape, which large ones took before, and the large ones' rivals).
+    let u32_sweep = [(384, 21, 4), (128, 25, 12), (256, 25, 5)];
     let u64_sweep = [(256, 19, 4), (256, 17, 3)];
     let pairs_sweep = [(512, 15, 2), (256, 19, 4)];
     bench_keys::<u32>(
@@ -285,7 +300,7 @@ fn main() {
         |r| r.gen(),
         POISON_U32,
         &u32_sweep,
-        &SIZES,
+        &bench_sizes(),
         &mut rows,
         l2,
     );
@@ -295,7 +310,7 @@ fn main() {
         |r| r.gen(),
         POISON_U64,
         &u64_sweep,
-        &SIZES,
+        &bench_sizes(),
         &mut rows,
         l2,
     );

@@ -8,7 +8,8 @@
 
 mod common;
 use common::{
-    copy_rate_gbs, device_name, load_results, median, open_gpu, random_keys, time_events, SIZES,
+    copy_rate_gbs, device_name, env_sizes, kind_selected, load_results, median, open_gpu,
+    random_keys, time_events, SIZES,
 };
 
 use std::borrow::Cow;
@@ -274,10 +275,6 @@ fn shipped_only() -> bool {
     std::env::var_os(SHIPPED_ONLY_ENV).is_some()
 }
 
-/// Environment variable: a comma-separated list of sizes (log2 of keys) to time instead of the
-/// shared sizes (e.g. `25,26,27`).
-const SIZES_ENV: &str = "TWOPHASE_BENCH_SIZES";
-
 /// Environment variable: a comma-separated list of eight-way tile threads (0: four-way passes
 /// only) to time beside each shipped row, with the four-way tile's registers and eight-way passes
 /// from every size (also profiled in the profile mode).
@@ -350,6 +347,19 @@ fn vt_variants(shipped: MergesortTuning) -> Vec<MergesortTuning> {
     env_variants(VTS_ENV, |vt: u32| MergesortTuning { vt, ..shipped })
 }
 
+/// Environment variable: a comma-separated list of block-sort threads to time beside the shipped
+/// tuning and profile in the profile mode, the rest as shipped (e.g. `512`: a 512 x 45 block sort of
+/// 4-byte keys in 90 KB, two blocks an SM, where the shipped 1024 x 45 one runs one).
+const BLOCK_THREADS_ENV: &str = "TWOPHASE_BENCH_BLOCK_THREADS";
+
+/// The shipped tuning with each block-sort width of [`BLOCK_THREADS_ENV`].
+fn block_threads_variants(shipped: MergesortTuning) -> Vec<MergesortTuning> {
+    env_variants(BLOCK_THREADS_ENV, |threads: u32| MergesortTuning {
+        threads,
+        ..shipped
+    })
+}
+
 /// Environment variable: a comma-separated list of sizes in bytes of keys and values from which
 /// four-way passes run (`four_way_min_keys` times the element size), each timed beside the
 /// shipped tuning and profiled in the profile mode (e.g. `0`: four-way passes at every size).
@@ -362,14 +372,6 @@ fn four_way_variants(shipped: MergesortTuning, element_bytes: usize) -> Vec<Merg
         four_way_min_keys: bytes / element_bytes,
         ..shipped
     })
-}
-
-/// Environment variable: when set, run only the rows of this kind (e.g. `u32-user`), sweeps
-/// included.
-const KIND_ENV: &str = "TWOPHASE_BENCH_KIND";
-
-fn kind_selected(kind: &str) -> bool {
-    std::env::var(KIND_ENV).map_or(true, |k| k == kind)
 }
 
 /// What every measurement of a run shares: the device, the mode, and what the rows compare with.
@@ -489,11 +491,11 @@ impl Bench<'_> {
         let value_bytes = if pairs { 4 } else { 0 };
         let element_bytes = std::mem::size_of::<K>() + value_bytes;
         let profile_sizes = [profile_log2n()];
-        let bench_sizes = env_numbers::<u32>(SIZES_ENV);
-        let sizes: &[u32] = match mode {
-            Mode::Time if !bench_sizes.is_empty() => &bench_sizes,
-            Mode::Time => &SIZES,
-            Mode::Profile => &profile_sizes,
+        let bench_sizes = env_sizes();
+        let sizes: &[u32] = match (mode, &bench_sizes) {
+            (Mode::Time, Some(sizes)) => sizes,
+            (Mode::Time, None) => &SIZES,
+            (Mode::Profile, _) => &profile_sizes,
         };
         for &log2n in sizes {
             let n = 1usize << log2n;
@@ -572,6 +574,7 @@ impl Bench<'_> {
                     .chain(oct_variants(tuning))
                     .chain(search_budget_variants(tuning))
                     .chain(vt_variants(tuning))
+                    .chain(block_threads_variants(tuning))
                     .chain(four_way_variants(tuning, element_bytes));
                 let swept = sweep.iter().map(swept_tuning);
                 for tuned in shipped.chain(swept) {
@@ -666,6 +669,10 @@ impl Bench<'_> {
             }
             for t in vt_variants(tuning) {
                 report(t, format!("vt {kind} 2^{log2n} {}", shape(t)), false);
+            }
+            for t in block_threads_variants(tuning) {
+                let head = format!("block threads {kind} 2^{log2n} {}", shape(t));
+                report(t, head, true);
             }
             for t in four_way_variants(tuning, element_bytes) {
                 let head = format!(

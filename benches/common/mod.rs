@@ -17,6 +17,29 @@ pub const POISON_U32: u32 = 0xDEAD_BEEF;
 pub const SIZES: [u32; 3] = [20, 24, 27];
 /// The largest of [`SIZES`], where the tuning sweeps run.
 pub const LARGEST_LOG2N: u32 = SIZES[SIZES.len() - 1];
+/// Environment variable: a comma-separated list of sizes (log2 of keys) to time instead of
+/// [`SIZES`] (e.g. `25,26,27`); a benchmark whose sweeps run at its largest size then runs them at
+/// each of these.
+pub const SIZES_ENV: &str = "TWOPHASE_BENCH_SIZES";
+
+/// Environment variable: when set, run only the rows of this kind (e.g. `u32-user`), sweeps
+/// included.
+pub const KIND_ENV: &str = "TWOPHASE_BENCH_KIND";
+
+/// Whether the rows of `kind` run ([`KIND_ENV`] unset, or set to it).
+pub fn kind_selected(kind: &str) -> bool {
+    std::env::var(KIND_ENV).map_or(true, |k| k == kind)
+}
+
+/// The sizes of [`SIZES_ENV`], if it is set to any.
+pub fn env_sizes() -> Option<Vec<u32>> {
+    let list = std::env::var(SIZES_ENV).unwrap_or_default();
+    let sizes: Vec<u32> = list
+        .split(',')
+        .filter_map(|v| v.trim().parse().ok())
+        .collect();
+    (!sizes.is_empty()).then_some(sizes)
+}
 /// Merge inputs are rotated among enough sets to exceed this many times the L2 size (as in the
 /// CUB merge peer), so that repeated runs do not measure the cache.
 pub const L2_MULTIPLE: usize = 4;
