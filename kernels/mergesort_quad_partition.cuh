@@ -175,29 +175,31 @@ __device__ __forceinline__ void select_runs(const key_type* __restrict__ keys, c
 // Probes a run a round of group_select_runs: a warp of 32 lanes over the four runs of a quad.
 constexpr int GROUP_SELECT_PROBES = 8;
 
-// select_runs' bounds narrowed by a search group of N * PROBES lanes of one warp (every lane of
-// the group calling with the same bounds and getting the same narrowed ones;
-// twophase_partition::select_runs_by_probes). Each round every open run gets PROBES evenly spaced
-// probes, one a lane, at offset (2i + 1) * width / (2 PROBES) of its open range. Each lane bounds
-// the open-range elements before its probe in the merge: exactly its offset from its own run;
-// from each other run at least one past the last probe of it that precedes, at most the first
-// that does not (a binary search over that run's probes, read from their lanes by shuffles:
-// log2(PROBES) + 1 a run, where comparing with every probe took about 470 instructions a
-// round). With `t` outputs left, a probe with fewer than `t` at most is taken, one with `t` or
-// more at least is not; two ballots move each run's bounds past its last taken probe and down to
-// its first probe not taken. The first and
+// select_runs' bounds narrowed by the N * PROBES = 32 lanes of one warp (every lane calling with
+// the same bounds and getting the same narrowed ones; twophase_partition::select_runs_by_probes).
+// Each round every open run gets PROBES evenly spaced probes, one a lane, at offset
+// (2i + 1) * width / (2 PROBES) of its open range. Each lane bounds the open-range elements before
+// its probe in the merge: exactly its offset from its own run; from each other run at least one
+// past the last probe of it that precedes, at most the first that does not (a binary search over
+// that run's probes, read from their lanes by shuffles: log2(PROBES) + 1 a run, where comparing
+// with every probe took about 470 instructions a round). With `t` outputs left, a probe with
+// fewer than `t` at most is taken, one with `t` or more at least is not; two ballots move each
+// run's bounds past its last taken probe and down to its first probe not taken. The first and
 // the last probe in merge order cannot both stay undecided, so every round narrows a range;
 // eight probes a run take the four-way cut's fine search from about 40 dependent loads to about
 // 6 rounds. Rounds stop at the answer, at a round that decides nothing or contradicts itself (a
 // taken probe at or after one not taken, or decisions that leave the outputs no room: unsorted
 // runs, or a comparator that is not a strict weak order), or after MAX_ROUNDS, leaving bounds
 // that still hold the answer for select_runs to finish.
+// - The kernel's time is these rounds' instructions, one cut a warp and few warps an SM, so a
+//   round works on 32-bit offsets from each run's entry bound and reads its probe through a base
+//   pointer picked once, and each binary search asks the last probe beside the first three steps
+//   (the same probes a four-step search asks, with one shuffle off the dependent chain).
 template <int N, int PROBES>
 __device__ __forceinline__ void group_select_runs(const key_type* __restrict__ keys, const size_type (&starts)[N + 1],
-                                                  size_type (&lo)[N], size_type (&hi)[N], size_type diag, int lane,
-                                                  unsigned group) {
-  constexpr int LANES = N * PROBES;
-  static_assert(LANES <= 32 && (PROBES & (PROBES - 1)) == 0, "one probe a lane of one warp");
+                                                  size_type (&lo)[N], size_type (&hi)[N], size_type diag, int lane) {
+  static_assert(N * PROBES == 32 && PROBES == 8, "one probe a lane of a whole warp, three search steps a run");
+  constexpr unsigned WARP = 0xffffffffu;
   constexpr int OFFSET_SHIFT = twophase::ceil_log2(2 * PROBES);
   constexpr unsigned RUN_LANES = (1u << PROBES) - 1;
   // A bound on the rounds: a strict weak order needs about log(width) / log(PROBES) of them, and
@@ -205,46 +207,60 @@ __device__ __forceinline__ void group_select_runs(const key_type* __restrict__ k
   // not one could make rounds crawl; select_runs finishes from wherever they stop.
   constexpr int MAX_ROUNDS = 64;
   const int run = lane / PROBES, slot = lane % PROBES;
-  const int group_shift = __ffs(group) - 1;  // the group's first lane in the warp
-  int width[N];
+  int width[N], raised_by[N];
   size_type placed = 0;
 #pragma unroll
   for (int k = 0; k < N; ++k) {
     width[k] = (int)(hi[k] - lo[k]);
+    raised_by[k] = 0;
     placed += lo[k];
   }
+  const key_type* const own_base = keys + twophase::pick(starts, run) + twophase::pick(lo, run);
+  int own_raised = 0;  // raised_by[run]
   int t = (int)(diag - placed);
-  // Probe i's offset in an open range of `w` (32-bit: the bounds span less than 2^31 in all).
-  const auto offset = [](int i, int w) { return (int)((unsigned long long)(2 * i + 1) * (unsigned)w >> OFFSET_SHIFT); };
+  // Probe i's offset in an open range of `w` (32-bit: the bounds span less than 2^31 in all; one
+  // 32 x 32 -> 64-bit multiply).
+  const auto offset = [](int i, int w) {
+    return (int)((unsigned long long)(unsigned)(2 * i + 1) * (unsigned)w >> OFFSET_SHIFT);
+  };
   for (int round = 0; round < MAX_ROUNDS; ++round) {
     int open = 0;
 #pragma unroll
     for (int k = 0; k < N; ++k) open += width[k];
-    if (t == open) {
+    if (t == 0 || t == open) {
 #pragma unroll
-      for (int k = 0; k < N; ++k) lo[k] = hi[k];
+      for (int k = 0; k < N; ++k) {
+        lo[k] += (size_type)(t == open ? raised_by[k] + width[k] : raised_by[k]);
+        hi[k] = lo[k] + (size_type)(t == open ? 0 : width[k]);
+      }
+      return;
     }
-    if (t == 0 || t == open) return;
     const int own_width = twophase::pick(width, run);
     const int own = offset(slot, own_width);
     key_type key = {};
-    if (own_width > 0) key = keys[twophase::pick(starts, run) + twophase::pick(lo, run) + (size_type)own];
+    if (own_width > 0) key = own_base[own_raised + own];
     int below = own, above = own;
 #pragma unroll
     for (int m = 0; m < N; ++m) {
       if (width[m] == 0) continue;  // the same in every lane
-      // How many of run m's probes precede this lane's (earlier runs first on ties): a binary
-      // search over them, in order as the run is, each step a shuffle from the lane of the probe
-      // it asks about (clamped: a step past the last probe answers nothing).
+      // How many of run m's probes precede this lane's (earlier runs first on ties): all of them
+      // if the last does, else a binary search over the first PROBES - 1 by their lanes.
+      const bool earlier_run = m < run;
+      const auto before = [&](int probe) {
+        const key_type other = twophase::group_shuffle(WARP, key, m * PROBES + probe, 32);
+        // takes_a<bounds_lower>(other, key), !key_compare()(key, other), for an earlier run, else
+        // key_compare()(other, key): one comparison of operands picked by the lane's run.
+        const key_type& first = earlier_run ? key : other;
+        const key_type& second = earlier_run ? other : key;
+        return key_compare()(first, second) != earlier_run;
+      };
+      const bool all = before(PROBES - 1);
       int preceding = 0;
 #pragma unroll
-      for (int step = PROBES; step > 0; step >>= 1) {
-        const int asked = min(preceding + step, PROBES) - 1;
-        const key_type other = twophase::group_shuffle(group, key, m * PROBES + asked, LANES);
-        const bool before =
-            m < run ? twophase::takes_a<twophase::bounds_lower>(other, key, key_compare()) : key_compare()(other, key);
-        if (before && preceding + step <= PROBES) preceding += step;
+      for (int step = PROBES / 2; step > 0; step >>= 1) {
+        if (before(preceding + step - 1)) preceding += step;
       }
+      if (all) preceding = PROBES;
       const int least = preceding > 0 ? offset(preceding - 1, width[m]) + 1 : 0;
       const int most = preceding < PROBES ? offset(preceding, width[m]) : width[m];
       if (m != run) {
@@ -252,8 +268,8 @@ __device__ __forceinline__ void group_select_runs(const key_type* __restrict__ k
         above += most;
       }
     }
-    const unsigned taken = __ballot_sync(group, own_width > 0 && above < t) >> group_shift;
-    const unsigned not_taken = __ballot_sync(group, own_width > 0 && below >= t) >> group_shift;
+    const unsigned taken = __ballot_sync(WARP, own_width > 0 && above < t);
+    const unsigned not_taken = __ballot_sync(WARP, own_width > 0 && below >= t);
     int raise[N], drop[N], raised = 0, dropped = 0;
     bool contradicts = false;
 #pragma unroll
@@ -270,14 +286,19 @@ __device__ __forceinline__ void group_select_runs(const key_type* __restrict__ k
     // Also contradictions: more taken in all than the outputs left, or fewer kept open than they
     // need.
     contradicts |= raised > t || t + dropped > open;
-    if (contradicts || raised + dropped == 0) return;
+    if (contradicts || raised + dropped == 0) break;
 #pragma unroll
     for (int k = 0; k < N; ++k) {
-      lo[k] += (size_type)raise[k];
-      hi[k] -= (size_type)drop[k];
+      raised_by[k] += raise[k];
       width[k] -= raise[k] + drop[k];
-      t -= raise[k];
     }
+    own_raised += twophase::pick(raise, run);
+    t -= raised;
+  }
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    lo[k] += (size_type)raised_by[k];
+    hi[k] = lo[k] + (size_type)width[k];
   }
 }
 
@@ -386,7 +407,7 @@ __device__ __forceinline__ void quad_cut_search(const key_type* __restrict__ key
     narrowed[k] = hi[k];
   }
   if (lanes == 4 * GROUP_SELECT_PROBES) {
-    group_select_runs<4, GROUP_SELECT_PROBES>(keys, quad.starts, counts, narrowed, diag, lane, group);
+    group_select_runs<4, GROUP_SELECT_PROBES>(keys, quad.starts, counts, narrowed, diag, lane);
   }
   if (lane != 0) return;
   select_runs(keys, quad.starts, counts, narrowed, diag);

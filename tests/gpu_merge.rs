@@ -56,7 +56,7 @@ fn device_merge<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
 /// every size and shape of `case`'s keys.
 fn differential<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(case: &KeyCase<K, C>) {
     let (gpu, mut scratch) = (gpu(), MergeScratch::new());
-    let sizes = sizes(gpu.merge_tuning::<K>(None));
+    let sizes = sizes(gpu.merge_tuning::<K>(None, 0));
     let cases = case.for_each_merge(&sizes, |a, b, expected, _, what| {
         let got = device_merge(&gpu, &mut scratch, a, b, case.comp, case.poison);
         assert!(same_bits(&got, expected), "{what}: device merge differs");
@@ -102,7 +102,7 @@ key_type_tests!(differential {
 fn merge_user_struct_custom_comparator_is_stable() {
     let (gpu, mut rng) = (gpu(), rng());
     let comp = rec_key_descending();
-    let tile = gpu.merge_tuning::<Rec>(None).tile();
+    let tile = gpu.merge_tuning::<Rec>(None, 0).tile();
     let poison = REC_POISON;
     for n in [0, 1, tile - 1, tile, tile + 1, 53 * tile + 7, (1 << 20) + 1] {
         for distinct in [1u32, 13, u32::MAX] {
@@ -132,7 +132,7 @@ fn merge_user_struct_custom_comparator_is_stable() {
 #[ignore = "needs a CUDA GPU"]
 fn merge_pairs_u32_are_stable() {
     let (gpu, mut rng, mut scratch) = setup(MergeScratch::new);
-    let tile = gpu.merge_tuning::<u32>(Some((4, 4))).tile();
+    let tile = gpu.merge_tuning::<u32>(Some((4, 4)), 0).tile();
     for n in [0, 1, tile - 1, tile, tile + 1, 41 * tile + 3, (1 << 22) + 5] {
         for distinct in [1u32, 5, 1000, u32::MAX] {
             let split = rng.gen_range(0..=n);
@@ -200,6 +200,35 @@ fn merge_u32_2_pow_27() {
         let got = device_merge(&gpu, &mut scratch, &a, &b, &Less, 0xDEAD_BEEF);
         assert!(got == expected, "2^27 merge differs ({shape:?})");
     }
+}
+
+/// The large merges' tiles on fast memory (`MergeTuning::for_large_fast_memory`), which the
+/// differential sizes of small merges never launch: set explicitly, on every merge shape at the
+/// sizes around their tile, against the CPU backend.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn merge_u32_large_merge_tiles_at_their_edges() {
+    let (gpu, mut scratch) = (gpu(), MergeScratch::new());
+    let tuning = MergeTuning::for_large_fast_memory(4, 0);
+    let case = KeyCase {
+        label: "u32, large-merge tiles",
+        comp: &Less,
+        poison: 0xDEAD_BEEF_u32,
+        draw: &|r: &mut StdRng| r.gen::<u32>(),
+        few: &|r: &mut StdRng| r.gen_range(0..4u32),
+    };
+    case.for_each_merge(&sizes(tuning), |a, b, expected, _, what| {
+        let got = common::device_merge(&gpu, a, b, case.poison, |da, db, out| {
+            gpu.merge_device(
+                MergeBuffers::keys(da, db, out),
+                &Less,
+                MergeAlgorithm::TwoPhase(Some(tuning)),
+                &mut scratch,
+            )
+            .expect("merge_device")
+        });
+        assert!(got == expected, "{what}: device merge differs");
+    });
 }
 
 #[test]

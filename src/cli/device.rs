@@ -128,7 +128,7 @@ where
     let data_bytes = bytes_of(a) + bytes_of(b);
     check_device_memory(gpu, "the merge", data_bytes)?;
     report.phase("compile kernels", None, || {
-        let tuning = gpu.merge_tuning::<K>(None);
+        let tuning = gpu.merge_tuning::<K>(None, a.len() + b.len());
         Ok(gpu.prepare::<K, C, MergeTuning>(comp, None, tuning)?)
     })?;
     let (device_a, device_b, mut device_out) =

@@ -34,12 +34,11 @@ impl Gpu {
         M: DeviceMergeBuffers<K>,
     {
         match algorithm {
-            MergeAlgorithm::TwoPhase(tuning) => {
-                let tuning = tuning.unwrap_or_else(|| self.merge_tuning::<K>(M::VALUES));
-                buffers.with_args(self, |args| {
-                    self.launch_merge::<K, C>(args, comp, M::VALUES, tuning, scratch)
-                })
-            }
+            MergeAlgorithm::TwoPhase(tuning) => buffers.with_args(self, |args| {
+                let outputs = args.a_count + args.b_count;
+                let tuning = tuning.unwrap_or_else(|| self.merge_tuning::<K>(M::VALUES, outputs));
+                self.launch_merge::<K, C>(args, comp, M::VALUES, tuning, scratch)
+            }),
             MergeAlgorithm::Variant(variant, tuning) => {
                 let tuning = tuning.unwrap_or(TextbookMergeTuning::for_layout::<K>(M::VALUES));
                 buffers.with_args(self, |args| {

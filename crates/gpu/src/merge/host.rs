@@ -171,7 +171,7 @@ impl Gpu {
         S: HostMergeSlices<K>,
     {
         slices.merge_on(self, |args, scratch| {
-            let tuning = self.merge_tuning::<K>(S::VALUES);
+            let tuning = self.merge_tuning::<K>(S::VALUES, args.a_count + args.b_count);
             self.launch_merge::<K, C>(args, comp, S::VALUES, tuning, scratch)
         })
     }

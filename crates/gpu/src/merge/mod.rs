@@ -153,11 +153,11 @@ param_block! {
 pub(crate) const MERGE_OUTPUTS: &str = "outputs";
 
 impl Gpu {
-    /// The merge's shipped tuning on this device for keys `K` with values of `values`' layout:
-    /// [`MergeTuning::for_memory`] at the device memory's peak bandwidth per SM.
-    pub fn merge_tuning<K: DeviceKey>(&self, values: ValueLayout) -> MergeTuning {
+    /// The merge's shipped tuning on this device for `outputs` keys `K` with values of `values`'
+    /// layout: [`MergeTuning::for_launch`] at the device memory's peak bandwidth per SM.
+    pub fn merge_tuning<K: DeviceKey>(&self, values: ValueLayout, outputs: usize) -> MergeTuning {
         let per_sm = self.memory_bandwidth() / u64::from(self.multiprocessors().max(1));
-        MergeTuning::for_memory(size_of::<K>(), value_bytes(values), per_sm)
+        MergeTuning::for_launch(size_of::<K>(), value_bytes(values), per_sm, outputs)
     }
 
     pub(crate) fn launch_merge<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
@@ -243,5 +243,9 @@ impl ProgramTuning for MergeTuning {
         ]
     }
 
-    const SHIPPED: &'static [fn(usize, usize) -> Self] = &[Self::for_types, Self::for_fast_memory];
+    const SHIPPED: &'static [fn(usize, usize) -> Self] = &[
+        Self::for_types,
+        Self::for_fast_memory,
+        Self::for_large_fast_memory,
+    ];
 }

@@ -91,8 +91,9 @@ impl MergeTuning {
     /// The tuning shipped where each SM must keep more bytes in flight to cover its memory's
     /// bandwidth (H200-class memory, docs/tuning.md), else [`for_types`](Self::for_types):
     /// 8-byte keys alone keep NT = 256, VT = 19 with [`FAST_WIDE_KEYS_BLOCKS_PER_SM`] blocks.
-    /// 4-byte keys alone at 256 x 25, 5 blocks, gained 2-4% at 2^27 outputs and lost 4% at 2^24
-    /// and 10% at 2^20; u32 pairs at 256 x 19, 4 blocks, did not gain: both keep their tuning.
+    /// 4-byte keys alone keep theirs below 2^25 outputs (large merges:
+    /// [`for_large_fast_memory`](Self::for_large_fast_memory)); u32 pairs at 256 x 19, 4 blocks,
+    /// did not gain.
     pub const fn for_fast_memory(key_bytes: usize, value_bytes: usize) -> Self {
         if value_bytes == 0 && key_bytes == 8 {
             MergeTuning {
@@ -102,6 +103,40 @@ impl MergeTuning {
             }
         } else {
             Self::for_types(key_bytes, value_bytes)
+        }
+    }
+
+    /// The tuning shipped for a merge of `outputs` outputs on a device whose memory moves
+    /// `bandwidth_per_sm` bytes a second per SM: [`for_large_fast_memory`](Self::for_large_fast_memory)
+    /// for 4-byte keys alone from [`LARGE_MERGE_MIN_BYTES`] of outputs on fast memory, else
+    /// [`for_memory`](Self::for_memory). The launches use this.
+    pub const fn for_launch(
+        key_bytes: usize,
+        value_bytes: usize,
+        bandwidth_per_sm: u64,
+        outputs: usize,
+    ) -> Self {
+        let large = outputs.saturating_mul(key_bytes + value_bytes) >= LARGE_MERGE_MIN_BYTES;
+        if large && bandwidth_per_sm >= FAST_MEMORY_BYTES_PER_SM {
+            Self::for_large_fast_memory(key_bytes, value_bytes)
+        } else {
+            Self::for_memory(key_bytes, value_bytes, bandwidth_per_sm)
+        }
+    }
+
+    /// The tuning shipped for large merges on fast memory: 4-byte keys alone take NT = 128,
+    /// VT = 27 with [`LARGE_FAST_KEYS_BLOCKS_PER_SM`] blocks (3456-item tiles), which kept the
+    /// H200's memory busier than the 8064-item tiles from 2^25 outputs and lost below; every
+    /// other type keeps [`for_fast_memory`](Self::for_fast_memory) (docs/tuning.md).
+    pub const fn for_large_fast_memory(key_bytes: usize, value_bytes: usize) -> Self {
+        if value_bytes == 0 && key_bytes == 4 {
+            MergeTuning {
+                threads: 128,
+                vt: 27,
+                blocks_per_sm: LARGE_FAST_KEYS_BLOCKS_PER_SM,
+            }
+        } else {
+            Self::for_fast_memory(key_bytes, value_bytes)
         }
     }
 
@@ -149,6 +184,15 @@ pub const FAST_MEMORY_BYTES_PER_SM: u64 = 30_000_000_000;
 /// where 3 cover the H100's memory.
 pub const FAST_WIDE_KEYS_BLOCKS_PER_SM: u32 = 4;
 
+/// Bytes of outputs from which a merge on fast memory takes
+/// [`MergeTuning::for_large_fast_memory`]: 2^25 4-byte keys, the smallest size at which its
+/// tiles measured faster on the H200 (2^24 lost 17%).
+pub const LARGE_MERGE_MIN_BYTES: usize = 128 << 20;
+/// Tile blocks per SM of the large merges' 128-thread tiles of 4-byte keys on fast memory: 10
+/// (48 registers, nothing spilled): 1280 threads an SM in small blocks, where 12 blocks at 40
+/// registers measured the same and 20 blocks of 64 threads slower.
+pub const LARGE_FAST_KEYS_BLOCKS_PER_SM: u32 = 10;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,6 +200,34 @@ mod tests {
     /// Peak bandwidth per SM of the devices the rule was measured on, bytes a second.
     const H100_PER_SM: u64 = 3_350_000_000_000 / 132;
     const H200_PER_SM: u64 = 4_800_000_000_000 / 132;
+
+    #[test]
+    fn large_merges_of_4_byte_keys_take_narrow_tiles_on_fast_memory_only() {
+        let threshold = LARGE_MERGE_MIN_BYTES / 4;
+        for (key_bytes, value_bytes) in [(1, 0), (2, 0), (4, 0), (8, 0), (4, 4), (24, 0)] {
+            for outputs in [0, threshold - 1, threshold, usize::MAX] {
+                let slow = MergeTuning::for_launch(key_bytes, value_bytes, H100_PER_SM, outputs);
+                assert_eq!(slow, MergeTuning::for_types(key_bytes, value_bytes));
+                let fast = MergeTuning::for_launch(key_bytes, value_bytes, H200_PER_SM, outputs);
+                fast.validate(key_bytes).expect("valid");
+                let large =
+                    outputs.saturating_mul(key_bytes + value_bytes) >= LARGE_MERGE_MIN_BYTES;
+                let expected = if key_bytes == 4 && value_bytes == 0 && large {
+                    MergeTuning {
+                        threads: 128,
+                        vt: 27,
+                        blocks_per_sm: LARGE_FAST_KEYS_BLOCKS_PER_SM,
+                    }
+                } else {
+                    MergeTuning::for_fast_memory(key_bytes, value_bytes)
+                };
+                assert_eq!(
+                    fast, expected,
+                    "{key_bytes}+{value_bytes} bytes, {outputs} outputs"
+                );
+            }
+        }
+    }
 
     #[test]
     fn fast_memory_takes_more_tile_blocks_for_8_byte_keys_alone_only() {

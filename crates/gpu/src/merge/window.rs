@@ -47,7 +47,8 @@ impl Gpu {
         K: DeviceKey,
         C: DeviceComparator<K> + ?Sized,
     {
-        let tuning = self.merge_tuning::<K>(values);
+        // The entry does not depend on the tile's shape: the smallest merges' program.
+        let tuning = self.merge_tuning::<K>(values, 0);
         let kernels = self.program_kernels::<K, C, _>(comp, values, tuning)?;
         let [function] = kernels.functions([entry])?;
         Ok(function.clone())

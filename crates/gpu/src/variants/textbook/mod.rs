@@ -159,7 +159,7 @@ impl Gpu {
     ) -> Result<(), GpuError> {
         let entry = match variant {
             MergeVariant::TwoPhase => {
-                let shipped = self.merge_tuning::<K>(values);
+                let shipped = self.merge_tuning::<K>(values, args.a_count + args.b_count);
                 return self.launch_merge::<K, C>(args, comp, values, shipped, scratch);
             }
             MergeVariant::Basic => TEXTBOOK_ENTRY_BASIC,
