@@ -290,10 +290,23 @@ fn main() {
     let mut rows = Vec::new();
     // (threads, vt, blocks_per_sm) beside the shipped tuning: the tuning shipped before, and
     // its nearest rivals in the sweeps of docs/tuning.md (for u32 keys on fast memory: the
-    // small merges' shape, which large ones took before, and the large ones' rivals).
+    // small merges' shape, which large ones took before, and the large ones' rivals; for u64
+    // keys and u32 pairs, 128-thread tiles, which did not pay).
     let u32_sweep = [(384, 21, 4), (128, 25, 12), (256, 25, 5)];
-    let u64_sweep = [(256, 19, 4), (256, 17, 3)];
-    let pairs_sweep = [(512, 15, 2), (256, 19, 4)];
+    let u64_sweep = [
+        (256, 19, 3),
+        (256, 17, 3),
+        (128, 19, 8),
+        (128, 23, 8),
+        (128, 15, 10),
+    ];
+    let pairs_sweep = [
+        (512, 15, 2),
+        (256, 19, 4),
+        (128, 17, 9),
+        (128, 19, 8),
+        (128, 21, 8),
+    ];
     bench_keys::<u32>(
         &gpu,
         "u32",

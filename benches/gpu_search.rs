@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{copy_rate_gbs, time_events, POISON_U32};
+use common::{copy_rate_gbs, kind_selected, time_events, POISON_U32};
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 use twophase::cpu;
@@ -46,7 +46,10 @@ const LBS_SWEEP: [(u32, u32); 8] = [
 ];
 /// Sorted-search tunings tried besides the shipped one (NT, VT); past 48 KiB of shared memory
 /// (256 x 31 and up) the tile opts in to more.
-const SEARCH_SWEEP: [(u32, u32); 7] = [
+const SEARCH_SWEEP: [(u32, u32); 10] = [
+    (128, 19),
+    (128, 23),
+    (128, 27),
     (256, 15),
     (256, 19),
     (256, 31),
@@ -352,14 +355,22 @@ fn main() {
         gpu: &gpu,
         copy_gbs,
     };
-    let (best_lbs, best_expand) =
-        meter.load_balance(seed, LBS_SEGMENTS, [&LBS, &EXPAND], &mut scratch);
-    meter.load_balance(
-        seed,
-        DENSE_SEGMENTS,
-        [&DENSE_LBS, &DENSE_EXPAND],
-        &mut scratch,
-    );
+    // TWOPHASE_BENCH_KIND: `load-balance` or `sorted-search` runs only that part.
+    if kind_selected("load-balance") {
+        let (best_lbs, best_expand) =
+            meter.load_balance(seed, LBS_SEGMENTS, [&LBS, &EXPAND], &mut scratch);
+        meter.load_balance(
+            seed,
+            DENSE_SEGMENTS,
+            [&DENSE_LBS, &DENSE_EXPAND],
+            &mut scratch,
+        );
+        meter.summary(&LBS, best_lbs);
+        meter.summary(&EXPAND, best_expand);
+    }
+    if !kind_selected("sorted-search") {
+        return;
+    }
 
     // Sorted search: 2^26 needles in 2^26 keys, u32, lower bound.
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
@@ -387,7 +398,5 @@ fn main() {
     };
     let best_search = meter.sweep(&SEARCH, &want, &mut out, &mut search);
     meter.lanes(&SEARCH, &want, &mut out, &mut search);
-    meter.summary(&LBS, best_lbs);
-    meter.summary(&EXPAND, best_expand);
     meter.summary(&SEARCH, best_search);
 }
