@@ -723,13 +723,16 @@ const H100_SMS: u32 = 132;
 /// The measured best lanes per four-way cut, as (keys, quad tile, lanes): on the H100 u32 keys
 /// at 2^27 (512 x 23 quad tiles): 4 lanes; u32 pairs at 2^27 (256 x 11): 1 lane; u64 keys
 /// (128 x 23) and u32 pairs at 2^24: 8 lanes; on the H200 u32 keys at 2^24 in 256 x 37 tiles
-/// (a user comparator's): a warp, against 16 lanes.
-const QUAD_CUT_LANES_MEASURED: [(usize, usize, u32); 5] = [
+/// (a user comparator's): a warp, against 16 lanes; and u64 keys and u32 pairs at 2^23 (128 x 23
+/// and 256 x 11): a warp, against 16 lanes.
+const QUAD_CUT_LANES_MEASURED: [(usize, usize, u32); 7] = [
     (1 << 27, 512 * 23, 4),
     (1 << 27, 256 * 11, 1),
     (1 << 24, 128 * 23, 8),
     (1 << 24, 256 * 11, 8),
     (1 << 24, 256 * 37, 32),
+    (1 << 23, 128 * 23, 32),
+    (1 << 23, 256 * 11, 32),
 ];
 
 /// The measured best lanes per two-way boundary search, as (keys, tile, lanes): the 2^24 row on
