@@ -384,12 +384,10 @@ impl MergesortTuning {
             // On the H100 the fastest cut lanes at every measured size put 45-50 thousand
             // threads on the cuts: 384 an SM.
             quad_cut_threads_per_sm: 384,
-            // On the H200, with the probe rounds' cheaper instructions, a warp each for the
-            // 2.8-3k cuts and samples of 2^23 u64 or u32-pair sorts (690 threads an SM) was 7%
-            // faster than 16 lanes; 1536 and 2048 lost 2-10% where they reached more.
+            // H200, cheaper probe rounds: a warp each for the 2.8-3k cuts of 2^23 u64 or pair
+            // sorts was 7% faster than 16 lanes; 1536 and 2048 lost 2-10% on larger sorts.
             quad_cut_warp_threads_per_sm: SEARCH_WARP_THREADS_PER_SM,
-            // A warp a boundary is much faster on a small sort's few boundaries and the samples
-            // above, no faster on the thousands of a large sort.
+            // A warp a boundary: much faster on small sorts' few, no faster on large sorts'.
             boundary_search_threads_per_sm: SEARCH_WARP_THREADS_PER_SM,
             // Between the sizes PDL made faster on the H100 and the first it did not.
             pdl_below_keys: PDL_MAX_BYTES.div_ceil(element_bytes),
@@ -511,10 +509,9 @@ const EIGHT_WAY_MIN_BYTES: usize = 1 << 30;
 /// dependent launch ([`MergesortTuning::pdl_below_keys`]).
 const PDL_MAX_BYTES: usize = 256 << 20;
 
-/// Threads an SM up to which the shipped tunings give each four-way cut and each two-way
-/// boundary search a whole warp ([`MergesortTuning::quad_cut_warp_threads_per_sm`],
-/// [`MergesortTuning::boundary_search_threads_per_sm`]): 1024, where 512 left the 2.8-3k cuts of a
-/// 2^23 sort of 8-byte elements 16 lanes each.
+/// Threads an SM up to which each four-way cut and two-way search gets a warp
+/// ([`MergesortTuning::quad_cut_warp_threads_per_sm`], `boundary_search_threads_per_sm`): 1024,
+/// where 512 left the 2.8-3k cuts of a 2^23 sort of 8-byte elements 16 lanes each.
 const SEARCH_WARP_THREADS_PER_SM: usize = 1024;
 
 /// Threads of a warp: a four-way cut's lanes vote within one.
