@@ -176,13 +176,19 @@ type PairInputs = (
     CudaSlice<u32>,
 );
 
-fn bench_pairs(gpu: &Gpu, sweep: &[(u32, u32, u32)], rows: &mut Vec<Row>, l2: usize) {
+fn bench_pairs(
+    gpu: &Gpu,
+    sweep: &[(u32, u32, u32)],
+    sizes: &[u32],
+    rows: &mut Vec<Row>,
+    l2: usize,
+) {
     if !kind_selected("u32-pairs") {
         return;
     }
     let stream = gpu.stream();
     let mut scratch = MergeScratch::new();
-    for log2n in bench_sizes() {
+    for &log2n in sizes {
         let n = 1usize << log2n;
         let set_bytes = 4 * n * 4;
         let mut inputs: Vec<PairInputs> = Vec::new();
@@ -220,11 +226,6 @@ fn bench_pairs(gpu: &Gpu, sweep: &[(u32, u32, u32)], rows: &mut Vec<Row>, l2: us
             .expect("merge pairs");
         });
     }
-}
-
-/// The sizes of [`SIZES_ENV`](common::SIZES_ENV), else [`SIZES`].
-fn bench_sizes() -> Vec<u32> {
-    env_sizes().unwrap_or(SIZES.to_vec())
 }
 
 /// One full call at 2^20 with the host side included (kernels already compiled): the device-buffer
@@ -288,6 +289,8 @@ fn main() {
     println!("device: {}, L2 {} MB", device_name(&gpu), l2 >> 20);
     println!("device-to-device copy rate: {copy:.0} GB/s (bytes read + written)");
     let mut rows = Vec::new();
+    // The sizes of TWOPHASE_BENCH_SIZES (the sweeps then run at each), else the shared ones.
+    let sizes = env_sizes().unwrap_or(SIZES.to_vec());
     // (threads, vt, blocks_per_sm) beside the shipped tuning: the tuning shipped before, and
     // its nearest rivals in the sweeps of docs/tuning.md (for u32 keys on fast memory: the
     // small merges' shape, which large ones took before, and the large ones' rivals; for u64
@@ -313,7 +316,7 @@ fn main() {
         |r| r.gen(),
         POISON_U32,
         &u32_sweep,
-        &bench_sizes(),
+        &sizes,
         &mut rows,
         l2,
     );
@@ -323,11 +326,11 @@ fn main() {
         |r| r.gen(),
         POISON_U64,
         &u64_sweep,
-        &bench_sizes(),
+        &sizes,
         &mut rows,
         l2,
     );
-    bench_pairs(&gpu, &pairs_sweep, &mut rows, l2);
+    bench_pairs(&gpu, &pairs_sweep, &sizes, &mut rows, l2);
     // The same shipped tunings without programmatic dependent launch, for comparison.
     gpu.set_programmatic_launch(false);
     let largest = [LARGEST_LOG2N];

@@ -8,8 +8,8 @@
 
 mod common;
 use common::{
-    copy_rate_gbs, device_name, env_sizes, kind_selected, load_results, median, open_gpu,
-    random_keys, time_events, SIZES,
+    copy_rate_gbs, device_name, env_numbers, env_sizes, kind_selected, load_results, median,
+    open_gpu, random_keys, time_events, SIZES,
 };
 
 use std::borrow::Cow;
@@ -279,14 +279,6 @@ fn shipped_only() -> bool {
 /// only) to time beside each shipped row, with the four-way tile's registers and eight-way passes
 /// from every size (also profiled in the profile mode).
 const OCT_THREADS_ENV: &str = "TWOPHASE_BENCH_OCT_THREADS";
-
-/// The numbers of the comma-separated list in environment variable `var` (none when unset).
-fn env_numbers<T: std::str::FromStr>(var: &str) -> Vec<T> {
-    let list = std::env::var(var).unwrap_or_default();
-    list.split(',')
-        .filter_map(|v| v.trim().parse::<T>().ok())
-        .collect()
-}
 
 /// One tuning for each number of the comma-separated list in environment variable `var`.
 fn env_variants<T: std::str::FromStr>(

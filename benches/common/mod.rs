@@ -31,13 +31,17 @@ pub fn kind_selected(kind: &str) -> bool {
     std::env::var(KIND_ENV).map_or(true, |k| k == kind)
 }
 
+/// The numbers of the comma-separated list in environment variable `var` (none when unset).
+pub fn env_numbers<T: std::str::FromStr>(var: &str) -> Vec<T> {
+    let list = std::env::var(var).unwrap_or_default();
+    list.split(',')
+        .filter_map(|v| v.trim().parse::<T>().ok())
+        .collect()
+}
+
 /// The sizes of [`SIZES_ENV`], if it is set to any.
 pub fn env_sizes() -> Option<Vec<u32>> {
-    let list = std::env::var(SIZES_ENV).unwrap_or_default();
-    let sizes: Vec<u32> = list
-        .split(',')
-        .filter_map(|v| v.trim().parse().ok())
-        .collect();
+    let sizes = env_numbers::<u32>(SIZES_ENV);
     (!sizes.is_empty()).then_some(sizes)
 }
 /// Merge inputs are rotated among enough sets to exceed this many times the L2 size (as in the
