@@ -32,7 +32,8 @@ fn sizes(tuning: MergeTuning) -> Vec<usize> {
     ]
 }
 
-/// Merge on the device through the cudarc-buffer API, output poisoned first.
+/// Merge on the device through the cudarc-buffer API at `tuning` (`None`: the shipped one),
+/// output poisoned first.
 fn device_merge<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
     gpu: &Gpu,
     scratch: &mut MergeScratch,
@@ -40,12 +41,13 @@ fn device_merge<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
     b: &[K],
     comp: &C,
     poison: K,
+    tuning: Option<MergeTuning>,
 ) -> Vec<K> {
     common::device_merge(gpu, a, b, poison, |da, db, out| {
         gpu.merge_device(
             MergeBuffers::keys(da, db, out),
             comp,
-            MergeAlgorithm::TwoPhase(None),
+            MergeAlgorithm::TwoPhase(tuning),
             scratch,
         )
         .expect("merge_device")
@@ -58,7 +60,7 @@ fn differential<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(case: &KeyCas
     let (gpu, mut scratch) = (gpu(), MergeScratch::new());
     let sizes = sizes(gpu.merge_tuning::<K>(None, 0));
     let cases = case.for_each_merge(&sizes, |a, b, expected, _, what| {
-        let got = device_merge(&gpu, &mut scratch, a, b, case.comp, case.poison);
+        let got = device_merge(&gpu, &mut scratch, a, b, case.comp, case.poison, None);
         assert!(same_bits(&got, expected), "{what}: device merge differs");
         let host = gpu.merge(a, b, case.comp).expect("merge");
         assert!(same_bits(&host, expected), "{what}: host merge differs");
@@ -197,7 +199,7 @@ fn merge_pairs_u64_keys_f64_values() {
 fn merge_u32_2_pow_27() {
     let (gpu, mut rng, mut scratch) = setup(MergeScratch::new);
     for (shape, a, b, expected) in large_u32_merges(&mut rng) {
-        let got = device_merge(&gpu, &mut scratch, &a, &b, &Less, 0xDEAD_BEEF);
+        let got = device_merge(&gpu, &mut scratch, &a, &b, &Less, 0xDEAD_BEEF, None);
         assert!(got == expected, "2^27 merge differs ({shape:?})");
     }
 }
@@ -218,15 +220,7 @@ fn merge_u32_large_merge_tiles_at_their_edges() {
         few: &|r: &mut StdRng| r.gen_range(0..4u32),
     };
     case.for_each_merge(&sizes(tuning), |a, b, expected, _, what| {
-        let got = common::device_merge(&gpu, a, b, case.poison, |da, db, out| {
-            gpu.merge_device(
-                MergeBuffers::keys(da, db, out),
-                &Less,
-                MergeAlgorithm::TwoPhase(Some(tuning)),
-                &mut scratch,
-            )
-            .expect("merge_device")
-        });
+        let got = device_merge(&gpu, &mut scratch, a, b, &Less, case.poison, Some(tuning));
         assert!(got == expected, "{what}: device merge differs");
     });
 }
