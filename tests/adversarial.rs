@@ -521,15 +521,20 @@ fn device_expect_named(
 
 // ---- Tunings and sizes ----
 
-/// The sort tunings a host sort of u32 keys runs (the shipped one and the one within static
-/// shared memory), and their pass tiles.
+/// The sort tunings a host sort of u32 keys runs (the shipped one, the one within static
+/// shared memory, and small sorts' at their VT, also as an order whose equivalents may differ
+/// takes it), and their pass tiles.
 fn sort_tiles_u32() -> Vec<usize> {
     let shipped = MergesortTuning::for_types(size_of::<u32>(), 0);
     let small = MergesortTuning::within_static_shared(size_of::<u32>(), 0);
+    let shorter = MergesortTuning::for_small_sorts(size_of::<u32>(), 0);
     vec![
         shipped.tile(),
         small.tile(),
         small.pass_tile(),
+        shorter.tile(),
+        shorter.pass_tile(),
+        shorter.for_order(false).tile(),
         BatcherTuning::for_types(size_of::<u32>(), 0).tile as usize,
     ]
 }

@@ -692,12 +692,14 @@ fn tuning_falls_back_within_static_shared_memory() {
         assert_eq!(MergesortTuning::for_device(key, value, STATIC), within);
         within.validate(key, value).expect("valid fallback");
     }
-    // Fewer block-sort tiles than SMs: the smaller tiles.
+    // Fewer block-sort tiles than SMs: the smaller tiles, at small sorts' VT where all of them
+    // run at once.
     const H100_SMS: usize = 132;
     let big = MergesortTuning::for_types(4, 0);
     let small = MergesortTuning::within_static_shared(4, 0);
     let launch = |count| MergesortTuning::for_launch(4, 0, count, H100_OPTIN, H100_SMS);
-    assert_eq!(launch(1 << 20), small);
+    assert_eq!(launch(1 << 20), MergesortTuning::for_small_sorts(4, 0));
+    assert_eq!(launch(1 << 22), small);
     assert_eq!(launch(big.tile() * H100_SMS - 1), small);
     assert_eq!(launch(big.tile() * H100_SMS), big);
     assert_eq!(launch((1 << 25) - 1), big);

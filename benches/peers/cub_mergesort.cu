@@ -23,7 +23,8 @@
 static const int WARMUP = 5;    // untimed runs first, as in the twophase bench
 static const int REPS = 41;     // timed runs; the median is reported
 static const size_t COPY_BYTES = size_t(1) << 30;
-static const int SIZES[3] = {20, 24, 27};
+// The default sizes (log2); TWOPHASE_BENCH_SIZES sets others (bench_sizes).
+static const std::vector<int> SIZES = {20, 24, 27};
 
 static FILE* results = nullptr;
 
@@ -50,7 +51,7 @@ static std::vector<K> random_keys(size_t n, uint64_t seed) {
 template <typename K, bool PAIRS>
 static void bench(const char* kind) {
   typedef uint32_t V;
-  for (int log2n : SIZES) {
+  for (int log2n : bench_sizes(SIZES)) {
     size_t n = size_t(1) << log2n;
     std::vector<K> keys = random_keys<K>(n, 1000 * log2n + std::random_device{}());
     std::vector<V> vals(n);
@@ -167,7 +168,7 @@ struct TotalLess {
 // and radix sort. Checked first: sorted under the total order, and the same sum and xor of bits.
 template <typename F, typename Bits>
 static void bench_float(const char* kind) {
-  for (int log2n : SIZES) {
+  for (int log2n : bench_sizes(SIZES)) {
     size_t n = size_t(1) << log2n;
     std::mt19937_64 rng(1000 * log2n + std::random_device{}());
     std::uniform_real_distribution<F> uniform(0, 1);
@@ -235,14 +236,14 @@ struct EventByUserTime {
   }
 };
 
-static const int EVENT_SIZES[3] = {20, 24, 26};
+static const std::vector<int> EVENT_SIZES = {20, 24, 26};
 static const unsigned long long EVENT_USERS = 1ull << 16;  // as the twophase bench's EVENT_USERS
 
 // Keys made by `make(n, seed)` sorted by merge sort under `comp`, checked against
-// std::stable_sort bit for bit (equivalent keys may differ), at each of `sizes`.
+// std::stable_sort bit for bit (equivalent keys may differ), at each of bench_sizes(defaults).
 template <typename K, typename Comp, typename Make>
-static void bench_stable(const char* kind, const int (&sizes)[3], Comp comp, Make make) {
-  for (int log2n : sizes) {
+static void bench_stable(const char* kind, const std::vector<int>& defaults, Comp comp, Make make) {
+  for (int log2n : bench_sizes(defaults)) {
     size_t n = size_t(1) << log2n;
     std::vector<K> keys = make(n, 1000 * log2n + std::random_device{}());
     K *pristine, *dk;

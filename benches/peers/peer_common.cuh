@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #define CHECK(x)                                                                                    \
@@ -71,4 +72,18 @@ static double copy_ms(size_t bytes, int warmup, int reps) {
   CHECK(cudaFree(src));
   CHECK(cudaFree(dst));
   return ms;
+}
+
+// The sizes (log2) of the rows: the comma-separated list of TWOPHASE_BENCH_SIZES where set (as the
+// twophase benches read it), else `defaults`.
+static std::vector<int> bench_sizes(std::vector<int> defaults) {
+  const char* list = std::getenv("TWOPHASE_BENCH_SIZES");
+  if (list == nullptr || *list == '\0') return defaults;
+  std::vector<int> sizes;
+  for (const char* at = list;;) {
+    sizes.push_back(std::atoi(at));
+    const char* comma = std::strchr(at, ',');
+    if (comma == nullptr) return sizes;
+    at = comma + 1;
+  }
 }

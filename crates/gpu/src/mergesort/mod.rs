@@ -24,11 +24,14 @@ pub mod buffers;
 mod held;
 mod launch;
 mod params;
+mod plan;
+mod search_lanes;
 pub mod tuning;
 
 pub use buffers::{DeviceSortBuffers, SortArgs, SortBuffers, SortValueBuffers, SortValues};
 pub(crate) use held::HeldPass;
-pub use tuning::{merge_passes, MergesortTuning, PassPlan};
+pub use plan::{merge_passes, PassPlan};
+pub use tuning::MergesortTuning;
 
 entry_points! {
     /// Every entry point of a mergesort program: the block sort and the two-way pass's kernels,
@@ -468,8 +471,12 @@ impl ProgramTuning for MergesortTuning {
         params::param_layouts(self)
     }
 
-    /// At its tuning for the H100 and within static shared memory (for devices with less
-    /// opt-in shared memory; a handle picks by its device, [`Gpu::shipped_mergesort_tuning`]).
-    const SHIPPED: &'static [fn(usize, usize) -> Self] =
-        &[Self::for_types, Self::within_static_shared];
+    /// At its tuning for the H100, within static shared memory (for devices with less opt-in
+    /// shared memory, and small sorts), and at small sorts' VT (a handle picks by its device
+    /// and the sort's size, [`Gpu::shipped_mergesort_tuning`]).
+    const SHIPPED: &'static [fn(usize, usize) -> Self] = &[
+        Self::for_types,
+        Self::within_static_shared,
+        Self::for_small_sorts,
+    ];
 }

@@ -1,9 +1,10 @@
 //! The mergesort's tuning: block-sort and pass tiles, the pass plan, and the size thresholds of its passes.
 
+use super::plan::{merge_passes, PassPlan};
 use crate::error::GpuError;
 use crate::runtime::shape::{
-    check_launch_shape, check_launch_shape_within, lanes_within, valid_search_lanes,
-    MAX_OPTIN_SHARED_BYTES, MAX_SEARCH_LANES,
+    check_launch_shape, check_launch_shape_within, valid_search_lanes, MAX_OPTIN_SHARED_BYTES,
+    MAX_SEARCH_LANES,
 };
 
 /// `bytes` rounded up to the 16-byte alignment at which the kernels start each shared-memory
@@ -215,10 +216,18 @@ impl MergesortTuning {
     /// ([`DeviceComparator::equivalents_identical`](crate::DeviceComparator::equivalents_identical)):
     /// where they may differ, the block sort's register sort is the stable slot sort, with which
     /// the 4-byte keys' block sort at VT [`NARROW_OPTIN_BLOCK_VT`] measured 1.5-2% faster than at
-    /// [`WIDE_BLOCK_VT`] (u32 under a top-8-bit comparator, 2^24 and 2^27).
+    /// [`WIDE_BLOCK_VT`] (u32 under a top-8-bit comparator, 2^24 and 2^27). A small sort at
+    /// [`SMALL_SORT_VT`] takes VT [`SMALL_SORT_SLOT_SORT_VT`]: under the top-8-bit comparator on
+    /// an H200, 2-19% faster than VT 23 from 2^19 to 2^21 keys, where VT 17 was 6% faster than
+    /// 21 at 2^19 but 4% slower at 2^20 and 19% at 2^21.
     pub const fn for_order(self, equivalents_identical: bool) -> Self {
         if equivalents_identical {
             self
+        } else if self.vt == SMALL_SORT_VT {
+            Self {
+                vt: SMALL_SORT_SLOT_SORT_VT,
+                ..self
+            }
         } else {
             self.narrow_block()
         }
@@ -303,8 +312,8 @@ impl MergesortTuning {
 
     /// The tuning the launches use for `count` keys: [`for_device`](Self::for_device), unless
     /// its block sort has fewer tiles than the device has SMs (`multiprocessors`), where
-    /// [`within_static_shared`](Self::within_static_shared)'s smaller tiles keep more SMs busy
-    /// (docs/tuning.md).
+    /// [`within_static_shared`](Self::within_static_shared)'s smaller tiles keep more SMs busy,
+    /// or [`for_small_sorts`](Self::for_small_sorts)' where they all run at once (docs/tuning.md).
     pub const fn for_launch(
         key_bytes: usize,
         value_bytes: usize,
@@ -314,7 +323,16 @@ impl MergesortTuning {
     ) -> Self {
         let tuning = Self::for_device(key_bytes, value_bytes, max_shared_optin);
         if count < tuning.tile() * multiprocessors {
-            Self::within_static_shared(key_bytes, value_bytes)
+            let small = Self::within_static_shared(key_bytes, value_bytes);
+            let shorter = Self::for_small_sorts(key_bytes, value_bytes);
+            let blocks = count.div_ceil(shorter.tile());
+            if blocks <= SMALL_SORT_BLOCKS_PER_SM * multiprocessors
+                && merge_passes(count, shorter.tile()) == merge_passes(count, small.tile())
+            {
+                shorter
+            } else {
+                small
+            }
         } else if tuning.vt == WIDE_BLOCK_VT
             && count.saturating_mul(key_bytes + value_bytes) >= NARROW_QUAD_MIN_BYTES
         {
@@ -325,6 +343,23 @@ impl MergesortTuning {
             }
         } else {
             tuning
+        }
+    }
+
+    /// [`within_static_shared`](Self::within_static_shared) with the 4-byte keys' block sort and
+    /// passes at VT [`SMALL_SORT_VT`], which [`for_launch`](Self::for_launch) takes where all its
+    /// block-sort tiles run at once and the sort needs no more passes than at VT 23. There every
+    /// launch is one round of blocks, each a chain of dependent steps a key: a shorter VT
+    /// shortens each chain and spreads the tiles over more SMs (docs/tuning.md).
+    pub const fn for_small_sorts(key_bytes: usize, value_bytes: usize) -> Self {
+        let small = Self::within_static_shared(key_bytes, value_bytes);
+        if key_bytes == 4 && value_bytes == 0 {
+            Self {
+                vt: SMALL_SORT_VT,
+                ..small
+            }
+        } else {
+            small
         }
     }
 
@@ -484,6 +519,17 @@ pub const WIDE_BLOCK_VT: u32 = 45;
 /// keys may differ, whose stable slot sort measured faster here ([`MergesortTuning::for_order`]).
 pub const NARROW_OPTIN_BLOCK_VT: u32 = 37;
 
+/// VT of small sorts of 4-byte keys ([`MergesortTuning::for_small_sorts`]): on an H200 u32
+/// sorts of 2^19 to 2^21 keys took 6-9% less time than at VT 23, within 3% of the fastest VT
+/// of 13 to 23 at each size; at 2^22 (two rounds of blocks) VT 17 was 6% slower.
+pub const SMALL_SORT_VT: u32 = 17;
+/// VT of the same sorts under an order whose equivalent keys may differ
+/// ([`MergesortTuning::for_order`]).
+pub const SMALL_SORT_SLOT_SORT_VT: u32 = 21;
+/// Block-sort tiles an SM up to which a small sort takes [`SMALL_SORT_VT`]: the 512-thread
+/// block sort at 64 registers runs two an SM, so up to that every tile starts at once.
+const SMALL_SORT_BLOCKS_PER_SM: usize = 2;
+
 /// Bytes of keys and values from which the shipped tunings sort with four-way passes
 /// ([`MergesortTuning::four_way_min_keys`]).
 const FOUR_WAY_MIN_BYTES: usize = 1 << 26;
@@ -522,40 +568,6 @@ pub(super) const WARP_LANES: u32 = MAX_SEARCH_LANES;
 /// words a tile), so the reads grow with the square of the tiles (docs/tuning.md).
 pub(super) const CHECKED_OWN_MAX_TILES: usize = 1024;
 
-impl MergesortTuning {
-    /// Lanes per four-way cut for `cuts` cuts on a device of `multiprocessors` SMs: a warp where
-    /// that keeps the partition's threads within `quad_cut_warp_threads_per_sm` an SM, else the
-    /// most (a power of two) that keep them within `quad_cut_threads_per_sm`, and at least one.
-    /// Fewer cuts than that leave the memory system idle while each cut's chain of dependent
-    /// loads runs, so more lanes shorten the chains; more cuts already fill it, and more lanes
-    /// would only add loads.
-    pub fn quad_cut_lanes(&self, cuts: usize, multiprocessors: u32) -> u32 {
-        if lanes_within(self.quad_cut_warp_threads_per_sm, cuts, multiprocessors) == WARP_LANES {
-            WARP_LANES
-        } else {
-            lanes_within(self.quad_cut_threads_per_sm, cuts, multiprocessors)
-        }
-    }
-
-    /// Lanes per two-way partition search for `boundaries` searches on a device of
-    /// `multiprocessors` SMs: a whole warp where that keeps within
-    /// `boundary_search_threads_per_sm` threads an SM, else the binary search of one lane. With a
-    /// warp (and the tuning's lanes automatic), a two-way pass has no partition kernel: each tile
-    /// block searches its own two.
-    pub fn boundary_search_lanes(&self, boundaries: usize, multiprocessors: u32) -> u32 {
-        let lanes = lanes_within(
-            self.boundary_search_threads_per_sm,
-            boundaries,
-            multiprocessors,
-        );
-        if lanes == WARP_LANES {
-            WARP_LANES
-        } else {
-            1
-        }
-    }
-}
-
 /// Merges of an eight-way tile's first level (kernels/mergesort_oct_tile.cu `OCT_FIRST_GROUPS`):
 /// each needs a piece's thread beyond VT outputs a thread.
 const OCT_FIRST_LEVEL_MERGES: u32 = 4;
@@ -563,37 +575,9 @@ const OCT_FIRST_LEVEL_MERGES: u32 = 4;
 /// Words per eight-way cut (kernels/mergesort_oct_partition.cu): the count taken from each run.
 pub(super) const OCT_CUT_WORDS: usize = 8;
 
-/// The merge passes of one sort ([`MergesortTuning::pass_plan`]), in the order they run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PassPlan {
-    /// Two-way passes (one merge level each), first.
-    pub two_way: u32,
-    /// Four-way passes (two levels each), next.
-    pub four_way: u32,
-    /// Eight-way passes (three levels each), last.
-    pub eight_way: u32,
-}
-
-impl PassPlan {
-    /// Kernel passes over the keys after the block sort.
-    pub const fn passes(&self) -> u32 {
-        self.two_way + self.four_way + self.eight_way
-    }
-}
-
 /// Words per four-way cut (kernels/mergesort_quad_partition.cuh): the counts taken from X, from run 0 and from
 /// run 2.
 pub(super) const QUAD_CUT_WORDS: usize = 3;
-
-/// Number of two-way merge passes after the block sort: ceil(log2(tiles)).
-pub fn merge_passes(count: usize, tile: usize) -> u32 {
-    let tiles = count.div_ceil(tile);
-    if tiles <= 1 {
-        0
-    } else {
-        usize::BITS - (tiles - 1).leading_zeros()
-    }
-}
 
 #[cfg(test)]
 #[path = "tuning_tests.rs"]

@@ -1,6 +1,7 @@
 //! Host tests of the mergesort's tuning: pass plans, shipped shapes, the block sort by device and order.
 
 use super::*;
+use crate::mergesort::merge_passes;
 
 /// Every plan merges exactly the levels the block tiles need, takes eight-way passes only
 /// for a trusted order with eight-way threads, and leaves at most one two-way pass (first)
@@ -84,4 +85,32 @@ fn four_way_passes_start_where_they_measured_faster() {
     assert_eq!(MergesortTuning::for_types(8, 0).four_way_min_keys, 1 << 22);
     assert_eq!(MergesortTuning::for_types(4, 4).four_way_min_keys, 1 << 22);
     assert_eq!(MergesortTuning::for_types(8, 8).four_way_min_keys, 1 << 22);
+}
+
+/// On 132 SMs with 227 KiB a block, sorts of 4-byte keys whose 512 x 17 block sort runs two
+/// tiles an SM at most and needs no more passes than 512 x 23 take VT 17 (21 under an order whose
+/// equivalents may differ); larger ones, ones where VT 17 adds a pass, and pairs keep VT 23's
+/// and 11's tiles.
+#[test]
+fn small_sorts_take_the_shorter_vt_where_it_adds_no_pass() {
+    const H200_SMS: usize = 132;
+    let vt = |key_bytes: usize, value_bytes: usize, count: usize| {
+        MergesortTuning::for_launch(key_bytes, value_bytes, count, 227 * 1024, H200_SMS).vt
+    };
+    for log2n in [10, 16, 19, 20, 21] {
+        assert_eq!(vt(4, 0, 1 << log2n), SMALL_SORT_VT, "2^{log2n}");
+    }
+    // Two rounds of 512 x 17 tiles (482 at 2^22).
+    assert_eq!(vt(4, 0, 1 << 22), 23);
+    // 128 tiles of 512 x 23 (seven passes) or 173 of 512 x 17 (eight).
+    assert_eq!(vt(4, 0, 128 * 512 * 23), 23);
+    assert_eq!(vt(4, 4, 1 << 20), 11);
+    assert_eq!(vt(8, 0, 1 << 20), 23);
+    let small = MergesortTuning::for_launch(4, 0, 1 << 20, 227 * 1024, H200_SMS);
+    assert_eq!(small.for_order(false).vt, SMALL_SORT_SLOT_SORT_VT);
+    assert_eq!(small.for_order(true), small);
+    for tuning in [small, small.for_order(false)] {
+        tuning.validate(4, 0).expect("valid");
+        assert_eq!(tuning.tile() % tuning.pass_tile(), 0);
+    }
 }
