@@ -281,7 +281,18 @@ fn mergesort_pairs_prove_stability() {
     let (gpu, mut rng) = (gpu(), rng());
     for (key_bytes, value_bytes) in [(4usize, 4usize), (8, 8)] {
         let tile = MergesortTuning::for_types(key_bytes, value_bytes).tile();
-        for n in [0, 1, tile - 1, tile, tile + 1, (1 << 20) + 5] {
+        // Small sorts' tiles (u32 pairs at VT 9) around one and two of them.
+        let short = MergesortTuning::for_small_sorts(key_bytes, value_bytes).tile();
+        for n in [
+            0,
+            1,
+            tile - 1,
+            tile,
+            tile + 1,
+            short + 1,
+            2 * short - 1,
+            (1 << 20) + 5,
+        ] {
             for pattern in PATTERNS {
                 let keys32: Vec<u32> = u32_pattern_keys(&mut rng, n, pattern, 8);
                 if key_bytes == 4 {

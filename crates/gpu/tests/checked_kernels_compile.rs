@@ -25,14 +25,16 @@ fn checked_programs() -> Vec<Program> {
     for values in [None, pairs] {
         let value_bytes = values.map_or(0, |(size, _)| size);
         programs.push(MergeTuning::for_types(4, value_bytes).program::<u32, _>(&comp, values));
+        // Small sorts' VT, and for keys alone the one an order whose equivalents may differ
+        // takes there.
+        let shorter = MergesortTuning::for_small_sorts(4, value_bytes);
         let mut tunings = vec![
             MergesortTuning::for_types(4, value_bytes),
             MergesortTuning::within_static_shared(4, value_bytes),
+            shorter,
         ];
         if values.is_none() {
-            // Small sorts' VT, and the one an order whose equivalents may differ takes there.
-            let shorter = MergesortTuning::for_small_sorts(4, 0);
-            tunings.extend([shorter, shorter.for_order(false)]);
+            tunings.push(shorter.for_order(false));
         }
         for tuning in tunings {
             programs.push(tuning.program::<u32, _>(&comp, values));

@@ -313,7 +313,8 @@ impl MergesortTuning {
     /// The tuning the launches use for `count` keys: [`for_device`](Self::for_device), unless
     /// its block sort has fewer tiles than the device has SMs (`multiprocessors`), where
     /// [`within_static_shared`](Self::within_static_shared)'s smaller tiles keep more SMs busy,
-    /// or [`for_small_sorts`](Self::for_small_sorts)' where they all run at once (docs/tuning.md).
+    /// or, smaller still, [`for_small_sorts`](Self::for_small_sorts)' where they all run at once
+    /// (docs/tuning.md).
     pub const fn for_launch(
         key_bytes: usize,
         value_bytes: usize,
@@ -322,17 +323,15 @@ impl MergesortTuning {
         multiprocessors: usize,
     ) -> Self {
         let tuning = Self::for_device(key_bytes, value_bytes, max_shared_optin);
-        if count < tuning.tile() * multiprocessors {
-            let small = Self::within_static_shared(key_bytes, value_bytes);
-            let shorter = Self::for_small_sorts(key_bytes, value_bytes);
-            let blocks = count.div_ceil(shorter.tile());
-            if blocks <= SMALL_SORT_BLOCKS_PER_SM * multiprocessors
-                && merge_passes(count, shorter.tile()) == merge_passes(count, small.tile())
-            {
-                shorter
-            } else {
-                small
-            }
+        let small = Self::within_static_shared(key_bytes, value_bytes);
+        let shorter = Self::for_small_sorts(key_bytes, value_bytes);
+        if shorter.vt != small.vt
+            && count.div_ceil(shorter.tile()) <= SMALL_SORT_BLOCKS_PER_SM * multiprocessors
+            && merge_passes(count, shorter.tile()) == merge_passes(count, small.tile())
+        {
+            shorter
+        } else if count < tuning.tile() * multiprocessors {
+            small
         } else if tuning.vt == WIDE_BLOCK_VT
             && count.saturating_mul(key_bytes + value_bytes) >= NARROW_QUAD_MIN_BYTES
         {
@@ -346,21 +345,24 @@ impl MergesortTuning {
         }
     }
 
-    /// [`within_static_shared`](Self::within_static_shared) with the 4-byte keys' block sort and
-    /// passes at VT [`SMALL_SORT_VT`], which [`for_launch`](Self::for_launch) takes where all its
-    /// block-sort tiles run at once and the sort needs no more passes than at VT 23. There every
-    /// launch is one round of blocks, each a chain of dependent steps a key: a shorter VT
-    /// shortens each chain and spreads the tiles over more SMs (docs/tuning.md).
+    /// [`within_static_shared`](Self::within_static_shared) with a shorter VT for small sorts:
+    /// [`SMALL_SORT_VT`] for 4-byte keys, 19 for 8-byte keys and 9 for 4-byte keys with 4-byte
+    /// values; the other types as they are. [`for_launch`](Self::for_launch) takes it where all
+    /// its block-sort tiles run at once and the sort needs no more passes than at the longer VT.
+    /// There every launch is one round of blocks, each a chain of dependent steps a key: a
+    /// shorter VT shortens each chain and spreads the tiles over more SMs (docs/tuning.md).
     pub const fn for_small_sorts(key_bytes: usize, value_bytes: usize) -> Self {
         let small = Self::within_static_shared(key_bytes, value_bytes);
-        if key_bytes == 4 && value_bytes == 0 {
-            Self {
-                vt: SMALL_SORT_VT,
-                ..small
-            }
-        } else {
-            small
-        }
+        // H200, 2^18 to 2^20 keys (docs/tuning.md): u32 6-9% faster than at VT 23, u64 8-14%
+        // faster than at 23, u32 pairs 5-9% faster than at 11; each the fastest measured or
+        // within 3% of it where this rule takes it.
+        let vt = match (key_bytes, value_bytes) {
+            (4, 0) => SMALL_SORT_VT,
+            (8, 0) => 19,
+            (4, 4) => 9,
+            _ => small.vt,
+        };
+        Self { vt, ..small }
     }
 
     pub(crate) const fn shipped(key_bytes: usize, value_bytes: usize, static_shared: bool) -> Self {
@@ -526,8 +528,9 @@ pub const SMALL_SORT_VT: u32 = 17;
 /// VT of the same sorts under an order whose equivalent keys may differ
 /// ([`MergesortTuning::for_order`]).
 pub const SMALL_SORT_SLOT_SORT_VT: u32 = 21;
-/// Block-sort tiles an SM up to which a small sort takes [`SMALL_SORT_VT`]: the 512-thread
-/// block sort at 64 registers runs two an SM, so up to that every tile starts at once.
+/// Block-sort tiles an SM up to which a sort takes [`MergesortTuning::for_small_sorts`]: the
+/// 4-byte keys' 512-thread block sort runs two an SM (64 registers), so up to that every tile
+/// starts at once; u64 and pair sorts of 2^21 (432 and 456 tiles) lost 5% at the shorter VT.
 const SMALL_SORT_BLOCKS_PER_SM: usize = 2;
 
 /// Bytes of keys and values from which the shipped tunings sort with four-way passes

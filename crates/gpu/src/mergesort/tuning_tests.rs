@@ -87,10 +87,10 @@ fn four_way_passes_start_where_they_measured_faster() {
     assert_eq!(MergesortTuning::for_types(8, 8).four_way_min_keys, 1 << 22);
 }
 
-/// On 132 SMs with 227 KiB a block, sorts of 4-byte keys whose 512 x 17 block sort runs two
-/// tiles an SM at most and needs no more passes than 512 x 23 take VT 17 (21 under an order whose
-/// equivalents may differ); larger ones, ones where VT 17 adds a pass, and pairs keep VT 23's
-/// and 11's tiles.
+/// On 132 SMs with 227 KiB a block, sorts whose shorter-VT block sort runs two tiles an SM at
+/// most and needs no more passes take it: 4-byte keys VT 17 (21 under an order whose equivalents
+/// may differ), u64 keys 19, u32 pairs 9; larger ones and ones where it adds a pass keep 23 and
+/// 11.
 #[test]
 fn small_sorts_take_the_shorter_vt_where_it_adds_no_pass() {
     const H200_SMS: usize = 132;
@@ -104,8 +104,24 @@ fn small_sorts_take_the_shorter_vt_where_it_adds_no_pass() {
     assert_eq!(vt(4, 0, 1 << 22), 23);
     // 128 tiles of 512 x 23 (seven passes) or 173 of 512 x 17 (eight).
     assert_eq!(vt(4, 0, 128 * 512 * 23), 23);
-    assert_eq!(vt(4, 4, 1 << 20), 11);
-    assert_eq!(vt(8, 0, 1 << 20), 23);
+    for log2n in [16, 19, 20] {
+        assert_eq!(vt(8, 0, 1 << log2n), 19, "u64 2^{log2n}");
+        assert_eq!(vt(4, 4, 1 << log2n), 9, "pairs 2^{log2n}");
+    }
+    // 432 tiles of 256 x 19 and 456 of 512 x 9: two rounds.
+    assert_eq!(vt(8, 0, 1 << 21), 23);
+    assert_eq!(vt(4, 4, 1 << 21), 11);
+    // Other types keep their tiles.
+    assert_eq!(
+        vt(16, 0, 1 << 16),
+        MergesortTuning::within_static_shared(16, 0).vt
+    );
+    for (key_bytes, value_bytes) in [(8, 0), (4, 4)] {
+        let shorter = MergesortTuning::for_small_sorts(key_bytes, value_bytes);
+        shorter.validate(key_bytes, value_bytes).expect("valid");
+        assert_eq!(shorter.tile() % shorter.pass_tile(), 0);
+        assert_eq!(shorter.for_order(false), shorter);
+    }
     let small = MergesortTuning::for_launch(4, 0, 1 << 20, 227 * 1024, H200_SMS);
     assert_eq!(small.for_order(false).vt, SMALL_SORT_SLOT_SORT_VT);
     assert_eq!(small.for_order(true), small);
