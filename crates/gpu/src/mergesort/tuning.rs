@@ -353,9 +353,9 @@ impl MergesortTuning {
     /// shorter VT shortens each chain and spreads the tiles over more SMs (docs/tuning.md).
     pub const fn for_small_sorts(key_bytes: usize, value_bytes: usize) -> Self {
         let small = Self::within_static_shared(key_bytes, value_bytes);
-        // H200, 2^18 to 2^20 keys (docs/tuning.md): u32 6-9% faster than at VT 23, u64 8-14%
-        // faster than at 23, u32 pairs 5-9% faster than at 11; each the fastest measured or
-        // within 3% of it where this rule takes it.
+        // H200, 2^18 to 2^20 keys (docs/tuning.md): u32 6-9% faster than at VT 23, u64 7-10%
+        // faster than at 23, u32 pairs 4-9% faster than at 11; each the fastest VT measured at
+        // 2^19 and 2^20 or within 3% of it (u64 at 2^18: VT 17 5-8% faster still).
         let vt = match (key_bytes, value_bytes) {
             (4, 0) => SMALL_SORT_VT,
             (8, 0) => 19,
