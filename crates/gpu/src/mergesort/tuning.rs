@@ -346,20 +346,17 @@ impl MergesortTuning {
     }
 
     /// [`within_static_shared`](Self::within_static_shared) with a shorter VT for small sorts:
-    /// [`SMALL_SORT_VT`] for 4-byte keys, 19 for 8-byte keys and 9 for 4-byte keys with 4-byte
-    /// values; the other types as they are. [`for_launch`](Self::for_launch) takes it where all
+    /// [`SMALL_SORT_VT`] for 4-byte keys, [`SMALL_SORT_WIDE_KEYS_VT`] for 8-byte keys and
+    /// [`SMALL_SORT_PAIRS_VT`] for 4-byte keys with 4-byte values; the other types as they are. [`for_launch`](Self::for_launch) takes it where all
     /// its block-sort tiles run at once and the sort needs no more passes than at the longer VT.
     /// There every launch is one round of blocks, each a chain of dependent steps a key: a
     /// shorter VT shortens each chain and spreads the tiles over more SMs (docs/tuning.md).
     pub const fn for_small_sorts(key_bytes: usize, value_bytes: usize) -> Self {
         let small = Self::within_static_shared(key_bytes, value_bytes);
-        // H200, 2^18 to 2^20 keys (docs/tuning.md): u32 6-9% faster than at VT 23, u64 7-10%
-        // faster than at 23, u32 pairs 4-9% faster than at 11; each the fastest VT measured at
-        // 2^19 and 2^20 or within 3% of it (u64 at 2^18: VT 17 5-8% faster still).
         let vt = match (key_bytes, value_bytes) {
             (4, 0) => SMALL_SORT_VT,
-            (8, 0) => 19,
-            (4, 4) => 9,
+            (8, 0) => SMALL_SORT_WIDE_KEYS_VT,
+            (4, 4) => SMALL_SORT_PAIRS_VT,
             _ => small.vt,
         };
         Self { vt, ..small }
@@ -528,6 +525,14 @@ pub const SMALL_SORT_VT: u32 = 17;
 /// VT of the same sorts under an order whose equivalent keys may differ
 /// ([`MergesortTuning::for_order`]).
 pub const SMALL_SORT_SLOT_SORT_VT: u32 = 21;
+/// VT of small sorts of 8-byte keys: on an H200 u64 sorts of 2^18 to 2^20 keys took 7-10% less
+/// time than at VT 23, the fastest of 15 to 23 at 2^19 and 2^20 (at 2^18 VT 17 was 5-8% faster
+/// still).
+pub const SMALL_SORT_WIDE_KEYS_VT: u32 = 19;
+/// VT of small sorts of 4-byte keys with 4-byte values: on an H200 u32 pairs of 2^18 to 2^20
+/// took 4-9% less time than at VT 11, the fastest of 7, 9 and 11 at 2^19 and 2^20 and within 2%
+/// of 7 at 2^18.
+pub const SMALL_SORT_PAIRS_VT: u32 = 9;
 /// Block-sort tiles an SM up to which a sort takes [`MergesortTuning::for_small_sorts`]: the
 /// 4-byte keys' 512-thread block sort runs two an SM (64 registers), so up to that every tile
 /// starts at once; u64 and pair sorts of 2^21 (432 and 456 tiles) lost 5% at the shorter VT.

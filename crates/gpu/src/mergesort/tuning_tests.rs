@@ -1,7 +1,6 @@
 //! Host tests of the mergesort's tuning: pass plans, shipped shapes, the block sort by device and order.
 
 use super::*;
-use crate::mergesort::merge_passes;
 
 /// Every plan merges exactly the levels the block tiles need, takes eight-way passes only
 /// for a trusted order with eight-way threads, and leaves at most one two-way pass (first)
@@ -105,8 +104,12 @@ fn small_sorts_take_the_shorter_vt_where_it_adds_no_pass() {
     // 128 tiles of 512 x 23 (seven passes) or 173 of 512 x 17 (eight).
     assert_eq!(vt(4, 0, 128 * 512 * 23), 23);
     for log2n in [16, 19, 20] {
-        assert_eq!(vt(8, 0, 1 << log2n), 19, "u64 2^{log2n}");
-        assert_eq!(vt(4, 4, 1 << log2n), 9, "pairs 2^{log2n}");
+        assert_eq!(
+            vt(8, 0, 1 << log2n),
+            SMALL_SORT_WIDE_KEYS_VT,
+            "u64 2^{log2n}"
+        );
+        assert_eq!(vt(4, 4, 1 << log2n), SMALL_SORT_PAIRS_VT, "pairs 2^{log2n}");
     }
     // 432 tiles of 256 x 19 and 456 of 512 x 9: two rounds.
     assert_eq!(vt(8, 0, 1 << 21), 23);
