@@ -360,33 +360,47 @@ impl KeyImage {
     }
 
     /// The map and its inverse in CUDA, over `key_type` (the unsigned integer): TP_KEY_IMAGE with
-    /// `twophase_key_image` and `twophase_key_from_image`.
-    fn cuda_maps(self) -> String {
-        // Ascending: a set sign bit (a negative) flips every bit, a clear one only the sign bit;
-        // the inverse decides by the image's top bit, which is the complement of the key's.
-        let (into, back) = if self.descending {
-            (
-                "~(x ^ twophase_total_mask(x))",
-                "y = ~y; return y ^ twophase_total_mask(~y);",
-            )
+    /// `twophase_key_image` and `twophase_key_from_image`. Static text: every sort of floats
+    /// names it in its program's key before its first launch.
+    fn cuda_maps(self) -> &'static str {
+        if self.descending {
+            DESCENDING_IMAGE_MAPS
         } else {
-            (
-                "x ^ twophase_total_mask(x)",
-                "return y ^ twophase_total_mask(~y);",
-            )
-        };
-        format!(
-            "#define TP_KEY_IMAGE 1
-             __device__ __forceinline__ key_type twophase_total_mask(key_type x) {{
-               const key_type sign = (key_type)1 << (8 * sizeof(key_type) - 1);
-               return (key_type)(0 - (x >> (8 * sizeof(key_type) - 1))) | sign;
-}}
-             __device__ __forceinline__ key_type twophase_key_image(key_type x) {{ return {into}; }}
-             __device__ __forceinline__ key_type twophase_key_from_image(key_type y) {{ {back} }}
-"
-        )
+            ASCENDING_IMAGE_MAPS
+        }
     }
 }
+
+/// [`KeyImage::cuda_maps`]' text with the map `$into` and its inverse `$back`.
+macro_rules! image_maps {
+    ($into:literal, $back:literal) => {
+        concat!(
+            "#define TP_KEY_IMAGE 1
+             __device__ __forceinline__ key_type twophase_total_mask(key_type x) {
+               const key_type sign = (key_type)1 << (8 * sizeof(key_type) - 1);
+               return (key_type)(0 - (x >> (8 * sizeof(key_type) - 1))) | sign;
+}
+             __device__ __forceinline__ key_type twophase_key_image(key_type x) { return ",
+            $into,
+            "; }
+             __device__ __forceinline__ key_type twophase_key_from_image(key_type y) { ",
+            $back,
+            " }
+"
+        )
+    };
+}
+
+// Ascending: a set sign bit (a negative) flips every bit, a clear one only the sign bit; the
+// inverse decides by the image's top bit, which is the complement of the key's.
+const ASCENDING_IMAGE_MAPS: &str = image_maps!(
+    "x ^ twophase_total_mask(x)",
+    "return y ^ twophase_total_mask(~y);"
+);
+const DESCENDING_IMAGE_MAPS: &str = image_maps!(
+    "~(x ^ twophase_total_mask(x))",
+    "y = ~y; return y ^ twophase_total_mask(~y);"
+);
 
 /// The order of [`KeyImage`]'s unsigned integers: `<`, trusted, with the maps among its helpers
 /// (for `u32` and `u64` keys of the image's width).
@@ -403,7 +417,7 @@ macro_rules! image_orders {
                 Cow::Borrowed("return a < b;")
             }
             fn cuda_helpers(&self) -> Cow<'_, str> {
-                Cow::Owned(self.0.cuda_maps())
+                Cow::Borrowed(self.0.cuda_maps())
             }
             fn is_less(&self, a: &$t, b: &$t) -> bool {
                 a < b

@@ -9,7 +9,7 @@ use cudarc::driver::{sys as driver_sys, CudaContext, CudaFunction, CudaSlice, Cu
 use cudarc::nvrtc::Ptx;
 
 use super::fault::{self, lock_recover, ContextHealth};
-use super::module_cache::{compile_cached, Kernels};
+use super::module_cache::{compile_cached, Kernels, ProgramMap};
 use super::program;
 use crate::error::GpuError;
 use crate::runtime::shape::{valid_search_lanes, MAX_SEARCH_LANES};
@@ -36,7 +36,7 @@ pub struct Gpu {
     pub(crate) max_shared_optin: usize,
     /// The device memory's peak bandwidth in bytes a second (0 where the driver does not say).
     pub(crate) memory_bandwidth: u64,
-    pub(crate) kernels: Mutex<HashMap<String, Arc<Kernels>>>,
+    pub(crate) kernels: Mutex<ProgramMap>,
     /// Device buffers reused by the host-slice calls (`&[T]` in, `Vec<T>` out), grown on demand.
     pub(crate) staging: Mutex<Vec<CudaSlice<u8>>>,
     /// Whether the second kernel of a two-kernel primitive is launched as a programmatic dependent
@@ -180,7 +180,7 @@ impl Gpu {
             multiprocessors,
             max_shared_optin,
             memory_bandwidth,
-            kernels: Mutex::new(HashMap::new()),
+            kernels: Mutex::new(ProgramMap::default()),
             staging: Mutex::new(Vec::new()),
             scratch_pool: Mutex::new(HashMap::new()),
             programmatic_launch: AtomicBool::new(arch >= PDL_MIN_ARCH),
@@ -397,7 +397,7 @@ impl Drop for Gpu {
             std::mem::forget(std::mem::replace(value, empty));
         }
         leak(&mut self.staging, Vec::new());
-        leak(&mut self.kernels, HashMap::new());
+        leak(&mut self.kernels, ProgramMap::default());
         leak(&mut self.scratch_pool, HashMap::new());
         std::mem::forget(self.stream.clone());
         std::mem::forget(self.ctx.clone());

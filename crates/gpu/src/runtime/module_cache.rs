@@ -12,6 +12,58 @@ use super::fault::{lock_recover, ContextHealth};
 use super::nvrtc::{compile_cubin, nvrtc_options, nvrtc_version};
 use crate::error::GpuError;
 
+/// The hasher of a handle's program map ([`ProgramMap`]): eight bytes a step, where std's SipHash
+/// takes about a byte a cycle. Every sort, merge and search looks its program up by a key of a few
+/// hundred bytes (the comparator's CUDA among them) before its first launch, so the lookup is part
+/// of a small call's latency. The keys are built by the library, not chosen to collide.
+#[derive(Default)]
+pub(crate) struct ProgramKeyHasher(u64);
+
+/// The multiplier of [`ProgramKeyHasher`]'s steps (odd, bits spread: the one FxHash uses).
+const PROGRAM_KEY_MULTIPLIER: u64 = 0x517c_c1b7_2722_0a95;
+/// The rotation of [`ProgramKeyHasher`]'s steps.
+const PROGRAM_KEY_ROTATION: u32 = 5;
+
+impl ProgramKeyHasher {
+    fn add(&mut self, word: u64) {
+        self.0 =
+            (self.0.rotate_left(PROGRAM_KEY_ROTATION) ^ word).wrapping_mul(PROGRAM_KEY_MULTIPLIER);
+    }
+}
+
+impl std::hash::Hasher for ProgramKeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            let mut le = [0u8; 8];
+            le.copy_from_slice(word);
+            self.add(u64::from_le_bytes(le));
+        }
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut le = [0u8; 8];
+            le[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(le));
+        }
+    }
+
+    fn write_u8(&mut self, byte: u8) {
+        self.add(u64::from(byte));
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A handle's loaded programs by their key ([`program_id`](super::program::program_id)).
+pub(crate) type ProgramMap =
+    HashMap<String, Arc<Kernels>, std::hash::BuildHasherDefault<ProgramKeyHasher>>;
+
 /// The kernels of one compiled program, by name.
 pub(crate) struct Kernels {
     pub(crate) functions: HashMap<&'static str, CudaFunction>,

@@ -1,5 +1,7 @@
 //! Kernel programs: the CUDA sources of `kernels/`, assembled per instantiation behind one generated prelude.
 
+use std::fmt::Write as _;
+
 use super::shape::PARTITION_THREADS;
 use crate::compare::{sanitize, DeviceComparator};
 use crate::error::GpuError;
@@ -142,19 +144,43 @@ pub fn program_id<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
     let zero_sized = zero_sized_message::<K>(values)
         .map(|message| format!("{ZERO_SIZED_MARK}{message}\n"))
         .unwrap_or_default();
-    let key = format!(
-        "{zero_sized}{name}|k{}a{}|{}|{}|{}|{}|{}|{}",
+    let (helpers, body) = (comp.cuda_helpers(), comp.cuda_body());
+    let value_type = value_type(values);
+    // Sized once and filled in place: a small call's latency includes this key (format! would
+    // grow it through several reallocations).
+    let mut key = String::with_capacity(
+        zero_sized.len()
+            + name.len()
+            + K::CUDA_DEFINITION.len()
+            + value_type.len()
+            + helpers.len()
+            + body.len()
+            + KEY_NUMBERS_BYTES,
+    );
+    key.push_str(&zero_sized);
+    key.push_str(&name);
+    // Writing to a String cannot fail.
+    let _ = write!(
+        key,
+        "|k{}a{}|",
         std::mem::size_of::<K>(),
-        std::mem::align_of::<K>(),
-        K::CUDA_DEFINITION,
-        value_type(values),
-        comp.cuda_helpers(),
-        comp.cuda_body(),
+        std::mem::align_of::<K>()
+    );
+    for part in [K::CUDA_DEFINITION, &value_type, &helpers, &body] {
+        key.push_str(part);
+        key.push('|');
+    }
+    let _ = write!(
+        key,
+        "{}|{}",
         comp.equivalents_identical(),
         crate::compare::is_trusted(comp)
     );
     (key, name)
 }
+
+/// Room in a program key for its numbers, flags and separators ([`program_id`]).
+const KEY_NUMBERS_BYTES: usize = 64;
 
 /// File-name labels that `#line` gives user-supplied CUDA in a generated program, so that NVRTC's
 /// messages point at the snippet: a warning located in one of them fails the compilation
