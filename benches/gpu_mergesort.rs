@@ -9,7 +9,7 @@
 mod common;
 use common::{
     copy_rate_gbs, device_name, env_numbers, env_sizes, kind_selected, load_results, median,
-    open_gpu, random_keys, time_events, SIZES,
+    open_gpu, random_keys, time_events, time_events_queued, SIZES,
 };
 
 use std::borrow::Cow;
@@ -339,6 +339,20 @@ fn vt_variants(shipped: MergesortTuning) -> Vec<MergesortTuning> {
     env_variants(VTS_ENV, |vt: u32| MergesortTuning { vt, ..shipped })
 }
 
+/// Environment variable: a comma-separated list of register bounds of the two-way pass tile
+/// (`pass_registers`, 0: the compiler's choice) to time beside the shipped tuning and profile in
+/// the profile mode, the rest as shipped (e.g. `80`: the u64 keys' 256-thread tile three blocks an
+/// SM).
+const PASS_REGISTERS_ENV: &str = "TWOPHASE_BENCH_PASS_REGISTERS";
+
+/// The shipped tuning with each two-way tile register bound of [`PASS_REGISTERS_ENV`].
+fn pass_register_variants(shipped: MergesortTuning) -> Vec<MergesortTuning> {
+    env_variants(PASS_REGISTERS_ENV, |pass_registers: u32| MergesortTuning {
+        pass_registers,
+        ..shipped
+    })
+}
+
 /// Environment variable: a comma-separated list of block-sort threads to time beside the shipped
 /// tuning and profile in the profile mode, the rest as shipped (e.g. `512`: a 512 x 45 block sort of
 /// 4-byte keys in 90 KB, two blocks an SM, where the shipped 1024 x 45 one runs one).
@@ -366,6 +380,67 @@ fn four_way_variants(shipped: MergesortTuning, element_bytes: usize) -> Vec<Merg
     })
 }
 
+/// Environment variable: a factor on the sorts' sizes (e.g. `1.3`: 2^21 stands for 1.3 * 2^21
+/// keys), for sizes between powers of two; the rows then print the factor and no CUB ratios.
+const SCALE_ENV: &str = "TWOPHASE_BENCH_SCALE";
+
+/// [`SCALE_ENV`]'s factor, else 1.
+fn size_scale() -> f64 {
+    std::env::var(SCALE_ENV)
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|&scale| scale > 0.0)
+        .unwrap_or(1.0)
+}
+
+/// Keys of the sorts at size `log2n`: 2^log2n times [`size_scale`].
+fn keys_at(log2n: u32) -> usize {
+    ((1usize << log2n) as f64 * size_scale()).round() as usize
+}
+
+/// How a row names size `log2n`: `2^21`, or `2^21x1.30` when scaled.
+fn size_label(log2n: u32) -> String {
+    let scale = size_scale();
+    if scale == 1.0 {
+        format!("2^{log2n}")
+    } else {
+        format!("2^{log2n}x{scale:.2}")
+    }
+}
+
+/// Environment variable: when set, time each shipped row also with its launches issued while a
+/// copy keeps the GPU busy, so that the host's time before the first launch is hidden.
+const QUEUED_ENV: &str = "TWOPHASE_BENCH_QUEUED";
+
+fn queued_timing() -> bool {
+    std::env::var_os(QUEUED_ENV).is_some()
+}
+
+/// Bytes of each buffer of the copy queued ahead of a timed call (about 0.13 ms on an H200:
+/// longer than the host takes to issue a small sort).
+const BUSY_COPY_BYTES: usize = 256 << 20;
+
+/// A device-to-device copy that keeps the GPU busy while the host issues a call.
+struct BusyCopy {
+    src: CudaSlice<u8>,
+    dst: CudaSlice<u8>,
+}
+
+impl BusyCopy {
+    fn new(stream: &std::sync::Arc<twophase_gpu::cudarc::driver::CudaStream>) -> Self {
+        BusyCopy {
+            src: stream.alloc_zeros(BUSY_COPY_BYTES).expect("alloc"),
+            dst: stream.alloc_zeros(BUSY_COPY_BYTES).expect("alloc"),
+        }
+    }
+
+    fn queue(&mut self, stream: &std::sync::Arc<twophase_gpu::cudarc::driver::CudaStream>) {
+        stream
+            .memcpy_dtod(&self.src, &mut self.dst)
+            .expect("busy copy");
+    }
+}
+
 /// What every measurement of a run shares: the device, the mode, and what the rows compare with.
 struct Bench<'a> {
     gpu: &'a Gpu,
@@ -377,15 +452,18 @@ struct Bench<'a> {
 impl Bench<'_> {
     /// One result line: ms, Gkeys/s, passes, copy-equivalents, and the ratios to CUB.
     fn print_row(&self, kind: &str, log2n: u32, ms: f64, passes: u32, bytes_per_pass: f64) {
-        let n = (1u64 << log2n) as f64;
+        let n = keys_at(log2n) as f64;
         let one_pass_ms = bytes_per_pass / (self.copy_gbs * 1e9) * 1e3;
+        let scaled = size_scale() != 1.0;
         let ratio = |impl_: &str| {
             self.cub
                 .get(&(format!("{impl_}-{kind}"), log2n))
+                .filter(|_| !scaled)
                 .map_or("n/a".to_owned(), |c| format!("{c:.4} ms = {:.2}x", c / ms))
         };
         println!(
-            "| twophase | {kind} | 2^{log2n} | {ms:.4} | {:.2} | {} | {:.1} | {} | {} |",
+            "| twophase | {kind} | {} | {ms:.4} | {:.2} | {} | {:.1} | {} | {} |",
+            size_label(log2n),
             n / (ms * 1e-3) / 1e9,
             passes,
             ms / one_pass_ms,
@@ -407,7 +485,7 @@ impl Bench<'_> {
         let mut scratch = MergesortScratch::new();
         let record = std::mem::size_of::<Event>();
         for log2n in EVENT_SIZES {
-            let n = 1usize << log2n;
+            let n = keys_at(log2n);
             let input = random_events(n, rand::random::<u64>());
             let mut expected = input.clone();
             expected.par_sort_by(|a, b| (a.user, a.time).cmp(&(b.user, b.time)));
@@ -484,13 +562,14 @@ impl Bench<'_> {
         let element_bytes = std::mem::size_of::<K>() + value_bytes;
         let profile_sizes = [profile_log2n()];
         let bench_sizes = env_sizes();
+        let mut busy = queued_timing().then(|| BusyCopy::new(stream));
         let sizes: &[u32] = match (mode, &bench_sizes) {
             (Mode::Time, Some(sizes)) => sizes,
             (Mode::Time, None) => &SIZES,
             (Mode::Profile, _) => &profile_sizes,
         };
         for &log2n in sizes {
-            let n = 1usize << log2n;
+            let n = keys_at(log2n);
             // What the untuned calls use for this size on this device.
             let tuning = gpu.shipped_mergesort_tuning_for::<K, C>(comp, value_bytes, n);
             let seed = rand::random::<u64>();
@@ -566,6 +645,7 @@ impl Bench<'_> {
                     .chain(oct_variants(tuning))
                     .chain(search_budget_variants(tuning))
                     .chain(vt_variants(tuning))
+                    .chain(pass_register_variants(tuning))
                     .chain(block_threads_variants(tuning))
                     .chain(four_way_variants(tuning, element_bytes));
                 let swept = sweep.iter().map(swept_tuning);
@@ -592,6 +672,35 @@ impl Bench<'_> {
             }) - copy_ms;
             let bytes_per_pass = (2 * n * (std::mem::size_of::<K>() + value_bytes)) as f64;
             self.print_row(kind, log2n, ms, global_passes(n, tuning), bytes_per_pass);
+            if let Some(busy) = &mut busy {
+                // The same sort with its launches issued while a copy keeps the GPU busy: the
+                // GPU's time alone, without the host's time before the first launch.
+                let mut queue_copy = || busy.queue(stream);
+                let copy_queued = time_events_queued(gpu, WARMUP, REPS, &mut queue_copy, |_| {
+                    restore(&mut keys, &mut values)
+                });
+                let ms_queued = time_events_queued(gpu, WARMUP, REPS, &mut queue_copy, |_| {
+                    restore(&mut keys, &mut values);
+                    sort_tuned(&mut keys, &mut values, tuning);
+                }) - copy_queued;
+                println!(
+                    "queued {kind} {}: {ms_queued:.4} ms with the launches issued behind a copy, {ms:.4} ms as called ({:.4} ms of host time before the GPU starts)",
+                    size_label(log2n),
+                    ms - ms_queued
+                );
+                // The host's part that comes before any launch: the program's lookup.
+                let layout = pairs.then_some((4, 4));
+                const LOOKUPS: u32 = 10_000;
+                let t = Instant::now();
+                for _ in 0..LOOKUPS {
+                    gpu.prepare::<K, C, MergesortTuning>(comp, layout, tuning)
+                        .expect("program");
+                }
+                println!(
+                    "program lookup {kind}: {:.2} us a call",
+                    t.elapsed().as_secs_f64() * 1e6 / f64::from(LOOKUPS)
+                );
+            }
             // The same sort with every kernel launched normally (no programmatic dependent launch),
             // alternating with it, so that a drift of the clocks does not pass for a difference.
             let mut with_pdl = Vec::new();
@@ -660,7 +769,20 @@ impl Bench<'_> {
                 report(t, head, false);
             }
             for t in vt_variants(tuning) {
-                report(t, format!("vt {kind} 2^{log2n} {}", shape(t)), false);
+                report(
+                    t,
+                    format!("vt {kind} {} {}", size_label(log2n), shape(t)),
+                    false,
+                );
+            }
+            for t in pass_register_variants(tuning) {
+                let head = format!(
+                    "pass registers {kind} {} {} r={}",
+                    size_label(log2n),
+                    shape(t),
+                    t.pass_registers
+                );
+                report(t, head, false);
             }
             for t in block_threads_variants(tuning) {
                 let head = format!("block threads {kind} 2^{log2n} {}", shape(t));

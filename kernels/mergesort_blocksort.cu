@@ -1,8 +1,9 @@
 //! The mergesort's common definitions and its block sort: each tile sorted by one CTA.
 // The mergesort is one program: the host prepends the same prelude as for the merge (key_type,
-// key_compare, value_type, TP_NT, TP_VT, TP_HAS_VALUES, TP_PARTITION_NT), TP_PASS_NT, TP_QUAD_NT,
-// TP_QUAD_REGISTERS, TP_OCT_NT and TP_OCT_REGISTERS (threads of the two-way, four-way and
-// eight-way merge passes; TP_NT is the block sort's), then partition.cuh, serial.cuh,
+// key_compare, value_type, TP_NT, TP_VT, TP_HAS_VALUES, TP_PARTITION_NT), TP_PASS_NT,
+// TP_PASS_REGISTERS, TP_QUAD_NT, TP_QUAD_REGISTERS, TP_OCT_NT and TP_OCT_REGISTERS (threads and
+// register bounds of the two-way, four-way and eight-way merge passes; TP_NT is the block
+// sort's), then partition.cuh, serial.cuh,
 // cta_merge.cuh and cta_mergesort.cuh, then this file, mergesort_partition.cuh,
 // mergesort_pass.cu, mergesort_quad_partition.cuh, mergesort_quad_partition.cu, cta_quad_merge.cuh,
 // mergesort_quad_tile.cu, mergesort_oct_partition.cu and mergesort_oct_tile.cu, in that order.

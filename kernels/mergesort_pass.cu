@@ -185,11 +185,21 @@ __device__ __forceinline__ void mergesort_tile(const key_type* __restrict__ src,
   }
 }
 
+// The two-way tile's launch bounds: with MergesortTuning::pass_registers, the blocks that must fit
+// on an SM by registers (ptxas uses as many registers as the bounds allow); without, the threads
+// alone, which leave ptxas its own choice (a minimum of one block would let it take 255).
+#if TP_PASS_REGISTERS > 0
+#define PASS_LAUNCH_BOUNDS \
+  __launch_bounds__(TP_PASS_NT, twophase::blocks_by_registers(TP_PASS_REGISTERS, TP_PASS_NT))
+#else
+#define PASS_LAUNCH_BOUNDS __launch_bounds__(TP_PASS_NT)
+#endif
+
 // The tile kernel of every pass that neither records its boundaries nor checks the records of the
 // pass before: the same code as before records existed, so that ptxas allocates its registers as
 // it did (with the record paths in it the checked u32 tile took 96 registers against 64, five
 // blocks an SM against eight, and sorts of 2^22 keys 5-10% longer; H200).
-extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
+extern "C" __global__ void PASS_LAUNCH_BOUNDS
     twophase_mergesort_tile(const key_type* __restrict__ src, size_type count, size_type run,
                             const size_type* __restrict__ partitions, key_type* __restrict__ dst,
                             const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst,
@@ -202,7 +212,7 @@ extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
 
 // The tile kernel of a checked pass that records its boundaries or checks the records of the pass
 // before (small sorts only). Only checked programs use it; in the others it compiles to nothing.
-extern "C" __global__ void __launch_bounds__(TP_PASS_NT)
+extern "C" __global__ void PASS_LAUNCH_BOUNDS
     twophase_mergesort_tile_recorded(const key_type* __restrict__ src, size_type count, size_type run,
                                      const size_type* __restrict__ partitions, key_type* __restrict__ dst,
                                      const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst,

@@ -81,6 +81,10 @@ const F64_NANS: [u64; 4] = [
 const FLOAT_RANGE: f32 = 1.0e6;
 /// Large sizes of every scaled test: past 2^20 and past 2^22.
 const LARGE_SIZES: [usize; 2] = [(1 << 20) + 3, (1 << 22) + 13];
+/// An 8-byte key sort past the small sorts whose passes are all two-way, with more two-way tiles
+/// than two an SM on any device: its tile is bound to fewer registers
+/// (`MergesortTuning::for_many_pass_tiles`).
+const WIDE_TWO_WAY_KEYS: usize = (1 << 21) + 5;
 /// Most keys of one `tiles_*` sort (these run under racecheck).
 const TILES_MAX_KEYS: usize = 1 << 17;
 /// Keys of the small valid sort that follows every failure.
@@ -719,7 +723,7 @@ fn floats_partial_order_sorts_keep_a_permutation() {
         }
         let less = partial_less::<f64>();
         let f64_tile = MergesortTuning::for_types(size_of::<f64>(), 0).tile();
-        for n in boundary_sizes(&[f64_tile], &[LARGE_SIZES[0]]) {
+        for n in boundary_sizes(&[f64_tile], &[LARGE_SIZES[0], WIDE_TWO_WAY_KEYS]) {
             for nan_percent in NAN_PERCENTS {
                 let input = f64_keys(rng, n, nan_percent);
                 let case = format!("Gpu::mergesort, f64 `<`, n = {n}, {nan_percent}% NaN");

@@ -61,7 +61,15 @@ fn device_sort<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(
 /// size and pattern of `case`'s keys.
 fn differential<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(case: &KeyCase<K, C>) {
     let (gpu, mut scratch) = (gpu(), MergesortScratch::new());
-    let sizes = sizes(MergesortTuning::for_types(std::mem::size_of::<K>(), 0));
+    let key_bytes = std::mem::size_of::<K>();
+    let mut sizes = sizes(MergesortTuning::for_types(key_bytes, 0));
+    // Where the type bounds the two-way tile's registers for many tiles (u64 keys), a sort of
+    // more than two of them an SM on any device.
+    if MergesortTuning::for_many_pass_tiles(key_bytes, 0)
+        != MergesortTuning::for_types(key_bytes, 0)
+    {
+        sizes.push((1 << 21) + 1);
+    }
     case.for_each_sort(&sizes, |input, expected, _, what| {
         let mut cpu = input.to_vec();
         twophase::cpu::mergesort_by(&mut cpu, |x: &K, y: &K| case.comp.is_less(x, y));
@@ -557,7 +565,8 @@ fn mergesort_floats_sort_as_integer_images() {
         let four_way = gpu
             .shipped_mergesort_tuning(key_bytes, 0, 1 << 26)
             .four_way_min_keys;
-        for n in [2, 1000, (1 << 20) + 1, four_way + 3] {
+        // 2^21 + 3: past the small sorts, every pass two-way.
+        for n in [2, 1000, (1 << 20) + 1, (1 << 21) + 3, four_way + 3] {
             let input: Vec<K> = (0..n).map(|_| draw(rng)).collect();
             for (comp, name) in comps.iter().zip(["asc", "desc"]) {
                 let case = format!("{label} {name}, n = {n}, shipped");

@@ -102,6 +102,37 @@ pub fn time_events(gpu: &Gpu, warmup: usize, reps: usize, mut f: impl FnMut(usiz
     median(times)
 }
 
+/// [`time_events`] with `queue` run before each start event (e.g. a long copy): the host issues
+/// `f`'s work while the GPU is still busy, so the times leave out the host's time before `f`'s
+/// first launch.
+pub fn time_events_queued(
+    gpu: &Gpu,
+    warmup: usize,
+    reps: usize,
+    mut queue: impl FnMut(),
+    mut f: impl FnMut(usize),
+) -> f64 {
+    let stream = gpu.stream();
+    for i in 0..warmup {
+        queue();
+        f(i);
+    }
+    let mut times = Vec::with_capacity(reps);
+    for i in 0..reps {
+        queue();
+        let start = stream
+            .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .expect("event");
+        f(i);
+        let end = stream
+            .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .expect("event");
+        end.synchronize().expect("sync");
+        times.push(f64::from(start.elapsed_ms(&end).expect("elapsed")));
+    }
+    median(times)
+}
+
 /// The device-to-device copy rate of a 1 GiB buffer in GB/s, counting bytes read and written.
 pub fn copy_rate_gbs(gpu: &Gpu, warmup: usize, reps: usize) -> f64 {
     let stream = gpu.stream();

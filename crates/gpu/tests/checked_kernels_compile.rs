@@ -39,6 +39,13 @@ fn checked_programs() -> Vec<Program> {
         for tuning in tunings {
             programs.push(tuning.program::<u32, _>(&comp, values));
         }
+        if values.is_none() {
+            // u64 keys' two-way tile bound to fewer registers than the compiler takes.
+            let comp64 =
+                CudaComparator::new("user_less", "return a < b;", |a: &u64, b: &u64| a < b);
+            programs
+                .push(MergesortTuning::for_many_pass_tiles(8, 0).program::<u64, _>(&comp64, None));
+        }
         // The segmented sort's checked tile path, and its short path's register sort that keeps
         // padding away from the comparator.
         programs

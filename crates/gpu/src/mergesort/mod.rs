@@ -26,6 +26,7 @@ mod launch;
 mod params;
 mod plan;
 mod search_lanes;
+pub mod size_rules;
 pub mod tuning;
 
 pub use buffers::{DeviceSortBuffers, SortArgs, SortBuffers, SortValueBuffers, SortValues};
@@ -433,8 +434,9 @@ impl ProgramTuning for MergesortTuning {
     /// The pass shape (the block-sort shape is in every program's name already).
     fn label(self) -> String {
         format!(
-            "mergesort_pass{}_quad{}r{}_oct{}r{}",
+            "mergesort_pass{}r{}_quad{}r{}_oct{}r{}",
             self.pass_threads,
+            self.pass_registers,
             self.quad_threads,
             self.quad_registers,
             self.oct_threads,
@@ -462,8 +464,8 @@ impl ProgramTuning for MergesortTuning {
     /// `TP_NT` is the block sort's threads, `TP_PASS_NT` the merge passes'.
     fn defines(self) -> String {
         format!(
-            "#define TP_PASS_NT {}\n#define TP_QUAD_NT {}\n#define TP_QUAD_REGISTERS {}\n#define TP_OCT_NT {}\n#define TP_OCT_REGISTERS {}\n",
-            self.pass_threads, self.quad_threads, self.quad_registers, self.oct_threads, self.oct_registers
+            "#define TP_PASS_NT {}\n#define TP_PASS_REGISTERS {}\n#define TP_QUAD_NT {}\n#define TP_QUAD_REGISTERS {}\n#define TP_OCT_NT {}\n#define TP_OCT_REGISTERS {}\n",
+            self.pass_threads, self.pass_registers, self.quad_threads, self.quad_registers, self.oct_threads, self.oct_registers
         )
     }
 
@@ -472,11 +474,13 @@ impl ProgramTuning for MergesortTuning {
     }
 
     /// At its tuning for the H100, within static shared memory (for devices with less opt-in
-    /// shared memory, and small sorts), and at small sorts' VT (a handle picks by its device
-    /// and the sort's size, [`Gpu::shipped_mergesort_tuning`]).
+    /// shared memory, and small sorts), at small sorts' VT, and with the two-way tile's register
+    /// bound of many tiles (a handle picks by its device and the sort's size,
+    /// [`Gpu::shipped_mergesort_tuning`]).
     const SHIPPED: &'static [fn(usize, usize) -> Self] = &[
         Self::for_types,
         Self::within_static_shared,
         Self::for_small_sorts,
+        Self::for_many_pass_tiles,
     ];
 }

@@ -23,6 +23,11 @@ pub struct MergesortTuning {
     pub threads: u32,
     /// Threads per block of the merge passes, a power of two no larger than `threads`.
     pub pass_threads: u32,
+    /// Registers a thread of the two-way pass tile may use (0: the compiler's choice), so that
+    /// `65536 / (pass_threads * pass_registers)` blocks fit on an SM, as
+    /// [`quad_registers`](Self::quad_registers) for the four-way tile: left to itself ptxas gave
+    /// the u64 keys' 256 x 23 tile 106 registers, two blocks an SM.
+    pub pass_registers: u32,
     /// Threads per block of the four-way merge passes (0: two-way passes only), a power of two
     /// no larger than `threads`. A four-way pass merges four runs per read and write of the keys
     /// (two merge levels in shared memory), so it replaces two two-way passes.
@@ -212,30 +217,9 @@ impl MergesortTuning {
         }
     }
 
-    /// This tuning for an order whose equivalent keys are identical or not
-    /// ([`DeviceComparator::equivalents_identical`](crate::DeviceComparator::equivalents_identical)):
-    /// where they may differ, the block sort's register sort is the stable slot sort, with which
-    /// the 4-byte keys' block sort at VT [`NARROW_OPTIN_BLOCK_VT`] measured 1.5-2% faster than at
-    /// [`WIDE_BLOCK_VT`] (u32 under a top-8-bit comparator, 2^24 and 2^27). A small sort at
-    /// [`SMALL_SORT_VT`] takes VT [`SMALL_SORT_SLOT_SORT_VT`]: under the top-8-bit comparator on
-    /// an H200, 2-19% faster than VT 23 from 2^19 to 2^21 keys, where VT 17 was 6% faster than
-    /// 21 at 2^19 but 4% slower at 2^20 and 19% at 2^21.
-    pub const fn for_order(self, equivalents_identical: bool) -> Self {
-        if equivalents_identical {
-            self
-        } else if self.vt == SMALL_SORT_VT {
-            Self {
-                vt: SMALL_SORT_SLOT_SORT_VT,
-                ..self
-            }
-        } else {
-            self.narrow_block()
-        }
-    }
-
     /// This tuning with the 4-byte keys' block sort at VT [`NARROW_OPTIN_BLOCK_VT`] where it is
     /// at [`WIDE_BLOCK_VT`]; any other tuning as it is.
-    const fn narrow_block(self) -> Self {
+    pub(super) const fn narrow_block(self) -> Self {
         if self.vt == WIDE_BLOCK_VT {
             Self {
                 vt: NARROW_OPTIN_BLOCK_VT,
@@ -310,58 +294,6 @@ impl MergesortTuning {
         }
     }
 
-    /// The tuning the launches use for `count` keys: [`for_device`](Self::for_device), unless
-    /// its block sort has fewer tiles than the device has SMs (`multiprocessors`), where
-    /// [`within_static_shared`](Self::within_static_shared)'s smaller tiles keep more SMs busy,
-    /// or, smaller still, [`for_small_sorts`](Self::for_small_sorts)' where they all run at once
-    /// (docs/tuning.md).
-    pub const fn for_launch(
-        key_bytes: usize,
-        value_bytes: usize,
-        count: usize,
-        max_shared_optin: usize,
-        multiprocessors: usize,
-    ) -> Self {
-        let tuning = Self::for_device(key_bytes, value_bytes, max_shared_optin);
-        let small = Self::within_static_shared(key_bytes, value_bytes);
-        let shorter = Self::for_small_sorts(key_bytes, value_bytes);
-        if shorter.vt != small.vt
-            && count.div_ceil(shorter.tile()) <= SMALL_SORT_BLOCKS_PER_SM * multiprocessors
-            && merge_passes(count, shorter.tile()) == merge_passes(count, small.tile())
-        {
-            shorter
-        } else if count < tuning.tile() * multiprocessors {
-            small
-        } else if tuning.vt == WIDE_BLOCK_VT
-            && count.saturating_mul(key_bytes + value_bytes) >= NARROW_QUAD_MIN_BYTES
-        {
-            // Large sorts of the wide block sort's keys: four-way tiles of half the threads.
-            Self {
-                quad_threads: NARROW_QUAD_THREADS,
-                ..tuning
-            }
-        } else {
-            tuning
-        }
-    }
-
-    /// [`within_static_shared`](Self::within_static_shared) with a shorter VT for small sorts:
-    /// [`SMALL_SORT_VT`] for 4-byte keys, [`SMALL_SORT_WIDE_KEYS_VT`] for 8-byte keys and
-    /// [`SMALL_SORT_PAIRS_VT`] for 4-byte keys with 4-byte values; the other types as they are. [`for_launch`](Self::for_launch) takes it where all
-    /// its block-sort tiles run at once and the sort needs no more passes than at the longer VT.
-    /// There every launch is one round of blocks, each a chain of dependent steps a key: a
-    /// shorter VT shortens each chain and spreads the tiles over more SMs (docs/tuning.md).
-    pub const fn for_small_sorts(key_bytes: usize, value_bytes: usize) -> Self {
-        let small = Self::within_static_shared(key_bytes, value_bytes);
-        let vt = match (key_bytes, value_bytes) {
-            (4, 0) => SMALL_SORT_VT,
-            (8, 0) => SMALL_SORT_WIDE_KEYS_VT,
-            (4, 4) => SMALL_SORT_PAIRS_VT,
-            _ => small.vt,
-        };
-        Self { vt, ..small }
-    }
-
     pub(crate) const fn shipped(key_bytes: usize, value_bytes: usize, static_shared: bool) -> Self {
         let (threads, pass_threads, quad_threads, quad_registers, vt) =
             match (key_bytes, value_bytes) {
@@ -404,6 +336,7 @@ impl MergesortTuning {
         MergesortTuning {
             threads,
             pass_threads,
+            pass_registers: 0,
             quad_threads,
             four_way_min_keys: four_way_min_bytes / element_bytes,
             // Picked per sort by its number of cuts (quad_cut_lanes).
@@ -499,6 +432,14 @@ impl MergesortTuning {
                 )));
             }
         }
+        if self.pass_registers != 0
+            && !(MIN_BOUNDED_REGISTERS..=MAX_REGISTERS_PER_THREAD).contains(&self.pass_registers)
+        {
+            return Err(GpuError::InvalidTuning(format!(
+                "pass_registers = {} must be 0 or {MIN_BOUNDED_REGISTERS} to {MAX_REGISTERS_PER_THREAD}",
+                self.pass_registers
+            )));
+        }
         if self.pass_threads > self.threads {
             return Err(GpuError::InvalidTuning(format!(
                 "pass_threads = {} must not exceed the block sort's threads = {}",
@@ -518,25 +459,11 @@ pub const WIDE_BLOCK_VT: u32 = 45;
 /// keys may differ, whose stable slot sort measured faster here ([`MergesortTuning::for_order`]).
 pub const NARROW_OPTIN_BLOCK_VT: u32 = 37;
 
-/// VT of small sorts of 4-byte keys ([`MergesortTuning::for_small_sorts`]): on an H200 u32
-/// sorts of 2^19 to 2^21 keys took 6-9% less time than at VT 23, within 3% of the fastest VT
-/// of 13 to 23 at each size; at 2^22 (two rounds of blocks) VT 17 was 6% slower.
-pub const SMALL_SORT_VT: u32 = 17;
-/// VT of the same sorts under an order whose equivalent keys may differ
-/// ([`MergesortTuning::for_order`]).
-pub const SMALL_SORT_SLOT_SORT_VT: u32 = 21;
-/// VT of small sorts of 8-byte keys: on an H200 u64 sorts of 2^18 to 2^20 keys took 7-10% less
-/// time than at VT 23, the fastest of 15 to 23 at 2^19 and 2^20 (at 2^18 VT 17 was 5-8% faster
-/// still).
-pub const SMALL_SORT_WIDE_KEYS_VT: u32 = 19;
-/// VT of small sorts of 4-byte keys with 4-byte values: on an H200 u32 pairs of 2^18 to 2^20
-/// took 4-9% less time than at VT 11, the fastest of 7, 9 and 11 at 2^19 and 2^20 and within 2%
-/// of 7 at 2^18.
-pub const SMALL_SORT_PAIRS_VT: u32 = 9;
-/// Block-sort tiles an SM up to which a sort takes [`MergesortTuning::for_small_sorts`]: the
-/// 4-byte keys' 512-thread block sort runs two an SM (64 registers), so up to that every tile
-/// starts at once; u64 and pair sorts of 2^21 (432 and 456 tiles) lost 5% at the shorter VT.
-const SMALL_SORT_BLOCKS_PER_SM: usize = 2;
+/// The fewest registers a thread a tile's register bound may name: below this ptxas spills even
+/// the indices of a merge.
+const MIN_BOUNDED_REGISTERS: u32 = 32;
+/// The most registers a thread can have (sm_80, sm_90).
+const MAX_REGISTERS_PER_THREAD: u32 = 255;
 
 /// Bytes of keys and values from which the shipped tunings sort with four-way passes
 /// ([`MergesortTuning::four_way_min_keys`]).
@@ -545,15 +472,6 @@ const FOUR_WAY_MIN_BYTES: usize = 1 << 26;
 /// The same for 8-byte elements (u64 keys, u32 pairs): on the H200 four-way passes took 2^22 of
 /// them (32 MiB) 11-12% faster, where 2^23 u32 keys (32 MiB) were 9% slower (docs/tuning.md).
 const EIGHT_BYTE_FOUR_WAY_MIN_BYTES: usize = 1 << 25;
-
-/// Four-way tile threads of the wide block sort's large sorts ([`MergesortTuning::for_launch`]):
-/// twice the blocks an SM of the 256-thread tiles (eight at 64 registers) overlap more of one
-/// tile's loads with another's merging where the tiles are many; on the H100 1.9% faster for u32
-/// at 2^27, 4% slower at 2^24 (docs/tuning.md).
-const NARROW_QUAD_THREADS: u32 = 128;
-
-/// Bytes of keys and values from which the wide block sort's sorts take [`NARROW_QUAD_THREADS`].
-const NARROW_QUAD_MIN_BYTES: usize = 1 << 27;
 
 /// Bytes of keys and values from which the shipped tunings sort with eight-way passes
 /// ([`MergesortTuning::eight_way_min_keys`]).

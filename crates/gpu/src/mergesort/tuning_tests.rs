@@ -1,5 +1,6 @@
 //! Host tests of the mergesort's tuning: pass plans, shipped shapes, the block sort by device and order.
 
+use super::super::size_rules::*;
 use super::*;
 
 /// Every plan merges exactly the levels the block tiles need, takes eight-way passes only
@@ -132,4 +133,50 @@ fn small_sorts_take_the_shorter_vt_where_it_adds_no_pass() {
         tuning.validate(4, 0).expect("valid");
         assert_eq!(tuning.tile() % tuning.pass_tile(), 0);
     }
+}
+
+/// On 132 SMs, u64 sorts whose two-way tiles are more than two an SM bound the tile to 80
+/// registers; small sorts, where every tile runs at once, and the other types leave them to the
+/// compiler.
+#[test]
+fn many_two_way_tiles_of_wide_keys_bound_their_registers() {
+    const H200_SMS: usize = 132;
+    let launch = |key_bytes: usize, value_bytes: usize, count: usize| {
+        MergesortTuning::for_launch(key_bytes, value_bytes, count, 227 * 1024, H200_SMS)
+    };
+    for log2n in [10, 16, 20] {
+        assert_eq!(launch(8, 0, 1 << log2n).pass_registers, 0, "u64 2^{log2n}");
+    }
+    // 264 tiles of 256 x 23: two an SM.
+    assert_eq!(launch(8, 0, 264 * 256 * 23).pass_registers, 0);
+    // Past it, the shipped tiles with the bound.
+    for count in [264 * 256 * 23 + 1, 1 << 21, 3 << 20, 1 << 23, 1 << 27] {
+        let tuning = launch(8, 0, count);
+        assert_eq!(
+            tuning.pass_registers, WIDE_KEYS_PASS_REGISTERS,
+            "u64 {count}"
+        );
+        assert_eq!(
+            tuning,
+            MergesortTuning::for_many_pass_tiles(8, 0),
+            "u64 {count}"
+        );
+    }
+    for (key_bytes, value_bytes) in [(4, 0), (4, 4), (8, 8), (16, 0)] {
+        for log2n in [20, 22, 24, 27] {
+            let tuning = launch(key_bytes, value_bytes, 1 << log2n);
+            assert_eq!(
+                tuning.pass_registers, 0,
+                "{key_bytes}+{value_bytes} 2^{log2n}"
+            );
+        }
+    }
+    let bounded = MergesortTuning::for_many_pass_tiles(8, 0);
+    bounded.validate(8, 0).expect("valid");
+    assert!(MergesortTuning {
+        pass_registers: 8,
+        ..bounded
+    }
+    .validate(8, 0)
+    .is_err());
 }
