@@ -63,10 +63,10 @@ fn differential<K: DeviceKey + DeviceRepr, C: DeviceComparator<K>>(case: &KeyCas
     let (gpu, mut scratch) = (gpu(), MergesortScratch::new());
     let key_bytes = std::mem::size_of::<K>();
     let mut sizes = sizes(MergesortTuning::for_types(key_bytes, 0));
-    // Where the type bounds the two-way tile's registers for many tiles (u64 keys), a sort of
-    // more than two of them an SM on any device.
-    if MergesortTuning::for_many_pass_tiles(key_bytes, 0)
-        != MergesortTuning::for_types(key_bytes, 0)
+    // Where the type's two-way tile takes register bounds (4- and 8-byte keys alone), a sort past
+    // the small sorts' four blocks an SM (u32 at 2^21 takes 64 registers, u64 80).
+    if MergesortTuning::for_small_sorts_bounded::<64>(key_bytes, 0)
+        != MergesortTuning::for_small_sorts(key_bytes, 0)
     {
         sizes.push((1 << 21) + 1);
     }
@@ -718,7 +718,11 @@ fn tuning_falls_back_within_static_shared_memory() {
     let big = MergesortTuning::for_types(4, 0);
     let small = MergesortTuning::within_static_shared(4, 0);
     let launch = |count| MergesortTuning::for_launch(4, 0, count, H100_OPTIN, H100_SMS);
-    assert_eq!(launch(1 << 20), MergesortTuning::for_small_sorts(4, 0));
+    // (482 two-way tiles at 128 registers, four blocks an SM: all at once.)
+    assert_eq!(
+        launch(1 << 20),
+        MergesortTuning::for_small_sorts_bounded::<128>(4, 0)
+    );
     assert_eq!(launch(1 << 22), small);
     assert_eq!(launch(big.tile() * H100_SMS - 1), small);
     assert_eq!(launch(big.tile() * H100_SMS), big);

@@ -35,6 +35,14 @@ fn checked_programs() -> Vec<Program> {
         ];
         if values.is_none() {
             tunings.push(shorter.for_order(false));
+            // The two-way tile bound to the most and the fewest registers the launches take.
+            for bounded in [
+                MergesortTuning::for_small_sorts_bounded::<128>(4, 0),
+                MergesortTuning::within_static_shared_bounded::<64>(4, 0),
+            ] {
+                tunings.push(bounded);
+                tunings.push(bounded.for_order(false));
+            }
         }
         for tuning in tunings {
             programs.push(tuning.program::<u32, _>(&comp, values));

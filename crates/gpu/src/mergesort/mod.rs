@@ -19,6 +19,7 @@ use crate::runtime::program::{
 };
 use crate::runtime::staging::SortAddresses;
 use crate::runtime::status::{messages, InputCheck, StatusNames, STATUS_ORDER_INCONSISTENT};
+use size_rules::ONE_ROUND_PASS_REGISTERS;
 
 pub mod buffers;
 mod held;
@@ -304,15 +305,21 @@ impl Gpu {
 
     /// The shipped mergesort tuning for `count` keys `K` under `comp` (and values of
     /// `value_bytes`) on this device: [`shipped_mergesort_tuning`](Self::shipped_mergesort_tuning)
-    /// for the order's equivalents ([`MergesortTuning::for_order`]). The sorts use this.
+    /// for the order's equivalents ([`MergesortTuning::for_launch_ordered`]). The sorts use this.
     pub fn shipped_mergesort_tuning_for<K: DeviceKey, C: DeviceComparator<K> + ?Sized>(
         &self,
         comp: &C,
         value_bytes: usize,
         count: usize,
     ) -> MergesortTuning {
-        self.shipped_mergesort_tuning(size_of::<K>(), value_bytes, count)
-            .for_order(comp.equivalents_identical())
+        MergesortTuning::for_launch_ordered(
+            size_of::<K>(),
+            value_bytes,
+            count,
+            self.max_shared_per_block_optin(),
+            self.multiprocessors() as usize,
+            comp.equivalents_identical(),
+        )
     }
 
     /// Host convenience: sort `keys` in place on the GPU, stably under `comp`. Device buffers and
@@ -474,13 +481,19 @@ impl ProgramTuning for MergesortTuning {
     }
 
     /// At its tuning for the H100, within static shared memory (for devices with less opt-in
-    /// shared memory, and small sorts), at small sorts' VT, and with the two-way tile's register
-    /// bound of many tiles (a handle picks by its device and the sort's size,
+    /// shared memory, and small sorts), at small sorts' VT, and those two with each two-way tile
+    /// register bound `for_launch` may take (a handle picks by its device and the sort's size,
     /// [`Gpu::shipped_mergesort_tuning`]).
     const SHIPPED: &'static [fn(usize, usize) -> Self] = &[
         Self::for_types,
         Self::within_static_shared,
         Self::for_small_sorts,
         Self::for_many_pass_tiles,
+        Self::for_small_sorts_bounded::<{ ONE_ROUND_PASS_REGISTERS[0] }>,
+        Self::for_small_sorts_bounded::<{ ONE_ROUND_PASS_REGISTERS[1] }>,
+        Self::for_small_sorts_bounded::<{ ONE_ROUND_PASS_REGISTERS[2] }>,
+        Self::within_static_shared_bounded::<{ ONE_ROUND_PASS_REGISTERS[0] }>,
+        Self::within_static_shared_bounded::<{ ONE_ROUND_PASS_REGISTERS[1] }>,
+        Self::within_static_shared_bounded::<{ ONE_ROUND_PASS_REGISTERS[2] }>,
     ];
 }

@@ -28,9 +28,10 @@ impl MergesortTuning {
     /// The tuning the launches use for `count` keys: [`for_device`](Self::for_device), unless
     /// its block sort has fewer tiles than the device has SMs (`multiprocessors`), where
     /// [`within_static_shared`](Self::within_static_shared)'s smaller tiles keep more SMs busy,
-    /// or, smaller still, [`for_small_sorts`](Self::for_small_sorts)' where they all run at once;
-    /// with [`for_many_pass_tiles`](Self::for_many_pass_tiles)' two-way tile registers where
-    /// the two-way tiles are more than two an SM (docs/tuning.md).
+    /// or, smaller still, [`for_small_sorts`](Self::for_small_sorts)' where they all run at once.
+    /// For 4- and 8-byte keys alone the two-way tile then takes the most registers of
+    /// [`ONE_ROUND_PASS_REGISTERS`] at which all its tiles run at once, and where none is few
+    /// enough, [`for_many_pass_tiles`](Self::for_many_pass_tiles)' bound (docs/tuning.md).
     pub const fn for_launch(
         key_bytes: usize,
         value_bytes: usize,
@@ -38,34 +39,74 @@ impl MergesortTuning {
         max_shared_optin: usize,
         multiprocessors: usize,
     ) -> Self {
-        let chosen = Self::for_launch_shape(
+        Self::for_launch_ordered(
+            key_bytes,
+            value_bytes,
+            count,
+            max_shared_optin,
+            multiprocessors,
+            true,
+        )
+    }
+
+    /// [`for_launch`](Self::for_launch) for an order whose equivalent keys are identical or not:
+    /// the tiles [`for_order`](Self::for_order) takes, then the two-way tile's register bound for
+    /// their number (a shorter VT means more tiles).
+    pub const fn for_launch_ordered(
+        key_bytes: usize,
+        value_bytes: usize,
+        count: usize,
+        max_shared_optin: usize,
+        multiprocessors: usize,
+        equivalents_identical: bool,
+    ) -> Self {
+        let (shape, within_static) = Self::for_launch_shape(
             key_bytes,
             value_bytes,
             count,
             max_shared_optin,
             multiprocessors,
         );
-        let bounded = Self::for_many_pass_tiles(key_bytes, value_bytes).pass_registers;
-        if bounded != chosen.pass_registers
-            && count.div_ceil(chosen.pass_tile()) > UNBOUNDED_PASS_TILES_PER_SM * multiprocessors
-        {
-            Self {
-                pass_registers: bounded,
-                ..chosen
-            }
+        let chosen = shape.for_order(equivalents_identical);
+        if !within_static || !bounds_pass_registers(key_bytes, value_bytes) {
+            return chosen;
+        }
+        let pass_tiles = count.div_ceil(chosen.pass_tile());
+        let mut pass_registers = Self::for_many_pass_tiles(key_bytes, value_bytes).pass_registers;
+        // Orders whose equivalents may differ try the first bound alone: their checked tiles at
+        // VT 21 take 72-80 registers by themselves, and at 2^21 (781 tiles) a bound of 80 was
+        // 1-5% slower and 64 9-10%.
+        let bounds = if equivalents_identical {
+            ONE_ROUND_PASS_REGISTERS.len()
         } else {
-            chosen
+            1
+        };
+        let mut i = 0;
+        while i < bounds {
+            let registers = ONE_ROUND_PASS_REGISTERS[i];
+            let blocks = REGISTERS_PER_SM / (chosen.pass_threads as usize * registers as usize);
+            if pass_tiles <= blocks * multiprocessors {
+                pass_registers = registers;
+                break;
+            }
+            i += 1;
+        }
+        Self {
+            pass_registers,
+            ..chosen
         }
     }
 
-    /// [`for_launch`](Self::for_launch)'s tiles before the two-way tile's register bound.
+    /// [`for_launch`](Self::for_launch)'s tiles before the two-way tile's register bound, and
+    /// whether they are the ones within static shared memory (the small sorts' or
+    /// [`within_static_shared`](Self::within_static_shared)'s).
     const fn for_launch_shape(
         key_bytes: usize,
         value_bytes: usize,
         count: usize,
         max_shared_optin: usize,
         multiprocessors: usize,
-    ) -> Self {
+    ) -> (Self, bool) {
         let tuning = Self::for_device(key_bytes, value_bytes, max_shared_optin);
         let small = Self::within_static_shared(key_bytes, value_bytes);
         let shorter = Self::for_small_sorts(key_bytes, value_bytes);
@@ -73,19 +114,24 @@ impl MergesortTuning {
             && count.div_ceil(shorter.tile()) <= SMALL_SORT_BLOCKS_PER_SM * multiprocessors
             && merge_passes(count, shorter.tile()) == merge_passes(count, small.tile())
         {
-            shorter
+            (shorter, true)
         } else if count < tuning.tile() * multiprocessors {
-            small
+            (small, true)
         } else if tuning.vt == WIDE_BLOCK_VT
             && count.saturating_mul(key_bytes + value_bytes) >= NARROW_QUAD_MIN_BYTES
         {
             // Large sorts of the wide block sort's keys: four-way tiles of half the threads.
-            Self {
+            let narrow = Self {
                 quad_threads: NARROW_QUAD_THREADS,
                 ..tuning
-            }
+            };
+            (narrow, false)
         } else {
-            tuning
+            // The 8-byte keys' shipped tiles are within static shared memory already.
+            (
+                tuning,
+                tuning.vt == small.vt && tuning.threads == small.threads,
+            )
         }
     }
 
@@ -121,6 +167,40 @@ impl MergesortTuning {
             ..tuning
         }
     }
+
+    /// [`for_small_sorts`](Self::for_small_sorts) with the two-way tile bound to `REGISTERS`
+    /// where [`for_launch`](Self::for_launch) bounds the type's tile: the programs it may take.
+    pub const fn for_small_sorts_bounded<const REGISTERS: u32>(
+        key_bytes: usize,
+        value_bytes: usize,
+    ) -> Self {
+        Self::for_small_sorts(key_bytes, value_bytes).bounded_for(key_bytes, value_bytes, REGISTERS)
+    }
+
+    /// [`within_static_shared`](Self::within_static_shared) with the two-way tile bound to
+    /// `REGISTERS` where [`for_launch`](Self::for_launch) bounds the type's tile.
+    pub const fn within_static_shared_bounded<const REGISTERS: u32>(
+        key_bytes: usize,
+        value_bytes: usize,
+    ) -> Self {
+        Self::within_static_shared(key_bytes, value_bytes).bounded_for(
+            key_bytes,
+            value_bytes,
+            REGISTERS,
+        )
+    }
+
+    /// This tuning with the two-way tile bound to `registers` where the type's tile takes bounds.
+    const fn bounded_for(self, key_bytes: usize, value_bytes: usize, registers: u32) -> Self {
+        if bounds_pass_registers(key_bytes, value_bytes) {
+            Self {
+                pass_registers: registers,
+                ..self
+            }
+        } else {
+            self
+        }
+    }
 }
 
 /// VT of small sorts of 4-byte keys ([`MergesortTuning::for_small_sorts`]): on an H200 u32
@@ -143,18 +223,29 @@ pub const SMALL_SORT_PAIRS_VT: u32 = 9;
 /// starts at once; u64 and pair sorts of 2^21 (432 and 456 tiles) lost 5% at the shorter VT.
 const SMALL_SORT_BLOCKS_PER_SM: usize = 2;
 
-/// Registers a thread of the 8-byte keys' 256-thread two-way tile where its tiles are many
-/// ([`MergesortTuning::for_many_pass_tiles`]): three blocks an SM where the compiler's 90-106
-/// registers leave two. On an H200 u64 and f64 sorts of 1.6 to 3.1 million keys took 2-15% less
+/// Registers a thread of the 8-byte keys' 256-thread two-way tile where its tiles are more than
+/// [`ONE_ROUND_PASS_REGISTERS`] let run at once ([`MergesortTuning::for_many_pass_tiles`]):
+/// three blocks an SM where the compiler's 90-106 registers leave two. On an H200 u64 and f64 sorts of 1.6 to 3.1 million keys took 2-15% less
 /// time, and 2^23 (one two-way pass) 1.5-2%; a bound of 64 (four blocks, a spill) was 15% faster
 /// at 3.1 million keys but slower at 1.6 and 2.1 million and at 2^23.
 pub const WIDE_KEYS_PASS_REGISTERS: u32 = 80;
 
-/// Two-way tiles an SM up to which [`MergesortTuning::for_launch`] leaves the tile's registers
-/// to the compiler: the u64 tile's two blocks an SM. Where every tile runs at once the tiles
-/// wait on their own chains of dependent steps, and fewer registers lengthen them: u64 sorts of
-/// 2^20 keys (216 tiles of 256 x 19) took 16% longer at 80 registers a thread.
-const UNBOUNDED_PASS_TILES_PER_SM: usize = 2;
+/// Register bounds of the two-way tile, most first, of which [`MergesortTuning::for_launch`]
+/// takes the first at which every tile runs at once (`65536 / (pass_threads * registers)` blocks
+/// an SM): where they all do, each launch lasts one block's chain of dependent steps, and more
+/// registers shorten it. On an H200 u32 sorts of 2^20 keys (482 tiles of 128 x 17) took 10% less
+/// time at 128 registers than at the compiler's 48, and of 2^21 (964 tiles) 6-7% less at 64;
+/// bounds that leave two rounds lost 5-20%.
+pub const ONE_ROUND_PASS_REGISTERS: [u32; 3] = [128, 80, 64];
+
+/// Registers of an SM (sm_80, sm_90).
+const REGISTERS_PER_SM: usize = 65536;
+
+/// Whether [`MergesortTuning::for_launch`] bounds the two-way tile's registers for keys of
+/// `key_bytes` and values of `value_bytes`: 4- and 8-byte keys alone, the types measured.
+const fn bounds_pass_registers(key_bytes: usize, value_bytes: usize) -> bool {
+    value_bytes == 0 && (key_bytes == 4 || key_bytes == 8)
+}
 
 /// Four-way tile threads of the wide block sort's large sorts ([`MergesortTuning::for_launch`]):
 /// twice the blocks an SM of the 256-thread tiles (eight at 64 registers) overlap more of one

@@ -135,47 +135,90 @@ fn small_sorts_take_the_shorter_vt_where_it_adds_no_pass() {
     }
 }
 
-/// On 132 SMs, u64 sorts whose two-way tiles are more than two an SM bound the tile to 80
-/// registers; small sorts, where every tile runs at once, and the other types leave them to the
-/// compiler.
+/// On 132 SMs, 4- and 8-byte keys alone bound the two-way tile to the most registers of
+/// `ONE_ROUND_PASS_REGISTERS` at which every tile runs at once; past that u64 keys take 80 and the
+/// 4-byte keys' tiles the compiler's registers; other types are never bound.
 #[test]
-fn many_two_way_tiles_of_wide_keys_bound_their_registers() {
+fn two_way_tiles_take_the_most_registers_that_run_them_at_once() {
     const H200_SMS: usize = 132;
-    let launch = |key_bytes: usize, value_bytes: usize, count: usize| {
+    let registers = |key_bytes: usize, value_bytes: usize, count: usize| {
         MergesortTuning::for_launch(key_bytes, value_bytes, count, 227 * 1024, H200_SMS)
+            .pass_registers
     };
-    for log2n in [10, 16, 20] {
-        assert_eq!(launch(8, 0, 1 << log2n).pass_registers, 0, "u64 2^{log2n}");
-    }
-    // 264 tiles of 256 x 23: two an SM.
-    assert_eq!(launch(8, 0, 264 * 256 * 23).pass_registers, 0);
-    // Past it, the shipped tiles with the bound.
-    for count in [264 * 256 * 23 + 1, 1 << 21, 3 << 20, 1 << 23, 1 << 27] {
-        let tuning = launch(8, 0, count);
+    // 4-byte keys: 128-thread tiles of 128 x 17 (small sorts) or 128 x 23; four blocks an SM at
+    // 128 registers, six at 80, eight at 64.
+    for key_bytes in [4, 8] {
         assert_eq!(
-            tuning.pass_registers, WIDE_KEYS_PASS_REGISTERS,
-            "u64 {count}"
-        );
-        assert_eq!(
-            tuning,
-            MergesortTuning::for_many_pass_tiles(8, 0),
-            "u64 {count}"
+            registers(key_bytes, 0, 1 << 10),
+            128,
+            "{key_bytes}-byte 2^10"
         );
     }
-    for (key_bytes, value_bytes) in [(4, 0), (4, 4), (8, 8), (16, 0)] {
-        for log2n in [20, 22, 24, 27] {
-            let tuning = launch(key_bytes, value_bytes, 1 << log2n);
-            assert_eq!(
-                tuning.pass_registers, 0,
-                "{key_bytes}+{value_bytes} 2^{log2n}"
+    assert_eq!(registers(4, 0, 1 << 19), 128);
+    assert_eq!(registers(4, 0, 1 << 20), 128, "482 tiles");
+    assert_eq!(registers(4, 0, 700 * 128 * 17), 80, "700 tiles");
+    assert_eq!(registers(4, 0, 1 << 21), 64, "964 tiles");
+    assert_eq!(registers(4, 0, 1 << 22), 0, "1425 tiles of 128 x 23");
+    assert_eq!(
+        registers(4, 0, 1 << 24),
+        0,
+        "the 1024 x 45 block sort's tiles"
+    );
+    // Under an order whose equivalents may differ the small sorts' VT 21 leaves fewer tiles (391
+    // and 781 at 2^20 and 2^21), and only the first bound is tried.
+    let ordered = |count: usize| {
+        MergesortTuning::for_launch_ordered(4, 0, count, 227 * 1024, H200_SMS, false)
+    };
+    assert_eq!(ordered(1 << 20).vt, SMALL_SORT_SLOT_SORT_VT);
+    assert_eq!(ordered(1 << 20).pass_registers, 128);
+    // (781 tiles: more than four an SM, so the compiler's registers.)
+    assert_eq!(ordered(1 << 21).pass_registers, 0);
+    assert_eq!(ordered(1 << 24).pass_registers, 0);
+    // 8-byte keys: 256-thread tiles; two blocks at 128, three at 80, four at 64, then 80.
+    assert_eq!(registers(8, 0, 1 << 20), 128, "216 tiles of 256 x 19");
+    assert_eq!(registers(8, 0, 264 * 256 * 23), 128);
+    assert_eq!(registers(8, 0, 264 * 256 * 23 + 1), 80);
+    assert_eq!(registers(8, 0, 1 << 21), 80, "357 tiles");
+    assert_eq!(registers(8, 0, 450 * 256 * 23), 64);
+    for count in [3 << 20, 1 << 23, 1 << 27] {
+        assert_eq!(
+            registers(8, 0, count),
+            WIDE_KEYS_PASS_REGISTERS,
+            "u64 {count}"
+        );
+    }
+    for (key_bytes, value_bytes) in [(4, 4), (8, 8), (16, 0), (2, 0)] {
+        for log2n in [10, 20, 22, 24, 27] {
+            let bound = registers(key_bytes, value_bytes, 1 << log2n);
+            assert_eq!(bound, 0, "{key_bytes}+{value_bytes} 2^{log2n}");
+        }
+    }
+    // Every bounded tuning the rule takes is among the shipped programs' tunings.
+    for count in [
+        1 << 16,
+        1 << 20,
+        700 * 128 * 17,
+        1 << 21,
+        1 << 22,
+        1 << 23,
+        1 << 27,
+    ] {
+        for key_bytes in [4, 8] {
+            let tuning = MergesortTuning::for_launch(key_bytes, 0, count, 227 * 1024, H200_SMS);
+            tuning.validate(key_bytes, 0).expect("valid");
+            let shipped = <MergesortTuning as crate::ProgramTuning>::SHIPPED
+                .iter()
+                .any(|rule| rule(key_bytes, 0) == tuning);
+            let bounded = tuning.pass_registers != 0;
+            assert!(
+                shipped || !bounded,
+                "{key_bytes}-byte keys, {count}: {tuning:?} is not shipped"
             );
         }
     }
-    let bounded = MergesortTuning::for_many_pass_tiles(8, 0);
-    bounded.validate(8, 0).expect("valid");
     assert!(MergesortTuning {
         pass_registers: 8,
-        ..bounded
+        ..MergesortTuning::for_many_pass_tiles(8, 0)
     }
     .validate(8, 0)
     .is_err());
