@@ -481,9 +481,9 @@ impl ProgramTuning for MergesortTuning {
     }
 
     /// At its tuning for the H100, within static shared memory (for devices with less opt-in
-    /// shared memory, and small sorts), at small sorts' VT, and those two with each two-way tile
-    /// register bound `for_launch` may take (a handle picks by its device and the sort's size,
-    /// [`Gpu::shipped_mergesort_tuning`]).
+    /// shared memory, and small sorts), at small sorts' VT, those two with each two-way tile
+    /// register bound `for_launch` may take, and with large sorts' four-way tiles (a handle picks
+    /// by its device and the sort's size, [`Gpu::shipped_mergesort_tuning`]).
     const SHIPPED: &'static [fn(usize, usize) -> Self] = &[
         Self::for_types,
         Self::within_static_shared,
@@ -495,5 +495,6 @@ impl ProgramTuning for MergesortTuning {
         Self::within_static_shared_bounded::<{ ONE_ROUND_PASS_REGISTERS[0] }>,
         Self::within_static_shared_bounded::<{ ONE_ROUND_PASS_REGISTERS[1] }>,
         Self::within_static_shared_bounded::<{ ONE_ROUND_PASS_REGISTERS[2] }>,
+        |key_bytes, value_bytes| Self::for_large_sorts(key_bytes, value_bytes, usize::MAX),
     ];
 }

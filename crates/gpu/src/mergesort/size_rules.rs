@@ -120,18 +120,34 @@ impl MergesortTuning {
         } else if tuning.vt == WIDE_BLOCK_VT
             && count.saturating_mul(key_bytes + value_bytes) >= NARROW_QUAD_MIN_BYTES
         {
-            // Large sorts of the wide block sort's keys: four-way tiles of half the threads.
-            let narrow = Self {
-                quad_threads: NARROW_QUAD_THREADS,
-                ..tuning
-            };
-            (narrow, false)
+            (
+                Self::for_large_sorts(key_bytes, value_bytes, max_shared_optin),
+                false,
+            )
         } else {
             // The 8-byte keys' shipped tiles are within static shared memory already.
             (
                 tuning,
                 tuning.vt == small.vt && tuning.threads == small.threads,
             )
+        }
+    }
+
+    /// [`for_device`](Self::for_device) for large sorts of the wide block sort's keys: four-way
+    /// tiles of 128 threads (half the threads); other tunings as they are.
+    pub const fn for_large_sorts(
+        key_bytes: usize,
+        value_bytes: usize,
+        max_shared_optin: usize,
+    ) -> Self {
+        let tuning = Self::for_device(key_bytes, value_bytes, max_shared_optin);
+        if tuning.vt == WIDE_BLOCK_VT {
+            Self {
+                quad_threads: NARROW_QUAD_THREADS,
+                ..tuning
+            }
+        } else {
+            tuning
         }
     }
 
@@ -152,15 +168,15 @@ impl MergesortTuning {
         Self { vt, ..small }
     }
 
-    /// [`for_types`](Self::for_types) with the two-way pass tile bound to
-    /// [`WIDE_KEYS_PASS_REGISTERS`] for 8-byte keys alone; the other types as they are.
-    /// [`for_launch`](Self::for_launch) takes the bound where the two-way tiles do not all run
-    /// at once at the compiler's registers.
+    /// [`within_static_shared`](Self::within_static_shared) with the two-way pass tile bound to
+    /// [`WIDE_KEYS_PASS_REGISTERS`] for 8-byte keys alone (their shipped tiles), the other types'
+    /// tiles left to the compiler. [`for_launch`](Self::for_launch) takes it where the two-way
+    /// tiles are too many to run at once at any of [`ONE_ROUND_PASS_REGISTERS`].
     pub const fn for_many_pass_tiles(key_bytes: usize, value_bytes: usize) -> Self {
-        let tuning = Self::for_types(key_bytes, value_bytes);
+        let tuning = Self::within_static_shared(key_bytes, value_bytes);
         let pass_registers = match (key_bytes, value_bytes) {
             (8, 0) => WIDE_KEYS_PASS_REGISTERS,
-            _ => tuning.pass_registers,
+            _ => 0,
         };
         Self {
             pass_registers,

@@ -332,11 +332,20 @@ impl MergesortTuning {
             }
             _ => (FOUR_WAY_MIN_BYTES, 0, 0),
         };
+        // The 4-byte keys' 1024-thread block sort leaves its two-way passes (one in sorts of an
+        // odd number of merge levels) many 128 x 45 tiles: at the compiler's 96 registers five
+        // blocks an SM, at 64 eight; on an H200 u32 at 2^24 1.2% faster, the top-8-bit comparator
+        // 0.3-1%.
+        let pass_registers = if key_bytes == 4 && value_bytes == 0 && !static_shared {
+            WIDE_BLOCK_PASS_REGISTERS
+        } else {
+            0
+        };
         let element_bytes = key_bytes + value_bytes;
         MergesortTuning {
             threads,
             pass_threads,
-            pass_registers: 0,
+            pass_registers,
             quad_threads,
             four_way_min_keys: four_way_min_bytes / element_bytes,
             // Picked per sort by its number of cuts (quad_cut_lanes).
@@ -454,6 +463,9 @@ impl MergesortTuning {
 /// on the H100 the fastest of VT 37 to 47 at 2^27 and within 1% of the fastest (43) at 2^24,
 /// 6% and 2-4% faster than 37 there (docs/tuning.md).
 pub const WIDE_BLOCK_VT: u32 = 45;
+/// Registers a thread of the 4-byte keys' two-way tile beside the [`WIDE_BLOCK_VT`] block sort
+/// (eight 128-thread blocks an SM, where the compiler's 96 leave five).
+pub const WIDE_BLOCK_PASS_REGISTERS: u32 = 64;
 /// VT of the same tiles on devices whose opt-in shared memory a block holds 148 KiB but not 180
 /// (sm_80's 163 KiB), the VT shipped before [`WIDE_BLOCK_VT`]; and under orders whose equivalent
 /// keys may differ, whose stable slot sort measured faster here ([`MergesortTuning::for_order`]).
