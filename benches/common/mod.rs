@@ -82,24 +82,8 @@ pub fn median(mut v: Vec<f64>) -> f64 {
 
 /// Median of `reps` event-timed runs of `f(run)` in ms, after `warmup` untimed runs (module
 /// load, first touch and clock ramp stay out of the numbers).
-pub fn time_events(gpu: &Gpu, warmup: usize, reps: usize, mut f: impl FnMut(usize)) -> f64 {
-    let stream = gpu.stream();
-    for i in 0..warmup {
-        f(i);
-    }
-    let mut times = Vec::with_capacity(reps);
-    for i in 0..reps {
-        let start = stream
-            .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
-            .expect("event");
-        f(i);
-        let end = stream
-            .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
-            .expect("event");
-        end.synchronize().expect("sync");
-        times.push(f64::from(start.elapsed_ms(&end).expect("elapsed")));
-    }
-    median(times)
+pub fn time_events(gpu: &Gpu, warmup: usize, reps: usize, f: impl FnMut(usize)) -> f64 {
+    time_events_queued(gpu, warmup, reps, || {}, f)
 }
 
 /// [`time_events`] with `queue` run before each start event (e.g. a long copy): the host issues
