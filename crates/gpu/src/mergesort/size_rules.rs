@@ -7,8 +7,9 @@ impl MergesortTuning {
     /// This tuning for an order whose equivalent keys are identical or not
     /// ([`DeviceComparator::equivalents_identical`](crate::DeviceComparator::equivalents_identical)):
     /// where they may differ, the block sort's register sort is the stable slot sort, with which
-    /// the 4-byte keys' block sort at VT [`NARROW_OPTIN_BLOCK_VT`](super::tuning::NARROW_OPTIN_BLOCK_VT) measured 1.5-2% faster than at
-    /// [`WIDE_BLOCK_VT`] (u32 under a top-8-bit comparator, 2^24 and 2^27). A small sort at
+    /// the 4-byte keys' block sort at VT
+    /// [`NARROW_OPTIN_BLOCK_VT`](super::tuning::NARROW_OPTIN_BLOCK_VT) measured 1.5-2% faster
+    /// than at [`WIDE_BLOCK_VT`] (u32 under a top-8-bit comparator, 2^24 and 2^27). A small sort at
     /// [`SMALL_SORT_VT`] takes VT [`SMALL_SORT_SLOT_SORT_VT`]: under the top-8-bit comparator on
     /// an H200, 2-19% faster than VT 23 from 2^19 to 2^21 keys, where VT 17 was 6% faster than
     /// 21 at 2^19 but 4% slower at 2^20 and 19% at 2^21.
@@ -153,8 +154,9 @@ impl MergesortTuning {
 
     /// [`within_static_shared`](Self::within_static_shared) with a shorter VT for small sorts:
     /// [`SMALL_SORT_VT`] for 4-byte keys, [`SMALL_SORT_WIDE_KEYS_VT`] for 8-byte keys and
-    /// [`SMALL_SORT_PAIRS_VT`] for 4-byte keys with 4-byte values; the other types as they are. [`for_launch`](Self::for_launch) takes it where all
-    /// its block-sort tiles run at once and the sort needs no more passes than at the longer VT.
+    /// [`SMALL_SORT_PAIRS_VT`] for 4-byte keys with 4-byte values; the other types as they are.
+    /// [`for_launch`](Self::for_launch) takes it where all its block-sort tiles run at once and
+    /// the sort needs no more passes than at the longer VT.
     /// There every launch is one round of blocks, each a chain of dependent steps a key: a
     /// shorter VT shortens each chain and spreads the tiles over more SMs (docs/tuning.md).
     pub const fn for_small_sorts(key_bytes: usize, value_bytes: usize) -> Self {
@@ -241,9 +243,10 @@ const SMALL_SORT_BLOCKS_PER_SM: usize = 2;
 
 /// Registers a thread of the 8-byte keys' 256-thread two-way tile where its tiles are more than
 /// [`ONE_ROUND_PASS_REGISTERS`] let run at once ([`MergesortTuning::for_many_pass_tiles`]):
-/// three blocks an SM where the compiler's 90-106 registers leave two. On an H200 u64 and f64 sorts of 1.6 to 3.1 million keys took 2-15% less
-/// time, and 2^23 (one two-way pass) 1.5-2%; a bound of 64 (four blocks, a spill) was 15% faster
-/// at 3.1 million keys but slower at 1.6 and 2.1 million and at 2^23.
+/// three blocks an SM where the compiler's 90-106 registers leave two. On an H200 u64 and f64
+/// sorts of 1.6 to 3.1 million keys took 2-15% less time, and 2^23 (one two-way pass) 1.5-2%; a
+/// bound of 64 (four blocks, a spill) was 15% faster at 3.1 million keys but slower at 1.6 and
+/// 2.1 million and at 2^23.
 pub const WIDE_KEYS_PASS_REGISTERS: u32 = 80;
 
 /// Register bounds of the two-way tile, most first, of which [`MergesortTuning::for_launch`]
