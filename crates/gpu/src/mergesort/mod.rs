@@ -488,7 +488,6 @@ impl ProgramTuning for MergesortTuning {
         Self::for_types,
         Self::within_static_shared,
         Self::for_small_sorts,
-        Self::for_many_pass_tiles,
         Self::for_small_sorts_bounded::<{ ONE_ROUND_PASS_REGISTERS[0] }>,
         Self::for_small_sorts_bounded::<{ ONE_ROUND_PASS_REGISTERS[1] }>,
         Self::for_small_sorts_bounded::<{ ONE_ROUND_PASS_REGISTERS[2] }>,
