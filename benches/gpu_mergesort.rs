@@ -126,8 +126,9 @@ fn swept_tuning(
 /// A tuning's launch shapes as the sweep lines print them.
 fn shape(t: MergesortTuning) -> String {
     format!(
-        "nt={} pass nt={} quad nt={} lanes={} quad regs={} vt={}",
+        "nt={} r={} pass nt={} quad nt={} lanes={} quad regs={} vt={}",
         t.threads,
+        t.block_registers,
         t.pass_threads,
         t.quad_threads,
         match t.quad_cut_lanes {
@@ -143,19 +144,52 @@ fn load_cub() -> HashMap<(String, u32), f64> {
     load_results("TWOPHASE_CUB_SORT_RESULTS")
 }
 
+/// A value type of the pair rows: each value is its key's input position, which proves the
+/// order stable and the permutation whole.
+trait Position:
+    twophase::gpu::DeviceValue + DeviceRepr + ValidAsZeroBits + PartialOrd + Send + Sync + 'static
+{
+    /// The value of input position `i`.
+    fn at(i: usize) -> Self;
+    /// The input position this value names.
+    fn index(self) -> usize;
+    /// A value no input position has, for the poisoned scratch.
+    const POISON: Self;
+}
+
+impl Position for u32 {
+    fn at(i: usize) -> Self {
+        i as u32
+    }
+    fn index(self) -> usize {
+        self as usize
+    }
+    const POISON: Self = u32::MAX;
+}
+
+impl Position for u64 {
+    fn at(i: usize) -> Self {
+        i as u64
+    }
+    fn index(self) -> usize {
+        self as usize
+    }
+    const POISON: Self = u64::MAX;
+}
+
 /// Checks a sorted (keys, values = input positions) result in O(n): sorted under `comp`, each
 /// value names its key's input position (same bits) exactly once, equivalent keys in input order.
-fn check_stable<K: DeviceKey, C: DeviceComparator<K>>(
+fn check_stable<K: DeviceKey, V: Position, C: DeviceComparator<K>>(
     input: &[K],
     keys: &[K],
-    values: &[u32],
+    values: &[V],
     comp: &C,
 ) -> bool {
     let same = |x: &K, y: &K| bytemuck::bytes_of(x) == bytemuck::bytes_of(y);
     let mut seen = vec![false; input.len()];
     keys.windows(2).all(|w| !comp.is_less(&w[1], &w[0]))
         && keys.iter().zip(values).all(|(k, &v)| {
-            let v = v as usize;
+            let v = v.index();
             let fresh = v < input.len() && !seen[v] && same(&input[v], k);
             if v < input.len() {
                 seen[v] = true;
@@ -349,6 +383,33 @@ const PASS_REGISTERS_ENV: &str = "TWOPHASE_BENCH_PASS_REGISTERS";
 fn pass_register_variants(shipped: MergesortTuning) -> Vec<MergesortTuning> {
     env_variants(PASS_REGISTERS_ENV, |pass_registers: u32| MergesortTuning {
         pass_registers,
+        ..shipped
+    })
+}
+
+/// Environment variable: a comma-separated list of block-sort register bounds to time beside the
+/// shipped tuning (0: the compiler's choice), the rest as shipped.
+const BLOCK_REGISTERS_ENV: &str = "TWOPHASE_BENCH_BLOCK_REGISTERS";
+
+/// The shipped tuning with each block-sort register bound of [`BLOCK_REGISTERS_ENV`].
+fn block_register_variants(shipped: MergesortTuning) -> Vec<MergesortTuning> {
+    env_variants(BLOCK_REGISTERS_ENV, |block_registers: u32| {
+        MergesortTuning {
+            block_registers,
+            ..shipped
+        }
+    })
+}
+
+/// Environment variable: a comma-separated list of four-way tile register bounds to time beside the
+/// shipped tuning (0: the compiler's choice, under a threads-only launch bound), the rest as
+/// shipped.
+const QUAD_REGISTERS_ENV: &str = "TWOPHASE_BENCH_QUAD_REGISTERS";
+
+/// The shipped tuning with each four-way tile register bound of [`QUAD_REGISTERS_ENV`].
+fn quad_register_variants(shipped: MergesortTuning) -> Vec<MergesortTuning> {
+    env_variants(QUAD_REGISTERS_ENV, |quad_registers: u32| MergesortTuning {
+        quad_registers,
         ..shipped
     })
 }
@@ -550,6 +611,17 @@ impl Bench<'_> {
         C: DeviceComparator<K>,
         rand::distributions::Standard: rand::distributions::Distribution<K>,
     {
+        self.run_valued::<K, u32, C>(kind, pairs, sweep, comp);
+    }
+
+    /// [`run`](Self::run) with values of type `V` where `pairs`.
+    fn run_valued<K, V, C>(&self, kind: &str, pairs: bool, sweep: &[Sweep], comp: &C)
+    where
+        K: PrimitiveKey + DeviceRepr + ValidAsZeroBits + Send + Sync + std::fmt::Debug,
+        V: Position,
+        C: DeviceComparator<K>,
+        rand::distributions::Standard: rand::distributions::Distribution<K>,
+    {
         let (gpu, mode) = (self.gpu, self.mode);
         if !kind_selected(kind) {
             return;
@@ -558,7 +630,7 @@ impl Bench<'_> {
         let alternations = if shipped_only() { 0 } else { PDL_ALTERNATIONS };
         let stream = gpu.stream();
         let mut scratch = MergesortScratch::new();
-        let value_bytes = if pairs { 4 } else { 0 };
+        let value_bytes = if pairs { std::mem::size_of::<V>() } else { 0 };
         let element_bytes = std::mem::size_of::<K>() + value_bytes;
         let profile_sizes = [profile_log2n()];
         let bench_sizes = env_sizes();
@@ -574,19 +646,19 @@ impl Bench<'_> {
             let tuning = gpu.shipped_mergesort_tuning_for::<K, C>(comp, value_bytes, n);
             let seed = rand::random::<u64>();
             let input: Vec<K> = random_keys(n, seed);
-            let positions: Vec<u32> = (0..n as u32).collect();
+            let positions: Vec<V> = (0..n).map(V::at).collect();
             let mut sorted_input = input.clone();
             // Stable: equivalent keys may differ (the u32-top8 row).
             sorted_input.par_sort_by(twophase_gpu::compare::ordering(comp));
             let pristine = stream.clone_htod(&input).expect("upload");
             let pristine_values = stream.clone_htod(&positions).expect("upload");
             let mut keys: CudaSlice<K> = stream.alloc_zeros(n).expect("alloc");
-            let mut values: CudaSlice<u32> = stream.alloc_zeros(n).expect("alloc");
+            let mut values: CudaSlice<V> = stream.alloc_zeros(n).expect("alloc");
             // Correctness first: scratch poisoned by a sort of all-poison keys, fresh random input.
             let poison: Vec<K> = vec![input[n / 3]; n];
             let mut poisoned = stream.clone_htod(&poison).expect("upload");
             if pairs {
-                let mut pv = stream.clone_htod(&vec![u32::MAX; n]).expect("upload");
+                let mut pv = stream.clone_htod(&vec![V::POISON; n]).expect("upload");
                 gpu.sort_device(
                     SortBuffers::pairs(&mut poisoned, &mut pv),
                     comp,
@@ -599,7 +671,7 @@ impl Bench<'_> {
                     .expect("poison sort");
             }
             drop(poisoned);
-            let restore = |keys: &mut CudaSlice<K>, values: &mut CudaSlice<u32>| {
+            let restore = |keys: &mut CudaSlice<K>, values: &mut CudaSlice<V>| {
                 stream.memcpy_dtod(&pristine, keys).expect("restore");
                 if pairs {
                     stream
@@ -608,7 +680,7 @@ impl Bench<'_> {
                 }
             };
             let mut sort_tuned =
-                |keys: &mut CudaSlice<K>, values: &mut CudaSlice<u32>, tuning: MergesortTuning| {
+                |keys: &mut CudaSlice<K>, values: &mut CudaSlice<V>, tuning: MergesortTuning| {
                     if pairs {
                         gpu.sort_device(
                             SortBuffers::pairs(keys, values),
@@ -646,6 +718,8 @@ impl Bench<'_> {
                     .chain(search_budget_variants(tuning))
                     .chain(vt_variants(tuning))
                     .chain(pass_register_variants(tuning))
+                    .chain(quad_register_variants(tuning))
+                    .chain(block_register_variants(tuning))
                     .chain(block_threads_variants(tuning))
                     .chain(four_way_variants(tuning, element_bytes));
                 let swept = sweep.iter().map(swept_tuning);
@@ -689,7 +763,7 @@ impl Bench<'_> {
                     ms - ms_queued
                 );
                 // The host's part that comes before any launch: the program's lookup.
-                let layout = pairs.then_some((4, 4));
+                let layout = pairs.then_some((value_bytes, std::mem::align_of::<V>()));
                 const LOOKUPS: u32 = 10_000;
                 let t = Instant::now();
                 for _ in 0..LOOKUPS {
@@ -784,6 +858,19 @@ impl Bench<'_> {
                 );
                 report(t, head, false);
             }
+            for t in quad_register_variants(tuning) {
+                let head = format!(
+                    "quad registers {kind} {} {} r={}",
+                    size_label(log2n),
+                    shape(t),
+                    t.quad_registers
+                );
+                report(t, head, false);
+            }
+            for t in block_register_variants(tuning) {
+                let head = format!("block registers {kind} {} {}", size_label(log2n), shape(t));
+                report(t, head, false);
+            }
             for t in block_threads_variants(tuning) {
                 let head = format!("block threads {kind} 2^{log2n} {}", shape(t));
                 report(t, head, true);
@@ -858,6 +945,11 @@ fn main() {
     bench.run::<u32, _>("u32", false, &U32_SWEEP, &Less);
     bench.run::<u64, _>("u64", false, &U64_SWEEP, &Less);
     bench.run::<u32, _>("u32-pairs", true, &PAIRS_SWEEP, &Less);
+    // The other shipped pair layouts: 4-byte keys with 8-byte values, 8-byte keys with 4- and
+    // 8-byte values.
+    bench.run_valued::<u32, u64, _>("u32+u64", true, &[], &Less);
+    bench.run_valued::<u64, u32, _>("u64+u32", true, &[], &Less);
+    bench.run_valued::<u64, u64, _>("u64+u64", true, &[], &Less);
     // Floats under the IEEE total order (the calls without a comparator), sorted as their
     // integer images.
     bench.run::<f32, _>("f32", false, &[], &TotalOrder);

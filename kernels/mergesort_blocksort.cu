@@ -1,9 +1,9 @@
 //! The mergesort's common definitions and its block sort: each tile sorted by one CTA.
 // The mergesort is one program: the host prepends the same prelude as for the merge (key_type,
-// key_compare, value_type, TP_NT, TP_VT, TP_HAS_VALUES, TP_PARTITION_NT), TP_PASS_NT,
-// TP_PASS_REGISTERS, TP_QUAD_NT, TP_QUAD_REGISTERS, TP_OCT_NT and TP_OCT_REGISTERS (threads and
-// register bounds of the two-way, four-way and eight-way merge passes; TP_NT is the block
-// sort's), then partition.cuh, serial.cuh,
+// key_compare, value_type, TP_NT, TP_VT, TP_HAS_VALUES, TP_PARTITION_NT), TP_BLOCK_REGISTERS (the
+// block sort's register bound; TP_NT is its threads), TP_PASS_NT, TP_PASS_REGISTERS, TP_QUAD_NT,
+// TP_QUAD_REGISTERS, TP_OCT_NT and TP_OCT_REGISTERS (threads and register bounds of the two-way,
+// four-way and eight-way merge passes), then partition.cuh, serial.cuh,
 // cta_merge.cuh and cta_mergesort.cuh, then this file, mergesort_partition.cuh,
 // mergesort_pass.cu, mergesort_quad_partition.cuh, mergesort_quad_partition.cu, cta_quad_merge.cuh,
 // mergesort_quad_tile.cu, mergesort_oct_partition.cu and mergesort_oct_tile.cu, in that order.
@@ -242,7 +242,15 @@ __device__ __forceinline__ void blocksort_tile(const key_type* keys_in, const va
   }
 }
 
-extern "C" __global__ void __launch_bounds__(TP_NT)
+// The block sort's launch bounds: with MergesortTuning::block_registers, the blocks that must fit
+// on an SM by registers; without, the threads alone (as the pass tiles').
+#if TP_BLOCK_REGISTERS > 0
+#define BLOCKSORT_LAUNCH_BOUNDS __launch_bounds__(TP_NT, twophase::blocks_by_registers(TP_BLOCK_REGISTERS, TP_NT))
+#else
+#define BLOCKSORT_LAUNCH_BOUNDS __launch_bounds__(TP_NT)
+#endif
+
+extern "C" __global__ void BLOCKSORT_LAUNCH_BOUNDS
     twophase_blocksort(const key_type* keys_in, const value_type* vals_in, size_type count, key_type* keys_out,
                        value_type* vals_out, unsigned long long* status, const unsigned* guard,
                        unsigned image_out) {

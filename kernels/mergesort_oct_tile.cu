@@ -176,12 +176,16 @@ __device__ __forceinline__ void oct_tile(const key_type* __restrict__ src, size_
   }
 }
 
-// Blocks of the eight-way tile that must fit on an SM by registers (MergesortTuning::
-// oct_registers).
-constexpr int OCT_MIN_BLOCKS_PER_SM =
-    TP_OCT_REGISTERS > 0 ? twophase::blocks_by_registers(TP_OCT_REGISTERS, TP_OCT_NT) : 1;
+// The eight-way tile's launch bounds: with MergesortTuning::oct_registers, the blocks that must
+// fit on an SM by registers; without, the threads alone (as the four-way tile's).
+#if TP_OCT_REGISTERS > 0
+#define OCT_LAUNCH_BOUNDS \
+  __launch_bounds__(TP_OCT_NT, twophase::blocks_by_registers(TP_OCT_REGISTERS, TP_OCT_NT))
+#else
+#define OCT_LAUNCH_BOUNDS __launch_bounds__(TP_OCT_NT)
+#endif
 
-extern "C" __global__ void __launch_bounds__(TP_OCT_NT, OCT_MIN_BLOCKS_PER_SM)
+extern "C" __global__ void OCT_LAUNCH_BOUNDS
     twophase_mergesort_oct_tile(const key_type* __restrict__ src, size_type count, size_type run,
                                 const size_type* __restrict__ cuts, key_type* __restrict__ dst,
                                 const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst,

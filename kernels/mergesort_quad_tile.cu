@@ -2,12 +2,17 @@
 // Part of the mergesort program, after mergesort_quad_partition.cu and cta_quad_merge.cuh (quad_tile).
 
 #if TP_QUAD_NT > 0
-// Blocks of the four-way tile that must fit on an SM by registers (MergesortTuning::
-// quad_registers): ptxas uses as many registers as the launch bounds allow.
-constexpr int QUAD_MIN_BLOCKS_PER_SM =
-    TP_QUAD_REGISTERS > 0 ? twophase::blocks_by_registers(TP_QUAD_REGISTERS, TP_QUAD_NT) : 1;
+// The four-way tile's launch bounds: with MergesortTuning::quad_registers, the blocks that must
+// fit on an SM by registers (ptxas uses as many registers as the bounds allow); without, the
+// threads alone, as the two-way tile's PASS_LAUNCH_BOUNDS.
+#if TP_QUAD_REGISTERS > 0
+#define QUAD_LAUNCH_BOUNDS \
+  __launch_bounds__(TP_QUAD_NT, twophase::blocks_by_registers(TP_QUAD_REGISTERS, TP_QUAD_NT))
+#else
+#define QUAD_LAUNCH_BOUNDS __launch_bounds__(TP_QUAD_NT)
+#endif
 
-extern "C" __global__ void __launch_bounds__(TP_QUAD_NT, QUAD_MIN_BLOCKS_PER_SM)
+extern "C" __global__ void QUAD_LAUNCH_BOUNDS
     twophase_mergesort_quad_tile(const key_type* __restrict__ src, size_type count, size_type run,
                                  const size_type* __restrict__ cuts, key_type* __restrict__ dst,
                                  const value_type* __restrict__ vals_src, value_type* __restrict__ vals_dst,

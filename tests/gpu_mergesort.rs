@@ -283,15 +283,41 @@ fn mergesort_wide_records_through_four_way_passes() {
     }
 }
 
+/// One pair sort through the slice API against std's stable sort of the pairs: keys from
+/// `keys32` (8-byte keys shifted, so that equal keys stay equal), values that name each input
+/// position (a sort that is not stable, or loses a value, differs).
+fn assert_pairs_sort<K, V>(
+    gpu: &Gpu,
+    keys32: &[u32],
+    key: fn(u32) -> K,
+    value: fn(usize) -> V,
+    case: &str,
+) where
+    K: twophase::gpu::PrimitiveKey + DeviceRepr + Ord,
+    V: twophase::gpu::DeviceValue + DeviceRepr + PartialEq + std::fmt::Debug,
+{
+    let mut k: Vec<K> = keys32.iter().map(|&x| key(x)).collect();
+    let mut v: Vec<V> = (0..keys32.len()).map(value).collect();
+    let expected = stable_sorted_pairs(&k, &v);
+    gpu.mergesort_pairs(&mut k, &mut v, &Less).expect(case);
+    let got: Vec<(K, V)> = k.into_iter().zip(v).collect();
+    assert!(
+        got == expected,
+        "{case}: pairs differ from std's stable sort"
+    );
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn mergesort_pairs_prove_stability() {
     let (gpu, mut rng) = (gpu(), rng());
-    for (key_bytes, value_bytes) in [(4usize, 4usize), (8, 8)] {
-        let tile = MergesortTuning::for_types(key_bytes, value_bytes).tile();
+    // Every shipped pair layout: u32 keys with u32 and u64 values, u64 keys with u32 and u64.
+    for (key_bytes, value_bytes) in [(4usize, 4usize), (4, 8), (8, 4), (8, 8)] {
+        let shipped = MergesortTuning::for_types(key_bytes, value_bytes);
+        let tile = shipped.tile();
         // Small sorts' tiles (u32 pairs at VT 9) around one and two of them.
         let short = MergesortTuning::for_small_sorts(key_bytes, value_bytes).tile();
-        for n in [
+        let sizes = [
             0,
             1,
             tile - 1,
@@ -300,27 +326,26 @@ fn mergesort_pairs_prove_stability() {
             short + 1,
             2 * short - 1,
             (1 << 20) + 5,
-        ] {
-            for pattern in PATTERNS {
-                let keys32: Vec<u32> = u32_pattern_keys(&mut rng, n, pattern, 8);
-                if key_bytes == 4 {
-                    let mut k = keys32.clone();
-                    let mut v: Vec<u32> = (0..n as u32).collect();
-                    let expected = stable_sorted_pairs(&keys32, &v);
-                    gpu.mergesort_pairs(&mut k, &mut v, &Less)
-                        .expect("pairs u32");
-                    let got: Vec<(u32, u32)> = k.into_iter().zip(v).collect();
-                    assert!(got == expected, "u32 pairs differ, n = {n}, {pattern:?}");
-                } else {
-                    let keys64: Vec<u64> = keys32.iter().map(|&k| u64::from(k) << 20).collect();
-                    let mut k = keys64.clone();
-                    let mut v: Vec<u64> = (0..n as u64).map(|i| i ^ 0x5555_0000_0000).collect();
-                    let expected = stable_sorted_pairs(&keys64, &v);
-                    gpu.mergesort_pairs(&mut k, &mut v, &Less)
-                        .expect("pairs u64");
-                    let got: Vec<(u64, u64)> = k.into_iter().zip(v).collect();
-                    assert!(got == expected, "u64 pairs differ, n = {n}, {pattern:?}");
-                }
+        ];
+        // The first size with the shipped four-way passes, random keys only.
+        let four_way = shipped.four_way_min_keys + 3;
+        // Within TWOPHASE_TEST_SCALE (compute-sanitizer runs the smaller sizes alone).
+        let cases = PATTERNS
+            .iter()
+            .flat_map(|&pattern| sizes.map(|n| (n, pattern)))
+            .chain([(four_way, PATTERNS[0])])
+            .filter(|&(n, _)| n <= common::checks::test_scale());
+        for (n, pattern) in cases {
+            let keys32: Vec<u32> = u32_pattern_keys(&mut rng, n, pattern, 8);
+            let case =
+                format!("keys of {key_bytes} bytes, values of {value_bytes}, n = {n}, {pattern:?}");
+            let wide = |x: u32| u64::from(x) << 20;
+            let marked = |i: usize| i as u64 ^ 0x5555_0000_0000;
+            match (key_bytes, value_bytes) {
+                (4, 4) => assert_pairs_sort(&gpu, &keys32, |x| x, |i| i as u32, &case),
+                (4, _) => assert_pairs_sort(&gpu, &keys32, |x| x, marked, &case),
+                (_, 4) => assert_pairs_sort(&gpu, &keys32, wide, |i| i as u32, &case),
+                _ => assert_pairs_sort(&gpu, &keys32, wide, marked, &case),
             }
         }
     }

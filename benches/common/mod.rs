@@ -22,13 +22,13 @@ pub const LARGEST_LOG2N: u32 = SIZES[SIZES.len() - 1];
 /// each of these.
 pub const SIZES_ENV: &str = "TWOPHASE_BENCH_SIZES";
 
-/// Environment variable: when set, run only the rows of this kind (e.g. `u32-user`), sweeps
-/// included.
+/// Environment variable: when set, run only the rows of these kinds, a comma-separated list
+/// (e.g. `u32-user` or `u32,u64+u64`), sweeps included.
 pub const KIND_ENV: &str = "TWOPHASE_BENCH_KIND";
 
-/// Whether the rows of `kind` run ([`KIND_ENV`] unset, or set to it).
+/// Whether the rows of `kind` run ([`KIND_ENV`] unset, or listing it).
 pub fn kind_selected(kind: &str) -> bool {
-    std::env::var(KIND_ENV).map_or(true, |k| k == kind)
+    std::env::var(KIND_ENV).map_or(true, |kinds| kinds.split(',').any(|k| k.trim() == kind))
 }
 
 /// The numbers of the comma-separated list in environment variable `var` (none when unset).

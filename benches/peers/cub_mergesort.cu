@@ -47,10 +47,10 @@ static std::vector<K> random_keys(size_t n, uint64_t seed) {
   return v;
 }
 
-// Keys (and u32 values when V is not void-like) sorted by merge sort and radix sort.
-template <typename K, bool PAIRS>
+// Keys (and, where PAIRS, values of type V: each key's input position) sorted by merge sort and
+// radix sort.
+template <typename K, bool PAIRS, typename V = uint32_t>
 static void bench(const char* kind) {
-  typedef uint32_t V;
   for (int log2n : bench_sizes(SIZES)) {
     size_t n = size_t(1) << log2n;
     std::vector<K> keys = random_keys<K>(n, 1000 * log2n + std::random_device{}());
@@ -299,12 +299,25 @@ int main(int argc, char** argv) {
   const double copy_gbs = 2.0 * COPY_BYTES / (copy_ms(COPY_BYTES, WARMUP, REPS) * 1e-3) / 1e9;
   std::printf("CUB %d on %s: copy rate %.0f GB/s\n", CUB_VERSION, prop.name, copy_gbs);
   std::printf("| impl | kind | n | ms | Gkeys/s |\n|---|---|---|---|---|\n");
-  // TWOPHASE_BENCH_KIND names one kind to run alone, as in the twophase bench.
+  // TWOPHASE_BENCH_KIND names the kinds to run (comma-separated), as in the twophase bench.
   const char* only = std::getenv("TWOPHASE_BENCH_KIND");
-  auto selected = [&](const char* kind) { return only == nullptr || std::strcmp(only, kind) == 0; };
+  auto selected = [&](const char* kind) {
+    if (only == nullptr) return true;
+    // A comma-separated list of kinds.
+    const size_t len = std::strlen(kind);
+    for (const char* at = only; (at = std::strstr(at, kind)) != nullptr; at += len) {
+      const bool starts = at == only || at[-1] == ',';
+      const bool ends = at[len] == '\0' || at[len] == ',';
+      if (starts && ends) return true;
+    }
+    return false;
+  };
   if (selected("u32")) bench<uint32_t, false>("u32");
   if (selected("u64")) bench<uint64_t, false>("u64");
   if (selected("u32-pairs")) bench<uint32_t, true>("u32-pairs");
+  if (selected("u32+u64")) bench<uint32_t, true, uint64_t>("u32+u64");
+  if (selected("u64+u32")) bench<uint64_t, true, uint32_t>("u64+u32");
+  if (selected("u64+u64")) bench<uint64_t, true, uint64_t>("u64+u64");
   if (selected("f32")) bench_float<float, uint32_t>("f32");
   if (selected("f64")) bench_float<double, uint64_t>("f64");
   if (selected("event24-user")) bench_stable<Event>("event24-user", EVENT_SIZES, EventByUserTime(), random_events);

@@ -441,7 +441,8 @@ impl ProgramTuning for MergesortTuning {
     /// The pass shape (the block-sort shape is in every program's name already).
     fn label(self) -> String {
         format!(
-            "mergesort_pass{}r{}_quad{}r{}_oct{}r{}",
+            "mergesort_r{}_pass{}r{}_quad{}r{}_oct{}r{}",
+            self.block_registers,
             self.pass_threads,
             self.pass_registers,
             self.quad_threads,
@@ -471,8 +472,8 @@ impl ProgramTuning for MergesortTuning {
     /// `TP_NT` is the block sort's threads, `TP_PASS_NT` the merge passes'.
     fn defines(self) -> String {
         format!(
-            "#define TP_PASS_NT {}\n#define TP_PASS_REGISTERS {}\n#define TP_QUAD_NT {}\n#define TP_QUAD_REGISTERS {}\n#define TP_OCT_NT {}\n#define TP_OCT_REGISTERS {}\n",
-            self.pass_threads, self.pass_registers, self.quad_threads, self.quad_registers, self.oct_threads, self.oct_registers
+            "#define TP_BLOCK_REGISTERS {}\n#define TP_PASS_NT {}\n#define TP_PASS_REGISTERS {}\n#define TP_QUAD_NT {}\n#define TP_QUAD_REGISTERS {}\n#define TP_OCT_NT {}\n#define TP_OCT_REGISTERS {}\n",
+            self.block_registers, self.pass_threads, self.pass_registers, self.quad_threads, self.quad_registers, self.oct_threads, self.oct_registers
         )
     }
 

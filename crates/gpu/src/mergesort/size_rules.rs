@@ -172,13 +172,13 @@ impl MergesortTuning {
 
     /// [`within_static_shared`](Self::within_static_shared) with the two-way pass tile bound to
     /// [`WIDE_KEYS_PASS_REGISTERS`] for 8-byte keys alone (their shipped tiles), the other types'
-    /// tiles left to the compiler. [`for_launch`](Self::for_launch) takes it where the two-way
-    /// tiles are too many to run at once at any of [`ONE_ROUND_PASS_REGISTERS`].
+    /// tiles as shipped. [`for_launch`](Self::for_launch) takes it where the two-way tiles are too
+    /// many to run at once at any of [`ONE_ROUND_PASS_REGISTERS`].
     pub const fn for_many_pass_tiles(key_bytes: usize, value_bytes: usize) -> Self {
         let tuning = Self::within_static_shared(key_bytes, value_bytes);
         let pass_registers = match (key_bytes, value_bytes) {
             (8, 0) => WIDE_KEYS_PASS_REGISTERS,
-            _ => 0,
+            _ => tuning.pass_registers,
         };
         Self {
             pass_registers,

@@ -21,6 +21,11 @@ const fn shared_aligned(bytes: usize) -> usize {
 pub struct MergesortTuning {
     /// Threads per block of the block sort (NT), a power of two: it merges runs pairwise up to NT.
     pub threads: u32,
+    /// Registers a thread of the block sort may use (0: the compiler's choice), so that
+    /// `65536 / (threads * block_registers)` blocks fit on an SM, as
+    /// [`pass_registers`](Self::pass_registers) for the two-way tile: left to itself ptxas gave the
+    /// 256 x 15 block sort of u64 keys with u64 values 114 registers, two blocks an SM.
+    pub block_registers: u32,
     /// Threads per block of the merge passes, a power of two no larger than `threads`.
     pub pass_threads: u32,
     /// Registers a thread of the two-way pass tile may use (0: the compiler's choice), so that
@@ -336,14 +341,20 @@ impl MergesortTuning {
         // odd number of merge levels) many 128 x 45 tiles: at the compiler's 96 registers five
         // blocks an SM, at 64 eight; on an H200 u32 at 2^24 1.2% faster, the top-8-bit comparator
         // 0.3-1%.
-        let pass_registers = if key_bytes == 4 && value_bytes == 0 && !static_shared {
-            WIDE_BLOCK_PASS_REGISTERS
-        } else {
-            0
+        let pass_registers = match (key_bytes, value_bytes) {
+            (4, 0) if !static_shared => WIDE_BLOCK_PASS_REGISTERS,
+            (0..=8, 5..=8) => WIDE_PAIRS_PASS_REGISTERS,
+            _ => 0,
+        };
+        // The 256-thread block sort of pairs with an 8-byte key or value: three blocks an SM.
+        let block_registers = match (key_bytes, value_bytes) {
+            (0..=8, 5..=8) | (5..=8, 1..=4) => WIDE_PAIRS_BLOCK_REGISTERS,
+            _ => 0,
         };
         let element_bytes = key_bytes + value_bytes;
         MergesortTuning {
             threads,
+            block_registers,
             pass_threads,
             pass_registers,
             quad_threads,
@@ -441,13 +452,21 @@ impl MergesortTuning {
                 )));
             }
         }
-        if self.pass_registers != 0
-            && !(MIN_BOUNDED_REGISTERS..=MAX_REGISTERS_PER_THREAD).contains(&self.pass_registers)
-        {
-            return Err(GpuError::InvalidTuning(format!(
-                "pass_registers = {} must be 0 or {MIN_BOUNDED_REGISTERS} to {MAX_REGISTERS_PER_THREAD}",
-                self.pass_registers
-            )));
+        // Each register bound; at MIN_BOUNDED_REGISTERS or more its blocks an SM never ask for
+        // more threads than an SM holds.
+        for (name, registers) in [
+            ("block_registers", self.block_registers),
+            ("pass_registers", self.pass_registers),
+            ("quad_registers", self.quad_registers),
+            ("oct_registers", self.oct_registers),
+        ] {
+            if registers != 0
+                && !(MIN_BOUNDED_REGISTERS..=MAX_REGISTERS_PER_THREAD).contains(&registers)
+            {
+                return Err(GpuError::InvalidTuning(format!(
+                    "{name} = {registers} must be 0 or {MIN_BOUNDED_REGISTERS} to {MAX_REGISTERS_PER_THREAD}"
+                )));
+            }
         }
         if self.pass_threads > self.threads {
             return Err(GpuError::InvalidTuning(format!(
@@ -466,6 +485,15 @@ pub const WIDE_BLOCK_VT: u32 = 45;
 /// Registers a thread of the 4-byte keys' two-way tile beside the [`WIDE_BLOCK_VT`] block sort
 /// (eight 128-thread blocks an SM, where the compiler's 96 leave five).
 pub const WIDE_BLOCK_PASS_REGISTERS: u32 = 64;
+/// Registers a thread of the 256 x 15 two-way tile of pairs with 8-byte values (three blocks an SM,
+/// where the compiler's 92 and 103 for u32 and u64 keys leave two): on an H200 those sorts of 2^20
+/// pairs took 8-12% less time (docs/tuning.md). u64 keys with u32 values take 80 by themselves,
+/// and the bound was 1-3% slower at 2^20.
+pub const WIDE_PAIRS_PASS_REGISTERS: u32 = 80;
+/// Registers a thread of the 256 x 15 block sort of pairs with an 8-byte key or value (three blocks
+/// an SM, where the compiler's 101-114 leave two): on an H200 those sorts of 2^24 and 2^27 pairs
+/// took 3-3.5% less time, of 2^20 1.5-2.5% (docs/tuning.md).
+pub const WIDE_PAIRS_BLOCK_REGISTERS: u32 = 80;
 /// VT of the same tiles on devices whose opt-in shared memory a block holds 148 KiB but not 180
 /// (sm_80's 163 KiB), the VT shipped before [`WIDE_BLOCK_VT`]; and under orders whose equivalent
 /// keys may differ, whose stable slot sort measured faster here ([`MergesortTuning::for_order`]).

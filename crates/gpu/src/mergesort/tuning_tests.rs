@@ -138,7 +138,7 @@ fn small_sorts_take_the_shorter_vt_where_it_adds_no_pass() {
 /// On 132 SMs, 4- and 8-byte keys alone bound the two-way tile to the most registers of
 /// `ONE_ROUND_PASS_REGISTERS` at which every tile runs at once; past that u64 keys take 80, the
 /// 4-byte keys' static-shared tiles the compiler's registers and their 1024 x 45 block sort's 64;
-/// other types are never bound.
+/// pairs with 8-byte values take 80 at every size, and other types are never bound.
 #[test]
 fn two_way_tiles_take_the_most_registers_that_run_them_at_once() {
     const H200_SMS: usize = 132;
@@ -185,10 +185,16 @@ fn two_way_tiles_take_the_most_registers_that_run_them_at_once() {
             "u64 {count}"
         );
     }
-    for (key_bytes, value_bytes) in [(4, 4), (8, 8), (16, 0), (2, 0)] {
+    for (key_bytes, value_bytes) in [(4, 4), (8, 8), (4, 8), (8, 4), (16, 0), (2, 0)] {
+        // Pairs with 8-byte values take their shipped bound at every size; the rest the
+        // compiler's registers.
+        let shipped = match (key_bytes, value_bytes) {
+            (8, 8) | (4, 8) => WIDE_PAIRS_PASS_REGISTERS,
+            _ => 0,
+        };
         for log2n in [10, 20, 22, 24, 27] {
             let bound = registers(key_bytes, value_bytes, 1 << log2n);
-            assert_eq!(bound, 0, "{key_bytes}+{value_bytes} 2^{log2n}");
+            assert_eq!(bound, shipped, "{key_bytes}+{value_bytes} 2^{log2n}");
         }
     }
     // Every bounded tuning the rule takes is among the shipped programs' tunings.
@@ -220,4 +226,49 @@ fn two_way_tiles_take_the_most_registers_that_run_them_at_once() {
     }
     .validate(8, 0)
     .is_err());
+}
+
+/// The 256-thread block sort of pairs with an 8-byte key or value is bound to three blocks an SM,
+/// at every size; other types' block sorts are left to the compiler; and every register bound is
+/// checked.
+#[test]
+fn wide_pairs_bound_their_block_sort() {
+    const H200_SMS: usize = 132;
+    for (key_bytes, value_bytes) in [(4, 8), (8, 4), (8, 8), (4, 4), (8, 0), (4, 0), (24, 0)] {
+        let expected = match (key_bytes, value_bytes) {
+            (4, 8) | (8, 4) | (8, 8) => WIDE_PAIRS_BLOCK_REGISTERS,
+            _ => 0,
+        };
+        for log2n in [10, 20, 24, 27] {
+            let tuning = MergesortTuning::for_launch(
+                key_bytes,
+                value_bytes,
+                1 << log2n,
+                227 * 1024,
+                H200_SMS,
+            );
+            assert_eq!(
+                tuning.block_registers, expected,
+                "{key_bytes}+{value_bytes} 2^{log2n}"
+            );
+            tuning.validate(key_bytes, value_bytes).expect("valid");
+        }
+    }
+    let shipped = MergesortTuning::for_types(8, 8);
+    for bad in [
+        MergesortTuning {
+            block_registers: 16,
+            ..shipped
+        },
+        MergesortTuning {
+            quad_registers: 256,
+            ..shipped
+        },
+        MergesortTuning {
+            oct_registers: 31,
+            ..shipped
+        },
+    ] {
+        assert!(bad.validate(8, 8).is_err(), "{bad:?}");
+    }
 }
