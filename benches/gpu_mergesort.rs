@@ -561,8 +561,14 @@ impl Bench<'_> {
             } else {
                 &EVENT_SWEEP[..]
             };
+            // The register bounds of the environment's variants (as for the other kinds).
+            let bounds = pass_register_variants(shipped)
+                .into_iter()
+                .chain(quad_register_variants(shipped))
+                .chain(block_register_variants(shipped));
             let tunings = std::iter::once((shipped, true))
-                .chain(sweep.iter().map(|&shape| (event_tuning(shape), false)));
+                .chain(sweep.iter().map(|&shape| (event_tuning(shape), false)))
+                .chain(bounds.map(|tuning| (tuning, false)));
             let copy_ms = time_events(gpu, WARMUP, REPS, |_| restore(&mut keys));
             for (tuning, is_shipped) in tunings {
                 let mut sort = |keys: &mut CudaSlice<Event>| {
@@ -593,8 +599,9 @@ impl Bench<'_> {
                     );
                 } else {
                     println!(
-                        "sweep {KIND} 2^{log2n} {}: {ms:.4} ms, {} passes (stable order checked)",
+                        "sweep {KIND} 2^{log2n} {} pass r={}: {ms:.4} ms, {} passes (stable order checked)",
                         shape(tuning),
+                        tuning.pass_registers,
                         global_passes(n, tuning)
                     );
                 }

@@ -1,7 +1,7 @@
 //! The mergesort's tuning by the sort's size and order: small sorts' VT, large sorts' narrow four-way tiles, orders whose equivalents may differ.
 
 use super::plan::merge_passes;
-use super::tuning::{MergesortTuning, WIDE_BLOCK_VT};
+use super::tuning::{MergesortTuning, WIDE_BLOCK_VT, WIDE_KEYS_BLOCK_REGISTERS};
 
 impl MergesortTuning {
     /// This tuning for an order whose equivalent keys are identical or not
@@ -118,12 +118,12 @@ impl MergesortTuning {
             (shorter, true)
         } else if count < tuning.tile() * multiprocessors {
             (small, true)
-        } else if tuning.vt == WIDE_BLOCK_VT
-            && count.saturating_mul(key_bytes + value_bytes) >= NARROW_QUAD_MIN_BYTES
-        {
+        } else if count.saturating_mul(key_bytes + value_bytes) >= LARGE_SORT_MIN_BYTES {
+            // The 8-byte keys' large tiles are within static shared memory too.
+            let large = Self::for_large_sorts(key_bytes, value_bytes, max_shared_optin);
             (
-                Self::for_large_sorts(key_bytes, value_bytes, max_shared_optin),
-                false,
+                large,
+                large.vt == small.vt && large.threads == small.threads,
             )
         } else {
             // The 8-byte keys' shipped tiles are within static shared memory already.
@@ -134,8 +134,11 @@ impl MergesortTuning {
         }
     }
 
-    /// [`for_device`](Self::for_device) for large sorts of the wide block sort's keys: four-way
-    /// tiles of 128 threads (half the threads); other tunings as they are.
+    /// [`for_device`](Self::for_device) for sorts of 128 MiB of keys and values or more (where
+    /// [`for_launch`](Self::for_launch) takes it; docs/tuning.md): for the wide block sort's keys
+    /// four-way tiles of 128 threads (half the threads); for 8-byte keys alone the block sort
+    /// bound to [`WIDE_KEYS_BLOCK_REGISTERS`] and the two-way tile to [`WIDE_KEYS_PASS_REGISTERS`]
+    /// (the bound `for_launch` gives their many tiles); other tunings as they are.
     pub const fn for_large_sorts(
         key_bytes: usize,
         value_bytes: usize,
@@ -145,6 +148,12 @@ impl MergesortTuning {
         if tuning.vt == WIDE_BLOCK_VT {
             Self {
                 quad_threads: NARROW_QUAD_THREADS,
+                ..tuning
+            }
+        } else if key_bytes == 8 && value_bytes == 0 {
+            Self {
+                block_registers: WIDE_KEYS_BLOCK_REGISTERS,
+                pass_registers: WIDE_KEYS_PASS_REGISTERS,
                 ..tuning
             }
         } else {
@@ -272,5 +281,8 @@ const fn bounds_pass_registers(key_bytes: usize, value_bytes: usize) -> bool {
 /// at 2^27, 4% slower at 2^24 (docs/tuning.md).
 const NARROW_QUAD_THREADS: u32 = 128;
 
-/// Bytes of keys and values from which the wide block sort's sorts take [`NARROW_QUAD_THREADS`].
-const NARROW_QUAD_MIN_BYTES: usize = 1 << 27;
+/// Bytes of keys and values from which a sort takes [`MergesortTuning::for_large_sorts`]: the wide
+/// block sort's [`NARROW_QUAD_THREADS`], and 8-byte keys' block sort at
+/// [`WIDE_KEYS_BLOCK_REGISTERS`], which on an H200 took 1.3-2% off u64 and f64 sorts of 2^24 and
+/// 2^27 keys and added 0.4-1.9% at 2^21-2^23, where its tiles are two waves or fewer.
+const LARGE_SORT_MIN_BYTES: usize = 1 << 27;

@@ -494,6 +494,10 @@ pub const WIDE_PAIRS_PASS_REGISTERS: u32 = 80;
 /// an SM, where the compiler's 101-114 leave two): on an H200 those sorts of 2^24 and 2^27 pairs
 /// took 3-3.5% less time, of 2^20 1.5-2.5% (docs/tuning.md).
 pub const WIDE_PAIRS_BLOCK_REGISTERS: u32 = 80;
+/// Registers a thread of the 256 x 23 block sort of 8-byte keys alone in large sorts
+/// ([`MergesortTuning::for_large_sorts`]): four blocks an SM, with a 40-byte stack, where the
+/// compiler's 80 leave three (docs/tuning.md).
+pub const WIDE_KEYS_BLOCK_REGISTERS: u32 = 64;
 /// VT of the same tiles on devices whose opt-in shared memory a block holds 148 KiB but not 180
 /// (sm_80's 163 KiB), the VT shipped before [`WIDE_BLOCK_VT`]; and under orders whose equivalent
 /// keys may differ, whose stable slot sort measured faster here ([`MergesortTuning::for_order`]).

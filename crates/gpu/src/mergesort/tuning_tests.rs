@@ -228,18 +228,19 @@ fn two_way_tiles_take_the_most_registers_that_run_them_at_once() {
     .is_err());
 }
 
-/// The 256-thread block sort of pairs with an 8-byte key or value is bound to three blocks an SM,
-/// at every size; other types' block sorts are left to the compiler; and every register bound is
-/// checked.
+/// The 256-thread block sort of pairs with an 8-byte key or value is bound to three blocks an SM
+/// at every size, that of 8-byte keys alone to four past the small sorts; other types' block
+/// sorts are left to the compiler; and every register bound is checked.
 #[test]
 fn wide_pairs_bound_their_block_sort() {
     const H200_SMS: usize = 132;
     for (key_bytes, value_bytes) in [(4, 8), (8, 4), (8, 8), (4, 4), (8, 0), (4, 0), (24, 0)] {
-        let expected = match (key_bytes, value_bytes) {
-            (4, 8) | (8, 4) | (8, 8) => WIDE_PAIRS_BLOCK_REGISTERS,
-            _ => 0,
-        };
         for log2n in [10, 20, 24, 27] {
+            let expected = match (key_bytes, value_bytes) {
+                (4, 8) | (8, 4) | (8, 8) => WIDE_PAIRS_BLOCK_REGISTERS,
+                (8, 0) if log2n >= 24 => WIDE_KEYS_BLOCK_REGISTERS,
+                _ => 0,
+            };
             let tuning = MergesortTuning::for_launch(
                 key_bytes,
                 value_bytes,
