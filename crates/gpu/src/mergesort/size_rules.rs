@@ -112,7 +112,8 @@ impl MergesortTuning {
         let small = Self::within_static_shared(key_bytes, value_bytes);
         let shorter = Self::for_small_sorts(key_bytes, value_bytes);
         if shorter.vt != small.vt
-            && count.div_ceil(shorter.tile()) <= SMALL_SORT_BLOCKS_PER_SM * multiprocessors
+            && count.div_ceil(shorter.tile())
+                <= shorter.small_sort_blocks_per_sm() * multiprocessors
             && merge_passes(count, shorter.tile()) == merge_passes(count, small.tile())
         {
             (shorter, true)
@@ -162,8 +163,10 @@ impl MergesortTuning {
     }
 
     /// [`within_static_shared`](Self::within_static_shared) with a shorter VT for small sorts:
-    /// [`SMALL_SORT_VT`] for 4-byte keys, [`SMALL_SORT_WIDE_KEYS_VT`] for 8-byte keys and
-    /// [`SMALL_SORT_PAIRS_VT`] for 4-byte keys with 4-byte values; the other types as they are.
+    /// [`SMALL_SORT_VT`] for 4-byte keys, [`SMALL_SORT_WIDE_KEYS_VT`] for 8-byte keys,
+    /// [`SMALL_SORT_PAIRS_VT`] for 4-byte keys with 4-byte values and
+    /// [`SMALL_SORT_WIDE_PAIRS_VT`] for pairs with an 8-byte key or value; the other types as
+    /// they are.
     /// [`for_launch`](Self::for_launch) takes it where all its block-sort tiles run at once and
     /// the sort needs no more passes than at the longer VT.
     /// There every launch is one round of blocks, each a chain of dependent steps a key: a
@@ -174,9 +177,21 @@ impl MergesortTuning {
             (4, 0) => SMALL_SORT_VT,
             (8, 0) => SMALL_SORT_WIDE_KEYS_VT,
             (4, 4) => SMALL_SORT_PAIRS_VT,
+            (0..=8, 5..=8) | (5..=8, 1..=4) => SMALL_SORT_WIDE_PAIRS_VT,
             _ => small.vt,
         };
         Self { vt, ..small }
+    }
+
+    /// Block-sort tiles an SM up to which a sort takes this small-sort tuning: as many as its
+    /// register bound lets run at once (three for the pairs with an 8-byte key or value), else
+    /// [`SMALL_SORT_BLOCKS_PER_SM`].
+    const fn small_sort_blocks_per_sm(&self) -> usize {
+        if self.block_registers > 0 {
+            REGISTERS_PER_SM / (self.threads as usize * self.block_registers as usize)
+        } else {
+            SMALL_SORT_BLOCKS_PER_SM
+        }
     }
 
     /// [`within_static_shared`](Self::within_static_shared) with the two-way pass tile bound to
@@ -245,6 +260,11 @@ pub const SMALL_SORT_WIDE_KEYS_VT: u32 = 19;
 /// took 4-9% less time than at VT 11, the fastest of 7, 9 and 11 at 2^19 and 2^20 and within 2%
 /// of 7 at 2^18.
 pub const SMALL_SORT_PAIRS_VT: u32 = 9;
+/// VT of small sorts of pairs with an 8-byte key or value (u32 keys with u64 values, u64 keys with
+/// u32 or u64 values), up to three tiles an SM: on an H200 sorts of 2^19 and 2^20 pairs took
+/// 12-17% and 5-14% less time than at VT 15; VT 9 was faster still for u32 keys with u64 values
+/// (5-8% at 2^20) but slower than VT 15 for u64 pairs (5% at 2^20).
+pub const SMALL_SORT_WIDE_PAIRS_VT: u32 = 11;
 /// Block-sort tiles an SM up to which a sort takes [`MergesortTuning::for_small_sorts`]: the
 /// 4-byte keys' 512-thread block sort runs two an SM (64 registers), so up to that every tile
 /// starts at once; u64 and pair sorts of 2^21 (432 and 456 tiles) lost 5% at the shorter VT.

@@ -273,3 +273,21 @@ fn wide_pairs_bound_their_block_sort() {
         assert!(bad.validate(8, 8).is_err(), "{bad:?}");
     }
 }
+
+/// Small sorts of pairs with an 8-byte key or value take VT 11 while their tiles are at most three
+/// an SM (their block sort's blocks at 80 registers), VT 15 past that.
+#[test]
+fn wide_pairs_small_sorts_take_a_shorter_vt() {
+    const H200_SMS: usize = 132;
+    for (key_bytes, value_bytes) in [(4, 8), (8, 4), (8, 8)] {
+        let vt = |count: usize| {
+            MergesortTuning::for_launch(key_bytes, value_bytes, count, 227 * 1024, H200_SMS).vt
+        };
+        let short_tile = 256 * SMALL_SORT_WIDE_PAIRS_VT as usize;
+        assert_eq!(vt(1 << 19), SMALL_SORT_WIDE_PAIRS_VT);
+        assert_eq!(vt(1 << 20), SMALL_SORT_WIDE_PAIRS_VT, "373 tiles");
+        assert_eq!(vt(3 * H200_SMS * short_tile), SMALL_SORT_WIDE_PAIRS_VT);
+        assert_eq!(vt(3 * H200_SMS * short_tile + 1), 15);
+        assert_eq!(vt(1 << 21), 15);
+    }
+}
