@@ -157,25 +157,21 @@ trait Position:
     const POISON: Self;
 }
 
-impl Position for u32 {
-    fn at(i: usize) -> Self {
-        i as u32
-    }
-    fn index(self) -> usize {
-        self as usize
-    }
-    const POISON: Self = u32::MAX;
+/// [`Position`] for unsigned integer types (positions of the benchmark's sizes fit each).
+macro_rules! position {
+    ($($t:ty),*) => {$(
+        impl Position for $t {
+            fn at(i: usize) -> Self {
+                i as $t
+            }
+            fn index(self) -> usize {
+                self as usize
+            }
+            const POISON: Self = <$t>::MAX;
+        }
+    )*};
 }
-
-impl Position for u64 {
-    fn at(i: usize) -> Self {
-        i as u64
-    }
-    fn index(self) -> usize {
-        self as usize
-    }
-    const POISON: Self = u64::MAX;
-}
+position!(u32, u64);
 
 /// Checks a sorted (keys, values = input positions) result in O(n): sorted under `comp`, each
 /// value names its key's input position (same bits) exactly once, equivalent keys in input order.
@@ -386,6 +382,9 @@ fn pass_register_variants(shipped: MergesortTuning) -> Vec<MergesortTuning> {
         ..shipped
     })
 }
+
+/// One kernel's register bound in a tuning (the benchmark's register variants).
+type RegisterBound = fn(&MergesortTuning) -> u32;
 
 /// Environment variable: a comma-separated list of block-sort register bounds to time beside the
 /// shipped tuning (0: the compiler's choice), the rest as shipped.
@@ -856,27 +855,24 @@ impl Bench<'_> {
                     false,
                 );
             }
-            for t in pass_register_variants(tuning) {
-                let head = format!(
-                    "pass registers {kind} {} {} r={}",
-                    size_label(log2n),
-                    shape(t),
-                    t.pass_registers
-                );
-                report(t, head, false);
-            }
-            for t in quad_register_variants(tuning) {
-                let head = format!(
-                    "quad registers {kind} {} {} r={}",
-                    size_label(log2n),
-                    shape(t),
-                    t.quad_registers
-                );
-                report(t, head, false);
-            }
-            for t in block_register_variants(tuning) {
-                let head = format!("block registers {kind} {} {}", size_label(log2n), shape(t));
-                report(t, head, false);
+            // Each kernel's register bounds: the kernel, its variants, the bound of a variant.
+            let register_bounds: [(&str, Vec<MergesortTuning>, RegisterBound); 3] = [
+                ("pass", pass_register_variants(tuning), |t| t.pass_registers),
+                ("quad", quad_register_variants(tuning), |t| t.quad_registers),
+                ("block", block_register_variants(tuning), |t| {
+                    t.block_registers
+                }),
+            ];
+            for (kernel, variants, bound) in register_bounds {
+                for t in variants {
+                    let head = format!(
+                        "{kernel} registers {kind} {} {} r={}",
+                        size_label(log2n),
+                        shape(t),
+                        bound(&t)
+                    );
+                    report(t, head, false);
+                }
             }
             for t in block_threads_variants(tuning) {
                 let head = format!("block threads {kind} 2^{log2n} {}", shape(t));
