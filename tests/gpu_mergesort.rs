@@ -315,7 +315,8 @@ fn mergesort_pairs_prove_stability() {
     for (key_bytes, value_bytes) in [(4usize, 4usize), (4, 8), (8, 4), (8, 8)] {
         let shipped = MergesortTuning::for_types(key_bytes, value_bytes);
         let tile = shipped.tile();
-        // Small sorts' tiles (u32 pairs at VT 9) around one and two of them.
+        // Small sorts' tiles (u32 pairs at VT 9, pairs with an 8-byte key or value at 11) around
+        // one and two of them.
         let short = MergesortTuning::for_small_sorts(key_bytes, value_bytes).tile();
         let sizes = [
             0,

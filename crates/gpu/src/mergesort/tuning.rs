@@ -491,7 +491,7 @@ pub const WIDE_BLOCK_PASS_REGISTERS: u32 = 64;
 /// and the bound was 1-3% slower at 2^20.
 pub const WIDE_PAIRS_PASS_REGISTERS: u32 = 80;
 /// Registers a thread of the 256 x 15 block sort of pairs with an 8-byte key or value (three blocks
-/// an SM, where the compiler's 101-114 leave two): on an H200 those sorts of 2^24 and 2^27 pairs
+/// an SM, where the compiler's 101-122 leave two): on an H200 those sorts of 2^24 and 2^27 pairs
 /// took 3-3.5% less time, of 2^20 1.5-2.5% (docs/tuning.md).
 pub const WIDE_PAIRS_BLOCK_REGISTERS: u32 = 80;
 /// Registers a thread of the 256 x 23 block sort of 8-byte keys alone in large sorts
