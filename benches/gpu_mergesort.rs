@@ -413,6 +413,14 @@ fn quad_register_variants(shipped: MergesortTuning) -> Vec<MergesortTuning> {
     })
 }
 
+/// Every register-bound variant of the environment's (two-way, four-way and block-sort bounds).
+fn register_bound_variants(shipped: MergesortTuning) -> Vec<MergesortTuning> {
+    let mut variants = pass_register_variants(shipped);
+    variants.extend(quad_register_variants(shipped));
+    variants.extend(block_register_variants(shipped));
+    variants
+}
+
 /// Environment variable: a comma-separated list of block-sort threads to time beside the shipped
 /// tuning and profile in the profile mode, the rest as shipped (e.g. `512`: a 512 x 45 block sort of
 /// 4-byte keys in 90 KB, two blocks an SM, where the shipped 1024 x 45 one runs one).
@@ -561,10 +569,7 @@ impl Bench<'_> {
                 &EVENT_SWEEP[..]
             };
             // The register bounds of the environment's variants (as for the other kinds).
-            let bounds = pass_register_variants(shipped)
-                .into_iter()
-                .chain(quad_register_variants(shipped))
-                .chain(block_register_variants(shipped));
+            let bounds = register_bound_variants(shipped).into_iter();
             let tunings = std::iter::once((shipped, true))
                 .chain(sweep.iter().map(|&shape| (event_tuning(shape), false)))
                 .chain(bounds.map(|tuning| (tuning, false)));
@@ -723,9 +728,7 @@ impl Bench<'_> {
                     .chain(oct_variants(tuning))
                     .chain(search_budget_variants(tuning))
                     .chain(vt_variants(tuning))
-                    .chain(pass_register_variants(tuning))
-                    .chain(quad_register_variants(tuning))
-                    .chain(block_register_variants(tuning))
+                    .chain(register_bound_variants(tuning))
                     .chain(block_threads_variants(tuning))
                     .chain(four_way_variants(tuning, element_bytes));
                 let swept = sweep.iter().map(swept_tuning);
